@@ -1,0 +1,111 @@
+//! Findings, labels, spans and input errors: the one result model shared by the
+//! analysis (which produces them) and the emitters (which print them).
+
+use std::collections::BTreeMap;
+
+/// Severity of a finding, as configured (`off` removes the finding altogether).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A region of one file. Lines are 1-based; columns are 1-based and count
+/// characters. `end_column` is exclusive: it points one past the last character,
+/// as rustc and SARIF do. Byte offsets are into the file's text with any BOM removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub byte_start: usize,
+    pub byte_end: usize,
+}
+
+/// A secondary location with its explanation ("transaction begins here").
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label {
+    pub path: String,
+    pub span: Span,
+    pub message: String,
+}
+
+/// One defect: a rule, where it is, and what a crash or retry there does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub path: String,
+    pub span: Span,
+    pub message: String,
+    pub boundary: String,
+    pub window: String,
+    pub labels: Vec<Label>,
+    pub help: String,
+}
+
+impl Finding {
+    /// The deterministic output order of SPEC §5: path, line, column, code.
+    pub fn sort_key(&self) -> (&str, u32, u32, &str) {
+        (&self.path, self.span.line, self.span.column, self.code)
+    }
+}
+
+/// An input that could not be (fully) analyzed: unparsable Rust, invalid UTF-8, a bad config.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputError {
+    pub path: String,
+    /// 1-based; `None` when the error has no position (an unreadable file).
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+/// Counts reported in the JSON `summary`, so that silence is never mistaken for a clean result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: usize,
+    pub analyzed: usize,
+    /// reason (`no_relevant_tokens`, `templated_yaml`, `test_code`, ...) -> count
+    pub skipped: BTreeMap<String, usize>,
+    pub findings: usize,
+    pub suppressed: usize,
+    pub errors: usize,
+}
+
+/// Everything one `msgaudit check` run produced, sorted and ready for an emitter.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub errors: Vec<InputError>,
+    pub summary: Summary,
+    /// Display path -> file text (BOM removed), for emitters that show source snippets.
+    pub sources: BTreeMap<String, String>,
+}
+
+impl Report {
+    /// Sort findings and errors into the order SPEC §5 prescribes and fill the counts.
+    pub fn finish(&mut self) {
+        self.findings
+            .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));
+        self.findings
+            .dedup_by(|a, b| a.code == b.code && a.path == b.path && a.span == b.span);
+        self.errors.sort_by(|a, b| {
+            (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+        });
+        self.errors.dedup();
+        self.summary.findings = self.findings.len();
+        self.summary.errors = self.errors.len();
+    }
+}

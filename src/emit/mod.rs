@@ -1,0 +1,3 @@
+//! Output formats. Only this module knows how findings are printed.
+//!
+//! OWNER: shell helper.

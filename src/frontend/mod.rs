@@ -1,0 +1,2 @@
+//! Front ends.
+pub mod rust;

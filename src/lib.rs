@@ -1,0 +1,81 @@
+//! msgaudit: a static analyzer for message delivery guarantees.
+//!
+//! `check` is the one entry point: paths in, a sorted [`Report`] out. The binary
+//! (`src/main.rs`) only parses the command line, calls it and prints the report.
+
+pub mod analysis;
+pub mod apis;
+pub mod config;
+pub mod diagnostic;
+pub mod emit;
+pub mod frontend;
+pub mod ir;
+pub mod rules;
+pub mod source;
+pub mod suppress;
+
+use std::path::PathBuf;
+
+pub use diagnostic::{Finding, InputError, Label, Report, Severity, Span, Summary};
+
+/// What a `check` run should do, besides the paths.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--config FILE`; when `None`, `msgaudit.toml` is searched upward from the first path.
+    pub config: Option<PathBuf>,
+    /// `--select`: when non-empty, only these rules (codes or names) run.
+    pub select: Vec<String>,
+    /// `--ignore`: these rules (codes or names) do not run.
+    pub ignore: Vec<String>,
+}
+
+/// Runs the whole analysis. `Err` is a usage or configuration error that stops the
+/// run before any file is read (exit code 2); input errors in individual files are
+/// in `Report::errors` instead, and the rest of the tree is still analyzed.
+pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
+    let default_path = [PathBuf::from(".")];
+    let paths = if paths.is_empty() { &default_path[..] } else { paths };
+    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
+    let selection = config::Selection::new(&options.select, &options.ignore)?;
+    let apis = apis::Apis::with_user(&config.apis)?;
+
+    let discovery = source::discover(paths, &config);
+    let output = analysis::analyze(&analysis::AnalysisInput {
+        files: &discovery.files,
+        apis: &apis,
+        include_tests: config.include_tests,
+    });
+
+    let mut report = Report::default();
+    report.summary.files = discovery.seen;
+    report.summary.skipped = discovery.skipped.clone();
+    for (reason, n) in &output.skipped {
+        *report.summary.skipped.entry(reason.clone()).or_default() += n;
+    }
+    report.summary.analyzed = output.analyzed;
+    report.errors.extend(discovery.errors);
+    report.errors.extend(output.errors);
+
+    // Severity from config (per rule, per path), then the rule selection.
+    let mut findings = Vec::new();
+    for mut f in output.findings {
+        if !selection.enabled(f.code) {
+            continue;
+        }
+        match config.level_for(f.code, &f.path) {
+            None => continue,
+            Some(sev) => f.severity = sev,
+        }
+        findings.push(f);
+    }
+    let suppressed = suppress::apply(&discovery.files, &mut findings, &|code, path| {
+        selection.enabled(code) && config.level_for(code, path).is_some()
+    });
+    report.summary.suppressed = suppressed;
+    report.findings = findings;
+    for f in &discovery.files {
+        report.sources.insert(f.path.clone(), f.text.clone());
+    }
+    report.finish();
+    Ok(report)
+}

@@ -1,0 +1,171 @@
+//! The rule registry: code, kebab-case name, default severity and documentation of
+//! every rule, and the checks of the rules that are implemented. Rules read only the
+//! delivery model (`crate::ir`), never syntax trees.
+
+use crate::diagnostic::Severity;
+
+pub mod ma001_ack_before_commit;
+
+/// Static description of one rule. `doc` is the rule's full explanation, written as
+/// the doc comment on the rule's declaration: `msgaudit explain` prints it.
+#[derive(Debug)]
+pub struct RuleMeta {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub default_severity: Severity,
+    /// One line: what the rule finds.
+    pub summary: &'static str,
+    /// The boundary the defect breaks.
+    pub boundary: &'static str,
+    /// Markdown explanation (What it does / Why is this bad? / Example / Use instead).
+    pub doc: &'static str,
+    /// False for rules that are catalogued but not implemented yet: they never report.
+    pub implemented: bool,
+}
+
+/// Declares a rule's metadata from a doc comment, clippy style: the doc comment is
+/// the explanation that `msgaudit explain` prints.
+macro_rules! declare_rule {
+    (
+        $(#[doc = $doc:literal])*
+        pub static $ident:ident = {
+            code: $code:literal,
+            name: $name:literal,
+            severity: $sev:ident,
+            summary: $summary:literal,
+            boundary: $boundary:literal $(,)?
+        };
+    ) => {
+        pub static $ident: $crate::rules::RuleMeta = $crate::rules::RuleMeta {
+            code: $code,
+            name: $name,
+            default_severity: $crate::diagnostic::Severity::$sev,
+            summary: $summary,
+            boundary: $boundary,
+            doc: concat!($($doc, "\n"),*),
+            implemented: true,
+        };
+    };
+}
+pub(crate) use declare_rule;
+
+macro_rules! planned {
+    ($ident:ident, $code:literal, $name:literal, $sev:ident, $summary:literal, $boundary:literal) => {
+        static $ident: RuleMeta = RuleMeta {
+            code: $code,
+            name: $name,
+            default_severity: Severity::$sev,
+            summary: $summary,
+            boundary: $boundary,
+            doc: concat!(
+                "## What it does\n\n",
+                $summary,
+                "\n\nBoundary broken: ",
+                $boundary,
+                ".\n\nThis rule is catalogued (its code and name are reserved and accepted in \
+                 configuration and suppressions) but not implemented yet: it reports nothing.\n"
+            ),
+            implemented: false,
+        };
+    };
+}
+
+planned!(MA002, "MA002", "fresh-id-per-attempt", Error,
+    "An event id or idempotency key is generated inside a retry loop or per redelivery, so each attempt carries a new identity.",
+    "stable event identity");
+planned!(MA003, "MA003", "split-dedup-transaction", Error,
+    "The dedup record and the effect are written in different transactions, connections, or with one in autocommit.",
+    "atomicity of dedup record and effect");
+planned!(MA004, "MA004", "missing-read-committed", Warning,
+    "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
+    "visibility of uncommitted/aborted transactional records");
+planned!(MA005, "MA005", "unchecked-dedup-claim", Error,
+    "The dedup claim's result is ignored and the effect runs anyway.",
+    "idempotency");
+planned!(MA006, "MA006", "dual-write", Warning,
+    "A function commits a DB transaction and publishes to a broker as two separate steps, with no outbox.",
+    "DB/broker atomicity");
+planned!(MA007, "MA007", "auto-ack", Warning,
+    "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None).",
+    "progress decoupled from effect");
+planned!(MA008, "MA008", "unconfirmed-publish", Warning,
+    "A producer can lose or duplicate sends (weak acks, idempotence off, unconfirmed RabbitMQ publish).",
+    "producer to broker acceptance");
+planned!(MA009, "MA009", "effect-in-broker-transaction", Warning,
+    "SQL writes, HTTP calls or e-mails inside a Kafka transaction, as if the transaction covered them.",
+    "scope of the Kafka transaction");
+planned!(MA010, "MA010", "offsets-outside-transaction", Error,
+    "Consume-transform-produce with a transactional producer, but the consumer commits offsets itself.",
+    "atomicity of output and progress");
+planned!(MA011, "MA011", "non-idempotent-effect", Warning,
+    "An at-least-once handler applies a non-idempotent effect with no dedup record.",
+    "idempotency under redelivery");
+planned!(MA012, "MA012", "dedup-retention-window", Warning,
+    "The dedup store's retention is shorter than the replay window of the source.",
+    "dedup retention must cover replay");
+planned!(MA013, "MA013", "discarded-transaction", Error,
+    "A transaction is begun and then dropped or never used, so the writes run in autocommit.",
+    "transaction scope");
+
+/// The unused-suppression diagnostic of SPEC §4.
+pub static MA900: RuleMeta = RuleMeta {
+    code: "MA900",
+    name: "unused-suppression",
+    default_severity: Severity::Warning,
+    summary: "A `msgaudit:allow(...)` comment that suppresses no finding.",
+    boundary: "none: hygiene of suppressions",
+    doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
+          that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
+          Stale suppressions accumulate and hide the next real defect written on that line.\n\n\
+          A suppression of a rule that `--select`, `--ignore` or the config turned off is not stale.\n",
+    implemented: true,
+};
+
+/// Every rule, in code order.
+pub static ALL: [&RuleMeta; 14] = [
+    &ma001_ack_before_commit::MA001,
+    &MA002,
+    &MA003,
+    &MA004,
+    &MA005,
+    &MA006,
+    &MA007,
+    &MA008,
+    &MA009,
+    &MA010,
+    &MA011,
+    &MA012,
+    &MA013,
+    &MA900,
+];
+
+/// Finds a rule by code (`MA001`, case-insensitive) or kebab-case name (`ack-before-commit`).
+pub fn lookup(code_or_name: &str) -> Option<&'static RuleMeta> {
+    let key = code_or_name.trim();
+    ALL.iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_by_code_and_name() {
+        assert_eq!(lookup("ma001").unwrap().name, "ack-before-commit");
+        assert_eq!(lookup("discarded-transaction").unwrap().code, "MA013");
+        assert!(lookup("MA999").is_none());
+    }
+
+    #[test]
+    fn codes_and_names_are_unique_and_ordered() {
+        for w in ALL.windows(2) {
+            assert!(w[0].code < w[1].code);
+        }
+        let mut names: Vec<_> = ALL.iter().map(|r| r.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+    }
+}
