@@ -1,13 +1,338 @@
-//! API knowledge: the packs in `rules/*.toml`, compiled in, plus the config's `[apis]`.
+//! API knowledge: the packs in `rules/*.toml`, compiled into the binary, plus the
+//! config's `[apis]` table for a project's own wrappers. This is the only place that
+//! maps library types and calls to roles and delivery events; see `rules/README.md`.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
 
 use crate::config::ApiConfig;
 use crate::diagnostic::InputError;
 
+/// The packs shipped with msgaudit, in a fixed order.
+pub const PACKS: &[(&str, &str)] = &[
+    ("rdkafka.toml", include_str!("../rules/rdkafka.toml")),
+    ("lapin.toml", include_str!("../rules/lapin.toml")),
+    ("async_nats.toml", include_str!("../rules/async_nats.toml")),
+    (
+        "aws_sdk_sqs.toml",
+        include_str!("../rules/aws_sdk_sqs.toml"),
+    ),
+    ("redis.toml", include_str!("../rules/redis.toml")),
+    ("pulsar.toml", include_str!("../rules/pulsar.toml")),
+    ("sqlx.toml", include_str!("../rules/sqlx.toml")),
+    (
+        "tokio_postgres.toml",
+        include_str!("../rules/tokio_postgres.toml"),
+    ),
+    ("rusqlite.toml", include_str!("../rules/rusqlite.toml")),
+    ("diesel.toml", include_str!("../rules/diesel.toml")),
+    ("sea_orm.toml", include_str!("../rules/sea_orm.toml")),
+    ("effects.toml", include_str!("../rules/effects.toml")),
+    ("runtime.toml", include_str!("../rules/runtime.toml")),
+];
+
+/// What a call does to delivery.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Receive,
+    Ack,
+    Nack,
+    Begin,
+    Commit,
+    Rollback,
+    Write,
+    Publish,
+    External,
+    Idgen,
+    Spawn,
+    TxClosure,
+    Callback,
+    BrokerBegin,
+    BrokerCommit,
+    BrokerAbort,
+    BrokerOffsets,
+    #[default]
+    None,
+}
+
+/// Which value an event applies to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    #[default]
+    Receiver,
+    Arg0,
+    Mentions,
+    TerminalArg0,
+    None,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypeSpec {
+    pub names: Vec<String>,
+    pub role: String,
+    #[serde(default)]
+    pub crates: Vec<String>,
+    #[serde(default = "yes")]
+    pub unique: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallSpec {
+    #[serde(default)]
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub macros: Vec<String>,
+    #[serde(default)]
+    pub on: Vec<String>,
+    pub arity: Option<usize>,
+    #[serde(default)]
+    pub arg_mentions: Vec<String>,
+    #[serde(default)]
+    pub arg0_str: Vec<String>,
+    #[serde(default)]
+    pub arg0_role: Vec<String>,
+    pub event: EventKind,
+    #[serde(default)]
+    pub target: Target,
+    pub returns: Option<String>,
+    pub describe: Option<String>,
+    pub sql: Option<String>,
+    pub external: Option<String>,
+    #[serde(default)]
+    pub terminals: Vec<String>,
+    #[serde(default)]
+    pub write_terminals: Vec<String>,
+    /// For user entries: the receiver's declared type must be this (or unknown).
+    #[serde(skip)]
+    pub on_type: Option<String>,
+    /// Name of the pack (or `msgaudit.toml`) the entry comes from.
+    #[serde(skip)]
+    pub origin: String,
+    /// User entries also match a call whose path is a suffix of the entry's path
+    /// (`finish_uow(..)` inside the `db` module for `crate::db::finish_uow`).
+    #[serde(skip)]
+    pub loose: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pack {
+    #[allow(dead_code)] // documents the file; not used by the analysis
+    library: String,
+    #[serde(default)]
+    types: Vec<TypeSpec>,
+    #[serde(default)]
+    calls: Vec<CallSpec>,
+}
+
+/// All API knowledge, indexed for lookup by the Rust front end.
 #[derive(Debug, Default)]
-pub struct Apis {}
+pub struct Apis {
+    pub types: HashMap<String, Vec<TypeSpec>>,
+    pub methods: HashMap<String, Vec<CallSpec>>,
+    /// Path calls, keyed by the last path segment.
+    pub paths: HashMap<String, Vec<CallSpec>>,
+    pub macros: HashMap<String, Vec<CallSpec>>,
+    pub dedup_tables: Vec<String>,
+    pub outbox_tables: Vec<String>,
+    /// Every identifier a file must contain for any rule to care about it (prefilter).
+    pub tokens: Vec<String>,
+}
+
+/// Keys the config's `[apis]` table accepts besides the table lists.
+pub const USER_EVENT_KEYS: &[(&str, EventKind)] = &[
+    ("receive", EventKind::Receive),
+    ("ack", EventKind::Ack),
+    ("nack", EventKind::Nack),
+    ("begin", EventKind::Begin),
+    ("commit", EventKind::Commit),
+    ("rollback", EventKind::Rollback),
+    ("write", EventKind::Write),
+    ("publish", EventKind::Publish),
+    ("idgen", EventKind::Idgen),
+    ("effect", EventKind::External),
+];
 
 impl Apis {
-    pub fn with_user(_user: &ApiConfig) -> Result<Apis, InputError> {
-        Ok(Apis {})
+    /// The built-in packs only.
+    pub fn builtin() -> Apis {
+        let mut apis = Apis::default();
+        for (name, text) in PACKS {
+            let pack: Pack = toml::from_str(text)
+                .unwrap_or_else(|e| panic!("built-in API pack rules/{name} is invalid: {e}"));
+            apis.add_pack(name, pack);
+        }
+        apis.finish();
+        apis
+    }
+
+    /// The built-in packs plus the config's `[apis]` table.
+    pub fn with_user(user: &ApiConfig) -> Result<Apis, InputError> {
+        let mut apis = Apis::builtin();
+        let origin = user
+            .origin
+            .clone()
+            .unwrap_or_else(|| "msgaudit.toml".into());
+        for (key, entries) in &user.lists {
+            match key.as_str() {
+                "dedup_tables" => apis.dedup_tables.extend(entries.iter().cloned()),
+                "outbox_tables" => apis.outbox_tables.extend(entries.iter().cloned()),
+                "retry" => {} // used by later rules; accepted
+                _ => {
+                    let Some(&(_, event)) = USER_EVENT_KEYS.iter().find(|(k, _)| k == key) else {
+                        return Err(InputError {
+                            path: origin.clone(),
+                            line: None,
+                            column: None,
+                            message: format!("unknown key `{key}` in [apis]"),
+                        });
+                    };
+                    for entry in entries {
+                        apis.add_user_entry(&origin, event, entry)?;
+                    }
+                }
+            }
+        }
+        apis.finish();
+        Ok(apis)
+    }
+
+    fn add_pack(&mut self, name: &str, pack: Pack) {
+        for t in pack.types {
+            for n in &t.names {
+                self.types.entry(n.clone()).or_default().push(t.clone());
+            }
+        }
+        for mut c in pack.calls {
+            c.origin = format!("rules/{name}");
+            self.add_call(c);
+        }
+    }
+
+    fn add_call(&mut self, c: CallSpec) {
+        for m in &c.methods {
+            self.methods.entry(m.clone()).or_default().push(c.clone());
+        }
+        for p in &c.paths {
+            let last = p.rsplit("::").next().unwrap_or(p).to_string();
+            self.paths.entry(last).or_default().push(c.clone());
+        }
+        for m in &c.macros {
+            self.macros.entry(m.clone()).or_default().push(c.clone());
+        }
+    }
+
+    /// `crate::queue::Queue::done` becomes a method `done` on a receiver of type
+    /// `Queue` (or of unknown type) and a path call `Queue::done`; a lower-case
+    /// second-to-last segment (`crate::db::finish`) makes it a free function.
+    fn add_user_entry(
+        &mut self,
+        origin: &str,
+        event: EventKind,
+        entry: &str,
+    ) -> Result<(), InputError> {
+        let segs: Vec<&str> = entry
+            .split("::")
+            .filter(|s| !s.is_empty() && *s != "crate")
+            .collect();
+        let Some(&last) = segs.last() else {
+            return Err(InputError {
+                path: origin.into(),
+                line: None,
+                column: None,
+                message: format!("empty API entry `{entry}` in [apis]"),
+            });
+        };
+        let owner = segs
+            .len()
+            .checked_sub(2)
+            .map(|i| segs[i])
+            .filter(|s| s.starts_with(|c: char| c.is_ascii_uppercase()));
+        let mut spec = CallSpec {
+            event,
+            describe: Some(format!("`{entry}`")),
+            origin: origin.to_string(),
+            loose: true,
+            target: match event {
+                EventKind::Ack | EventKind::Nack => Target::Mentions,
+                _ => Target::Receiver,
+            },
+            ..CallSpec::default()
+        };
+        match owner {
+            Some(ty) => {
+                spec.methods = vec![last.to_string()];
+                spec.on = vec!["*".into()];
+                spec.on_type = Some(ty.to_string());
+                spec.paths = vec![format!("{ty}::{last}")];
+            }
+            None => {
+                spec.paths = vec![segs.join("::")];
+            }
+        }
+        self.add_call(spec);
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        let mut tokens: Vec<String> = Vec::new();
+        tokens.extend(self.types.keys().cloned());
+        tokens.extend(self.methods.keys().cloned());
+        tokens.extend(self.paths.keys().cloned());
+        tokens.extend(self.macros.keys().cloned());
+        tokens.sort();
+        tokens.dedup();
+        self.tokens = tokens;
+    }
+
+    /// Type specs whose last segment is `name`.
+    pub fn type_specs(&self, name: &str) -> &[TypeSpec] {
+        self.types.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_packs_load() {
+        let apis = Apis::builtin();
+        assert!(apis.methods.contains_key("commit_message"));
+        assert!(apis.paths.contains_key("query"));
+        assert!(apis.macros.contains_key("query"));
+        assert!(apis.type_specs("StreamConsumer")[0].role == "kafka.consumer");
+    }
+
+    #[test]
+    fn user_entries_become_methods_and_paths() {
+        let mut user = ApiConfig::default();
+        user.lists
+            .insert("ack".into(), vec!["crate::queue::Queue::done".into()]);
+        user.lists
+            .insert("commit".into(), vec!["crate::db::finish_uow".into()]);
+        let apis = Apis::with_user(&user).unwrap();
+        let done = &apis.methods["done"][0];
+        assert_eq!(done.event, EventKind::Ack);
+        assert_eq!(done.on_type.as_deref(), Some("Queue"));
+        assert_eq!(apis.paths["finish_uow"][0].paths, vec!["db::finish_uow"]);
+    }
+
+    #[test]
+    fn unknown_user_key_is_an_error() {
+        let mut user = ApiConfig::default();
+        user.lists.insert("acknowledge".into(), vec!["x".into()]);
+        assert!(Apis::with_user(&user).is_err());
     }
 }

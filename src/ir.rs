@@ -1,1 +1,248 @@
-//! The delivery model.
+//! The delivery model: what front ends produce and rules read.
+//!
+//! Each function, method, closure and async block of the analyzed Rust code is
+//! lowered to a tree of [`Node`]s: ordered delivery [`Event`]s (receive, begin,
+//! write, commit, ack, publish, ...) inside the control structure around them
+//! (sequence, branches, loops, closures, exits). Values (locals, parameters,
+//! fields) are numbered per function; events name the values they act on, so the
+//! analysis can tell *which* transaction a write goes to and *which* message an ack
+//! confirms. Anything the front end cannot resolve is left out or marked unknown:
+//! rules stay silent on what the model does not know.
+
+use std::sync::Arc;
+
+use crate::diagnostic::Span;
+
+/// A value local to one function: a binding, a parameter, `self`, a field path.
+pub type ValueId = u32;
+
+/// Where something is written: file (display path) and span.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub path: Arc<str>,
+    pub span: Span,
+}
+
+/// What a SQL string does, from parsing it (sqlparser); `Unknown` when it does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SqlKind {
+    Read,
+    Write,
+    Begin,
+    Commit,
+    Rollback,
+    Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlFacts {
+    pub kind: SqlKind,
+    /// Statement keyword for messages: `INSERT`, `UPDATE`, ...
+    pub verb: String,
+    /// Tables written (lower case, unqualified).
+    pub tables: Vec<String>,
+    /// `ON CONFLICT DO NOTHING`, `INSERT OR IGNORE`, `INSERT IGNORE`.
+    pub ignores_conflict: bool,
+    pub returning: bool,
+}
+
+impl SqlFacts {
+    pub fn unknown() -> SqlFacts {
+        SqlFacts {
+            kind: SqlKind::Unknown,
+            verb: String::new(),
+            tables: Vec::new(),
+            ignores_conflict: false,
+            returning: false,
+        }
+    }
+
+    /// `the INSERT into orders` / `the write` for messages.
+    pub fn describe(&self) -> String {
+        match (self.verb.is_empty(), self.tables.first()) {
+            (false, Some(t)) => format!("{} on `{t}`", self.verb),
+            (false, None) => self.verb.clone(),
+            _ => "write".into(),
+        }
+    }
+}
+
+/// The kind of an external (non-DB, non-broker) effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExternalKind {
+    Http,
+    Email,
+    Payment,
+    Other(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A message obtained from a consumer API. `element`: one item of a received batch.
+    Receive {
+        msg: ValueId,
+        element: bool,
+    },
+    /// Progress recorded: ack, offset commit or store, SQS delete, XACK.
+    /// `msg` is the message confirmed, when known.
+    Ack {
+        msg: Option<ValueId>,
+    },
+    /// Negative acknowledgement (redelivery requested).
+    Nack {
+        msg: Option<ValueId>,
+    },
+    /// A DB transaction begins; `tx` is the value that holds it.
+    Begin {
+        tx: ValueId,
+    },
+    Commit {
+        tx: ValueId,
+    },
+    Rollback {
+        tx: ValueId,
+    },
+    /// A DB write on `target` (a transaction, a connection or a pool; `None` = unknown).
+    Write {
+        target: Option<ValueId>,
+        sql: SqlFacts,
+    },
+    Publish,
+    External {
+        kind: ExternalKind,
+    },
+    /// A fresh id (`Uuid::new_v4()`), bound to `binding` when known.
+    IdGen {
+        binding: Option<ValueId>,
+    },
+    BrokerBegin,
+    BrokerCommit,
+    BrokerAbort,
+    BrokerOffsets,
+    /// A call to a function of the same crate, resolved by the analysis.
+    Call(Call),
+    /// `handle.await` on the handle of a spawned task.
+    AwaitHandle {
+        handle: ValueId,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub kind: EventKind,
+    pub loc: Loc,
+    /// The call as written, shortened: `consumer.commit_message`, `tx.commit()`.
+    pub text: String,
+    /// How messages name the event: `offset committed`, `message deleted`.
+    pub describe: String,
+}
+
+/// How a called function is named at the call site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// `foo(..)`, `db::foo(..)`, `Self::foo(..)`, `Repo::foo(..)`: the path segments.
+    Path(Vec<String>),
+    /// `x.foo(..)`, with the receiver's declared type name when known.
+    Method {
+        name: String,
+        receiver_type: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub callee: Callee,
+    /// The receiver value (method calls), then the arguments, as values when they are.
+    pub receiver: Option<ValueId>,
+    pub args: Vec<Option<ValueId>>,
+    /// The call's result is `?`-ed: an error return of the callee exits the caller too.
+    pub propagates_err: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitKind {
+    /// `return`, or the error edge of `?` (`err: Some(true)`).
+    Return {
+        err: Option<bool>,
+    },
+    Break {
+        label: Option<u32>,
+    },
+    Continue {
+        label: Option<u32>,
+    },
+    /// `panic!`, `unreachable!`, `std::process::exit`: the path ends.
+    Abort,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClosureRun {
+    /// Runs where it is written (`retry(|| …)`, an `async` block that is awaited).
+    Now,
+    /// Spawned: not ordered before the code after it (`tokio::spawn`).
+    Later,
+    /// A handler callback (`set_delegate`, `try_for_each` over a message stream):
+    /// analyzed as a handler of its own; its first parameter is a received message.
+    Callback,
+    /// The body of `transaction(|tx| …)`: begins before, commits after on success.
+    Transaction,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    Seq(Vec<Node>),
+    /// Alternatives: `if`/`else`, `match` arms, the two edges of `?`.
+    Branch(Vec<Node>),
+    /// A loop body; the only ways out are `Exit` nodes (`break`, or the loop
+    /// condition failing, lowered as a branch to `break`).
+    Loop {
+        body: Box<Node>,
+        label: Option<u32>,
+    },
+    Closure {
+        body: Box<Node>,
+        run: ClosureRun,
+        /// The closure's first parameter (the message of a callback, the tx of a transaction).
+        param: Option<ValueId>,
+        /// The value holding the spawned task's handle.
+        handle: Option<ValueId>,
+        loc: Loc,
+        text: String,
+    },
+    Exit(ExitKind),
+    Event(Event),
+}
+
+impl Node {
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Node::Seq(v) if v.is_empty())
+    }
+}
+
+/// A lowered function or method.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// `handle`, `Worker::handle`.
+    pub name: String,
+    pub ident: String,
+    /// The `impl` type (`Worker`) for methods.
+    pub self_type: Option<String>,
+    /// The trait implemented, for trait impls.
+    pub trait_name: Option<String>,
+    /// Module path inside the crate, from the file's location (`db`, `handlers::orders`).
+    pub module: Vec<String>,
+    pub loc: Loc,
+    /// `self` first for methods, then the parameters in order (`None` for patterns).
+    pub params: Vec<Option<ValueId>>,
+    pub has_self: bool,
+    pub body: Node,
+    /// Names of values, for messages (`tx`, `self.pool`).
+    pub value_names: Vec<String>,
+}
+
+/// A crate: its functions, for cross-function analysis.
+#[derive(Clone, Debug, Default)]
+pub struct Crate {
+    pub key: String,
+    pub functions: Vec<Function>,
+}

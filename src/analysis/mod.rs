@@ -1,10 +1,21 @@
-//! Orders delivery events over control flow and runs the rules.
+//! The analysis driver: groups files into crates, lowers each crate (in parallel,
+//! on threads with large stacks), computes the ordering facts over the model and
+//! hands them to the rules.
+
+pub mod flow;
 
 use std::collections::BTreeMap;
 
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+
 use crate::apis::Apis;
 use crate::diagnostic::{Finding, InputError};
-use crate::source::SourceFile;
+use crate::frontend::rust;
+use crate::source::{FileKind, SourceFile};
+
+/// Stack size of analysis threads: syn and the lowering recurse over the syntax tree.
+pub const STACK_SIZE: usize = 64 << 20;
 
 pub struct AnalysisInput<'a> {
     pub files: &'a [SourceFile],
@@ -20,6 +31,164 @@ pub struct AnalysisOutput {
     pub analyzed: usize,
 }
 
-pub fn analyze(_input: &AnalysisInput) -> AnalysisOutput {
-    AnalysisOutput::default()
+/// Crate and library names that mark a file as relevant, besides the API packs' tokens.
+const CRATE_TOKENS: &[&str] = &[
+    "rdkafka",
+    "lapin",
+    "async_nats",
+    "jetstream",
+    "aws_sdk_sqs",
+    "redis",
+    "pulsar",
+    "sqlx",
+    "tokio_postgres",
+    "postgres",
+    "diesel",
+    "rusqlite",
+    "sea_orm",
+    "reqwest",
+    "lettre",
+];
+
+/// Method names too common to mark a file as relevant on their own.
+const COMMON: &[&str] = &[
+    "send",
+    "next",
+    "try_next",
+    "get",
+    "execute",
+    "commit",
+    "ack",
+    "query",
+    "insert",
+    "update",
+    "delete",
+    "exec",
+    "save",
+    "run",
+    "start",
+    "begin",
+    "recv",
+    "poll",
+    "stream",
+    "fetch",
+    "fetch_one",
+    "fetch_all",
+    "fetch_optional",
+    "messages",
+    "set",
+    "new",
+    "create",
+    "transaction",
+    "rollback",
+    "connect",
+    "acquire",
+    "post",
+    "put",
+    "patch",
+    "request",
+    "spawn",
+    "spawn_blocking",
+    "batch",
+    "detach",
+    "nack",
+    "reject",
+    "cmd",
+    "query_one",
+    "query_opt",
+    "Client",
+    "Message",
+    "Connection",
+    "Channel",
+    "Consumer",
+    "Producer",
+    "Pool",
+    "Transaction",
+    "Context",
+    "Delivery",
+    "Object",
+    "random",
+    "publish",
+    "prepare",
+    "from",
+];
+
+fn prefilter(apis: &Apis) -> AhoCorasick {
+    let mut pats: Vec<&str> = apis
+        .tokens
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !COMMON.contains(t) && t.len() >= 4)
+        .collect();
+    pats.extend(CRATE_TOKENS);
+    AhoCorasick::new(pats).expect("prefilter patterns are valid")
+}
+
+pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
+    let mut out = AnalysisOutput::default();
+    let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
+    for f in input.files {
+        match f.kind {
+            FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
+            FileKind::Yaml => {
+                // The YAML front end comes with the YAML rules (issue 4).
+                *out.skipped
+                    .entry("yaml_not_yet_supported".into())
+                    .or_default() += 1;
+            }
+        }
+    }
+    let filter = prefilter(input.apis);
+    let mut work = Vec::new();
+    for (key, files) in crates {
+        let user_tokens = !input.apis.tokens.is_empty();
+        if user_tokens && !files.iter().any(|f| filter.is_match(&f.text)) {
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
+            continue;
+        }
+        work.push((key, files));
+    }
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .stack_size(STACK_SIZE)
+        .build()
+        .expect("cannot start analysis threads");
+    let results: Vec<CrateResult> = pool.install(|| {
+        work.par_iter()
+            .map(|(key, files)| analyze_crate(key, files, input.apis, input.include_tests))
+            .collect()
+    });
+    for r in results {
+        out.findings.extend(r.findings);
+        out.errors.extend(r.errors);
+        out.analyzed += r.analyzed;
+        if r.skipped_tests > 0 {
+            *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
+        }
+    }
+    out
+}
+
+struct CrateResult {
+    findings: Vec<Finding>,
+    errors: Vec<InputError>,
+    analyzed: usize,
+    skipped_tests: usize,
+}
+
+fn analyze_crate(
+    key: &str,
+    files: &[&SourceFile],
+    apis: &Apis,
+    include_tests: bool,
+) -> CrateResult {
+    let lowered = rust::lower_crate(key, files, apis, include_tests);
+    let facts = flow::ack_facts(&lowered.krate);
+    let findings = crate::rules::ma001_ack_before_commit::check(&facts);
+    CrateResult {
+        findings,
+        errors: lowered.errors,
+        analyzed: lowered.analyzed,
+        skipped_tests: lowered.skipped_tests,
+    }
 }

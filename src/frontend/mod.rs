@@ -1,2 +1,49 @@
-//! Front ends.
+//! Front ends: turn source text into the delivery model (`crate::ir`). They never
+//! decide whether something is a defect, and they never fail: a file that cannot be
+//! read or parsed becomes an `InputError` and the rest is still lowered.
+
 pub mod rust;
+
+/// Maps 1-based line and 0-based character column to byte offsets.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// Byte offset of (1-based line, 0-based char column); clamped to the text.
+    pub fn offset(&self, line: usize, column: usize) -> usize {
+        let Some(&start) = self.starts.get(line.saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let rest = &self.text[start..];
+        rest.char_indices()
+            .nth(column)
+            .map(|(i, _)| start + i)
+            .unwrap_or(self.text.len().min(start + rest.len()))
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    #[test]
+    fn offsets_count_characters() {
+        let idx = LineIndex::new("ab\nçd\n");
+        assert_eq!(idx.offset(1, 1), 1);
+        assert_eq!(idx.offset(2, 0), 3);
+        assert_eq!(idx.offset(2, 1), 5);
+        assert_eq!(idx.offset(9, 0), 7);
+    }
+}

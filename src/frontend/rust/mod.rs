@@ -1,1 +1,642 @@
-//! Rust front end.
+//! Rust front end: parses a crate's files with syn (positions kept through
+//! proc-macro2's `span-locations`), indexes its items (structs and their field types,
+//! function signatures, string constants, `use` imports), and lowers every function,
+//! method, closure and async block to the delivery model.
+//!
+//! A crate's files are handled on one thread (syn trees are not `Send`); the caller
+//! runs crates in parallel on threads with large stacks.
+
+mod lower;
+pub mod sql;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::apis::Apis;
+use crate::diagnostic::InputError;
+use crate::ir::{Crate, Function};
+use crate::source::SourceFile;
+
+/// Deepest bracket nesting accepted before parsing; deeper files are refused
+/// with an error, since syn recurses and a stack overflow cannot be caught.
+pub const MAX_NESTING: usize = 200;
+/// Longest run of prefix operators or closure bars accepted (see CRATES.md).
+pub const MAX_PREFIX_RUN: usize = 500;
+
+/// What the front end knows about a declared type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// Role from the API packs (`db.tx`, `kafka.consumer`).
+    pub role: Option<String>,
+    /// Name of a type defined in this crate (`OrderRepo`), for method and field lookup.
+    pub crate_type: Option<String>,
+}
+
+/// Signature of a function of the crate, for call resolution and result roles.
+#[derive(Clone, Debug)]
+pub struct FnSig {
+    pub self_type: Option<String>,
+    pub trait_name: Option<String>,
+    pub module: Vec<String>,
+    pub ret: TypeInfo,
+}
+
+/// The crate-wide facts lowering needs about items in other files.
+#[derive(Debug, Default)]
+pub struct CrateIndex {
+    pub type_names: HashSet<String>,
+    pub traits: HashSet<String>,
+    pub fields: HashMap<String, HashMap<String, TypeInfo>>,
+    pub fns: HashMap<String, Vec<FnSig>>,
+    pub consts: HashMap<String, String>,
+}
+
+/// `use` imports of one file: local name -> full path.
+pub type UseMap = HashMap<String, Vec<String>>;
+
+pub struct CrateOutput {
+    pub krate: Crate,
+    pub errors: Vec<InputError>,
+    pub analyzed: usize,
+    pub skipped_tests: usize,
+}
+
+struct Parsed<'a> {
+    file: &'a SourceFile,
+    ast: syn::File,
+    uses: UseMap,
+    module: Vec<String>,
+}
+
+/// Parses and lowers the Rust files of one crate.
+pub fn lower_crate(
+    key: &str,
+    files: &[&SourceFile],
+    apis: &Apis,
+    include_tests: bool,
+) -> CrateOutput {
+    let mut errors = Vec::new();
+    let mut parsed = Vec::new();
+    for f in files {
+        if let Some(err) = refuse_pathological(f) {
+            errors.push(err);
+            continue;
+        }
+        match syn::parse_file(&f.text) {
+            Ok(ast) => {
+                let mut uses = UseMap::new();
+                collect_uses(&ast.items, &mut uses);
+                parsed.push(Parsed {
+                    module: module_path(key, &f.path),
+                    file: f,
+                    ast,
+                    uses,
+                });
+            }
+            Err(e) => {
+                let start = e.span().start();
+                errors.push(InputError {
+                    path: f.path.clone(),
+                    line: Some(start.line as u32),
+                    column: Some(start.column as u32 + 1),
+                    message: format!("cannot parse Rust: {e}"),
+                });
+            }
+        }
+    }
+
+    let mut index = CrateIndex::default();
+    for p in &parsed {
+        collect_names(&p.ast.items, &mut index, include_tests);
+    }
+    for p in &parsed {
+        let cx = IndexCx {
+            apis,
+            uses: &p.uses,
+            index: &index,
+        };
+        let mut sigs = Vec::new();
+        let mut fields = Vec::new();
+        let mut consts = Vec::new();
+        collect_sigs(
+            &cx,
+            &p.ast.items,
+            &p.module,
+            include_tests,
+            &mut sigs,
+            &mut fields,
+            &mut consts,
+        );
+        for (name, sig) in sigs {
+            index.fns.entry(name).or_default().push(sig);
+        }
+        for (ty, fs) in fields {
+            index.fields.entry(ty).or_default().extend(fs);
+        }
+        index.consts.extend(consts);
+    }
+
+    let mut krate = Crate {
+        key: key.to_string(),
+        functions: Vec::new(),
+    };
+    let mut skipped_tests = 0;
+    for p in &parsed {
+        let path: Arc<str> = Arc::from(p.file.path.as_str());
+        let lines = crate::frontend::LineIndex::new(&p.file.text);
+        let cx = lower::FileCx {
+            path,
+            apis,
+            index: &index,
+            uses: &p.uses,
+            lines: &lines,
+            module: p.module.clone(),
+        };
+        let mut out: Vec<Function> = Vec::new();
+        skipped_tests += lower::lower_items(&cx, &p.ast.items, include_tests, &mut out);
+        krate.functions.extend(out);
+    }
+    let analyzed = parsed.len();
+    drop(parsed);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    CrateOutput {
+        krate,
+        errors,
+        analyzed,
+        skipped_tests,
+    }
+}
+
+/// Refuses input that would overflow syn's recursion: deep brackets and long runs
+/// of prefix operators or closure bars.
+fn refuse_pathological(f: &SourceFile) -> Option<InputError> {
+    let mut depth = 0usize;
+    let mut run = 0usize;
+    let (mut line, mut col) = (1u32, 0u32);
+    let mut in_str = false;
+    let mut prev = '\0';
+    for c in f.text.chars() {
+        col += 1;
+        if c == '\n' {
+            line += 1;
+            col = 0;
+        }
+        if in_str {
+            if c == '"' && prev != '\\' {
+                in_str = false;
+            }
+            prev = if prev == '\\' && c == '\\' { '\0' } else { c };
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '(' | '[' | '{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(InputError {
+                        path: f.path.clone(),
+                        line: Some(line),
+                        column: Some(col),
+                        message: format!(
+                            "nesting deeper than {MAX_NESTING} levels; file not analyzed"
+                        ),
+                    });
+                }
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if matches!(c, '!' | '-' | '*' | '&' | '|') {
+            run += 1;
+            if run > MAX_PREFIX_RUN {
+                return Some(InputError {
+                    path: f.path.clone(),
+                    line: Some(line),
+                    column: Some(col),
+                    message: format!(
+                        "more than {MAX_PREFIX_RUN} operators in a row; file not analyzed"
+                    ),
+                });
+            }
+        } else if !c.is_whitespace() {
+            run = 0;
+        }
+        prev = c;
+    }
+    None
+}
+
+/// Module path of a file inside its crate: `src/handlers/orders.rs` -> `handlers::orders`.
+fn module_path(crate_key: &str, path: &str) -> Vec<String> {
+    let rel = path
+        .strip_prefix(crate_key)
+        .map(|r| r.trim_start_matches('/'))
+        .unwrap_or(path);
+    let rel = rel.strip_prefix("src/").unwrap_or(rel);
+    let rel = rel.strip_suffix(".rs").unwrap_or(rel);
+    let mut segs: Vec<String> = rel
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    if matches!(
+        segs.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        segs.pop();
+    }
+    segs
+}
+
+fn collect_uses(items: &[syn::Item], uses: &mut UseMap) {
+    fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, uses: &mut UseMap) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(&p.tree, prefix, uses);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let name = n.ident.to_string();
+                let mut full = prefix.clone();
+                if name != "self" {
+                    full.push(name.clone());
+                }
+                let local = if name == "self" {
+                    prefix.last().cloned().unwrap_or_default()
+                } else {
+                    name
+                };
+                uses.insert(local, full);
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                full.push(r.ident.to_string());
+                uses.insert(r.rename.to_string(), full);
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, prefix, uses);
+                }
+            }
+            syn::UseTree::Glob(_) => {}
+        }
+    }
+    for item in items {
+        match item {
+            syn::Item::Use(u) => walk(&u.tree, &mut Vec::new(), uses),
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    collect_uses(inner, uses);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// True for `#[test]`, `#[tokio::test]`, `#[cfg(test)]` and similar.
+pub(crate) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let path = a.path();
+        if path.segments.last().is_some_and(|s| s.ident == "test") {
+            return true;
+        }
+        if path.is_ident("cfg") {
+            if let Ok(list) = a.meta.require_list() {
+                let toks = list.tokens.to_string();
+                return toks == "test" || toks.starts_with("test ") || toks.contains("(test");
+            }
+        }
+        false
+    })
+}
+
+fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {
+    for item in items {
+        match item {
+            syn::Item::Struct(s) => {
+                index.type_names.insert(s.ident.to_string());
+            }
+            syn::Item::Enum(e) => {
+                index.type_names.insert(e.ident.to_string());
+            }
+            syn::Item::Trait(t) => {
+                index.type_names.insert(t.ident.to_string());
+                index.traits.insert(t.ident.to_string());
+            }
+            syn::Item::Type(t) => {
+                index.type_names.insert(t.ident.to_string());
+            }
+            syn::Item::Mod(m) => {
+                if !include_tests && is_test_attr(&m.attrs) {
+                    continue;
+                }
+                if let Some((_, inner)) = &m.content {
+                    collect_names(inner, index, include_tests);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct IndexCx<'a> {
+    apis: &'a Apis,
+    uses: &'a UseMap,
+    index: &'a CrateIndex,
+}
+
+type FieldMap = HashMap<String, TypeInfo>;
+
+fn collect_sigs(
+    cx: &IndexCx,
+    items: &[syn::Item],
+    module: &[String],
+    include_tests: bool,
+    sigs: &mut Vec<(String, FnSig)>,
+    fields: &mut Vec<(String, FieldMap)>,
+    consts: &mut Vec<(String, String)>,
+) {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => {
+                if !include_tests && is_test_attr(&f.attrs) {
+                    continue;
+                }
+                sigs.push((
+                    f.sig.ident.to_string(),
+                    FnSig {
+                        self_type: None,
+                        trait_name: None,
+                        module: module.to_vec(),
+                        ret: ret_type(cx, &f.sig.output, None),
+                    },
+                ));
+            }
+            syn::Item::Impl(imp) => {
+                if !include_tests && is_test_attr(&imp.attrs) {
+                    continue;
+                }
+                let self_ty = type_name(&imp.self_ty);
+                let trait_name = imp
+                    .trait_
+                    .as_ref()
+                    .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()));
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(m) = it {
+                        sigs.push((
+                            m.sig.ident.to_string(),
+                            FnSig {
+                                self_type: self_ty.clone(),
+                                trait_name: trait_name.clone(),
+                                module: module.to_vec(),
+                                ret: ret_type(cx, &m.sig.output, self_ty.as_deref()),
+                            },
+                        ));
+                    }
+                }
+            }
+            syn::Item::Trait(t) => {
+                for it in &t.items {
+                    if let syn::TraitItem::Fn(m) = it {
+                        if m.default.is_some() {
+                            sigs.push((
+                                m.sig.ident.to_string(),
+                                FnSig {
+                                    self_type: Some(t.ident.to_string()),
+                                    trait_name: Some(t.ident.to_string()),
+                                    module: module.to_vec(),
+                                    ret: ret_type(cx, &m.sig.output, None),
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+            syn::Item::Struct(s) => {
+                let mut map = FieldMap::new();
+                if let syn::Fields::Named(named) = &s.fields {
+                    for f in &named.named {
+                        if let Some(id) = &f.ident {
+                            map.insert(
+                                id.to_string(),
+                                type_info(cx.apis, cx.uses, cx.index, &f.ty, None),
+                            );
+                        }
+                    }
+                }
+                fields.push((s.ident.to_string(), map));
+            }
+            syn::Item::Const(c) => {
+                if let Some(s) = str_lit(&c.expr) {
+                    consts.push((c.ident.to_string(), s));
+                }
+            }
+            syn::Item::Static(s) => {
+                if let Some(v) = str_lit(&s.expr) {
+                    consts.push((s.ident.to_string(), v));
+                }
+            }
+            syn::Item::Mod(m) => {
+                if !include_tests && is_test_attr(&m.attrs) {
+                    continue;
+                }
+                if let Some((_, inner)) = &m.content {
+                    let mut sub = module.to_vec();
+                    sub.push(m.ident.to_string());
+                    collect_sigs(cx, inner, &sub, include_tests, sigs, fields, consts);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn ret_type(cx: &IndexCx, out: &syn::ReturnType, self_ty: Option<&str>) -> TypeInfo {
+    match out {
+        syn::ReturnType::Default => TypeInfo::default(),
+        syn::ReturnType::Type(_, ty) => type_info(cx.apis, cx.uses, cx.index, ty, self_ty),
+    }
+}
+
+pub(crate) fn str_lit(e: &syn::Expr) -> Option<String> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        syn::Expr::Reference(r) => str_lit(&r.expr),
+        syn::Expr::Paren(p) => str_lit(&p.expr),
+        syn::Expr::Group(g) => str_lit(&g.expr),
+        _ => None,
+    }
+}
+
+/// The name of a type, wrappers and references removed (`&mut Worker` -> `Worker`).
+pub(crate) fn type_name(ty: &syn::Type) -> Option<String> {
+    innermost(ty).and_then(|p| p.segments.last().map(|s| s.ident.to_string()))
+}
+
+const WRAPPERS: &[&str] = &[
+    "Arc",
+    "Rc",
+    "Box",
+    "Mutex",
+    "RwLock",
+    "Option",
+    "Result",
+    "Vec",
+    "RefCell",
+    "Cell",
+    "Cow",
+    "MutexGuard",
+    "RwLockReadGuard",
+    "RwLockWriteGuard",
+    "Pin",
+    "PoolConnection",
+    "Weak",
+    "OnceCell",
+    "OnceLock",
+];
+
+fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
+    match ty {
+        syn::Type::Reference(r) => innermost(&r.elem),
+        syn::Type::Paren(p) => innermost(&p.elem),
+        syn::Type::Group(g) => innermost(&g.elem),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if WRAPPERS.contains(&name.as_str()) && name != "PoolConnection" {
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    for a in &args.args {
+                        if let syn::GenericArgument::Type(t) = a {
+                            return innermost(t);
+                        }
+                    }
+                }
+            }
+            Some(&p.path)
+        }
+        _ => None,
+    }
+}
+
+/// Resolves a path's first segment through the file's `use` imports.
+pub(crate) fn resolve_path(uses: &UseMap, segs: &[String]) -> Vec<String> {
+    let Some(first) = segs.first() else {
+        return Vec::new();
+    };
+    match uses.get(first) {
+        Some(full) => full.iter().chain(segs[1..].iter()).cloned().collect(),
+        None => segs.to_vec(),
+    }
+}
+
+/// Role and crate type of a declared type.
+pub(crate) fn type_info(
+    apis: &Apis,
+    uses: &UseMap,
+    index: &CrateIndex,
+    ty: &syn::Type,
+    self_ty: Option<&str>,
+) -> TypeInfo {
+    let Some(path) = innermost(ty) else {
+        return TypeInfo::default();
+    };
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if segs.len() == 1 && segs[0] == "Self" {
+        return TypeInfo {
+            role: None,
+            crate_type: self_ty.map(String::from),
+        };
+    }
+    let resolved = resolve_path(uses, &segs);
+    let Some(last) = resolved.last() else {
+        return TypeInfo::default();
+    };
+    let local = matches!(
+        resolved.first().map(String::as_str),
+        Some("crate" | "self" | "super")
+    ) || (resolved.len() == 1 && index.type_names.contains(last));
+    if local {
+        return TypeInfo {
+            role: None,
+            crate_type: Some(last.clone()),
+        };
+    }
+    TypeInfo {
+        role: role_of_resolved(apis, &resolved),
+        crate_type: None,
+    }
+}
+
+pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<String> {
+    let last = resolved.last()?;
+    for spec in apis.type_specs(last) {
+        let ok = if resolved.len() >= 2 {
+            spec.crates.is_empty() || spec.crates.iter().any(|c| *c == resolved[0])
+        } else {
+            spec.unique
+        };
+        if ok {
+            return Some(spec.role.clone());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_paths() {
+        assert_eq!(
+            module_path("svc", "svc/src/handlers/orders.rs"),
+            vec!["handlers", "orders"]
+        );
+        assert_eq!(module_path("svc", "svc/src/db/mod.rs"), vec!["db"]);
+        assert!(module_path("svc", "svc/src/main.rs").is_empty());
+        assert!(module_path("x.rs", "x.rs").is_empty());
+    }
+
+    #[test]
+    fn type_roles_follow_imports() {
+        let apis = Apis::builtin();
+        let index = CrateIndex::default();
+        let mut uses = UseMap::new();
+        uses.insert("Client".into(), vec!["aws_sdk_sqs".into(), "Client".into()]);
+        let ty: syn::Type = syn::parse_str("&Client").unwrap();
+        assert_eq!(
+            type_info(&apis, &uses, &index, &ty, None).role.as_deref(),
+            Some("sqs.client")
+        );
+        let ty: syn::Type = syn::parse_str("Arc<Mutex<StreamConsumer>>").unwrap();
+        assert_eq!(
+            type_info(&apis, &UseMap::new(), &index, &ty, None)
+                .role
+                .as_deref(),
+            Some("kafka.consumer")
+        );
+        let ty: syn::Type = syn::parse_str("Client").unwrap();
+        assert_eq!(
+            type_info(&apis, &UseMap::new(), &index, &ty, None).role,
+            None
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("fn f() {{ {} }}", "(".repeat(1000));
+        let f = SourceFile {
+            path: "deep.rs".into(),
+            abs: "deep.rs".into(),
+            text,
+            kind: crate::source::FileKind::Rust,
+            crate_key: "deep.rs".into(),
+        };
+        assert!(refuse_pathological(&f).is_some());
+    }
+}

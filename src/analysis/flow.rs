@@ -1,0 +1,707 @@
+//! Abstract interpretation of the delivery model: walks a function's tree with an
+//! abstract state per path (joined where paths meet), follows calls into functions
+//! of the same crate (their bodies are spliced in with the caller's values bound to
+//! the callee's parameters), and records *ordering facts*: an ack that runs before
+//! an effect (or before the commit of the transaction holding it) on some path.
+//!
+//! The state per path:
+//! - pending acks: progress records made on this path, with the message they confirm;
+//! - transactions begun in the analyzed region: open or finished, with their writes;
+//! - floating effects: effects of spawned tasks whose handle was not awaited yet.
+//!
+//! A `Receive` of message m ends the pending acks of m (it is a new message), and
+//! acks made inside a loop body do not flow around the loop's back edge: each
+//! iteration handles its own message. A transaction that is dropped or rolled back
+//! never applies its writes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::ir::{
+    Call, Callee, ClosureRun, Crate, Event, EventKind, ExitKind, Function, Loc, Node, ValueId,
+};
+
+/// How deep calls are followed from an entry function.
+pub const MAX_CALL_DEPTH: usize = 6;
+
+/// A value in the analysis: (frame of the function activation, value in that function).
+type Val = (u32, ValueId);
+
+/// An event as the facts refer to it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EvRef {
+    pub loc: Loc,
+    pub text: String,
+    pub describe: String,
+    /// Call sites (outermost first) through which the event was reached from the entry.
+    pub via: Vec<Loc>,
+}
+
+/// What the ack ran before.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EffectKind {
+    /// An effect that applies immediately (autocommit write, publish, HTTP, e-mail).
+    Immediate,
+    /// A write inside a transaction that commits after the ack.
+    Committed { begin: Option<EvRef>, commit: EvRef },
+    /// An effect in a spawned task that may run after the ack.
+    Spawned { spawn: Loc },
+}
+
+/// On some path, `ack` runs before `effect` is applied.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AckBeforeEffect {
+    pub ack: EvRef,
+    pub effect: EvRef,
+    pub kind: EffectKind,
+    /// The entry function the path starts in.
+    pub entry: String,
+}
+
+#[derive(Clone, Debug)]
+struct Tx {
+    begin: Option<EvRef>,
+    writes: Vec<EvRef>,
+    open: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Pending {
+    msg: Option<Val>,
+    ev: EvRef,
+}
+
+#[derive(Clone, Debug)]
+struct Floating {
+    handle: Option<Val>,
+    spawn: Loc,
+    effect: EvRef,
+}
+
+#[derive(Clone, Debug)]
+struct State {
+    acks: BTreeMap<Loc, Pending>,
+    txs: BTreeMap<Val, Tx>,
+    floating: Vec<Floating>,
+    /// Effects applied on this path (for spawned tasks).
+    effects: BTreeSet<EvRef>,
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            acks: BTreeMap::new(),
+            txs: BTreeMap::new(),
+            floating: Vec::new(),
+            effects: BTreeSet::new(),
+        }
+    }
+
+    fn join(&mut self, other: &State) {
+        for (k, p) in &other.acks {
+            self.acks.entry(k.clone()).or_insert_with(|| p.clone());
+        }
+        for (k, t) in &other.txs {
+            match self.txs.get_mut(k) {
+                Some(mine) => {
+                    mine.open |= t.open;
+                    for w in &t.writes {
+                        if !mine.writes.contains(w) {
+                            mine.writes.push(w.clone());
+                        }
+                    }
+                    if mine.begin.is_none() {
+                        mine.begin = t.begin.clone();
+                    }
+                }
+                None => {
+                    self.txs.insert(*k, t.clone());
+                }
+            }
+        }
+        for f in &other.floating {
+            if !self
+                .floating
+                .iter()
+                .any(|x| x.effect == f.effect && x.handle == f.handle)
+            {
+                self.floating.push(f.clone());
+            }
+        }
+        self.effects.extend(other.effects.iter().cloned());
+    }
+}
+
+fn join_opt(acc: &mut Option<State>, s: State) {
+    match acc {
+        Some(a) => a.join(&s),
+        None => *acc = Some(s),
+    }
+}
+
+/// The states leaving a node, by how they leave it.
+#[derive(Default)]
+struct Outcome {
+    fall: Option<State>,
+    ret_err: Option<State>,
+    ret: Option<State>,
+    brk: Vec<(Option<u32>, State)>,
+    cont: Vec<(Option<u32>, State)>,
+}
+
+impl Outcome {
+    fn absorb_exits(&mut self, o: Outcome) {
+        if let Some(s) = o.ret_err {
+            join_opt(&mut self.ret_err, s);
+        }
+        if let Some(s) = o.ret {
+            join_opt(&mut self.ret, s);
+        }
+        self.brk.extend(o.brk);
+        self.cont.extend(o.cont);
+    }
+}
+
+/// Finds the functions a call may reach in the crate.
+pub struct Resolver<'c> {
+    krate: &'c Crate,
+    by_name: HashMap<&'c str, Vec<usize>>,
+}
+
+impl<'c> Resolver<'c> {
+    pub fn new(krate: &'c Crate) -> Self {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, f) in krate.functions.iter().enumerate() {
+            by_name.entry(f.ident.as_str()).or_default().push(i);
+        }
+        Resolver { krate, by_name }
+    }
+
+    /// Candidate callees of `call` made from `caller`; empty when unknown or ambiguous.
+    pub fn resolve(&self, caller: &Function, call: &Call) -> Vec<usize> {
+        let fns = &self.krate.functions;
+        match &call.callee {
+            Callee::Path(segs) => {
+                let Some(name) = segs.last() else {
+                    return vec![];
+                };
+                let Some(cands) = self.by_name.get(name.as_str()) else {
+                    return vec![];
+                };
+                if segs.len() >= 2 {
+                    let owner = &segs[segs.len() - 2];
+                    let owner = if owner == "Self" {
+                        caller.self_type.clone().unwrap_or_default()
+                    } else {
+                        owner.clone()
+                    };
+                    if owner.starts_with(|c: char| c.is_ascii_uppercase()) {
+                        return cands
+                            .iter()
+                            .copied()
+                            .filter(|&i| fns[i].self_type.as_deref() == Some(owner.as_str()))
+                            .collect();
+                    }
+                    let quals: Vec<&String> = segs[..segs.len() - 1]
+                        .iter()
+                        .filter(|s| !matches!(s.as_str(), "crate" | "self" | "super"))
+                        .collect();
+                    let free: Vec<usize> = cands
+                        .iter()
+                        .copied()
+                        .filter(|&i| fns[i].self_type.is_none())
+                        .filter(|&i| {
+                            let m = &fns[i].module;
+                            m.len() >= quals.len()
+                                && m[m.len() - quals.len()..]
+                                    .iter()
+                                    .zip(&quals)
+                                    .all(|(a, b)| a == *b)
+                        })
+                        .collect();
+                    return if free.len() == 1 { free } else { vec![] };
+                }
+                let free: Vec<usize> = cands
+                    .iter()
+                    .copied()
+                    .filter(|&i| fns[i].self_type.is_none())
+                    .collect();
+                let same: Vec<usize> = free
+                    .iter()
+                    .copied()
+                    .filter(|&i| fns[i].module == caller.module)
+                    .collect();
+                if same.len() == 1 {
+                    return same;
+                }
+                if free.len() == 1 {
+                    return free;
+                }
+                vec![]
+            }
+            Callee::Method {
+                name,
+                receiver_type,
+            } => {
+                let Some(cands) = self.by_name.get(name.as_str()) else {
+                    return vec![];
+                };
+                let methods: Vec<usize> = match receiver_type {
+                    Some(t) => cands
+                        .iter()
+                        .copied()
+                        .filter(|&i| {
+                            fns[i].self_type.as_deref() == Some(t.as_str())
+                                || fns[i].trait_name.as_deref() == Some(t.as_str())
+                        })
+                        .collect(),
+                    None => cands.iter().copied().filter(|&i| fns[i].has_self).collect(),
+                };
+                if methods.len() <= 3 {
+                    methods
+                } else {
+                    vec![]
+                }
+            }
+        }
+    }
+}
+
+struct Frame {
+    id: u32,
+    fn_idx: usize,
+    map: HashMap<ValueId, Val>,
+}
+
+impl Frame {
+    fn val(&self, v: ValueId) -> Val {
+        self.map.get(&v).copied().unwrap_or((self.id, v))
+    }
+}
+
+/// Runs the analysis from every function of the crate that can reach an ack.
+pub fn ack_facts(krate: &Crate) -> Vec<AckBeforeEffect> {
+    let resolver = Resolver::new(krate);
+    let reach = reaches_ack(krate, &resolver);
+    let mut facts = BTreeSet::new();
+    for (i, f) in krate.functions.iter().enumerate() {
+        if !reach[i] {
+            continue;
+        }
+        let mut an = Interp {
+            krate,
+            resolver: &resolver,
+            stack: vec![i],
+            via: Vec::new(),
+            next_frame: 1,
+            facts: Vec::new(),
+            entry: f.name.clone(),
+            reach: &reach,
+        };
+        let frame = Frame {
+            id: 0,
+            fn_idx: i,
+            map: HashMap::new(),
+        };
+        an.run(&f.body, State::new(), &frame);
+        facts.extend(an.facts);
+    }
+    facts.into_iter().collect()
+}
+
+/// Which functions may reach an ack (directly or through calls).
+fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
+    fn scan(n: &Node, f: &Function, r: &Resolver, direct: &mut bool, calls: &mut Vec<usize>) {
+        match n {
+            Node::Seq(v) | Node::Branch(v) => v.iter().for_each(|c| scan(c, f, r, direct, calls)),
+            Node::Loop { body, .. } | Node::Closure { body, .. } => scan(body, f, r, direct, calls),
+            Node::Event(e) => match &e.kind {
+                EventKind::Ack { .. } => *direct = true,
+                EventKind::Call(c) => calls.extend(r.resolve(f, c)),
+                _ => {}
+            },
+            Node::Exit(_) => {}
+        }
+    }
+    let n = krate.functions.len();
+    let mut reach = vec![false; n];
+    let mut edges = vec![Vec::new(); n];
+    for (i, f) in krate.functions.iter().enumerate() {
+        scan(&f.body, f, resolver, &mut reach[i], &mut edges[i]);
+    }
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            if !reach[i] && edges[i].iter().any(|&j| reach[j]) {
+                reach[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return reach;
+        }
+    }
+}
+
+struct Interp<'c> {
+    krate: &'c Crate,
+    resolver: &'c Resolver<'c>,
+    stack: Vec<usize>,
+    via: Vec<Loc>,
+    next_frame: u32,
+    facts: Vec<AckBeforeEffect>,
+    entry: String,
+    reach: &'c [bool],
+}
+
+impl Interp<'_> {
+    fn evref(&self, e: &Event) -> EvRef {
+        EvRef {
+            loc: e.loc.clone(),
+            text: e.text.clone(),
+            describe: e.describe.clone(),
+            via: self.via.clone(),
+        }
+    }
+
+    fn fact(&mut self, p: &Pending, effect: EvRef, kind: EffectKind) {
+        self.facts.push(AckBeforeEffect {
+            ack: p.ev.clone(),
+            effect,
+            kind,
+            entry: self.entry.clone(),
+        });
+    }
+
+    /// An effect applied now: every pending ack ran before it.
+    fn effect_now(&mut self, st: &mut State, ev: EvRef) {
+        let pend: Vec<Pending> = st.acks.values().cloned().collect();
+        for p in &pend {
+            self.fact(p, ev.clone(), EffectKind::Immediate);
+        }
+        st.effects.insert(ev);
+    }
+
+    fn run(&mut self, node: &Node, st: State, fr: &Frame) -> Outcome {
+        match node {
+            Node::Seq(items) => {
+                let mut out = Outcome::default();
+                let mut cur = Some(st);
+                for item in items {
+                    let Some(s) = cur.take() else { break };
+                    let o = self.run(item, s, fr);
+                    cur = o.fall.clone();
+                    out.absorb_exits(Outcome { fall: None, ..o });
+                }
+                out.fall = cur;
+                out
+            }
+            Node::Branch(alts) => {
+                let mut out = Outcome::default();
+                let mut fall = None;
+                for a in alts {
+                    let o = self.run(a, st.clone(), fr);
+                    if let Some(f) = o.fall.clone() {
+                        join_opt(&mut fall, f);
+                    }
+                    out.absorb_exits(Outcome { fall: None, ..o });
+                }
+                if alts.is_empty() {
+                    fall = Some(st);
+                }
+                out.fall = fall;
+                out
+            }
+            Node::Loop { body, label } => {
+                let at_entry: BTreeSet<Loc> = st.acks.keys().cloned().collect();
+                let mut head = st;
+                let mut out = Outcome::default();
+                let mut after: Option<State> = None;
+                for _ in 0..2 {
+                    let o = self.run(body, head.clone(), fr);
+                    let mut back: Option<State> = o.fall;
+                    for (l, s) in o.cont {
+                        if l.is_none() || l == *label {
+                            join_opt(&mut back, s);
+                        } else {
+                            out.cont.push((l, s));
+                        }
+                    }
+                    for (l, s) in o.brk {
+                        if l.is_none() || l == *label {
+                            join_opt(&mut after, s);
+                        } else {
+                            out.brk.push((l, s));
+                        }
+                    }
+                    if let Some(s) = o.ret_err {
+                        join_opt(&mut out.ret_err, s);
+                    }
+                    if let Some(s) = o.ret {
+                        join_opt(&mut out.ret, s);
+                    }
+                    if let Some(mut b) = back {
+                        // Acks of this iteration's message do not carry into the next one.
+                        b.acks.retain(|k, _| at_entry.contains(k));
+                        head.join(&b);
+                    }
+                }
+                out.fall = after;
+                out
+            }
+            Node::Closure {
+                body,
+                run,
+                param,
+                handle,
+                loc,
+                text,
+            } => self.closure(body, *run, *param, *handle, loc, text, st, fr),
+            Node::Exit(k) => {
+                let mut out = Outcome::default();
+                match k {
+                    ExitKind::Return { err: Some(true) } => out.ret_err = Some(st),
+                    ExitKind::Return { .. } => out.ret = Some(st),
+                    ExitKind::Break { label } => out.brk.push((*label, st)),
+                    ExitKind::Continue { label } => out.cont.push((*label, st)),
+                    ExitKind::Abort => {}
+                }
+                out
+            }
+            Node::Event(e) => self.event(e, st, fr),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn closure(
+        &mut self,
+        body: &Node,
+        run: ClosureRun,
+        param: Option<ValueId>,
+        handle: Option<ValueId>,
+        loc: &Loc,
+        text: &str,
+        mut st: State,
+        fr: &Frame,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        match run {
+            ClosureRun::Now => {
+                let o = self.run(body, st, fr);
+                let mut fall = o.fall;
+                for s in [o.ret, o.ret_err].into_iter().flatten() {
+                    join_opt(&mut fall, s);
+                }
+                out.fall = fall;
+            }
+            ClosureRun::Callback => {
+                self.run(body, State::new(), fr);
+                out.fall = Some(st);
+            }
+            ClosureRun::Later => {
+                let before = st.effects.clone();
+                let o = self.run(body, st.clone(), fr);
+                let mut all = BTreeSet::new();
+                for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
+                    all.extend(s.effects.difference(&before).cloned());
+                }
+                let h = handle.map(|h| fr.val(h));
+                for e in all {
+                    st.floating.push(Floating {
+                        handle: h,
+                        spawn: loc.clone(),
+                        effect: e,
+                    });
+                }
+                out.fall = Some(st);
+            }
+            ClosureRun::Transaction => {
+                let ev = EvRef {
+                    loc: loc.clone(),
+                    text: text.to_string(),
+                    describe: "transaction".into(),
+                    via: self.via.clone(),
+                };
+                let tx = param.map(|p| fr.val(p));
+                if let Some(tx) = tx {
+                    st.txs.insert(
+                        tx,
+                        Tx {
+                            begin: Some(ev.clone()),
+                            writes: Vec::new(),
+                            open: true,
+                        },
+                    );
+                }
+                let o = self.run(body, st, fr);
+                let mut ok = o.fall;
+                if let Some(s) = o.ret {
+                    join_opt(&mut ok, s);
+                }
+                let mut fall = None;
+                if let Some(mut s) = ok {
+                    if let Some(tx) = tx {
+                        self.commit(&mut s, tx, ev.clone());
+                    }
+                    join_opt(&mut fall, s);
+                }
+                if let Some(mut s) = o.ret_err {
+                    if let Some(tx) = tx {
+                        s.txs.remove(&tx);
+                    }
+                    join_opt(&mut fall, s);
+                }
+                out.fall = fall;
+            }
+        }
+        out
+    }
+
+    fn commit(&mut self, st: &mut State, tx: Val, ev: EvRef) {
+        let Some(t) = st.txs.get(&tx).cloned() else {
+            return;
+        };
+        if t.open && !t.writes.is_empty() {
+            let pend: Vec<Pending> = st.acks.values().cloned().collect();
+            for p in &pend {
+                self.fact(
+                    p,
+                    t.writes[0].clone(),
+                    EffectKind::Committed {
+                        begin: t.begin.clone(),
+                        commit: ev.clone(),
+                    },
+                );
+            }
+            st.effects.extend(t.writes.iter().cloned());
+        }
+        st.txs.remove(&tx);
+    }
+
+    fn event(&mut self, e: &Event, mut st: State, fr: &Frame) -> Outcome {
+        let mut out = Outcome::default();
+        match &e.kind {
+            EventKind::Receive { msg, element } => {
+                let m = fr.val(*msg);
+                st.acks
+                    .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));
+            }
+            EventKind::Ack { msg } => {
+                let ev = self.evref(e);
+                let p = Pending {
+                    msg: msg.map(|m| fr.val(m)),
+                    ev,
+                };
+                for f in st.floating.clone() {
+                    self.fact(
+                        &p,
+                        f.effect.clone(),
+                        EffectKind::Spawned {
+                            spawn: f.spawn.clone(),
+                        },
+                    );
+                }
+                st.acks.insert(e.loc.clone(), p);
+            }
+            EventKind::Begin { tx } => {
+                st.txs.insert(
+                    fr.val(*tx),
+                    Tx {
+                        begin: Some(self.evref(e)),
+                        writes: Vec::new(),
+                        open: true,
+                    },
+                );
+            }
+            EventKind::Write { target, .. } => {
+                let ev = self.evref(e);
+                match target.map(|t| fr.val(t)).and_then(|t| st.txs.get_mut(&t)) {
+                    Some(tx) if tx.open => tx.writes.push(ev),
+                    _ => self.effect_now(&mut st, ev),
+                }
+            }
+            EventKind::Commit { tx } => {
+                let ev = self.evref(e);
+                self.commit(&mut st, fr.val(*tx), ev);
+            }
+            EventKind::Rollback { tx } => {
+                st.txs.remove(&fr.val(*tx));
+            }
+            EventKind::Publish | EventKind::External { .. } => {
+                let ev = self.evref(e);
+                self.effect_now(&mut st, ev);
+            }
+            EventKind::AwaitHandle { handle } => {
+                let h = fr.val(*handle);
+                st.floating.retain(|f| f.handle != Some(h));
+            }
+            EventKind::Call(c) => return self.call(e, c, st, fr),
+            EventKind::Nack { .. }
+            | EventKind::IdGen { .. }
+            | EventKind::BrokerBegin
+            | EventKind::BrokerCommit
+            | EventKind::BrokerAbort
+            | EventKind::BrokerOffsets => {}
+        }
+        out.fall = Some(st);
+        out
+    }
+
+    fn call(&mut self, e: &Event, c: &Call, st: State, fr: &Frame) -> Outcome {
+        let mut out = Outcome::default();
+        let caller = &self.krate.functions[fr.fn_idx];
+        let cands: Vec<usize> = self
+            .resolver
+            .resolve(caller, c)
+            .into_iter()
+            .filter(|i| !self.stack.contains(i))
+            .collect();
+        if cands.is_empty() || self.stack.len() > MAX_CALL_DEPTH {
+            out.fall = Some(st);
+            return out;
+        }
+        let _ = self.reach;
+        let mut fall = None;
+        for idx in cands {
+            let callee = &self.krate.functions[idx];
+            let id = self.next_frame;
+            self.next_frame += 1;
+            let mut map = HashMap::new();
+            let mut actuals: Vec<Option<ValueId>> = Vec::new();
+            if callee.has_self {
+                actuals.push(c.receiver);
+            }
+            actuals.extend(c.args.iter().copied());
+            for (p, a) in callee.params.iter().zip(actuals) {
+                if let (Some(p), Some(a)) = (p, a) {
+                    map.insert(*p, fr.val(a));
+                }
+            }
+            let frame = Frame {
+                id,
+                fn_idx: idx,
+                map,
+            };
+            self.stack.push(idx);
+            self.via.push(e.loc.clone());
+            let o = self.run(&callee.body, st.clone(), &frame);
+            self.via.pop();
+            self.stack.pop();
+            let mut cont = o.fall;
+            if let Some(s) = o.ret {
+                join_opt(&mut cont, s);
+            }
+            if let Some(s) = o.ret_err {
+                if c.propagates_err {
+                    join_opt(&mut out.ret_err, s);
+                } else {
+                    join_opt(&mut cont, s);
+                }
+            }
+            if let Some(s) = cont {
+                join_opt(&mut fall, s);
+            }
+        }
+        out.fall = fall;
+        out
+    }
+}

@@ -1,0 +1,1940 @@
+//! Lowering of function bodies to the delivery model.
+//!
+//! Expressions are visited in evaluation order; each appends the nodes it produces
+//! (events, branches, loops, closures, exits) to an output vector and returns an
+//! [`Info`] about its value: which local value it denotes, its role, a SQL text it
+//! carries, a builder it starts (`sqlx::query(..)` before `.execute(..)`), and the
+//! values it mentions. Roles come from declared types and from the API packs.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use proc_macro2::Span as PmSpan;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, Stmt, Token};
+
+use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
+use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
+use crate::diagnostic::Span;
+use crate::frontend::LineIndex;
+use crate::ir::{
+    Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node,
+    SqlFacts, SqlKind, ValueId,
+};
+
+pub struct FileCx<'a> {
+    pub path: Arc<str>,
+    pub apis: &'a Apis,
+    pub index: &'a CrateIndex,
+    pub uses: &'a UseMap,
+    pub lines: &'a LineIndex<'a>,
+    pub module: Vec<String>,
+}
+
+impl FileCx<'_> {
+    fn span(&self, start: PmSpan, end: PmSpan) -> Span {
+        let (s, e) = (start.start(), end.end());
+        Span {
+            line: s.line as u32,
+            column: s.column as u32 + 1,
+            end_line: e.line as u32,
+            end_column: e.column as u32 + 1,
+            byte_start: self.lines.offset(s.line, s.column),
+            byte_end: self.lines.offset(e.line, e.column),
+        }
+    }
+
+    fn loc(&self, start: PmSpan, end: PmSpan) -> Loc {
+        Loc {
+            path: self.path.clone(),
+            span: self.span(start, end),
+        }
+    }
+
+    /// The source text of a node, whitespace collapsed.
+    fn text_of(&self, span: PmSpan) -> String {
+        let sp = self.span(span, span);
+        let text = self.lines.text();
+        let s = text
+            .get(sp.byte_start..sp.byte_end.max(sp.byte_start))
+            .unwrap_or("");
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A call that starts a builder; the event happens at one of its terminals.
+#[derive(Clone, Debug)]
+struct Builder {
+    spec: CallSpec,
+    loc: Loc,
+    text: String,
+    sql: Option<SqlFacts>,
+    mentions: Vec<ValueId>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Info {
+    /// The local value this expression denotes (an alias), or the value an event made.
+    value: Option<ValueId>,
+    role: Option<String>,
+    crate_type: Option<String>,
+    sql: Option<SqlFacts>,
+    builder: Option<Box<Builder>>,
+    /// Values whose identity appears in the expression.
+    mentions: Vec<ValueId>,
+    /// Identifiers of paths in the expression (`CommitMode`, `FutureRecord`, `POST`).
+    idents: Vec<String>,
+    str_lit: Option<String>,
+}
+
+impl Info {
+    fn absorb(&mut self, other: &Info) {
+        for m in &other.mentions {
+            if !self.mentions.contains(m) {
+                self.mentions.push(*m);
+            }
+        }
+        self.idents.extend(other.idents.iter().cloned());
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Value {
+    name: String,
+    role: Option<String>,
+    crate_type: Option<String>,
+    sql: Option<SqlFacts>,
+    builder: Option<Box<Builder>>,
+    /// A received message, or a value taken from one (its root message).
+    msg_root: Option<ValueId>,
+}
+
+struct Lowerer<'a, 'b> {
+    cx: &'a FileCx<'b>,
+    values: Vec<Value>,
+    scopes: Vec<HashMap<String, ValueId>>,
+    fields: HashMap<(ValueId, String), ValueId>,
+    self_type: Option<String>,
+    labels: Vec<(String, u32)>,
+    next_label: u32,
+}
+
+/// Lowers every function and method in `items`; returns how many test items were skipped.
+pub fn lower_items(
+    cx: &FileCx,
+    items: &[syn::Item],
+    include_tests: bool,
+    out: &mut Vec<Function>,
+) -> usize {
+    let mut skipped = 0;
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => {
+                if !include_tests && is_test_attr(&f.attrs) {
+                    skipped += 1;
+                    continue;
+                }
+                out.push(lower_fn(cx, &f.sig, &f.block, None, None, &cx.module));
+            }
+            syn::Item::Impl(imp) => {
+                if !include_tests && is_test_attr(&imp.attrs) {
+                    skipped += 1;
+                    continue;
+                }
+                let self_ty = super::type_name(&imp.self_ty);
+                let trait_name = imp
+                    .trait_
+                    .as_ref()
+                    .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()));
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(m) = it {
+                        if !include_tests && is_test_attr(&m.attrs) {
+                            skipped += 1;
+                            continue;
+                        }
+                        out.push(lower_fn(
+                            cx,
+                            &m.sig,
+                            &m.block,
+                            self_ty.clone(),
+                            trait_name.clone(),
+                            &cx.module,
+                        ));
+                    }
+                }
+            }
+            syn::Item::Trait(t) => {
+                for it in &t.items {
+                    if let syn::TraitItem::Fn(m) = it {
+                        if let Some(block) = &m.default {
+                            let name = Some(t.ident.to_string());
+                            out.push(lower_fn(cx, &m.sig, block, name.clone(), name, &cx.module));
+                        }
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                if !include_tests && is_test_attr(&m.attrs) {
+                    skipped += 1;
+                    continue;
+                }
+                if let Some((_, inner)) = &m.content {
+                    let mut sub = FileCx {
+                        path: cx.path.clone(),
+                        apis: cx.apis,
+                        index: cx.index,
+                        uses: cx.uses,
+                        lines: cx.lines,
+                        module: cx.module.clone(),
+                    };
+                    sub.module.push(m.ident.to_string());
+                    skipped += lower_items(&sub, inner, include_tests, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    skipped
+}
+
+fn lower_fn(
+    cx: &FileCx,
+    sig: &syn::Signature,
+    block: &syn::Block,
+    self_type: Option<String>,
+    trait_name: Option<String>,
+    module: &[String],
+) -> Function {
+    let mut l = Lowerer {
+        cx,
+        values: Vec::new(),
+        scopes: vec![HashMap::new()],
+        fields: HashMap::new(),
+        self_type: self_type.clone(),
+        labels: Vec::new(),
+        next_label: 0,
+    };
+    let mut params = Vec::new();
+    let mut has_self = false;
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(_) => {
+                has_self = true;
+                let v = l.new_value(
+                    "self",
+                    TypeInfo {
+                        role: None,
+                        crate_type: self_type.clone(),
+                    },
+                );
+                l.bind("self", v);
+                params.push(Some(v));
+            }
+            syn::FnArg::Typed(pt) => {
+                let ti = l.type_info(&pt.ty);
+                params.push(l.bind_param(&pt.pat, ti));
+            }
+        }
+    }
+    let body = Node::Seq(l.block(block));
+    let ident = sig.ident.to_string();
+    Function {
+        name: match &self_type {
+            Some(t) => format!("{t}::{ident}"),
+            None => ident.clone(),
+        },
+        ident,
+        self_type,
+        trait_name,
+        module: module.to_vec(),
+        loc: cx.loc(sig.ident.span(), sig.ident.span()),
+        params,
+        has_self,
+        body,
+        value_names: l.values.iter().map(|v| v.name.clone()).collect(),
+    }
+}
+
+const ALIAS_METHODS: &[&str] = &[
+    "clone",
+    "as_mut",
+    "as_ref",
+    "deref",
+    "deref_mut",
+    "borrow",
+    "borrow_mut",
+    "unwrap",
+    "expect",
+    "lock",
+    "read",
+    "write",
+    "to_owned",
+    "into",
+    "as_deref",
+    "as_deref_mut",
+    "unwrap_or_default",
+    "get_mut",
+    "by_ref",
+    "detach",
+    "into_inner",
+    "context",
+    "with_context",
+    "map_err",
+    "ok_or",
+    "ok_or_else",
+    "ok",
+];
+
+const STREAM_CALLBACKS: &[&str] = &[
+    "for_each",
+    "try_for_each",
+    "for_each_concurrent",
+    "try_for_each_concurrent",
+    "then",
+    "and_then",
+];
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    // ----- values and scopes -------------------------------------------------
+
+    fn new_value(&mut self, name: &str, ti: TypeInfo) -> ValueId {
+        self.values.push(Value {
+            name: name.to_string(),
+            role: ti.role,
+            crate_type: ti.crate_type,
+            ..Value::default()
+        });
+        (self.values.len() - 1) as ValueId
+    }
+
+    fn bind(&mut self, name: &str, v: ValueId) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), v);
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<ValueId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn type_info(&self, ty: &syn::Type) -> TypeInfo {
+        type_info(
+            self.cx.apis,
+            self.cx.uses,
+            self.cx.index,
+            ty,
+            self.self_type.as_deref(),
+        )
+    }
+
+    fn bind_param(&mut self, pat: &Pat, ti: TypeInfo) -> Option<ValueId> {
+        match pat {
+            Pat::Ident(pi) => {
+                let name = pi.ident.to_string();
+                let v = self.new_value(&name, ti);
+                self.bind(&name, v);
+                Some(v)
+            }
+            Pat::Type(pt) => {
+                let ti = self.type_info(&pt.ty);
+                self.bind_param(&pt.pat, ti)
+            }
+            Pat::Reference(r) => self.bind_param(&r.pat, ti),
+            other => {
+                self.bind_pattern(other, &Info::default());
+                None
+            }
+        }
+    }
+
+    fn is_message(&self, v: ValueId) -> bool {
+        self.values
+            .get(v as usize)
+            .is_some_and(|x| x.msg_root.is_some())
+    }
+
+    fn root(&self, v: ValueId) -> Option<ValueId> {
+        self.values.get(v as usize).and_then(|x| x.msg_root)
+    }
+
+    /// Binds the identifiers of a pattern to the value of `info`: a single binding
+    /// (through `Some(..)`, `Ok(..)`, references) aliases the value; bindings inside
+    /// structs and tuples become new values taken from it.
+    fn bind_pattern(&mut self, pat: &Pat, info: &Info) {
+        match pat {
+            Pat::Ident(pi) => {
+                let name = pi.ident.to_string();
+                if let Some((_, sub)) = &pi.subpat {
+                    self.bind_pattern(sub, info);
+                }
+                let v = match info.value {
+                    Some(v) => v,
+                    None => self.value_from(&name, info),
+                };
+                self.bind(&name, v);
+            }
+            Pat::Type(pt) => {
+                let ti = self.type_info(&pt.ty);
+                let mut info = info.clone();
+                if info.value.is_none() {
+                    if ti.role.is_some() {
+                        info.role = ti.role.clone();
+                    }
+                    if ti.crate_type.is_some() {
+                        info.crate_type = ti.crate_type.clone();
+                    }
+                } else if let Some(v) = info.value {
+                    let val = &mut self.values[v as usize];
+                    if val.role.is_none() {
+                        val.role = ti.role;
+                    }
+                    if val.crate_type.is_none() {
+                        val.crate_type = ti.crate_type;
+                    }
+                }
+                self.bind_pattern(&pt.pat, &info);
+            }
+            Pat::Reference(r) => self.bind_pattern(&r.pat, info),
+            Pat::Paren(p) => self.bind_pattern(&p.pat, info),
+            Pat::TupleStruct(ts) => {
+                let wrapper =
+                    ts.path.segments.last().is_some_and(|s| {
+                        matches!(s.ident.to_string().as_str(), "Some" | "Ok" | "Err")
+                    });
+                if wrapper && ts.elems.len() == 1 {
+                    self.bind_pattern(&ts.elems[0], info);
+                } else {
+                    let derived = self.derived(info);
+                    for e in &ts.elems {
+                        self.bind_pattern(e, &derived);
+                    }
+                }
+            }
+            Pat::Tuple(t) => {
+                let derived = self.derived(info);
+                for e in &t.elems {
+                    self.bind_pattern(e, &derived);
+                }
+            }
+            Pat::Struct(s) => {
+                let derived = self.derived(info);
+                for f in &s.fields {
+                    self.bind_pattern(&f.pat, &derived);
+                }
+            }
+            Pat::Slice(s) => {
+                let derived = self.derived(info);
+                for e in &s.elems {
+                    self.bind_pattern(e, &derived);
+                }
+            }
+            Pat::Or(o) => {
+                for c in &o.cases {
+                    self.bind_pattern(c, info);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Info for a part of a value: no identity of its own, taken from the message.
+    fn derived(&self, info: &Info) -> Info {
+        let mut mentions = info.mentions.clone();
+        if let Some(v) = info.value {
+            mentions.insert(0, v);
+        }
+        Info {
+            mentions,
+            ..Info::default()
+        }
+    }
+
+    /// A new value for a binding of an expression that denotes no existing value.
+    fn value_from(&mut self, name: &str, info: &Info) -> ValueId {
+        let v = self.new_value(
+            name,
+            TypeInfo {
+                role: info.role.clone(),
+                crate_type: info.crate_type.clone(),
+            },
+        );
+        let root = info.mentions.iter().find_map(|m| self.root(*m));
+        let val = &mut self.values[v as usize];
+        val.sql = info
+            .sql
+            .clone()
+            .or_else(|| info.str_lit.as_deref().map(sql::facts));
+        val.builder = info.builder.clone();
+        val.msg_root = root;
+        v
+    }
+
+    fn value_info(&self, v: ValueId) -> Info {
+        let val = &self.values[v as usize];
+        Info {
+            value: Some(v),
+            role: val.role.clone(),
+            crate_type: val.crate_type.clone(),
+            sql: val.sql.clone(),
+            builder: val.builder.clone(),
+            mentions: vec![v],
+            ..Info::default()
+        }
+    }
+
+    // ----- blocks and statements ---------------------------------------------
+
+    fn block(&mut self, block: &syn::Block) -> Vec<Node> {
+        self.scopes.push(HashMap::new());
+        let mut out = Vec::new();
+        for stmt in &block.stmts {
+            self.stmt(stmt, &mut out);
+        }
+        self.scopes.pop();
+        out
+    }
+
+    /// A block used as a value: its nodes go to `out`, its tail expression's info is returned.
+    fn block_value(&mut self, block: &syn::Block, out: &mut Vec<Node>) -> Info {
+        self.scopes.push(HashMap::new());
+        let mut info = Info::default();
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Expr(e, None) if i + 1 == n => info = self.expr(e, out),
+                _ => self.stmt(stmt, out),
+            }
+        }
+        self.scopes.pop();
+        info
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, out: &mut Vec<Node>) {
+        match stmt {
+            Stmt::Local(local) => {
+                let mut info = Info::default();
+                if let Some(init) = &local.init {
+                    let is_closure = matches!(strip(&init.expr), Expr::Closure(_));
+                    if !is_closure {
+                        info = self.expr(&init.expr, out);
+                    }
+                    if let Some((_, diverge)) = &init.diverge {
+                        let mut els = Vec::new();
+                        self.expr(diverge, &mut els);
+                        out.push(Node::Branch(vec![Node::Seq(vec![]), Node::Seq(els)]));
+                    }
+                }
+                self.bind_pattern(&local.pat, &info);
+            }
+            Stmt::Expr(e, _) => {
+                self.expr(e, out);
+            }
+            Stmt::Macro(m) => {
+                self.mac(&m.mac, out);
+            }
+            Stmt::Item(_) => {}
+        }
+    }
+
+    // ----- expressions -------------------------------------------------------
+
+    fn expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        match e {
+            Expr::Path(p) => self.path_expr(&p.path),
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Str(s) => Info {
+                    str_lit: Some(s.value()),
+                    ..Info::default()
+                },
+                _ => Info::default(),
+            },
+            Expr::Reference(r) => self.expr(&r.expr, out),
+            Expr::Paren(p) => self.expr(&p.expr, out),
+            Expr::Group(g) => self.expr(&g.expr, out),
+            Expr::Unary(u) => self.expr(&u.expr, out),
+            Expr::Cast(c) => self.expr(&c.expr, out),
+            Expr::Await(a) => {
+                let info = self.expr(&a.base, out);
+                if let Some(v) = info.value {
+                    if self.values[v as usize].role.as_deref() == Some("join.handle") {
+                        let loc = self.cx.loc(a.base.span(), a.await_token.span());
+                        out.push(Node::Event(Event {
+                            kind: EventKind::AwaitHandle { handle: v },
+                            loc,
+                            text: format!("{}.await", self.values[v as usize].name),
+                            describe: "task awaited".into(),
+                        }));
+                    }
+                }
+                info
+            }
+            Expr::Try(t) => {
+                let info = self.expr(&t.expr, out);
+                if let Some(Node::Event(Event {
+                    kind: EventKind::Call(c),
+                    ..
+                })) = out.last_mut()
+                {
+                    c.propagates_err = true;
+                }
+                out.push(Node::Branch(vec![
+                    Node::Seq(vec![]),
+                    Node::Exit(ExitKind::Return { err: Some(true) }),
+                ]));
+                info
+            }
+            Expr::Field(f) => {
+                let base = self.expr(&f.base, out);
+                let name = match &f.member {
+                    syn::Member::Named(id) => id.to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                };
+                self.field(&base, &name)
+            }
+            Expr::MethodCall(mc) => self.method_call(mc, out),
+            Expr::Call(c) => self.call(c, out),
+            Expr::Macro(m) => self.mac(&m.mac, out),
+            Expr::Block(b) => self.block_value(&b.block, out),
+            Expr::Unsafe(b) => self.block_value(&b.block, out),
+            Expr::Const(b) => self.block_value(&b.block, out),
+            Expr::Async(a) => {
+                let mut body = Vec::new();
+                self.block_value(&a.block, &mut body);
+                let loc = self.cx.loc(a.span(), a.span());
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run: ClosureRun::Now,
+                    param: None,
+                    handle: None,
+                    loc,
+                    text: "async block".into(),
+                });
+                Info::default()
+            }
+            Expr::Closure(c) => {
+                self.closure(c, ClosureRun::Now, None, out);
+                Info::default()
+            }
+            Expr::If(i) => self.if_expr(i, out),
+            Expr::Match(m) => {
+                let scrut = self.expr(&m.expr, out);
+                let mut arms = Vec::new();
+                for arm in &m.arms {
+                    self.scopes.push(HashMap::new());
+                    self.bind_pattern(&arm.pat, &scrut);
+                    let mut body = Vec::new();
+                    if let Some((_, g)) = &arm.guard {
+                        self.expr(g, &mut body);
+                    }
+                    self.expr(&arm.body, &mut body);
+                    self.scopes.pop();
+                    arms.push(Node::Seq(body));
+                }
+                out.push(Node::Branch(arms));
+                Info::default()
+            }
+            Expr::While(w) => {
+                let label = self.push_label(w.label.as_ref());
+                let mut body = Vec::new();
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                self.cond(&w.cond, &mut body);
+                then.extend(self.block(&w.body));
+                self.scopes.pop();
+                body.push(Node::Branch(vec![
+                    Node::Exit(ExitKind::Break { label }),
+                    Node::Seq(then),
+                ]));
+                self.pop_label(w.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
+                });
+                Info::default()
+            }
+            Expr::ForLoop(f) => {
+                let iter = self.expr(&f.expr, out);
+                let label = self.push_label(f.label.as_ref());
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                // Iterating over received messages: each item is a message of its own.
+                let batch = iter
+                    .value
+                    .filter(|v| self.is_message(*v))
+                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)));
+                match batch {
+                    Some(b) => {
+                        let v = self.value_from(&pat_name(&f.pat), &Info::default());
+                        self.values[v as usize].msg_root = Some(v);
+                        let _ = b;
+                        let loc = self.cx.loc(f.pat.span(), f.pat.span());
+                        then.push(Node::Event(Event {
+                            kind: EventKind::Receive {
+                                msg: v,
+                                element: true,
+                            },
+                            loc,
+                            text: pat_name(&f.pat),
+                            describe: "message taken from a batch".into(),
+                        }));
+                        let info = Info {
+                            value: Some(v),
+                            ..Info::default()
+                        };
+                        self.bind_pattern(&f.pat, &info);
+                    }
+                    None => {
+                        let derived = self.derived(&iter);
+                        self.bind_pattern(&f.pat, &derived);
+                    }
+                }
+                then.extend(self.block(&f.body));
+                self.scopes.pop();
+                self.pop_label(f.label.as_ref());
+                let body =
+                    Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
+                out.push(Node::Loop {
+                    body: Box::new(body),
+                    label,
+                });
+                Info::default()
+            }
+            Expr::Loop(lp) => {
+                let label = self.push_label(lp.label.as_ref());
+                let body = self.block(&lp.body);
+                self.pop_label(lp.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
+                });
+                Info::default()
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &b.expr {
+                    self.expr(v, out);
+                }
+                let label = self.find_label(b.label.as_ref());
+                out.push(Node::Exit(ExitKind::Break { label }));
+                Info::default()
+            }
+            Expr::Continue(c) => {
+                let label = self.find_label(c.label.as_ref());
+                out.push(Node::Exit(ExitKind::Continue { label }));
+                Info::default()
+            }
+            Expr::Return(r) => {
+                let err = r.expr.as_deref().and_then(result_kind);
+                if let Some(v) = &r.expr {
+                    self.expr(v, out);
+                }
+                out.push(Node::Exit(ExitKind::Return { err }));
+                Info::default()
+            }
+            Expr::Let(l) => {
+                // Only reached outside `if`/`while` conditions (let chains inside `&&`).
+                let info = self.expr(&l.expr, out);
+                self.bind_pattern(&l.pat, &info);
+                Info::default()
+            }
+            Expr::Assign(a) => {
+                let rhs = self.expr(&a.right, out);
+                if let Expr::Path(p) = strip(&a.left) {
+                    if let Some(id) = p.path.get_ident() {
+                        let name = id.to_string();
+                        let v = match rhs.value {
+                            Some(v) => v,
+                            None => self.value_from(&name, &rhs),
+                        };
+                        // Re-assignment rebinds the name in the scope that holds it.
+                        if let Some(scope) =
+                            self.scopes.iter_mut().rev().find(|s| s.contains_key(&name))
+                        {
+                            scope.insert(name, v);
+                        }
+                        return Info::default();
+                    }
+                }
+                self.expr(&a.left, out);
+                Info::default()
+            }
+            Expr::Binary(b) => {
+                let l = self.expr(&b.left, out);
+                let r = self.expr(&b.right, out);
+                let mut info = Info::default();
+                info.absorb(&l);
+                info.absorb(&r);
+                info
+            }
+            Expr::Index(i) => {
+                let base = self.expr(&i.expr, out);
+                self.expr(&i.index, out);
+                self.derived(&base)
+            }
+            Expr::Tuple(t) => self.collect(t.elems.iter(), out),
+            Expr::Array(a) => self.collect(a.elems.iter(), out),
+            Expr::Struct(s) => {
+                let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
+                if let Some(rest) = &s.rest {
+                    let r = self.expr(rest, out);
+                    info.absorb(&r);
+                }
+                info.idents
+                    .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
+                info
+            }
+            Expr::Range(r) => {
+                let mut info = Info::default();
+                for e in r.start.iter().chain(r.end.iter()) {
+                    let i = self.expr(e, out);
+                    info.absorb(&i);
+                }
+                info
+            }
+            Expr::Repeat(r) => self.expr(&r.expr, out),
+            Expr::TryBlock(t) => {
+                let mut body = Vec::new();
+                self.block_value(&t.block, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run: ClosureRun::Now,
+                    param: None,
+                    handle: None,
+                    loc: self.cx.loc(t.span(), t.span()),
+                    text: "try block".into(),
+                });
+                Info::default()
+            }
+            _ => Info::default(),
+        }
+    }
+
+    fn collect<'e>(&mut self, es: impl Iterator<Item = &'e Expr>, out: &mut Vec<Node>) -> Info {
+        let mut info = Info::default();
+        for e in es {
+            let i = self.expr(e, out);
+            info.absorb(&i);
+        }
+        info
+    }
+
+    fn path_expr(&mut self, path: &syn::Path) -> Info {
+        if let Some(id) = path.get_ident() {
+            let name = id.to_string();
+            if let Some(v) = self.lookup(&name) {
+                return self.value_info(v);
+            }
+            if let Some(s) = self.cx.index.consts.get(&name) {
+                return Info {
+                    str_lit: Some(s.clone()),
+                    idents: vec![name],
+                    ..Info::default()
+                };
+            }
+            return Info {
+                idents: vec![name],
+                ..Info::default()
+            };
+        }
+        let idents: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let mut info = Info::default();
+        if let Some(last) = idents.last() {
+            if let Some(s) = self.cx.index.consts.get(last) {
+                info.str_lit = Some(s.clone());
+            }
+        }
+        info.idents = idents;
+        info
+    }
+
+    fn field(&mut self, base: &Info, name: &str) -> Info {
+        let Some(b) = base.value else {
+            return self.derived(base);
+        };
+        if let Some(&v) = self.fields.get(&(b, name.to_string())) {
+            return self.value_info(v);
+        }
+        let base_val = self.values[b as usize].clone();
+        let ti = base_val
+            .crate_type
+            .as_ref()
+            .and_then(|t| self.cx.index.fields.get(t))
+            .and_then(|fs| fs.get(name))
+            .cloned()
+            .unwrap_or_default();
+        let v = self.new_value(&format!("{}.{}", base_val.name, name), ti);
+        self.values[v as usize].msg_root = base_val.msg_root;
+        self.fields.insert((b, name.to_string()), v);
+        let mut info = self.value_info(v);
+        info.mentions.push(b);
+        info
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Node>) -> Info {
+        self.scopes.push(HashMap::new());
+        self.cond(&i.cond, out);
+        let then = self.block(&i.then_branch);
+        self.scopes.pop();
+        let mut els = Vec::new();
+        if let Some((_, e)) = &i.else_branch {
+            self.expr(e, &mut els);
+        }
+        out.push(Node::Branch(vec![Node::Seq(then), Node::Seq(els)]));
+        Info::default()
+    }
+
+    /// A condition, with `let` patterns bound in the current (new) scope.
+    fn cond(&mut self, c: &Expr, out: &mut Vec<Node>) {
+        match c {
+            Expr::Let(l) => {
+                let info = self.expr(&l.expr, out);
+                self.bind_pattern(&l.pat, &info);
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                self.cond(&b.left, out);
+                self.cond(&b.right, out);
+            }
+            Expr::Paren(p) => self.cond(&p.expr, out),
+            other => {
+                self.expr(other, out);
+            }
+        }
+    }
+
+    fn push_label(&mut self, label: Option<&syn::Label>) -> Option<u32> {
+        let l = label?;
+        self.next_label += 1;
+        self.labels
+            .push((l.name.ident.to_string(), self.next_label));
+        Some(self.next_label)
+    }
+
+    fn pop_label(&mut self, label: Option<&syn::Label>) {
+        if label.is_some() {
+            self.labels.pop();
+        }
+    }
+
+    fn find_label(&self, lt: Option<&syn::Lifetime>) -> Option<u32> {
+        let name = lt?.ident.to_string();
+        self.labels
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, id)| *id)
+    }
+
+    // ----- closures ----------------------------------------------------------
+
+    /// Lowers a closure (or async block) body into a `Closure` node.
+    fn closure(
+        &mut self,
+        c: &syn::ExprClosure,
+        run: ClosureRun,
+        handle: Option<ValueId>,
+        out: &mut Vec<Node>,
+    ) {
+        self.scopes.push(HashMap::new());
+        let mut param = None;
+        for (i, p) in c.inputs.iter().enumerate() {
+            let v = self.bind_param(p, TypeInfo::default());
+            if i == 0 {
+                param = v;
+            }
+        }
+        let mut body = Vec::new();
+        if let (ClosureRun::Callback, Some(p)) = (run, param) {
+            self.values[p as usize].msg_root = Some(p);
+            body.push(Node::Event(Event {
+                kind: EventKind::Receive {
+                    msg: p,
+                    element: false,
+                },
+                loc: self.cx.loc(c.inputs.span(), c.inputs.span()),
+                text: self.values[p as usize].name.clone(),
+                describe: "message delivered to the callback".into(),
+            }));
+        }
+        if let (ClosureRun::Transaction, Some(p)) = (run, param) {
+            self.values[p as usize].role = Some("db.tx".into());
+        }
+        self.closure_body(&c.body, &mut body);
+        self.scopes.pop();
+        let loc = self.cx.loc(c.span(), c.span());
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run,
+            param,
+            handle,
+            loc,
+            text: "closure".into(),
+        });
+    }
+
+    /// A closure body, seeing through `async move { .. }` and `Box::pin(async move { .. })`.
+    fn closure_body(&mut self, body: &Expr, out: &mut Vec<Node>) {
+        match strip(body) {
+            Expr::Async(a) => {
+                self.block_value(&a.block, out);
+            }
+            Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
+                self.closure_body(&c.args[0], out)
+            }
+            Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                Stmt::Expr(e @ (Expr::Async(_) | Expr::Call(_)), None) => self.closure_body(e, out),
+                _ => {
+                    self.block_value(&b.block, out);
+                }
+            },
+            other => {
+                self.expr(other, out);
+            }
+        }
+    }
+
+    /// Lowers the argument `arg` that a call runs in a special way (spawn, transaction, callback).
+    fn special_arg(
+        &mut self,
+        arg: &Expr,
+        run: ClosureRun,
+        handle: Option<ValueId>,
+        out: &mut Vec<Node>,
+    ) -> bool {
+        match strip(arg) {
+            Expr::Closure(c) => {
+                self.closure(c, run, handle, out);
+                true
+            }
+            Expr::Async(a) if run != ClosureRun::Callback => {
+                let mut body = Vec::new();
+                self.block_value(&a.block, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run,
+                    param: None,
+                    handle,
+                    loc: self.cx.loc(a.span(), a.span()),
+                    text: "async block".into(),
+                });
+                true
+            }
+            Expr::Call(c) if run != ClosureRun::Callback && c.args.len() == 1 && !is_box_pin(c) => {
+                // `tokio::spawn(process(msg))`: the call runs later.
+                let mut body = Vec::new();
+                self.expr(arg, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run,
+                    param: None,
+                    handle,
+                    loc: self.cx.loc(c.span(), c.span()),
+                    text: "task".into(),
+                });
+                true
+            }
+            Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
+                self.special_arg(&c.args[0], run, handle, out)
+            }
+            Expr::MethodCall(_) if run == ClosureRun::Later => {
+                let mut body = Vec::new();
+                self.expr(arg, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run,
+                    param: None,
+                    handle,
+                    loc: self.cx.loc(arg.span(), arg.span()),
+                    text: "task".into(),
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    // ----- calls ---------------------------------------------------------------
+
+    fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        let recv = self.expr(&mc.receiver, out);
+        let name = mc.method.to_string();
+        let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+        let recv_text = short_text(&self.cx.text_of(mc.receiver.span()));
+        let text = format!("{recv_text}.{name}");
+        let args: Vec<&Expr> = mc.args.iter().collect();
+
+        // A builder's terminal, or a step along the builder.
+        if let Some(b) = recv.builder.clone() {
+            let arg_infos = self.plain_args(&args, out);
+            if b.spec.terminals.iter().any(|t| *t == name) {
+                return self.builder_event(*b, &name, &arg_infos, out);
+            }
+            let mut b = b;
+            for a in &arg_infos {
+                b.mentions.extend(a.mentions.iter().copied());
+            }
+            return Info {
+                builder: Some(b),
+                ..Info::default()
+            };
+        }
+
+        // Methods of the crate's own types.
+        if let Some(ty) = recv.crate_type.clone() {
+            if self.has_method(&ty, &name) {
+                let arg_infos = self.plain_args(&args, out);
+                return self.crate_call(
+                    Callee::Method {
+                        name,
+                        receiver_type: Some(ty),
+                    },
+                    recv.value,
+                    &arg_infos,
+                    loc,
+                    text,
+                    out,
+                );
+            }
+        }
+
+        // API knowledge.
+        if let Some(spec) = self.match_method(&name, &recv, &args, out) {
+            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        }
+
+        // Handler callbacks over a message stream.
+        if STREAM_CALLBACKS.contains(&name.as_str()) && is_stream_role(recv.role.as_deref()) {
+            if let Some(last) = args.last() {
+                for a in &args[..args.len() - 1] {
+                    self.expr(a, out);
+                }
+                if self.special_arg(last, ClosureRun::Callback, None, out) {
+                    return Info::default();
+                }
+            }
+        }
+
+        // Methods of the crate's types, receiver type unknown.
+        if recv.crate_type.is_none() && recv.role.is_none() {
+            let n = self
+                .cx
+                .index
+                .fns
+                .get(&name)
+                .map(|v| v.iter().filter(|s| s.self_type.is_some()).count());
+            if matches!(n, Some(1..=3)) && !ALIAS_METHODS.contains(&name.as_str()) {
+                let arg_infos = self.plain_args(&args, out);
+                return self.crate_call(
+                    Callee::Method {
+                        name,
+                        receiver_type: None,
+                    },
+                    recv.value,
+                    &arg_infos,
+                    loc,
+                    text,
+                    out,
+                );
+            }
+        }
+
+        let arg_infos = self.plain_args(&args, out);
+        if ALIAS_METHODS.contains(&name.as_str()) {
+            let mut info = recv;
+            for a in &arg_infos {
+                info.absorb(a);
+            }
+            return info;
+        }
+        let mut info = self.derived(&recv);
+        for a in &arg_infos {
+            info.absorb(a);
+        }
+        info
+    }
+
+    /// Lowers arguments in order; closures and async blocks among them run now.
+    fn plain_args(&mut self, args: &[&Expr], out: &mut Vec<Node>) -> Vec<Info> {
+        args.iter().map(|a| self.expr(a, out)).collect()
+    }
+
+    fn has_method(&self, ty: &str, name: &str) -> bool {
+        self.cx.index.fns.get(name).is_some_and(|sigs| {
+            sigs.iter()
+                .any(|s| s.self_type.as_deref() == Some(ty) || s.trait_name.as_deref() == Some(ty))
+        })
+    }
+
+    fn match_method(
+        &mut self,
+        name: &str,
+        recv: &Info,
+        args: &[&Expr],
+        _out: &mut Vec<Node>,
+    ) -> Option<CallSpec> {
+        let specs = self.cx.apis.methods.get(name)?;
+        let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        specs
+            .iter()
+            .find(|s| self.spec_matches(s, Some(recv), &peek, None))
+            .cloned()
+    }
+
+    /// Cheap facts about an argument without lowering it (for matching a spec).
+    fn peek(&mut self, e: &Expr) -> Info {
+        let mut scratch = Vec::new();
+        match strip(e) {
+            Expr::Closure(_) | Expr::Async(_) => Info::default(),
+            // Lowering twice would duplicate events: only look at simple shapes.
+            Expr::Path(_)
+            | Expr::Lit(_)
+            | Expr::Field(_)
+            | Expr::Reference(_)
+            | Expr::Unary(_)
+            | Expr::Paren(_) => {
+                let n = self.values.len();
+                let info = self.expr(e, &mut scratch);
+                debug_assert!(scratch.is_empty() || self.values.len() >= n);
+                info
+            }
+            other => {
+                let mut info = Info::default();
+                collect_idents(other, &mut info.idents);
+                info
+            }
+        }
+    }
+
+    fn spec_matches(
+        &self,
+        s: &CallSpec,
+        recv: Option<&Info>,
+        args: &[Info],
+        path: Option<&[String]>,
+    ) -> bool {
+        if let Some(recv) = recv {
+            let role_ok = match &recv.role {
+                Some(r) => s.on.iter().any(|o| o == r || o == "*"),
+                None => s.on.iter().any(|o| o == "?" || o == "*"),
+            };
+            if !role_ok {
+                return false;
+            }
+            if let (Some(t), Some(rt)) = (&s.on_type, &recv.crate_type) {
+                if t != rt {
+                    return false;
+                }
+            }
+        }
+        if let Some(path) = path {
+            let ok = s.paths.iter().any(|p| {
+                let ps: Vec<&str> = p.split("::").collect();
+                let suffix = path.len() >= ps.len()
+                    && path[path.len() - ps.len()..]
+                        .iter()
+                        .zip(&ps)
+                        .all(|(a, b)| a == b);
+                let loose = s.loose
+                    && ps.len() > path.len()
+                    && ps[ps.len() - path.len()..]
+                        .iter()
+                        .zip(path)
+                        .all(|(a, b)| a == b);
+                suffix || loose
+            });
+            if !ok {
+                return false;
+            }
+        }
+        if s.arity.is_some_and(|n| n != args.len()) {
+            return false;
+        }
+        if !s.arg_mentions.is_empty()
+            && !args
+                .iter()
+                .any(|a| a.idents.iter().any(|i| s.arg_mentions.contains(i)))
+        {
+            return false;
+        }
+        if !s.arg0_str.is_empty() {
+            let Some(lit) = args.first().and_then(|a| a.str_lit.as_deref()) else {
+                return false;
+            };
+            if !s.arg0_str.iter().any(|x| x.eq_ignore_ascii_case(lit)) {
+                return false;
+            }
+        }
+        if !s.arg0_role.is_empty() {
+            let Some(r) = args.first().and_then(|a| a.role.as_deref()) else {
+                return false;
+            };
+            if !s.arg0_role.iter().any(|x| x == r) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
+        let Expr::Path(p) = strip(&c.func) else {
+            let f = self.expr(&c.func, out);
+            let mut info = self.collect(c.args.iter(), out);
+            info.absorb(&f);
+            return info;
+        };
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
+        let text = segs.join("::");
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let last = segs.last().cloned().unwrap_or_default();
+
+        // `Ok(x)`, `Some(x)`, `Box::new(x)`: the value passes through.
+        if matches!(
+            last.as_str(),
+            "Ok" | "Some" | "Err" | "new" | "pin" | "from"
+        ) && args.len() == 1
+            && !self.is_crate_fn(&segs)
+        {
+            if !(last == "new"
+                && segs.len() >= 2
+                && self.cx.apis.paths.contains_key("new")
+                && self.path_spec(&segs, &args).is_some())
+            {
+                let info = self.expr(args[0], out);
+                return info;
+            }
+        }
+
+        if self.is_crate_fn(&segs) {
+            let arg_infos = self.plain_args(&args, out);
+            return self.crate_call(Callee::Path(segs), None, &arg_infos, loc, text, out);
+        }
+        if let Some(spec) = self.path_spec(&segs, &args) {
+            return self.api_call(&spec, None, &args, &last, loc, text, out);
+        }
+        let info = self.collect(c.args.iter(), out);
+        Info {
+            mentions: info.mentions,
+            idents: info.idents,
+            ..Info::default()
+        }
+    }
+
+    fn path_spec(&mut self, segs: &[String], args: &[&Expr]) -> Option<CallSpec> {
+        let last = segs.last()?;
+        let specs = self.cx.apis.paths.get(last)?.clone();
+        let resolved = resolve_path(self.cx.uses, segs);
+        let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        specs
+            .into_iter()
+            .find(|s| self.spec_matches(s, None, &peek, Some(&resolved)))
+    }
+
+    /// True when the path names a function of this crate (`save`, `db::save`, `Self::save`, `Repo::new`).
+    fn is_crate_fn(&self, segs: &[String]) -> bool {
+        let Some(last) = segs.last() else {
+            return false;
+        };
+        let Some(sigs) = self.cx.index.fns.get(last) else {
+            return false;
+        };
+        let resolved = resolve_path(self.cx.uses, segs);
+        if resolved.len() >= 2 {
+            let owner = &resolved[resolved.len() - 2];
+            if owner == "Self" {
+                return self
+                    .self_type
+                    .as_ref()
+                    .is_some_and(|t| sigs.iter().any(|s| s.self_type.as_ref() == Some(t)));
+            }
+            if owner.starts_with(|c: char| c.is_ascii_uppercase()) {
+                return sigs.iter().any(|s| s.self_type.as_ref() == Some(owner));
+            }
+            let first = resolved[0].as_str();
+            let local = matches!(first, "crate" | "self" | "super")
+                || self.cx.index.fns.contains_key(last) && !is_external_crate(first);
+            return local
+                && sigs.iter().any(|s| {
+                    s.self_type.is_none() && s.module.last() == Some(owner)
+                        || s.self_type.is_none()
+                            && matches!(owner.as_str(), "crate" | "self" | "super")
+                });
+        }
+        sigs.iter().any(|s| s.self_type.is_none())
+    }
+
+    fn crate_call(
+        &mut self,
+        callee: Callee,
+        receiver: Option<ValueId>,
+        args: &[Info],
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let ret = self.return_type(&callee);
+        out.push(Node::Event(Event {
+            kind: EventKind::Call(Call {
+                callee,
+                receiver,
+                args: args.iter().map(|a| a.value).collect(),
+                propagates_err: false,
+            }),
+            loc,
+            text,
+            describe: "call".into(),
+        }));
+        let mut info = Info {
+            role: ret.role,
+            crate_type: ret.crate_type,
+            ..Info::default()
+        };
+        for a in args {
+            info.absorb(a);
+        }
+        info
+    }
+
+    fn return_type(&self, callee: &Callee) -> TypeInfo {
+        let (name, ty) = match callee {
+            Callee::Path(segs) => {
+                let owner = segs.len().checked_sub(2).map(|i| segs[i].clone());
+                let owner = match owner.as_deref() {
+                    Some("Self") => self.self_type.clone(),
+                    _ => owner,
+                };
+                (segs.last().cloned().unwrap_or_default(), owner)
+            }
+            Callee::Method {
+                name,
+                receiver_type,
+            } => (name.clone(), receiver_type.clone()),
+        };
+        let Some(sigs) = self.cx.index.fns.get(&name) else {
+            return TypeInfo::default();
+        };
+        let mut found = sigs
+            .iter()
+            .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);
+        match (found.next(), found.next()) {
+            (Some(s), None) => s.ret.clone(),
+            _ => TypeInfo::default(),
+        }
+    }
+
+    /// Applies an API spec at a call: emits its event or starts its builder.
+    #[allow(clippy::too_many_arguments)]
+    fn api_call(
+        &mut self,
+        spec: &CallSpec,
+        recv: Option<&Info>,
+        args: &[&Expr],
+        method: &str,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let returns = spec.returns.clone();
+        match spec.event {
+            Api::Spawn | Api::TxClosure | Api::Callback => {
+                let run = match spec.event {
+                    Api::Spawn => ClosureRun::Later,
+                    Api::TxClosure => ClosureRun::Transaction,
+                    _ => ClosureRun::Callback,
+                };
+                let handle = (spec.event == Api::Spawn).then(|| {
+                    let v = self.new_value(
+                        "task",
+                        TypeInfo {
+                            role: Some("join.handle".into()),
+                            crate_type: None,
+                        },
+                    );
+                    v
+                });
+                let mut done = false;
+                for a in args {
+                    if !done && self.special_arg(a, run, handle, out) {
+                        done = true;
+                    } else {
+                        self.expr(a, out);
+                    }
+                }
+                if !done && spec.event == Api::TxClosure {
+                    return Info::default();
+                }
+                return Info {
+                    value: handle,
+                    role: returns,
+                    ..Info::default()
+                };
+            }
+            _ => {}
+        }
+        let arg_infos = self.plain_args(args, out);
+        let sql_text = self.spec_sql(spec, args, &arg_infos);
+        if !spec.terminals.is_empty() {
+            let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
+            for a in &arg_infos {
+                mentions.extend(a.mentions.iter().copied());
+            }
+            let b = Builder {
+                spec: spec.clone(),
+                loc,
+                text,
+                sql: sql_text,
+                mentions,
+            };
+            return Info {
+                builder: Some(Box::new(b)),
+                role: returns,
+                ..Info::default()
+            };
+        }
+        let recv_v = recv.and_then(|r| r.value);
+        let target = match spec.target {
+            Target::Receiver => recv_v,
+            Target::Arg0 => arg_infos.first().and_then(|a| a.value).or(recv_v),
+            Target::TerminalArg0 => arg_infos.first().and_then(|a| a.value),
+            Target::Mentions => None,
+            Target::None => None,
+        };
+        let mut mentions: Vec<ValueId> = Vec::new();
+        for a in &arg_infos {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        let mut info = Info {
+            value,
+            role: returns,
+            ..Info::default()
+        };
+        if let (Some(v), Some(r)) = (value, &info.role) {
+            self.values[v as usize].role = Some(r.clone());
+        }
+        if spec.event == Api::None {
+            // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
+            info.sql = self.spec_sql(spec, args, &arg_infos);
+            if let Some(r) = recv {
+                info.mentions = r.mentions.clone();
+            }
+        }
+        info
+    }
+
+    fn builder_event(
+        &mut self,
+        b: Builder,
+        terminal: &str,
+        args: &[Info],
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let target = match b.spec.target {
+            Target::TerminalArg0 => args.first().and_then(|a| a.value),
+            _ => None,
+        };
+        let mut mentions = b.mentions.clone();
+        for a in args {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let spec = b.spec.clone();
+        let value = self.emit(
+            &spec,
+            terminal,
+            target,
+            mentions,
+            b.sql.clone(),
+            b.loc.clone(),
+            b.text.clone(),
+            out,
+        );
+        Info {
+            value,
+            role: spec.returns.clone(),
+            ..Info::default()
+        }
+    }
+
+    fn spec_sql(&self, spec: &CallSpec, args: &[&Expr], infos: &[Info]) -> Option<SqlFacts> {
+        let which = spec.sql.as_deref()?;
+        let from_info = |i: &Info| {
+            i.sql
+                .clone()
+                .or_else(|| i.str_lit.as_deref().map(sql::facts))
+        };
+        match which {
+            "arg0" => infos
+                .first()
+                .and_then(from_info)
+                .or(Some(SqlFacts::unknown())),
+            "first_str" => infos
+                .iter()
+                .find_map(|i| i.str_lit.as_deref().map(sql::facts))
+                .or(Some(SqlFacts::unknown())),
+            d if d.starts_with("diesel_") => {
+                let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
+                let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    verb,
+                    tables: table.into_iter().collect(),
+                    ignores_conflict: false,
+                    returning: false,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Emits the event of `spec`. Returns the value it creates (a message, a transaction).
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        spec: &CallSpec,
+        method: &str,
+        target: Option<ValueId>,
+        mentions: Vec<ValueId>,
+        sql_facts: Option<SqlFacts>,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Option<ValueId> {
+        let describe = spec.describe.clone().unwrap_or_default();
+        let msg_of = |l: &Self, t: Option<ValueId>| {
+            t.and_then(|v| l.root(v))
+                .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
+        };
+        let mut made = None;
+        let kind = match spec.event {
+            Api::Receive => {
+                let v = self.new_value(
+                    &text,
+                    TypeInfo {
+                        role: spec.returns.clone(),
+                        crate_type: None,
+                    },
+                );
+                self.values[v as usize].msg_root = Some(v);
+                made = Some(v);
+                EventKind::Receive {
+                    msg: v,
+                    element: false,
+                }
+            }
+            Api::Ack => EventKind::Ack {
+                msg: msg_of(self, target),
+            },
+            Api::Nack => EventKind::Nack {
+                msg: msg_of(self, target),
+            },
+            Api::Begin => {
+                let v = self.new_value(
+                    &text,
+                    TypeInfo {
+                        role: Some("db.tx".into()),
+                        crate_type: None,
+                    },
+                );
+                made = Some(v);
+                EventKind::Begin { tx: v }
+            }
+            Api::Commit => EventKind::Commit { tx: target? },
+            Api::Rollback => EventKind::Rollback { tx: target? },
+            Api::Write => {
+                let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+                match facts.kind {
+                    SqlKind::Read => return None,
+                    SqlKind::Begin => {
+                        // `conn.execute("BEGIN")`: the connection now holds a transaction.
+                        EventKind::Begin { tx: target? }
+                    }
+                    SqlKind::Commit => EventKind::Commit { tx: target? },
+                    SqlKind::Rollback => EventKind::Rollback { tx: target? },
+                    SqlKind::Write => EventKind::Write { target, sql: facts },
+                    SqlKind::Unknown => {
+                        if spec.write_terminals.is_empty()
+                            || spec.write_terminals.iter().any(|t| t == method)
+                        {
+                            EventKind::Write { target, sql: facts }
+                        } else {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Api::Publish => EventKind::Publish,
+            Api::External => EventKind::External {
+                kind: match spec.external.as_deref() {
+                    Some("http") => ExternalKind::Http,
+                    Some("email") => ExternalKind::Email,
+                    Some("payment") => ExternalKind::Payment,
+                    other => ExternalKind::Other(other.unwrap_or("external").to_string()),
+                },
+            },
+            Api::Idgen => EventKind::IdGen { binding: None },
+            Api::BrokerBegin => EventKind::BrokerBegin,
+            Api::BrokerCommit => EventKind::BrokerCommit,
+            Api::BrokerAbort => EventKind::BrokerAbort,
+            Api::BrokerOffsets => EventKind::BrokerOffsets,
+            Api::None | Api::Spawn | Api::TxClosure | Api::Callback => return None,
+        };
+        out.push(Node::Event(Event {
+            kind,
+            loc,
+            text,
+            describe,
+        }));
+        made
+    }
+
+    // ----- macros ----------------------------------------------------------------
+
+    fn mac(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) -> Info {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let close = match &mac.delimiter {
+            syn::MacroDelimiter::Paren(p) => p.span.close(),
+            syn::MacroDelimiter::Brace(b) => b.span.close(),
+            syn::MacroDelimiter::Bracket(b) => b.span.close(),
+        };
+        let loc = self.cx.loc(mac.path.span(), close);
+        let args: Option<Punctuated<Expr, Token![,]>> =
+            mac.parse_body_with(Punctuated::parse_terminated).ok();
+        match name.as_str() {
+            "bail" => {
+                out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
+                return Info::default();
+            }
+            "panic" | "unreachable" | "todo" | "unimplemented" => {
+                out.push(Node::Exit(ExitKind::Abort));
+                return Info::default();
+            }
+            "ensure" => {
+                if let Some(a) = &args {
+                    self.collect(a.iter().take(1), out);
+                }
+                out.push(Node::Branch(vec![
+                    Node::Seq(vec![]),
+                    Node::Exit(ExitKind::Return { err: Some(true) }),
+                ]));
+                return Info::default();
+            }
+            "select" => {
+                self.select(mac, out);
+                return Info::default();
+            }
+            _ => {}
+        }
+        if let Some(specs) = self.cx.apis.macros.get(&name).cloned() {
+            if let Some(spec) = specs.first() {
+                let args: Vec<Expr> = args.map(|a| a.into_iter().collect()).unwrap_or_default();
+                let refs: Vec<&Expr> = args.iter().collect();
+                let text = mac
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("::")
+                    + "!";
+                return self.api_call(spec, None, &refs, &name, loc, text, out);
+            }
+        }
+        match args {
+            Some(a) => self.collect(a.iter(), out),
+            None => Info::default(),
+        }
+    }
+
+    /// `tokio::select! { pat = fut => body, ... }`: each branch is an alternative.
+    fn select(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) {
+        let Ok(branches) = mac.parse_body_with(parse_select) else {
+            return;
+        };
+        let mut arms = Vec::new();
+        for (pat, fut, body) in &branches {
+            self.scopes.push(HashMap::new());
+            let mut arm = Vec::new();
+            let info = self.expr(fut, &mut arm);
+            if let Some(p) = pat {
+                self.bind_pattern(p, &info);
+            }
+            self.expr(body, &mut arm);
+            self.scopes.pop();
+            arms.push(Node::Seq(arm));
+        }
+        out.push(Node::Branch(arms));
+    }
+}
+
+type SelectBranch = (Option<Pat>, Expr, Expr);
+
+fn parse_select(input: syn::parse::ParseStream) -> syn::Result<Vec<SelectBranch>> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        if input.peek(syn::Ident) && input.peek2(Token![;]) {
+            input.parse::<syn::Ident>()?; // `biased;`
+            input.parse::<Token![;]>()?;
+            continue;
+        }
+        let pat = if input.peek(Token![else]) {
+            input.parse::<Token![else]>()?;
+            None
+        } else {
+            Some(Pat::parse_multi_with_leading_vert(input)?)
+        };
+        let fut: Expr = if pat.is_some() {
+            input.parse::<Token![=]>()?;
+            input.call(Expr::parse_without_eager_brace)?
+        } else {
+            syn::parse_quote!(())
+        };
+        if input.peek(Token![,]) {
+            // `, if precondition`
+            input.parse::<Token![,]>()?;
+            input.parse::<Token![if]>()?;
+            input.call(Expr::parse_without_eager_brace)?;
+        }
+        input.parse::<Token![=>]>()?;
+        let body: Expr = input.parse()?;
+        if input.peek(Token![,]) {
+            input.parse::<Token![,]>()?;
+        }
+        out.push((pat, fut, body));
+    }
+    Ok(out)
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        Expr::Reference(r) => strip(&r.expr),
+        _ => e,
+    }
+}
+
+fn is_box_pin(c: &syn::ExprCall) -> bool {
+    matches!(strip(&c.func), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
+}
+
+fn is_stream_role(role: Option<&str>) -> bool {
+    matches!(
+        role,
+        Some(
+            "kafka.stream"
+                | "kafka.consumer"
+                | "amqp.consumer"
+                | "nats.messages"
+                | "pulsar.consumer"
+        )
+    )
+}
+
+fn is_external_crate(first: &str) -> bool {
+    matches!(
+        first,
+        "std"
+            | "core"
+            | "alloc"
+            | "tokio"
+            | "sqlx"
+            | "diesel"
+            | "rdkafka"
+            | "lapin"
+            | "async_nats"
+            | "redis"
+            | "pulsar"
+            | "aws_sdk_sqs"
+            | "sea_orm"
+            | "rusqlite"
+            | "tokio_postgres"
+            | "reqwest"
+            | "lettre"
+            | "futures"
+            | "serde_json"
+            | "uuid"
+            | "chrono"
+            | "tracing"
+            | "log"
+            | "anyhow"
+    )
+}
+
+/// `Err(..)` -> error return, `Ok(..)` -> success, otherwise unknown.
+fn result_kind(e: &Expr) -> Option<bool> {
+    match strip(e) {
+        Expr::Call(c) => match strip(&c.func) {
+            Expr::Path(p) => match p
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .as_deref()
+            {
+                Some("Err") => Some(true),
+                Some("Ok") => Some(false),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Macro(m)
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "anyhow") =>
+        {
+            Some(true)
+        }
+        _ => None,
+    }
+}
+
+fn pat_name(p: &Pat) -> String {
+    match p {
+        Pat::Ident(i) => i.ident.to_string(),
+        Pat::Type(t) => pat_name(&t.pat),
+        Pat::Reference(r) => pat_name(&r.pat),
+        _ => "item".into(),
+    }
+}
+
+/// Shortens a receiver's source text for messages: `self.consumer`, `tx`.
+fn short_text(s: &str) -> String {
+    if s.chars().count() <= 40 && !s.contains('\n') {
+        return s.to_string();
+    }
+    let tail: String = s.rsplit('.').next().unwrap_or(s).chars().take(40).collect();
+    format!("…{tail}")
+}
+
+fn collect_idents(e: &Expr, out: &mut Vec<String>) {
+    use syn::visit::Visit;
+    struct V<'o>(&'o mut Vec<String>);
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            self.0
+                .extend(p.segments.iter().map(|s| s.ident.to_string()));
+            syn::visit::visit_path(self, p);
+        }
+    }
+    V(out).visit_expr(e);
+}
+
+/// The table of a diesel statement: `orders::table` or `orders` -> `orders`.
+fn diesel_table(e: &Expr) -> Option<String> {
+    let mut idents = Vec::new();
+    collect_idents(e, &mut idents);
+    idents
+        .into_iter()
+        .find(|i| i != "table" && i != "dsl" && i != "schema" && i != "crate")
+}

@@ -1,0 +1,213 @@
+//! SQL inside string literals: what a statement does, from sqlparser. A string that
+//! does not parse is `SqlKind::Unknown`, never a guess.
+
+use sqlparser::ast::{FromTable, ObjectName, SetExpr, Statement, TableFactor, TableObject};
+use sqlparser::dialect::{Dialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+
+use crate::ir::{SqlFacts, SqlKind};
+
+/// Facts about the statements in `sql` (several statements: the strongest kind wins).
+pub fn facts(sql: &str) -> SqlFacts {
+    let dialects: [&dyn Dialect; 4] = [
+        &PostgreSqlDialect {},
+        &SQLiteDialect {},
+        &MySqlDialect {},
+        &GenericDialect {},
+    ];
+    for d in dialects {
+        if let Ok(stmts) = Parser::parse_sql(d, sql) {
+            if stmts.is_empty() {
+                break;
+            }
+            let mut out = SqlFacts::unknown();
+            out.kind = SqlKind::Read;
+            for s in &stmts {
+                merge(&mut out, statement(s));
+            }
+            return out;
+        }
+    }
+    keyword_fallback(sql)
+}
+
+fn rank(k: &SqlKind) -> u8 {
+    match k {
+        SqlKind::Read => 0,
+        SqlKind::Unknown => 1,
+        SqlKind::Begin | SqlKind::Commit | SqlKind::Rollback => 2,
+        SqlKind::Write => 3,
+    }
+}
+
+fn merge(acc: &mut SqlFacts, f: SqlFacts) {
+    if rank(&f.kind) > rank(&acc.kind) {
+        acc.kind = f.kind.clone();
+        acc.verb = f.verb.clone();
+    }
+    for t in f.tables {
+        if !acc.tables.contains(&t) {
+            acc.tables.push(t);
+        }
+    }
+    acc.ignores_conflict |= f.ignores_conflict;
+    acc.returning |= f.returning;
+}
+
+fn table_name(name: &ObjectName) -> String {
+    let full = name.to_string();
+    let last = full.rsplit('.').next().unwrap_or(&full);
+    last.trim_matches('"')
+        .trim_matches('`')
+        .to_ascii_lowercase()
+}
+
+fn factor_name(f: &TableFactor) -> Option<String> {
+    match f {
+        TableFactor::Table { name, .. } => Some(table_name(name)),
+        _ => None,
+    }
+}
+
+fn write(verb: &str, tables: Vec<String>) -> SqlFacts {
+    SqlFacts {
+        kind: SqlKind::Write,
+        verb: verb.into(),
+        tables,
+        ignores_conflict: false,
+        returning: false,
+    }
+}
+
+fn statement(s: &Statement) -> SqlFacts {
+    match s {
+        Statement::Insert(i) => {
+            let tables = match &i.table {
+                TableObject::TableName(n) => vec![table_name(n)],
+                _ => vec![],
+            };
+            let mut f = write("INSERT", tables);
+            f.ignores_conflict = i.or.is_some() || i.ignore || i.on.is_some();
+            f.returning = i.returning.is_some();
+            f
+        }
+        Statement::Update {
+            table, returning, ..
+        } => {
+            let mut f = write("UPDATE", factor_name(&table.relation).into_iter().collect());
+            f.returning = returning.is_some();
+            f
+        }
+        Statement::Delete(d) => {
+            let from = match &d.from {
+                FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+            };
+            let mut tables: Vec<String> = d.tables.iter().map(table_name).collect();
+            tables.extend(from.iter().filter_map(|t| factor_name(&t.relation)));
+            let mut f = write("DELETE", tables);
+            f.returning = d.returning.is_some();
+            f
+        }
+        Statement::Merge { .. } | Statement::Truncate { .. } | Statement::Copy { .. } => {
+            write("WRITE", vec![])
+        }
+        Statement::Query(q) => {
+            // A data-modifying body (`WITH … INSERT`) is a write.
+            match q.body.as_ref() {
+                SetExpr::Insert(inner) | SetExpr::Update(inner) => statement(inner),
+                _ => SqlFacts {
+                    kind: SqlKind::Read,
+                    ..SqlFacts::unknown()
+                },
+            }
+        }
+        Statement::StartTransaction { .. } => SqlFacts {
+            kind: SqlKind::Begin,
+            verb: "BEGIN".into(),
+            ..SqlFacts::unknown()
+        },
+        Statement::Commit { .. } => SqlFacts {
+            kind: SqlKind::Commit,
+            verb: "COMMIT".into(),
+            ..SqlFacts::unknown()
+        },
+        Statement::Rollback { .. } => SqlFacts {
+            kind: SqlKind::Rollback,
+            verb: "ROLLBACK".into(),
+            ..SqlFacts::unknown()
+        },
+        Statement::Set(_) | Statement::ShowVariable { .. } | Statement::Explain { .. } => {
+            SqlFacts {
+                kind: SqlKind::Read,
+                ..SqlFacts::unknown()
+            }
+        }
+        _ => SqlFacts::unknown(),
+    }
+}
+
+/// Only transaction control is recognized without a parse: `BEGIN`, `COMMIT`, `ROLLBACK`.
+fn keyword_fallback(sql: &str) -> SqlFacts {
+    let first = sql
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    let kind = match first.as_str() {
+        "BEGIN" | "START" => SqlKind::Begin,
+        "COMMIT" | "END" => SqlKind::Commit,
+        "ROLLBACK" | "ABORT" => SqlKind::Rollback,
+        _ => SqlKind::Unknown,
+    };
+    SqlFacts {
+        verb: if kind == SqlKind::Unknown {
+            String::new()
+        } else {
+            first
+        },
+        kind,
+        ..SqlFacts::unknown()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        assert_eq!(
+            facts("SELECT * FROM orders WHERE id = $1").kind,
+            SqlKind::Read
+        );
+        let f = facts("INSERT INTO public.orders (id, total) VALUES ($1, $2)");
+        assert_eq!(
+            (f.kind, f.tables),
+            (SqlKind::Write, vec!["orders".to_string()])
+        );
+        let f = facts("UPDATE stock SET n = n - $1 WHERE sku = $2");
+        assert_eq!((f.kind, f.verb.as_str()), (SqlKind::Write, "UPDATE"));
+        assert_eq!(facts("DELETE FROM jobs WHERE id = ?").tables, vec!["jobs"]);
+        assert_eq!(facts("BEGIN").kind, SqlKind::Begin);
+        assert_eq!(facts("COMMIT").kind, SqlKind::Commit);
+        assert_eq!(facts("not sql at all").kind, SqlKind::Unknown);
+    }
+
+    #[test]
+    fn conflict_clauses() {
+        assert!(
+            facts("INSERT INTO processed (id) VALUES ($1) ON CONFLICT DO NOTHING").ignores_conflict
+        );
+        assert!(facts("INSERT OR IGNORE INTO processed (id) VALUES (?)").ignores_conflict);
+        assert!(facts("INSERT INTO p (id) VALUES ($1) RETURNING id").returning);
+    }
+
+    #[test]
+    fn cte_insert_is_a_write() {
+        let f = facts(
+            "WITH first AS (INSERT INTO processed_events (id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id) \
+             INSERT INTO inventory (sku) SELECT $2 FROM first",
+        );
+        assert_eq!(f.kind, SqlKind::Write);
+    }
+}
