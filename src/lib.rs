@@ -34,7 +34,11 @@ pub struct Options {
 /// in `Report::errors` instead, and the rest of the tree is still analyzed.
 pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
     let default_path = [PathBuf::from(".")];
-    let paths = if paths.is_empty() { &default_path[..] } else { paths };
+    let paths = if paths.is_empty() {
+        &default_path[..]
+    } else {
+        paths
+    };
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let apis = apis::Apis::with_user(&config.apis)?;

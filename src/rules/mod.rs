@@ -76,18 +76,33 @@ planned!(MA002, "MA002", "fresh-id-per-attempt", Error,
 planned!(MA003, "MA003", "split-dedup-transaction", Error,
     "The dedup record and the effect are written in different transactions, connections, or with one in autocommit.",
     "atomicity of dedup record and effect");
-planned!(MA004, "MA004", "missing-read-committed", Warning,
+planned!(
+    MA004,
+    "MA004",
+    "missing-read-committed",
+    Warning,
     "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
-    "visibility of uncommitted/aborted transactional records");
-planned!(MA005, "MA005", "unchecked-dedup-claim", Error,
+    "visibility of uncommitted/aborted transactional records"
+);
+planned!(
+    MA005,
+    "MA005",
+    "unchecked-dedup-claim",
+    Error,
     "The dedup claim's result is ignored and the effect runs anyway.",
-    "idempotency");
+    "idempotency"
+);
 planned!(MA006, "MA006", "dual-write", Warning,
     "A function commits a DB transaction and publishes to a broker as two separate steps, with no outbox.",
     "DB/broker atomicity");
-planned!(MA007, "MA007", "auto-ack", Warning,
+planned!(
+    MA007,
+    "MA007",
+    "auto-ack",
+    Warning,
     "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None).",
-    "progress decoupled from effect");
+    "progress decoupled from effect"
+);
 planned!(MA008, "MA008", "unconfirmed-publish", Warning,
     "A producer can lose or duplicate sends (weak acks, idempotence off, unconfirmed RabbitMQ publish).",
     "producer to broker acceptance");
@@ -97,15 +112,30 @@ planned!(MA009, "MA009", "effect-in-broker-transaction", Warning,
 planned!(MA010, "MA010", "offsets-outside-transaction", Error,
     "Consume-transform-produce with a transactional producer, but the consumer commits offsets itself.",
     "atomicity of output and progress");
-planned!(MA011, "MA011", "non-idempotent-effect", Warning,
+planned!(
+    MA011,
+    "MA011",
+    "non-idempotent-effect",
+    Warning,
     "An at-least-once handler applies a non-idempotent effect with no dedup record.",
-    "idempotency under redelivery");
-planned!(MA012, "MA012", "dedup-retention-window", Warning,
+    "idempotency under redelivery"
+);
+planned!(
+    MA012,
+    "MA012",
+    "dedup-retention-window",
+    Warning,
     "The dedup store's retention is shorter than the replay window of the source.",
-    "dedup retention must cover replay");
-planned!(MA013, "MA013", "discarded-transaction", Error,
+    "dedup retention must cover replay"
+);
+planned!(
+    MA013,
+    "MA013",
+    "discarded-transaction",
+    Error,
     "A transaction is begun and then dropped or never used, so the writes run in autocommit.",
-    "transaction scope");
+    "transaction scope"
+);
 
 /// The unused-suppression diagnostic of SPEC §4.
 pub static MA900: RuleMeta = RuleMeta {
