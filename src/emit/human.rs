@@ -22,7 +22,7 @@ pub struct HumanOptions {
     pub unicode: bool,
     /// ANSI colours (only for terminals).
     pub color: bool,
-    /// Width text is wrapped at.
+    /// Width of the terminal (long lines are not wrapped: the terminal does that).
     pub width: usize,
 }
 
@@ -183,7 +183,10 @@ fn finding_diag<'a>(report: &'a Report, f: &'a Finding) -> (Diag<'a>, Vec<String
     }
     let diag = Diag {
         message: f.message.clone(),
-        code: Some(format!("{} {}", f.code, f.name)),
+        code: Some(format!(
+            "{}:{}:{}: {} {}",
+            f.path, f.span.line, f.span.column, f.code, f.name
+        )),
         severity: match f.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
@@ -199,40 +202,32 @@ fn finding_diag<'a>(report: &'a Report, f: &'a Finding) -> (Diag<'a>, Vec<String
 }
 
 fn error_diag<'a>(report: &'a Report, e: &'a InputError) -> Diag<'a> {
+    let location = match (e.line, e.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", e.path),
+        (Some(l), None) => format!("{}:{l}", e.path),
+        _ => e.path.clone(),
+    };
     let text = report.sources.get(&e.path);
-    match (text, e.line) {
-        (Some(text), Some(line)) => {
-            let col = e.column.unwrap_or(1);
-            Diag {
-                message: e.message.clone(),
-                code: Some("input error".to_string()),
-                severity: miette::Severity::Error,
-                help: None,
-                source: Some(Named {
-                    name: &e.path,
-                    text,
-                }),
-                labels: vec![LabeledSpan::new_primary_with_span(
-                    Some("here".to_string()),
-                    source_span(text, line, col, 0, 0),
-                )],
-            }
-        }
-        _ => {
-            let location = match (e.line, e.column) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", e.path),
-                (Some(l), None) => format!("{}:{l}", e.path),
-                _ => e.path.clone(),
-            };
-            Diag {
-                message: format!("{location}: {}", e.message),
-                code: Some("input error".to_string()),
-                severity: miette::Severity::Error,
-                help: None,
-                source: None,
-                labels: Vec::new(),
-            }
-        }
+    let (source, labels) = match (text, e.line) {
+        (Some(text), Some(line)) => (
+            Some(Named {
+                name: &e.path,
+                text,
+            }),
+            vec![LabeledSpan::new_primary_with_span(
+                Some("here".to_string()),
+                source_span(text, line, e.column.unwrap_or(1), 0, 0),
+            )],
+        ),
+        _ => (None, Vec::new()),
+    };
+    Diag {
+        message: e.message.clone(),
+        code: Some(format!("{location}: input error")),
+        severity: miette::Severity::Error,
+        help: None,
+        source,
+        labels,
     }
 }
 
@@ -278,18 +273,19 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
     let base = GraphicalReportHandler::new_themed(theme)
         .with_width(options.width)
         .with_links(false)
+        .with_wrap_lines(false)
         .without_syntax_highlighting();
     let mut out = String::new();
     for f in &report.findings {
         let (diag, notes) = finding_diag(report, f);
-        let handler = if notes.is_empty() {
-            base.clone()
-        } else {
-            let footer: Vec<String> = notes.iter().map(|n| format!("note: {n}")).collect();
-            base.clone().with_footer(footer.join("\n"))
-        };
         // Writing into a String cannot fail.
-        let _ = handler.render_report(&mut out, &diag);
+        let _ = base.render_report(&mut out, &diag);
+        if !notes.is_empty() {
+            out.push('\n');
+            for n in notes {
+                out.push_str(&format!("  note: {n}\n"));
+            }
+        }
         out.push('\n');
     }
     for e in &report.errors {
@@ -354,7 +350,10 @@ mod tests {
             help: "h".into(),
         });
         let out = render(&r, &HumanOptions::default());
-        assert!(out.contains("note: at x.rs:3:4"), "{out}");
+        assert!(
+            out.starts_with("x.rs:3:4: MA001 ack-before-commit\n"),
+            "{out}"
+        );
         assert!(out.contains("note: x.rs:0:0: l"), "{out}");
         assert!(out.contains("help: h"), "{out}");
     }
