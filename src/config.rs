@@ -240,8 +240,18 @@ fn parse_levels(
     let mut entries: Vec<_> = raw.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     let mut out = BTreeMap::new();
+    let mut written: BTreeMap<&'static str, &str> = BTreeMap::new();
     for (rule, level) in entries {
         let (code, sev) = parse_level(ctx, rule, level)?;
+        if let Some(first) = written.insert(code, rule.get_ref()) {
+            return Err(ctx.error(
+                rule.span().start,
+                format!(
+                    "rule {code} is set twice (as `{first}` and as `{}`)",
+                    rule.get_ref()
+                ),
+            ));
+        }
         out.insert(code, sev);
     }
     Ok(out)
@@ -348,7 +358,13 @@ impl Config {
         let ctx = ParseCtx { path, text };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let start = e.span().map(|s| s.start).unwrap_or(0);
-            ctx.error(start, e.message().trim_end().to_string())
+            let message: Vec<&str> = e
+                .message()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            ctx.error(start, message.join(": "))
         })?;
 
         let exclude_globs = PathGlobs::build(&raw.exclude, &ctx)?;
@@ -585,6 +601,19 @@ dedup_tables = ["processed_events", "inbox"]
         assert_eq!(e.column, Some(5));
         let e = err("# é\n[rules\n");
         assert_eq!(e.line, Some(2));
+    }
+
+    #[test]
+    fn multi_line_toml_messages_are_joined_and_duplicates_refused() {
+        let e = err("[rules\nMA001 = \"off\"\n");
+        assert!(!e.message.contains('\n'), "{}", e.message);
+        assert_eq!(e.line, Some(1));
+        let e = err("[rules]\nMA001 = \"off\"\nack-before-commit = \"error\"\n");
+        assert_eq!(
+            e.message,
+            "rule MA001 is set twice (as `MA001` and as `ack-before-commit`)"
+        );
+        assert_eq!((e.line, e.column), (Some(3), Some(1)));
     }
 
     #[test]
