@@ -400,6 +400,13 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Discovery {
     for p in paths {
         walker.walk_path(p, config);
     }
+    // The same file reached twice (`check link real` with `link -> real`) is read
+    // once, under the display path that sorts first.
+    let mut by_file = std::collections::HashSet::new();
+    walker.candidates.retain(|_, c| {
+        let key = fs::canonicalize(&c.abs).unwrap_or_else(|_| c.abs.clone());
+        by_file.insert(key)
+    });
     let mut out = Discovery {
         seen: walker.candidates.len() + walker.symlinks.len(),
         ..Discovery::default()
@@ -554,6 +561,25 @@ mod tests {
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.skipped["symlink"], 2);
         assert_eq!(d.seen, 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_reached_twice_is_read_once() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "real/x.rs", b"");
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
+        let d = discover(
+            &[
+                t.path().join("real"),
+                t.path().join("link"),
+                t.path().join("real/x.rs"),
+            ],
+            &Config::default(),
+        );
+        assert_eq!(paths(&d).len(), 1);
+        assert!(paths(&d)[0].ends_with("link/x.rs"));
+        assert_eq!(d.seen, 1);
     }
 
     #[test]
