@@ -15,6 +15,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::config::Config;
 use crate::diagnostic::InputError;
 
@@ -416,8 +418,14 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Discovery {
             .insert("symlink".to_string(), walker.symlinks.len());
     }
     out.errors = walker.errors;
-    for (display, c) in walker.candidates {
-        match read_file(&display, &c.abs, c.kind) {
+    // Reading is I/O bound and independent per file; collect keeps the order.
+    let candidates: Vec<(String, Candidate)> = walker.candidates.into_iter().collect();
+    let read: Vec<ReadOutcome> = candidates
+        .par_iter()
+        .map(|(display, c)| read_file(display, &c.abs, c.kind))
+        .collect();
+    for ((display, c), outcome) in candidates.into_iter().zip(read) {
+        match outcome {
             ReadOutcome::Text(text) => out.files.push(SourceFile {
                 path: display,
                 abs: c.abs,

@@ -160,3 +160,21 @@ fn json_field_order() {
     assert_eq!(v["summary"]["errors"], 2);
     assert_eq!(v["errors"][1].get("line"), None);
 }
+
+#[test]
+fn human_input_error_in_a_file_with_source() {
+    let mut r = Report::default();
+    r.sources.insert(
+        "src/broken.rs".into(),
+        "fn a() {\n    let x = 1\n}\n".into(),
+    );
+    r.errors.push(InputError {
+        path: "src/broken.rs".into(),
+        line: Some(2),
+        column: Some(14),
+        message: "expected `;`".into(),
+    });
+    r.summary.files = 1;
+    r.finish();
+    insta::assert_snapshot!(emit::render(&r, Format::Human));
+}
