@@ -1,11 +1,46 @@
 //! `msgaudit.toml`, `--select`/`--ignore`, and per-rule, per-path severities.
 //!
-//! OWNER: shell helper. Interface fixed; implementation to be filled in.
+//! The config is found by `--config FILE`, or else as `msgaudit.toml` in the
+//! directory of the first PATH or any of its ancestors. The schema is strict:
+//! unknown keys, unknown rules and invalid levels are errors that carry the
+//! config's path and the 1-based line and column of the offending text.
+//!
+//! Path globs (`exclude`, `[[overrides]] paths`) are relative to the config
+//! file's directory. A path is matched by resolving it against that directory
+//! (see [`Config::relative_to_root`]); a path outside it is matched as displayed.
+//! A glob without `/` (`*.gen.rs`) matches the file name at any depth, as in
+//! `.gitignore`; a glob with `/` matches the whole relative path, and `*` does
+//! not cross `/` (use `**` for that).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use toml::Spanned;
 
 use crate::diagnostic::{InputError, Severity};
+use crate::source::line_col;
+
+/// The file name searched for when no `--config` is given.
+pub const CONFIG_FILE_NAME: &str = "msgaudit.toml";
+
+/// Keys allowed in the config's `[apis]` table.
+pub const API_KINDS: [&str; 13] = [
+    "receive",
+    "ack",
+    "nack",
+    "begin",
+    "commit",
+    "rollback",
+    "write",
+    "publish",
+    "idgen",
+    "effect",
+    "retry",
+    "dedup_tables",
+    "outbox_tables",
+];
 
 /// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
 /// (`crate::queue::Queue::done`), plus `dedup_tables` / `outbox_tables`.
@@ -16,35 +51,634 @@ pub struct ApiConfig {
     pub origin: Option<String>,
 }
 
+/// A compiled set of path globs (see the module documentation for the syntax).
+#[derive(Clone, Debug, Default)]
+pub struct PathGlobs {
+    /// Globs with a `/`, matched against the whole relative path.
+    full: Option<GlobSet>,
+    /// Globs without `/`, matched against the file name.
+    name: Option<GlobSet>,
+    /// `dir/**` globs with the `/**` removed, so that `dir` itself can be pruned.
+    dir: Option<GlobSet>,
+}
+
+impl PathGlobs {
+    fn build(globs: &[Spanned<String>], ctx: &ParseCtx) -> Result<PathGlobs, InputError> {
+        let mut full = GlobSetBuilder::new();
+        let mut name = GlobSetBuilder::new();
+        let mut dir = GlobSetBuilder::new();
+        let (mut n_full, mut n_name, mut n_dir) = (0, 0, 0);
+        for g in globs {
+            let pat = g.get_ref().trim_start_matches("./");
+            let compile = |p: &str| -> Result<Glob, InputError> {
+                GlobBuilder::new(p)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| {
+                        ctx.error(
+                            g.span().start,
+                            format!("invalid glob `{}`: {}", g.get_ref(), e.kind()),
+                        )
+                    })
+            };
+            if pat.contains('/') {
+                let pat = pat.trim_start_matches('/');
+                full.add(compile(pat)?);
+                n_full += 1;
+                if let Some(prefix) = pat.strip_suffix("/**") {
+                    dir.add(compile(prefix)?);
+                    n_dir += 1;
+                }
+            } else {
+                name.add(compile(pat)?);
+                n_name += 1;
+            }
+        }
+        let finish = |b: GlobSetBuilder, n: usize| -> Option<GlobSet> {
+            if n == 0 {
+                None
+            } else {
+                b.build().ok()
+            }
+        };
+        Ok(PathGlobs {
+            full: finish(full, n_full),
+            name: finish(name, n_name),
+            dir: finish(dir, n_dir),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.full.is_none() && self.name.is_none()
+    }
+
+    /// Whether `rel` (a `/`-separated path relative to the config directory) matches.
+    /// `is_dir` also matches a directory `d` against `d/**`.
+    pub fn matches(&self, rel: &str, is_dir: bool) -> bool {
+        let rel = rel.trim_start_matches("./");
+        if let Some(full) = &self.full {
+            if full.is_match(rel) {
+                return true;
+            }
+        }
+        if is_dir {
+            if let Some(dir) = &self.dir {
+                if dir.is_match(rel) {
+                    return true;
+                }
+            }
+        }
+        if let Some(name) = &self.name {
+            let base = rel.rsplit('/').next().unwrap_or(rel);
+            if name.is_match(base) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// One `[[overrides]]` entry, compiled.
+#[derive(Clone, Debug, Default)]
+pub struct Override {
+    pub paths: PathGlobs,
+    /// code -> level (`None` = off)
+    pub rules: BTreeMap<&'static str, Option<Severity>>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// Directory of the config file (globs are relative to it).
+    /// Directory of the config file (globs are relative to it), canonicalized.
     pub root: Option<PathBuf>,
+    /// The config file as displayed in messages.
+    pub file: Option<String>,
     pub exclude: Vec<String>,
     pub include_tests: bool,
     pub apis: ApiConfig,
+    /// `[rules]`: code -> level (`None` = off).
+    pub rules: BTreeMap<&'static str, Option<Severity>>,
+    /// `[[overrides]]`, in file order (later entries win).
+    pub overrides: Vec<Override>,
+    /// `exclude`, compiled.
+    pub exclude_globs: PathGlobs,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    include_tests: bool,
+    #[serde(default)]
+    rules: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    overrides: Vec<RawOverride>,
+    #[serde(default)]
+    apis: BTreeMap<Spanned<String>, Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOverride {
+    paths: Vec<Spanned<String>>,
+    #[serde(default)]
+    rules: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+/// Text and display path of the config being parsed, to position errors.
+struct ParseCtx<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl ParseCtx<'_> {
+    fn error(&self, byte: usize, message: String) -> InputError {
+        let (line, column) = line_col(self.text, byte);
+        InputError {
+            path: self.path.to_string(),
+            line: Some(line),
+            column: Some(column),
+            message,
+        }
+    }
+}
+
+fn parse_level(
+    ctx: &ParseCtx,
+    rule: &Spanned<String>,
+    level: &Spanned<String>,
+) -> Result<(&'static str, Option<Severity>), InputError> {
+    let meta = crate::rules::lookup(rule.get_ref()).ok_or_else(|| {
+        ctx.error(
+            rule.span().start,
+            format!("unknown rule `{}`", rule.get_ref()),
+        )
+    })?;
+    let sev = match level.get_ref().as_str() {
+        "off" => None,
+        "warning" => Some(Severity::Warning),
+        "error" => Some(Severity::Error),
+        other => {
+            return Err(ctx.error(
+                level.span().start,
+                format!(
+                    "invalid level `{other}` for {}: expected off, warning or error",
+                    meta.code
+                ),
+            ))
+        }
+    };
+    Ok((meta.code, sev))
+}
+
+fn parse_levels(
+    ctx: &ParseCtx,
+    raw: &BTreeMap<Spanned<String>, Spanned<String>>,
+) -> Result<BTreeMap<&'static str, Option<Severity>>, InputError> {
+    // Report the first error in file order, not in key order.
+    let mut entries: Vec<_> = raw.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    let mut out = BTreeMap::new();
+    let mut written: BTreeMap<&'static str, &str> = BTreeMap::new();
+    for (rule, level) in entries {
+        let (code, sev) = parse_level(ctx, rule, level)?;
+        if let Some(first) = written.insert(code, rule.get_ref()) {
+            return Err(ctx.error(
+                rule.span().start,
+                format!(
+                    "rule {code} is set twice (as `{first}` and as `{}`)",
+                    rule.get_ref()
+                ),
+            ));
+        }
+        out.insert(code, sev);
+    }
+    Ok(out)
+}
+
+/// Path of `p` relative to the current directory when it is inside it, `/`-separated.
+fn display_path(p: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(&cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| p.to_path_buf());
+    shown.to_string_lossy().replace('\\', "/")
+}
+
+/// Removes `.` and resolves `..` without touching the disk.
+fn normalize_lexically(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 impl Config {
-    pub fn load(_explicit: Option<&Path>, _first_path: &Path) -> Result<Config, InputError> {
-        Ok(Config::default())
+    /// Loads `explicit` (an error when it does not exist), or else the first
+    /// `msgaudit.toml` found upward from `first_path` (from its directory when it
+    /// is a file). No config found is the default config.
+    pub fn load(explicit: Option<&Path>, first_path: &Path) -> Result<Config, InputError> {
+        let file = match explicit {
+            Some(p) => {
+                if !p.is_file() {
+                    return Err(InputError {
+                        path: p.to_string_lossy().replace('\\', "/"),
+                        line: None,
+                        column: None,
+                        message: if p.exists() {
+                            "config file is not a regular file".to_string()
+                        } else {
+                            "config file not found".to_string()
+                        },
+                    });
+                }
+                Some((p.to_path_buf(), p.to_string_lossy().replace('\\', "/")))
+            }
+            None => Self::find(first_path).map(|p| {
+                let shown = display_path(&p);
+                (p, shown)
+            }),
+        };
+        let Some((file, shown)) = file else {
+            return Ok(Config::default());
+        };
+        let text = std::fs::read(&file).map_err(|e| InputError {
+            path: shown.clone(),
+            line: None,
+            column: None,
+            message: format!("cannot read config: {e}"),
+        })?;
+        let text = String::from_utf8(text).map_err(|e| {
+            let bytes = e.as_bytes();
+            let valid = e.utf8_error().valid_up_to();
+            let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or("");
+            let (line, column) = line_col(prefix, valid);
+            InputError {
+                path: shown.clone(),
+                line: Some(line),
+                column: Some(column),
+                message: "invalid UTF-8 in config".to_string(),
+            }
+        })?;
+        let root = file
+            .canonicalize()
+            .ok()
+            .and_then(|f| f.parent().map(Path::to_path_buf));
+        let mut config = Self::parse(&text, &shown)?;
+        config.root = root;
+        Ok(config)
+    }
+
+    fn find(first_path: &Path) -> Option<PathBuf> {
+        let start = first_path.canonicalize().ok()?;
+        let start = if start.is_file() {
+            start.parent()?.to_path_buf()
+        } else {
+            start
+        };
+        start
+            .ancestors()
+            .map(|dir| dir.join(CONFIG_FILE_NAME))
+            .find(|candidate| candidate.is_file())
+    }
+
+    /// Parses config text; `path` is used in error messages. `root` is left unset.
+    pub fn parse(text: &str, path: &str) -> Result<Config, InputError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let ctx = ParseCtx { path, text };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let start = e.span().map(|s| s.start).unwrap_or(0);
+            let message: Vec<&str> = e
+                .message()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            ctx.error(start, message.join(": "))
+        })?;
+
+        let exclude_globs = PathGlobs::build(&raw.exclude, &ctx)?;
+        let rules = parse_levels(&ctx, &raw.rules)?;
+        let mut overrides = Vec::new();
+        for o in &raw.overrides {
+            overrides.push(Override {
+                paths: PathGlobs::build(&o.paths, &ctx)?,
+                rules: parse_levels(&ctx, &o.rules)?,
+            });
+        }
+        let mut lists = BTreeMap::new();
+        for (kind, entries) in &raw.apis {
+            if !API_KINDS.contains(&kind.get_ref().as_str()) {
+                return Err(ctx.error(
+                    kind.span().start,
+                    format!(
+                        "unknown API kind `{}`: expected one of {}",
+                        kind.get_ref(),
+                        API_KINDS.join(", ")
+                    ),
+                ));
+            }
+            lists.insert(kind.get_ref().clone(), entries.clone());
+        }
+        Ok(Config {
+            root: None,
+            file: Some(path.to_string()),
+            exclude: raw.exclude.iter().map(|g| g.get_ref().clone()).collect(),
+            include_tests: raw.include_tests,
+            apis: ApiConfig {
+                lists,
+                origin: Some(path.to_string()),
+            },
+            rules,
+            overrides,
+            exclude_globs,
+        })
+    }
+
+    /// The path of `path` (a display path, relative to the current directory, or
+    /// absolute) relative to the config directory, `/`-separated; `None` when the
+    /// file lies outside that directory or there is no config file.
+    ///
+    /// The path is resolved lexically against the current directory first; when
+    /// that fails (a symlinked PATH), its parent directory is canonicalized.
+    pub fn relative_to_root(&self, path: &Path) -> Option<String> {
+        let root = self.root.as_ref()?;
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(path)
+        };
+        let abs = normalize_lexically(&abs);
+        let rel = match abs.strip_prefix(root) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => {
+                let parent = abs.parent()?.canonicalize().ok()?;
+                let joined = match abs.file_name() {
+                    Some(name) => parent.join(name),
+                    None => parent,
+                };
+                joined.strip_prefix(root).ok()?.to_path_buf()
+            }
+        };
+        let s = rel.to_string_lossy().replace('\\', "/");
+        Some(if s.is_empty() { ".".to_string() } else { s })
+    }
+
+    /// The path to match globs against: relative to the config directory when
+    /// the file is inside it, or else the display path itself.
+    fn glob_path(&self, path: &str) -> String {
+        self.relative_to_root(Path::new(path))
+            .unwrap_or_else(|| path.trim_start_matches("./").to_string())
+    }
+
+    /// Whether a walked path (as reached from a PATH argument) is excluded by the
+    /// config's `exclude` globs.
+    pub fn is_excluded(&self, path: &Path, is_dir: bool) -> bool {
+        if self.exclude_globs.is_empty() {
+            return false;
+        }
+        let shown = path.to_string_lossy().replace('\\', "/");
+        let rel = self.glob_path(&shown);
+        self.exclude_globs.matches(&rel, is_dir)
     }
 
     /// Severity of rule `code` for a finding in `path`; `None` means the rule is off there.
-    pub fn level_for(&self, code: &str, _path: &str) -> Option<Severity> {
-        crate::rules::lookup(code).map(|r| r.default_severity)
+    ///
+    /// The rule's default, then `[rules]`, then every `[[overrides]]` entry whose
+    /// `paths` match, in file order, the later winning.
+    pub fn level_for(&self, code: &str, path: &str) -> Option<Severity> {
+        let meta = crate::rules::lookup(code)?;
+        let mut level = Some(meta.default_severity);
+        if let Some(l) = self.rules.get(meta.code) {
+            level = *l;
+        }
+        if self
+            .overrides
+            .iter()
+            .any(|o| o.rules.contains_key(meta.code))
+        {
+            let rel = self.glob_path(path);
+            for o in &self.overrides {
+                if let Some(l) = o.rules.get(meta.code) {
+                    if o.paths.matches(&rel, false) {
+                        level = *l;
+                    }
+                }
+            }
+        }
+        level
     }
 }
 
 /// `--select` / `--ignore`.
 #[derive(Clone, Debug, Default)]
-pub struct Selection {}
+pub struct Selection {
+    /// When non-empty, only these codes run (MA900 always runs unless ignored).
+    select: Vec<&'static str>,
+    ignore: Vec<&'static str>,
+}
+
+fn resolve_codes(values: &[String], flag: &str) -> Result<Vec<&'static str>, InputError> {
+    let mut out = Vec::new();
+    for v in values {
+        for item in v.split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let meta = crate::rules::lookup(item).ok_or_else(|| InputError {
+                path: flag.to_string(),
+                line: None,
+                column: None,
+                message: format!("unknown rule `{item}`"),
+            })?;
+            if !out.contains(&meta.code) {
+                out.push(meta.code);
+            }
+        }
+    }
+    Ok(out)
+}
 
 impl Selection {
-    pub fn new(_select: &[String], _ignore: &[String]) -> Result<Selection, InputError> {
-        Ok(Selection {})
+    /// Resolves `--select` and `--ignore` values (codes or names, comma-separated
+    /// lists allowed). An unknown rule is an error whose `path` is the flag.
+    pub fn new(select: &[String], ignore: &[String]) -> Result<Selection, InputError> {
+        Ok(Selection {
+            select: resolve_codes(select, "--select")?,
+            ignore: resolve_codes(ignore, "--ignore")?,
+        })
     }
-    pub fn enabled(&self, _code: &str) -> bool {
-        true
+
+    pub fn enabled(&self, code: &str) -> bool {
+        let Some(meta) = crate::rules::lookup(code) else {
+            return false;
+        };
+        if self.ignore.contains(&meta.code) {
+            return false;
+        }
+        meta.code == crate::rules::MA900.code
+            || self.select.is_empty()
+            || self.select.contains(&meta.code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> InputError {
+        Config::parse(text, "msgaudit.toml").unwrap_err()
+    }
+
+    #[test]
+    fn parses_full_config() {
+        let c = Config::parse(
+            r#"
+exclude = ["target/**", "vendor/**"]
+include_tests = true
+[[overrides]]
+paths = ["services/legacy/**"]
+rules = { MA011 = "off", dual-write = "error" }
+[rules]
+MA007 = "off"
+ack-before-commit = "warning"
+[apis]
+ack = ["crate::queue::Queue::done"]
+dedup_tables = ["processed_events", "inbox"]
+"#,
+            "msgaudit.toml",
+        )
+        .unwrap();
+        assert!(c.include_tests);
+        assert_eq!(c.exclude, ["target/**", "vendor/**"]);
+        assert_eq!(c.rules["MA007"], None);
+        assert_eq!(c.rules["MA001"], Some(Severity::Warning));
+        assert_eq!(c.overrides.len(), 1);
+        assert_eq!(c.overrides[0].rules["MA006"], Some(Severity::Error));
+        assert_eq!(c.apis.lists["ack"], ["crate::queue::Queue::done"]);
+        assert_eq!(c.apis.origin.as_deref(), Some("msgaudit.toml"));
+    }
+
+    #[test]
+    fn unknown_key_is_positioned() {
+        let e = err("include_tests = true\nbogus = 1\n");
+        assert_eq!((e.line, e.column), (Some(2), Some(1)));
+        assert!(e.message.contains("unknown field `bogus`"), "{}", e.message);
+        assert_eq!(e.path, "msgaudit.toml");
+    }
+
+    #[test]
+    fn unknown_rule_and_bad_level() {
+        let e = err("[rules]\nMA001 = \"off\"\nMA099 = \"off\"\n");
+        assert_eq!(e.message, "unknown rule `MA099`");
+        assert_eq!((e.line, e.column), (Some(3), Some(1)));
+        let e = err("[rules]\nMA001 = \"warn\"\n");
+        assert_eq!(
+            e.message,
+            "invalid level `warn` for MA001: expected off, warning or error"
+        );
+        assert_eq!((e.line, e.column), (Some(2), Some(9)));
+        let e = err("[[overrides]]\npaths = [\"a/**\"]\nrules = { MA01 = \"off\" }\n");
+        assert_eq!(e.message, "unknown rule `MA01`");
+        assert_eq!((e.line, e.column), (Some(3), Some(11)));
+    }
+
+    #[test]
+    fn syntax_error_column_counts_characters() {
+        let e = err("exclude = [\"é\", ]\nx = = 1\n");
+        assert_eq!(e.line, Some(2));
+        assert_eq!(e.column, Some(5));
+        let e = err("# é\n[rules\n");
+        assert_eq!(e.line, Some(2));
+    }
+
+    #[test]
+    fn multi_line_toml_messages_are_joined_and_duplicates_refused() {
+        let e = err("[rules\nMA001 = \"off\"\n");
+        assert!(!e.message.contains('\n'), "{}", e.message);
+        assert_eq!(e.line, Some(1));
+        let e = err("[rules]\nMA001 = \"off\"\nack-before-commit = \"error\"\n");
+        assert_eq!(
+            e.message,
+            "rule MA001 is set twice (as `MA001` and as `ack-before-commit`)"
+        );
+        assert_eq!((e.line, e.column), (Some(3), Some(1)));
+    }
+
+    #[test]
+    fn bad_api_kind_and_bad_glob() {
+        let e = err("[apis]\nacks = [\"x\"]\n");
+        assert!(e.message.starts_with("unknown API kind `acks`"));
+        assert_eq!((e.line, e.column), (Some(2), Some(1)));
+        let e = err("exclude = [\"a/[\"]\n");
+        assert!(e.message.starts_with("invalid glob `a/[`"), "{}", e.message);
+        assert_eq!((e.line, e.column), (Some(1), Some(12)));
+    }
+
+    #[test]
+    fn level_for_applies_rules_then_overrides() {
+        let c = Config::parse(
+            r#"
+[rules]
+MA006 = "error"
+[[overrides]]
+paths = ["legacy/**"]
+rules = { MA006 = "off", MA001 = "warning" }
+[[overrides]]
+paths = ["legacy/keep/**", "*.gen.rs"]
+rules = { MA006 = "warning" }
+"#,
+            "msgaudit.toml",
+        )
+        .unwrap();
+        // Without a root, globs match the display path.
+        assert_eq!(c.level_for("MA006", "src/a.rs"), Some(Severity::Error));
+        assert_eq!(c.level_for("dual-write", "legacy/a.rs"), None);
+        assert_eq!(c.level_for("MA001", "legacy/a.rs"), Some(Severity::Warning));
+        assert_eq!(
+            c.level_for("MA006", "legacy/keep/a.rs"),
+            Some(Severity::Warning)
+        );
+        assert_eq!(c.level_for("MA006", "x/y.gen.rs"), Some(Severity::Warning));
+        assert_eq!(c.level_for("MA002", "legacy/a.rs"), Some(Severity::Error));
+        assert_eq!(c.level_for("MA999", "legacy/a.rs"), None);
+    }
+
+    #[test]
+    fn globs_with_slash_do_not_cross_directories_with_star() {
+        let c = Config::parse("exclude = [\"src/*.rs\", \"gen\", \"vendor/**\"]", "m").unwrap();
+        let g = &c.exclude_globs;
+        assert!(g.matches("src/a.rs", false));
+        assert!(!g.matches("src/x/a.rs", false));
+        assert!(g.matches("x/gen", true));
+        assert!(g.matches("vendor", true));
+        assert!(!g.matches("vendor", false));
+        assert!(g.matches("vendor/a/b.rs", false));
+    }
+
+    #[test]
+    fn selection_by_code_name_and_lists() {
+        let s = Selection::new(&["MA001,dual-write".to_string()], &[]).unwrap();
+        assert!(s.enabled("MA001"));
+        assert!(s.enabled("MA006"));
+        assert!(!s.enabled("MA002"));
+        assert!(s.enabled("MA900"));
+        let s = Selection::new(&[], &["unused-suppression".to_string()]).unwrap();
+        assert!(!s.enabled("MA900"));
+        assert!(s.enabled("MA002"));
+        let e = Selection::new(&["MA099".to_string()], &[]).unwrap_err();
+        assert_eq!(e.message, "unknown rule `MA099`");
+        assert_eq!(e.path, "--select");
     }
 }

@@ -1,1 +1,203 @@
-fn main() {}
+//! The `msgaudit` command line: parses arguments, calls `msgaudit::check`,
+//! prints the report and chooses the exit code. Nothing else.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use msgaudit::config::Selection;
+use msgaudit::emit::{self, Format, HumanOptions};
+use msgaudit::{rules, InputError, Options, Severity};
+
+/// Exit code: no finding at or above `--fail-on`.
+const EXIT_OK: u8 = 0;
+/// Exit code: findings at or above `--fail-on`.
+const EXIT_FINDINGS: u8 = 1;
+/// Exit code: usage, configuration or input error.
+const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "msgaudit",
+    version,
+    about = "Static analyzer for message delivery guarantees",
+    long_about = "Static analyzer for message delivery guarantees.\n\n\
+        Reads Rust message consumers and producers and pipeline YAML, and reports where \
+        the code breaks a boundary its delivery guarantee depends on: an ack before the \
+        commit, a retry that mints a new idempotency key, a dedup record committed apart \
+        from its effect, a consumer that reads uncommitted transactional records."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyze files and directories and report findings.
+    ///
+    /// Exit status: 0 when no finding is at or above --fail-on, 1 when some are,
+    /// 2 on a usage, configuration or input error (findings are still printed).
+    Check(CheckArgs),
+    /// Print a rule's full explanation, with a bad and a fixed example.
+    Explain {
+        /// Rule code (`MA001`) or name (`ack-before-commit`).
+        rule: String,
+    },
+    /// List every rule with its code, name, default severity and summary.
+    Rules {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
+        format: RulesFormat,
+    },
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Files or directories to analyze (`.rs`, `.yml`, `.yaml`). Directories are
+    /// walked honouring `.gitignore` and `.ignore`; a file named here is analyzed
+    /// even when ignored.
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+
+    /// Configuration file [default: `msgaudit.toml` found upward from the first PATH].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Run only these rules (codes or names, comma-separated or repeated).
+    #[arg(long, value_name = "CODES")]
+    select: Vec<String>,
+
+    /// Do not run these rules (codes or names, comma-separated or repeated).
+    #[arg(long, value_name = "CODES")]
+    ignore: Vec<String>,
+
+    /// Lowest finding severity that makes the exit status 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    fail_on: FailOn,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// Diagnostics with source snippets and a summary line.
+    Human,
+    /// One `path:line:col: severity[CODE]: message` line per finding.
+    Short,
+    /// One JSON document (the stable machine format).
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RulesFormat {
+    /// A table.
+    Text,
+    /// A JSON array.
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    /// Exit 1 on error findings only.
+    Error,
+    /// Exit 1 on warning or error findings.
+    Warning,
+    /// Exit 0 whatever is found (input errors still exit 2).
+    Never,
+}
+
+fn print_error(e: &InputError) {
+    let location = match (e.line, e.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}: ", e.path),
+        (Some(l), None) => format!("{}:{l}: ", e.path),
+        _ if e.path.is_empty() => String::new(),
+        _ => format!("{}: ", e.path),
+    };
+    eprintln!("{location}error: {}", e.message);
+}
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`msgaudit ... | head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn check(args: CheckArgs) -> u8 {
+    // Validate the selection first so that a typo fails as a usage error.
+    if let Err(e) = Selection::new(&args.select, &args.ignore) {
+        eprintln!("error: {} in {}", e.message, e.path);
+        return EXIT_ERROR;
+    }
+    let options = Options {
+        config: args.config,
+        select: args.select,
+        ignore: args.ignore,
+    };
+    let report = match msgaudit::check(&args.paths, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            print_error(&e);
+            return EXIT_ERROR;
+        }
+    };
+    let text = match args.format {
+        FormatArg::Human => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            emit::human::render(
+                &report,
+                &HumanOptions {
+                    color,
+                    ..HumanOptions::default()
+                },
+            )
+        }
+        FormatArg::Short => emit::render(&report, Format::Short),
+        FormatArg::Json => emit::render(&report, Format::Json),
+    };
+    write_stdout(&text);
+    if !report.errors.is_empty() {
+        return EXIT_ERROR;
+    }
+    let threshold = match args.fail_on {
+        FailOn::Never => return EXIT_OK,
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    };
+    if report.findings.iter().any(|f| f.severity >= threshold) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check(args) => check(args),
+        Command::Explain { rule } => match rules::lookup(&rule) {
+            Some(meta) => {
+                write_stdout(&emit::explain(meta));
+                EXIT_OK
+            }
+            None => {
+                eprintln!("error: unknown rule `{rule}` (run `msgaudit rules` for the list)");
+                EXIT_ERROR
+            }
+        },
+        Command::Rules { format } => {
+            let text = match format {
+                RulesFormat::Text => emit::rules_table(&rules::ALL),
+                RulesFormat::Json => emit::json::render_rules(&rules::ALL),
+            };
+            write_stdout(&text);
+            EXIT_OK
+        }
+    };
+    ExitCode::from(code)
+}

@@ -1,18 +1,46 @@
 //! Discovery and reading of input files. The only module that touches the disk
 //! for inputs (config.rs reads msgaudit.toml).
 //!
-//! OWNER: shell helper. Interface fixed; implementation to be filled in.
+//! Each PATH argument is walked for `.rs`, `.yml` and `.yaml` files, honouring
+//! `.gitignore` (also outside a git repository), `.ignore` and `.git/info/exclude`,
+//! but not the user's global git excludes, so that a run gives the same result on
+//! every machine. The config's `exclude` globs prune further. `target/` and VCS
+//! directories (`.git`, `.hg`, `.svn`) are skipped; other hidden directories are
+//! walked. Symlinks are never followed: each one met in a walk is counted as
+//! skipped (`symlink`). A PATH that names a file is read even when ignored or
+//! excluded.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::diagnostic::InputError;
+
+/// Files larger than this are not read (an input error).
+pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Directory names never walked into.
+const SKIPPED_DIRS: [&str; 4] = ["target", ".git", ".hg", ".svn"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FileKind {
     Rust,
     Yaml,
+}
+
+impl FileKind {
+    /// The kind a file name implies by its extension.
+    pub fn from_path(path: &Path) -> Option<FileKind> {
+        match path.extension()?.to_str()? {
+            "rs" => Some(FileKind::Rust),
+            "yml" | "yaml" => Some(FileKind::Yaml),
+            _ => None,
+        }
+    }
 }
 
 /// One input file, read and decoded.
@@ -40,10 +68,555 @@ pub struct Discovery {
     pub errors: Vec<InputError>,
     /// reason -> count (e.g. `templated_yaml`)
     pub skipped: BTreeMap<String, usize>,
-    /// Number of candidate files seen (`.rs`, `.yml`, `.yaml`).
+    /// Number of candidate files seen (`.rs`, `.yml`, `.yaml`), symlinks included.
     pub seen: usize,
 }
 
-pub fn discover(_paths: &[PathBuf], _config: &Config) -> Discovery {
-    Discovery::default()
+/// 1-based line and column (counted in characters) of byte offset `byte` in
+/// `text`. An offset past the end, or inside a character, is clamped.
+pub fn line_col(text: &str, byte: usize) -> (u32, u32) {
+    let mut byte = byte.min(text.len());
+    while !text.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    let before = &text[..byte];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line as u32, column as u32)
+}
+
+/// Turns a path as given on the command line into its display form: `/`
+/// separators, `.` components dropped (`./src` → `src`, `.` → ``).
+fn display_of(path: &Path) -> String {
+    let s = path.to_string_lossy().replace('\\', "/");
+    let absolute = s.starts_with('/');
+    let parts: Vec<&str> = s
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+fn join_display(base: &str, rel: &str) -> String {
+    match (base.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_string(),
+        (false, true) => base.to_string(),
+        (false, false) if base.ends_with('/') => format!("{base}{rel}"),
+        (false, false) => format!("{base}/{rel}"),
+    }
+}
+
+/// A file found by the walk, not read yet.
+struct Candidate {
+    abs: PathBuf,
+    kind: FileKind,
+    crate_key: String,
+}
+
+#[derive(Default)]
+struct Walker {
+    candidates: BTreeMap<String, Candidate>,
+    errors: Vec<InputError>,
+    /// Display paths of symlinks met (a set, so that overlapping PATHs count once).
+    symlinks: std::collections::BTreeSet<String>,
+    cargo_toml: HashMap<PathBuf, bool>,
+}
+
+impl Walker {
+    fn error(&mut self, path: String, message: String) {
+        self.errors.push(InputError {
+            path,
+            line: None,
+            column: None,
+            message,
+        });
+    }
+
+    fn has_cargo_toml(&mut self, dir: &Path) -> bool {
+        if let Some(&b) = self.cargo_toml.get(dir) {
+            return b;
+        }
+        let b = dir.join("Cargo.toml").is_file();
+        self.cargo_toml.insert(dir.to_path_buf(), b);
+        b
+    }
+
+    /// `limit` is the directory the search stops at (the PATH, or a file PATH's
+    /// directory), `limit_display` its display path, `rel_dir` the file's directory
+    /// relative to it (`/`-separated, possibly empty).
+    fn crate_key(
+        &mut self,
+        limit: &Path,
+        limit_display: &str,
+        rel_dir: &str,
+        file_display: &str,
+    ) -> String {
+        let parts: Vec<&str> = rel_dir.split('/').filter(|p| !p.is_empty()).collect();
+        for n in (0..=parts.len()).rev() {
+            let rel = parts[..n].join("/");
+            let dir = if rel.is_empty() {
+                limit.to_path_buf()
+            } else {
+                limit.join(&rel)
+            };
+            if self.has_cargo_toml(&dir) {
+                let shown = join_display(limit_display, &rel);
+                return if shown.is_empty() {
+                    ".".to_string()
+                } else {
+                    shown
+                };
+            }
+        }
+        file_display.to_string()
+    }
+
+    fn walk_path(&mut self, arg: &Path, config: &Config) {
+        let base = display_of(arg);
+        let shown_arg = if base.is_empty() {
+            ".".to_string()
+        } else {
+            base.clone()
+        };
+        let meta = match fs::metadata(arg) {
+            Ok(m) => m,
+            Err(e) => {
+                self.error(shown_arg, format!("cannot read path: {}", io_message(&e)));
+                return;
+            }
+        };
+        if meta.is_file() {
+            let Some(kind) = FileKind::from_path(arg) else {
+                self.error(
+                    shown_arg,
+                    "not a Rust or YAML file (expected `.rs`, `.yml` or `.yaml`)".to_string(),
+                );
+                return;
+            };
+            let limit = arg.parent().unwrap_or(Path::new(""));
+            let limit = if limit.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                limit
+            };
+            let limit_display = display_of(limit);
+            let crate_key = self.crate_key(limit, &limit_display, "", &base);
+            self.candidates.insert(
+                base,
+                Candidate {
+                    abs: arg.to_path_buf(),
+                    kind,
+                    crate_key,
+                },
+            );
+            return;
+        }
+        if !meta.is_dir() {
+            self.error(shown_arg, "not a regular file or directory".to_string());
+            return;
+        }
+
+        let config_for_filter = config.clone();
+        let walk = ignore::WalkBuilder::new(arg)
+            .follow_links(false)
+            .hidden(false)
+            .git_global(false)
+            .require_git(false)
+            .filter_entry(move |entry| {
+                if entry.depth() == 0 {
+                    return true;
+                }
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if is_dir {
+                    if let Some(name) = entry.file_name().to_str() {
+                        if SKIPPED_DIRS.contains(&name) {
+                            return false;
+                        }
+                    }
+                }
+                !config_for_filter.is_excluded(entry.path(), is_dir)
+            })
+            .build();
+        for result in walk {
+            let entry = match result {
+                Ok(e) => e,
+                Err(err) => {
+                    let path = walk_error_path(&err)
+                        .map(|p| display_of(&p))
+                        .unwrap_or_else(|| shown_arg.clone());
+                    self.error(
+                        path,
+                        format!("cannot walk directory: {}", walk_error_message(&err)),
+                    );
+                    continue;
+                }
+            };
+            if entry.depth() == 0 {
+                continue;
+            }
+            let rel = match entry.path().strip_prefix(arg) {
+                Ok(r) => r.to_string_lossy().replace('\\', "/"),
+                Err(_) => continue,
+            };
+            let display = join_display(&base, &rel);
+            let Some(ft) = entry.file_type() else {
+                continue;
+            };
+            if entry.path_is_symlink() || ft.is_symlink() {
+                self.symlinks.insert(display);
+                continue;
+            }
+            if !ft.is_file() {
+                // Directories are walked; FIFOs, sockets and devices are never opened.
+                continue;
+            }
+            let Some(kind) = FileKind::from_path(entry.path()) else {
+                continue;
+            };
+            let rel_dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            let crate_key = self.crate_key(arg, &base, rel_dir, &display);
+            self.candidates.insert(
+                display,
+                Candidate {
+                    abs: entry.path().to_path_buf(),
+                    kind,
+                    crate_key,
+                },
+            );
+        }
+    }
+}
+
+fn walk_error_path(err: &ignore::Error) -> Option<PathBuf> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
+    }
+}
+
+fn walk_error_message(err: &ignore::Error) -> String {
+    match err {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => walk_error_message(err),
+        ignore::Error::Io(e) => io_message(e),
+        other => other.to_string(),
+    }
+}
+
+/// An io error's message without the platform's " (os error N)" suffix.
+fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Why a file was read but is not analyzed.
+enum ReadOutcome {
+    Text(String),
+    Skip(&'static str),
+    Error(InputError),
+}
+
+/// Reads one candidate: size limit, UTF-8 check with the position of the first
+/// invalid byte, BOM removal, templated YAML detection.
+fn read_file(display: &str, abs: &Path, kind: FileKind) -> ReadOutcome {
+    let err = |line: Option<u32>, column: Option<u32>, message: String| {
+        ReadOutcome::Error(InputError {
+            path: display.to_string(),
+            line,
+            column,
+            message,
+        })
+    };
+    if kind == FileKind::Yaml && display.split('/').rev().skip(1).any(|c| c == "templates") {
+        return ReadOutcome::Skip("templated_yaml");
+    }
+    let file = match fs::File::open(abs) {
+        Ok(f) => f,
+        Err(e) => return err(None, None, format!("cannot read file: {}", io_message(&e))),
+    };
+    match file.metadata() {
+        Ok(m) if !m.is_file() => {
+            return err(None, None, "not a regular file".to_string());
+        }
+        Ok(m) if m.len() > MAX_FILE_BYTES => {
+            return err(
+                None,
+                None,
+                format!("file too large: {} bytes (limit 10 MB)", m.len()),
+            );
+        }
+        Err(e) => return err(None, None, format!("cannot read file: {}", io_message(&e))),
+        Ok(_) => {}
+    }
+    let mut bytes = Vec::new();
+    if let Err(e) = file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+        return err(None, None, format!("cannot read file: {}", io_message(&e)));
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return err(None, None, "file too large (limit 10 MB)".to_string());
+    }
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+            let (line, column) = line_col(prefix, valid);
+            return err(
+                Some(line),
+                Some(column),
+                format!(
+                    "invalid UTF-8: byte 0x{:02X} at offset {valid}",
+                    bytes[valid]
+                ),
+            );
+        }
+    };
+    if kind == FileKind::Yaml && text.contains("{{") {
+        return ReadOutcome::Skip("templated_yaml");
+    }
+    ReadOutcome::Text(text)
+}
+
+/// Walks the PATH arguments and reads every candidate file (see the module docs).
+pub fn discover(paths: &[PathBuf], config: &Config) -> Discovery {
+    let mut walker = Walker::default();
+    for p in paths {
+        walker.walk_path(p, config);
+    }
+    // The same file reached twice (`check link real` with `link -> real`) is read
+    // once, under the display path that sorts first.
+    let mut by_file = std::collections::HashSet::new();
+    walker.candidates.retain(|_, c| {
+        let key = fs::canonicalize(&c.abs).unwrap_or_else(|_| c.abs.clone());
+        by_file.insert(key)
+    });
+    let mut out = Discovery {
+        seen: walker.candidates.len() + walker.symlinks.len(),
+        ..Discovery::default()
+    };
+    if !walker.symlinks.is_empty() {
+        out.skipped
+            .insert("symlink".to_string(), walker.symlinks.len());
+    }
+    out.errors = walker.errors;
+    // Reading is I/O bound and independent per file; collect keeps the order.
+    let candidates: Vec<(String, Candidate)> = walker.candidates.into_iter().collect();
+    let read: Vec<ReadOutcome> = candidates
+        .par_iter()
+        .map(|(display, c)| read_file(display, &c.abs, c.kind))
+        .collect();
+    for ((display, c), outcome) in candidates.into_iter().zip(read) {
+        match outcome {
+            ReadOutcome::Text(text) => out.files.push(SourceFile {
+                path: display,
+                abs: c.abs,
+                text,
+                kind: c.kind,
+                crate_key: c.crate_key,
+            }),
+            ReadOutcome::Skip(reason) => *out.skipped.entry(reason.to_string()).or_default() += 1,
+            ReadOutcome::Error(e) => out.errors.push(e),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, content: &[u8]) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+
+    fn paths(d: &Discovery) -> Vec<&str> {
+        d.files.iter().map(|f| f.path.as_str()).collect()
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("abc", 0), (1, 1));
+        assert_eq!(line_col("a\nbc", 3), (2, 2));
+        assert_eq!(line_col("é\nxé y", 6), (2, 3));
+        assert_eq!(line_col("éa", 1), (1, 1));
+        assert_eq!(line_col("ab", 99), (1, 3));
+    }
+
+    #[test]
+    fn display_paths_drop_dot() {
+        assert_eq!(display_of(Path::new(".")), "");
+        assert_eq!(display_of(Path::new("./a/")), "a");
+        assert_eq!(display_of(Path::new("a/./b")), "a/b");
+        assert_eq!(display_of(Path::new("/x/y")), "/x/y");
+        assert_eq!(join_display("", "src/x.rs"), "src/x.rs");
+        assert_eq!(join_display("a", "src/x.rs"), "a/src/x.rs");
+    }
+
+    #[test]
+    fn walks_candidates_with_display_paths_and_crate_keys() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "Cargo.toml", b"[package]\n");
+        write(r, "src/main.rs", b"fn main() {}\n");
+        write(r, "sub/Cargo.toml", b"[package]\n");
+        write(r, "sub/src/lib.rs", b"\xEF\xBB\xBFpub fn f() {}\n");
+        write(r, "conf/app.yaml", b"a: 1\n");
+        write(r, "notes.txt", b"x");
+        write(r, "target/debug/x.rs", b"x");
+        let d = discover(&[r.to_path_buf()], &Config::default());
+        let base = display_of(r);
+        let names: Vec<String> = d
+            .files
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(&format!("{base}/"))
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["conf/app.yaml", "src/main.rs", "sub/src/lib.rs"]);
+        assert_eq!(d.seen, 3);
+        assert_eq!(d.files[1].crate_key, base);
+        assert_eq!(d.files[2].crate_key, format!("{base}/sub"));
+        assert_eq!(d.files[2].text, "pub fn f() {}\n");
+        assert_eq!(d.files[0].kind, FileKind::Yaml);
+        assert!(d.errors.is_empty());
+    }
+
+    #[test]
+    fn invalid_utf8_is_positioned() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "bad.rs", b"fn a() {}\n  // \xC3\xA9 \xFF\n");
+        write(t.path(), "good.rs", b"fn b() {}\n");
+        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        assert_eq!(d.seen, 2);
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.errors.len(), 1);
+        let e = &d.errors[0];
+        assert!(e.path.ends_with("bad.rs"));
+        assert_eq!((e.line, e.column), (Some(2), Some(8)));
+        assert!(e.message.starts_with("invalid UTF-8"));
+    }
+
+    #[test]
+    fn templated_yaml_is_skipped() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "chart/templates/cm.yaml", b"a: 1\n");
+        write(t.path(), "values.yaml", b"a: {{ .Values.x }}\n");
+        write(t.path(), "plain.yml", b"a: 1\n");
+        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.skipped["templated_yaml"], 2);
+        assert_eq!(d.seen, 3);
+    }
+
+    #[test]
+    fn explicit_file_has_its_directory_as_crate_limit() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "Cargo.toml", b"");
+        write(t.path(), "a/x.rs", b"");
+        let file = t.path().join("a/x.rs");
+        let d = discover(std::slice::from_ref(&file), &Config::default());
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.files[0].crate_key, d.files[0].path);
+    }
+
+    #[test]
+    fn odd_inputs_do_not_crash() {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("dir.rs")).unwrap();
+        write(t.path(), "dir.rs/inner.rs", b"");
+        let missing = t.path().join("missing");
+        let txt = t.path().join("x.txt");
+        write(t.path(), "x.txt", b"");
+        let d = discover(&[t.path().to_path_buf(), missing, txt], &Config::default());
+        assert_eq!(paths(&d).len(), 1);
+        assert!(paths(&d)[0].ends_with("dir.rs/inner.rs"));
+        assert_eq!(d.errors.len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_counted_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a/x.rs", b"");
+        std::os::unix::fs::symlink(t.path(), t.path().join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("a/x.rs"), t.path().join("y.rs")).unwrap();
+        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.skipped["symlink"], 2);
+        assert_eq!(d.seen, 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_reached_twice_is_read_once() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "real/x.rs", b"");
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
+        let d = discover(
+            &[
+                t.path().join("real"),
+                t.path().join("link"),
+                t.path().join("real/x.rs"),
+            ],
+            &Config::default(),
+        );
+        assert_eq!(paths(&d).len(), 1);
+        assert!(paths(&d)[0].ends_with("link/x.rs"));
+        assert_eq!(d.seen, 1);
+    }
+
+    #[test]
+    fn gitignore_and_excludes() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), ".gitignore", b"ignored.rs\n");
+        write(t.path(), "ignored.rs", b"");
+        write(t.path(), "vendor/v.rs", b"");
+        write(t.path(), "kept.rs", b"");
+        let mut config = Config::parse("exclude = [\"vendor/**\"]", "msgaudit.toml").unwrap();
+        config.root = Some(t.path().canonicalize().unwrap());
+        let d = discover(&[t.path().to_path_buf()], &config);
+        assert_eq!(paths(&d).len(), 1);
+        assert!(paths(&d)[0].ends_with("kept.rs"));
+        // An explicit file is read even when ignored or excluded.
+        let d = discover(
+            &[t.path().join("ignored.rs"), t.path().join("vendor/v.rs")],
+            &config,
+        );
+        assert_eq!(d.files.len(), 2);
+    }
+
+    #[test]
+    fn too_large_file_is_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        let f = fs::File::create(t.path().join("big.rs")).unwrap();
+        f.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        assert!(d.files.is_empty());
+        assert!(d.errors[0].message.starts_with("file too large"));
+    }
 }

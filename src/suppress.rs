@@ -1,17 +1,400 @@
 //! `// msgaudit:allow(CODE) reason` suppressions and MA900 unused-suppression.
 //!
-//! OWNER: shell helper. Interface fixed; implementation to be filled in.
+//! A suppression is a line comment (`//`, `///`, `//!` in Rust; `#` in YAML)
+//! whose text starts with `msgaudit:allow(` followed by a comma-separated list
+//! of rule codes or names and `)`; the rest of the comment is the reason. It
+//! covers findings whose primary line is the comment's line or the next one.
+//! Rust text is lexed just enough to tell comments from string and char
+//! literals; in YAML a `#` starts a comment at a line's start or after
+//! whitespace, outside quotes.
 
-use crate::diagnostic::Finding;
-use crate::source::SourceFile;
+use crate::diagnostic::{Finding, Severity, Span};
+use crate::rules::MA900;
+use crate::source::{line_col, FileKind, SourceFile};
+
+const MARKER: &str = "msgaudit:allow(";
+
+/// One rule named in a suppression comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suppression {
+    /// The code or name as written.
+    pub written: String,
+    /// The resolved rule code, `None` when no rule has that code or name.
+    pub code: Option<&'static str>,
+    /// 1-based line of the comment.
+    pub line: u32,
+    /// Span of the comment, from its `//` or `#` to the end of its text.
+    pub span: Span,
+}
+
+/// Line comments of a Rust text: (byte offset of the `//`, byte offset of the
+/// comment's end). Skips string, raw string, byte string and char literals and
+/// (nested) block comments, so that `"// msgaudit:allow(..)"` in a string is not
+/// a comment.
+fn rust_line_comments(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = text[i..].find('\n').map_or(b.len(), |n| i + n);
+                out.push((i, end));
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 1;
+                i += 2;
+                while i < b.len() && depth > 0 {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'r' | b'b' | b'c' if is_raw_string_start(b, i) => {
+                // r"..", r#".."#, br#".."#, cr".."
+                let mut j = i + 1;
+                if b[i] != b'r' {
+                    j += 1;
+                }
+                let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
+                j += hashes + 1;
+                let closing: Vec<u8> = std::iter::once(b'"')
+                    .chain(std::iter::repeat_n(b'#', hashes))
+                    .collect();
+                i = b[j..]
+                    .windows(closing.len())
+                    .position(|w| w == closing.as_slice())
+                    .map_or(b.len(), |p| j + p + closing.len());
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\u{..}', '"') or a lifetime ('a).
+                let rest = &text[i + 1..];
+                let mut chars = rest.char_indices();
+                match chars.next() {
+                    Some((_, '\\')) => {
+                        i += 1 + rest.find('\'').map_or(rest.len(), |n| n + 1);
+                    }
+                    Some((_, c)) => match chars.next() {
+                        Some((n, '\'')) => i += 1 + n + 1,
+                        _ => i += 1 + c.len_utf8(),
+                    },
+                    None => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether `b[i..]` starts a raw string literal (`r"`, `r#`, `br"`, `br#`,
+/// `cr"`, `cr#`) that is not the tail of an identifier.
+fn is_raw_string_start(b: &[u8], i: usize) -> bool {
+    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
+        return false;
+    }
+    let j = if b[i] == b'r' {
+        i + 1
+    } else if b.get(i + 1) == Some(&b'r') {
+        i + 2
+    } else {
+        return false;
+    };
+    let hashes = b[j.min(b.len())..]
+        .iter()
+        .take_while(|&&c| c == b'#')
+        .count();
+    b.get(j + hashes) == Some(&b'"')
+}
+
+/// Comments of a YAML text: a `#` at the start of a line or after whitespace,
+/// outside a quoted scalar on that line.
+fn yaml_comments(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for line in text.split('\n') {
+        let mut quote: Option<u8> = None;
+        let bytes = line.as_bytes();
+        for (k, &c) in bytes.iter().enumerate() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (None, b'"' | b'\'') if k == 0 || b" \t:[{,-".contains(&bytes[k - 1]) => {
+                    quote = Some(c)
+                }
+                (None, b'#') if k == 0 || bytes[k - 1] == b' ' || bytes[k - 1] == b'\t' => {
+                    out.push((line_start + k, line_start + line.len()));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        line_start += line.len() + 1;
+    }
+    out
+}
+
+/// Finds the suppressions in one file's text: comments whose text (after the
+/// comment marker and whitespace) starts with `msgaudit:allow(`.
+pub fn scan(text: &str, kind: FileKind) -> Vec<Suppression> {
+    if !text.contains(MARKER) {
+        return Vec::new();
+    }
+    let comments = match kind {
+        FileKind::Rust => rust_line_comments(text),
+        FileKind::Yaml => yaml_comments(text),
+    };
+    let mut out = Vec::new();
+    for (start, end) in comments {
+        let comment = text[start..end].trim_end();
+        let body = comment.trim_start_matches(['/', '!', '#']).trim_start();
+        let Some(args) = body.strip_prefix(MARKER) else {
+            continue;
+        };
+        let Some(close) = args.find(')') else {
+            continue;
+        };
+        let (line, column) = line_col(text, start);
+        let end = start + comment.len();
+        let (end_line, end_column) = line_col(text, end);
+        let span = Span {
+            line,
+            column,
+            end_line,
+            end_column,
+            byte_start: start,
+            byte_end: end,
+        };
+        for item in args[..close].split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            out.push(Suppression {
+                written: item.to_string(),
+                code: crate::rules::lookup(item).map(|r| r.code),
+                line,
+                span,
+            });
+        }
+    }
+    out
+}
+
+fn unused(file: &SourceFile, s: &Suppression, message: String) -> Finding {
+    Finding {
+        code: MA900.code,
+        name: MA900.name,
+        severity: Severity::Warning,
+        path: file.path.clone(),
+        span: s.span,
+        message,
+        boundary: MA900.boundary.to_string(),
+        window: "a stale suppression hides the next real defect written on this line".to_string(),
+        labels: Vec::new(),
+        help: "remove the comment".to_string(),
+    }
+}
 
 /// Removes suppressed findings, appends MA900 findings for suppressions that match
 /// nothing (unless `active(code, path)` says the rule is turned off), and returns
 /// the number of findings suppressed.
+///
+/// A suppression naming no known rule is reported as MA900 too, when MA900 is active.
 pub fn apply(
-    _files: &[SourceFile],
-    _findings: &mut Vec<Finding>,
-    _active: &dyn Fn(&str, &str) -> bool,
+    files: &[SourceFile],
+    findings: &mut Vec<Finding>,
+    active: &dyn Fn(&str, &str) -> bool,
 ) -> usize {
-    0
+    let mut removed = vec![false; findings.len()];
+    let mut stale = Vec::new();
+    for file in files {
+        if !file.text.contains(MARKER) {
+            continue;
+        }
+        for s in scan(&file.text, file.kind) {
+            let Some(code) = s.code else {
+                if active(MA900.code, &file.path) {
+                    stale.push(unused(
+                        file,
+                        &s,
+                        format!("suppression of unknown rule `{}`", s.written),
+                    ));
+                }
+                continue;
+            };
+            let mut used = false;
+            for (i, f) in findings.iter().enumerate() {
+                if f.code == code
+                    && f.path == file.path
+                    && (f.span.line == s.line || f.span.line == s.line + 1)
+                {
+                    removed[i] = true;
+                    used = true;
+                }
+            }
+            if !used && active(code, &file.path) && active(MA900.code, &file.path) {
+                stale.push(unused(
+                    file,
+                    &s,
+                    format!("suppression of `{}` matches no finding", s.written),
+                ));
+            }
+        }
+    }
+    let count = removed.iter().filter(|&&r| r).count();
+    let mut i = 0;
+    findings.retain(|_| {
+        let keep = !removed[i];
+        i += 1;
+        keep
+    });
+    findings.extend(stale);
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn file(path: &str, kind: FileKind, text: &str) -> SourceFile {
+        SourceFile {
+            path: path.to_string(),
+            abs: PathBuf::from(path),
+            text: text.to_string(),
+            kind,
+            crate_key: path.to_string(),
+        }
+    }
+
+    fn finding(code: &'static str, path: &str, line: u32) -> Finding {
+        let meta = crate::rules::lookup(code).unwrap();
+        Finding {
+            code: meta.code,
+            name: meta.name,
+            severity: meta.default_severity,
+            path: path.to_string(),
+            span: Span {
+                line,
+                column: 5,
+                end_line: line,
+                end_column: 9,
+                byte_start: 0,
+                byte_end: 0,
+            },
+            message: "m".to_string(),
+            boundary: String::new(),
+            window: String::new(),
+            labels: Vec::new(),
+            help: String::new(),
+        }
+    }
+
+    #[test]
+    fn scans_rust_and_yaml_comments() {
+        let s = scan(
+            "fn f() {\n    x(); // msgaudit:allow(MA001, dual-write) reason\n    /// msgaudit:allow(MA099)\n    let s = \"msgaudit:allow(MA001)\";\n}\n",
+            FileKind::Rust,
+        );
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].code, Some("MA001"));
+        assert_eq!(s[1].code, Some("MA006"));
+        assert_eq!(s[1].written, "dual-write");
+        assert_eq!((s[0].span.line, s[0].span.column), (2, 10));
+        assert_eq!(s[0].span.end_column, 53);
+        assert_eq!(s[2].code, None);
+        assert_eq!(s[2].line, 3);
+
+        let y = scan(
+            "a: 1\n  isolation.level: x # msgaudit:allow(missing-read-committed)\n",
+            FileKind::Yaml,
+        );
+        assert_eq!(y.len(), 1);
+        assert_eq!(y[0].code, Some("MA004"));
+        assert_eq!((y[0].span.line, y[0].span.column), (2, 22));
+        assert!(scan("# msgaudit:allow(MA001)\n", FileKind::Rust).is_empty());
+        assert!(scan("// msgaudit:allow(MA001)\n", FileKind::Yaml).is_empty());
+    }
+
+    #[test]
+    fn literals_and_prose_are_not_suppressions() {
+        let text = r##"
+let a = "x // msgaudit:allow(MA001)";
+let b = r#"// msgaudit:allow(MA001) "quoted" "#;
+let c = '"'; let d: &'static str = "a"; // msgaudit:allow(MA002)
+/* // msgaudit:allow(MA003) /* nested */ still comment */ // msgaudit:allow(MA004)
+/// Reports a `// msgaudit:allow(CODE)` comment
+let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
+"##;
+        let codes: Vec<_> = scan(text, FileKind::Rust)
+            .iter()
+            .map(|s| (s.code.unwrap(), s.line))
+            .collect();
+        assert_eq!(codes, [("MA002", 4), ("MA004", 5), ("MA005", 7)]);
+
+        let yaml =
+            "a: \"# msgaudit:allow(MA001)\"\nb: x#msgaudit:allow(MA001)\n# msgaudit:allow(MA004)\n";
+        let y = scan(yaml, FileKind::Yaml);
+        assert_eq!(y.len(), 1);
+        assert_eq!(y[0].line, 3);
+    }
+
+    #[test]
+    fn suppresses_same_and_next_line_and_reports_unused() {
+        let files = [file(
+            "src/a.rs",
+            FileKind::Rust,
+            "// msgaudit:allow(ack-before-commit) reason\nack();\nx(); // msgaudit:allow(MA002)\n// msgaudit:allow(MA006)\n// msgaudit:allow(MA003)\n// msgaudit:allow(NOPE)\n",
+        )];
+        let mut findings = vec![
+            finding("MA001", "src/a.rs", 2),
+            finding("MA002", "src/a.rs", 3),
+            finding("MA001", "src/b.rs", 2),
+            finding("MA004", "src/a.rs", 2),
+        ];
+        let n = apply(&files, &mut findings, &|code, _| code != "MA003");
+        assert_eq!(n, 2);
+        let left: Vec<_> = findings
+            .iter()
+            .map(|f| (f.code, f.path.as_str(), f.span.line))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                ("MA001", "src/b.rs", 2),
+                ("MA004", "src/a.rs", 2),
+                ("MA900", "src/a.rs", 4),
+                ("MA900", "src/a.rs", 6),
+            ]
+        );
+        assert_eq!(
+            findings[2].message,
+            "suppression of `MA006` matches no finding"
+        );
+        assert_eq!(findings[2].name, "unused-suppression");
+        assert_eq!(findings[2].help, "remove the comment");
+        assert_eq!(findings[3].message, "suppression of unknown rule `NOPE`");
+    }
+
+    #[test]
+    fn inactive_ma900_reports_nothing() {
+        let files = [file("a.yml", FileKind::Yaml, "# msgaudit:allow(MA004)\n")];
+        let mut findings = Vec::new();
+        assert_eq!(apply(&files, &mut findings, &|c, _| c != "MA900"), 0);
+        assert!(findings.is_empty());
+    }
 }

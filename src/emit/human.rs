@@ -1,0 +1,360 @@
+//! `--format human`: miette's graphical diagnostics, one per finding and input
+//! error, then a one-line summary.
+//!
+//! The primary span is labelled with the boundary the finding breaks; secondary
+//! labels in the same file are drawn in the snippet, labels in other files are
+//! listed as notes, and the failure window is a note. The rendering has no
+//! colour codes unless [`HumanOptions::color`] asks for them.
+
+use std::fmt;
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents, ThemeCharacters, ThemeStyles,
+};
+
+use crate::diagnostic::{Finding, InputError, Report, Severity};
+
+/// How the human format is drawn.
+#[derive(Clone, Debug)]
+pub struct HumanOptions {
+    /// Unicode box-drawing characters (`true`) or plain ASCII.
+    pub unicode: bool,
+    /// ANSI colours (only for terminals).
+    pub color: bool,
+    /// Width of the terminal (long lines are not wrapped: the terminal does that).
+    pub width: usize,
+}
+
+impl Default for HumanOptions {
+    fn default() -> Self {
+        HumanOptions {
+            unicode: true,
+            color: false,
+            width: 100,
+        }
+    }
+}
+
+/// A file's text under its display path, without copying the text.
+struct Named<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl SourceCode for Named<'_> {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.read_span(span, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_string(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// One diagnostic as miette wants it.
+struct Diag<'a> {
+    message: String,
+    code: Option<String>,
+    severity: miette::Severity,
+    help: Option<String>,
+    source: Option<Named<'a>>,
+    labels: Vec<LabeledSpan>,
+}
+
+impl fmt::Debug for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Display for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag<'_> {}
+
+impl Diagnostic for Diag<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.code
+            .as_ref()
+            .map(|c| Box::new(c) as Box<dyn fmt::Display>)
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(self.severity)
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if self.source.is_none() || self.labels.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.labels.iter().cloned()))
+    }
+}
+
+/// Byte offset of 1-based `line` and character `column` in `text`, clamped to
+/// the line's end and the text's end.
+fn offset_of(text: &str, line: u32, column: u32) -> usize {
+    let mut start = 0usize;
+    for _ in 1..line.max(1) {
+        match text[start..].find('\n') {
+            Some(i) => start += i + 1,
+            None => return text.len(),
+        }
+    }
+    let line_text = &text[start..];
+    let line_end = line_text.find('\n').unwrap_or(line_text.len());
+    let line_text = &line_text[..line_end];
+    let col = column.max(1) as usize - 1;
+    let within = line_text
+        .char_indices()
+        .nth(col)
+        .map_or(line_text.len(), |(i, _)| i);
+    start + within
+}
+
+/// The source span of `(line, column)`..`(end_line, end_column)`.
+fn source_span(text: &str, line: u32, column: u32, end_line: u32, end_column: u32) -> SourceSpan {
+    let start = offset_of(text, line, column);
+    let end = if end_line == 0 {
+        start
+    } else {
+        offset_of(text, end_line, end_column).max(start)
+    };
+    SourceSpan::new(start.into(), end - start)
+}
+
+fn finding_diag<'a>(report: &'a Report, f: &'a Finding) -> (Diag<'a>, Vec<String>) {
+    let text = report.sources.get(&f.path);
+    let mut notes = Vec::new();
+    let mut labels = Vec::new();
+    if let Some(text) = text {
+        let primary = if f.boundary.is_empty() {
+            None
+        } else {
+            Some(format!("boundary: {}", f.boundary))
+        };
+        let s = &f.span;
+        labels.push(LabeledSpan::new_primary_with_span(
+            primary,
+            source_span(text, s.line, s.column, s.end_line, s.end_column),
+        ));
+    } else {
+        notes.push(format!("at {}:{}:{}", f.path, f.span.line, f.span.column));
+        if !f.boundary.is_empty() {
+            notes.push(format!("boundary: {}", f.boundary));
+        }
+    }
+    for l in &f.labels {
+        match text {
+            Some(text) if l.path == f.path => {
+                let s = &l.span;
+                labels.push(LabeledSpan::new_with_span(
+                    Some(l.message.clone()),
+                    source_span(text, s.line, s.column, s.end_line, s.end_column),
+                ));
+            }
+            _ => notes.push(format!(
+                "{}:{}:{}: {}",
+                l.path, l.span.line, l.span.column, l.message
+            )),
+        }
+    }
+    if !f.window.is_empty() {
+        notes.push(format!("window: {}", f.window));
+    }
+    let diag = Diag {
+        message: f.message.clone(),
+        code: Some(format!(
+            "{}:{}:{}: {} {}",
+            f.path, f.span.line, f.span.column, f.code, f.name
+        )),
+        severity: match f.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        },
+        help: (!f.help.is_empty()).then(|| f.help.clone()),
+        source: text.map(|t| Named {
+            name: &f.path,
+            text: t,
+        }),
+        labels,
+    };
+    (diag, notes)
+}
+
+fn error_diag<'a>(report: &'a Report, e: &'a InputError) -> Diag<'a> {
+    let location = match (e.line, e.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", e.path),
+        (Some(l), None) => format!("{}:{l}", e.path),
+        _ => e.path.clone(),
+    };
+    let text = report.sources.get(&e.path);
+    let (source, labels) = match (text, e.line) {
+        (Some(text), Some(line)) => (
+            Some(Named {
+                name: &e.path,
+                text,
+            }),
+            vec![LabeledSpan::new_primary_with_span(
+                Some("here".to_string()),
+                source_span(text, line, e.column.unwrap_or(1), 0, 0),
+            )],
+        ),
+        _ => (None, Vec::new()),
+    };
+    Diag {
+        message: e.message.clone(),
+        code: Some(format!("{location}: input error")),
+        severity: miette::Severity::Error,
+        help: None,
+        source,
+        labels,
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `N findings (E errors, W warnings), K input errors, F files (A analyzed, S skipped)`.
+pub fn summary_line(report: &Report) -> String {
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = report.findings.len() - errors;
+    let skipped: usize = report.summary.skipped.values().sum();
+    format!(
+        "{} ({}, {}), {}, {} ({} analyzed, {} skipped)",
+        plural(report.findings.len(), "finding", "findings"),
+        plural(errors, "error", "errors"),
+        plural(warnings, "warning", "warnings"),
+        plural(report.errors.len(), "input error", "input errors"),
+        plural(report.summary.files, "file", "files"),
+        report.summary.analyzed,
+        skipped
+    )
+}
+
+/// Renders every finding, then every input error, then the summary line.
+pub fn render(report: &Report, options: &HumanOptions) -> String {
+    let theme = GraphicalTheme {
+        characters: if options.unicode {
+            ThemeCharacters::unicode()
+        } else {
+            ThemeCharacters::ascii()
+        },
+        styles: if options.color {
+            ThemeStyles::ansi()
+        } else {
+            ThemeStyles::none()
+        },
+    };
+    let base = GraphicalReportHandler::new_themed(theme)
+        .with_width(options.width)
+        .with_links(false)
+        .with_wrap_lines(false)
+        .without_syntax_highlighting();
+    let mut out = String::new();
+    for f in &report.findings {
+        let (diag, notes) = finding_diag(report, f);
+        // Writing into a String cannot fail.
+        let _ = base.render_report(&mut out, &diag);
+        if !notes.is_empty() {
+            out.push('\n');
+            for n in notes {
+                out.push_str(&format!("  note: {n}\n"));
+            }
+        }
+        out.push('\n');
+    }
+    for e in &report.errors {
+        let diag = error_diag(report, e);
+        let _ = base.render_report(&mut out, &diag);
+        out.push('\n');
+    }
+    out.push_str(&summary_line(report));
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{Label, Span};
+
+    #[test]
+    fn offsets_count_characters_and_clamp() {
+        let t = "ab\néxy\n";
+        assert_eq!(offset_of(t, 1, 1), 0);
+        assert_eq!(offset_of(t, 2, 2), 5);
+        assert_eq!(offset_of(t, 2, 99), 7);
+        assert_eq!(offset_of(t, 9, 1), t.len());
+    }
+
+    #[test]
+    fn summary_counts() {
+        let mut r = Report::default();
+        r.summary.files = 1;
+        r.summary.analyzed = 1;
+        assert_eq!(
+            summary_line(&r),
+            "0 findings (0 errors, 0 warnings), 0 input errors, 1 file (1 analyzed, 0 skipped)"
+        );
+    }
+
+    #[test]
+    fn finding_without_source_names_its_location() {
+        let mut r = Report::default();
+        r.findings.push(Finding {
+            code: "MA001",
+            name: "ack-before-commit",
+            severity: Severity::Error,
+            path: "x.rs".into(),
+            span: Span {
+                line: 3,
+                column: 4,
+                end_line: 3,
+                end_column: 9,
+                byte_start: 0,
+                byte_end: 0,
+            },
+            message: "m".into(),
+            boundary: "b".into(),
+            window: "w".into(),
+            labels: vec![Label {
+                path: "x.rs".into(),
+                span: Span::default(),
+                message: "l".into(),
+            }],
+            help: "h".into(),
+        });
+        let out = render(&r, &HumanOptions::default());
+        assert!(
+            out.starts_with("x.rs:3:4: MA001 ack-before-commit\n"),
+            "{out}"
+        );
+        assert!(out.contains("note: x.rs:0:0: l"), "{out}");
+        assert!(out.contains("help: h"), "{out}");
+    }
+}

@@ -1,0 +1,200 @@
+//! `--format json` (SPEC §5) and `msgaudit rules --format json`. The types here
+//! are the stable schema: fields are serialized in declaration order.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diagnostic::{Finding, InputError, Label, Report};
+use crate::rules::RuleMeta;
+
+/// The JSON format's version; bumped only on incompatible changes.
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+pub struct JsonReport<'a> {
+    pub version: u32,
+    pub findings: Vec<JsonFinding<'a>>,
+    pub errors: Vec<JsonError<'a>>,
+    pub summary: JsonSummary<'a>,
+}
+
+#[derive(Serialize)]
+pub struct JsonFinding<'a> {
+    pub code: &'a str,
+    pub name: &'a str,
+    pub severity: &'a str,
+    pub path: &'a str,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub message: &'a str,
+    pub boundary: &'a str,
+    pub window: &'a str,
+    pub labels: Vec<JsonLabel<'a>>,
+    pub help: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct JsonLabel<'a> {
+    pub path: &'a str,
+    pub line: u32,
+    pub column: u32,
+    pub message: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct JsonError<'a> {
+    pub path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    pub message: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct JsonSummary<'a> {
+    pub files: usize,
+    pub analyzed: usize,
+    pub skipped: &'a BTreeMap<String, usize>,
+    pub findings: usize,
+    pub suppressed: usize,
+    pub errors: usize,
+}
+
+/// One entry of `msgaudit rules --format json`.
+#[derive(Serialize)]
+pub struct JsonRule<'a> {
+    pub code: &'a str,
+    pub name: &'a str,
+    pub severity: &'a str,
+    pub summary: &'a str,
+    pub boundary: &'a str,
+    pub implemented: bool,
+}
+
+impl<'a> From<&'a Label> for JsonLabel<'a> {
+    fn from(l: &'a Label) -> Self {
+        JsonLabel {
+            path: &l.path,
+            line: l.span.line,
+            column: l.span.column,
+            message: &l.message,
+        }
+    }
+}
+
+impl<'a> From<&'a Finding> for JsonFinding<'a> {
+    fn from(f: &'a Finding) -> Self {
+        JsonFinding {
+            code: f.code,
+            name: f.name,
+            severity: f.severity.as_str(),
+            path: &f.path,
+            line: f.span.line,
+            column: f.span.column,
+            end_line: f.span.end_line,
+            end_column: f.span.end_column,
+            message: &f.message,
+            boundary: &f.boundary,
+            window: &f.window,
+            labels: f.labels.iter().map(JsonLabel::from).collect(),
+            help: &f.help,
+        }
+    }
+}
+
+impl<'a> From<&'a InputError> for JsonError<'a> {
+    fn from(e: &'a InputError) -> Self {
+        JsonError {
+            path: &e.path,
+            line: e.line,
+            column: e.column,
+            message: &e.message,
+        }
+    }
+}
+
+impl<'a> From<&'a Report> for JsonReport<'a> {
+    fn from(r: &'a Report) -> Self {
+        JsonReport {
+            version: VERSION,
+            findings: r.findings.iter().map(JsonFinding::from).collect(),
+            errors: r.errors.iter().map(JsonError::from).collect(),
+            summary: JsonSummary {
+                files: r.summary.files,
+                analyzed: r.summary.analyzed,
+                skipped: &r.summary.skipped,
+                findings: r.summary.findings,
+                suppressed: r.summary.suppressed,
+                errors: r.summary.errors,
+            },
+        }
+    }
+}
+
+impl<'a> From<&'a RuleMeta> for JsonRule<'a> {
+    fn from(r: &'a RuleMeta) -> Self {
+        JsonRule {
+            code: r.code,
+            name: r.name,
+            severity: r.default_severity.as_str(),
+            summary: r.summary,
+            boundary: r.boundary,
+            implemented: r.implemented,
+        }
+    }
+}
+
+fn to_pretty<T: Serialize>(value: &T) -> String {
+    // Serializing these types cannot fail: no maps with non-string keys, no
+    // custom serializers.
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The report as one pretty-printed JSON document, with a final newline.
+pub fn render(report: &Report) -> String {
+    to_pretty(&JsonReport::from(report))
+}
+
+/// The rule catalogue as a JSON array.
+pub fn render_rules(rules: &[&RuleMeta]) -> String {
+    let rules: Vec<JsonRule> = rules.iter().map(|r| JsonRule::from(*r)).collect();
+    to_pretty(&rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_without_position_omits_line_and_column() {
+        let mut report = Report::default();
+        report.errors.push(InputError {
+            path: "a.rs".into(),
+            line: None,
+            column: None,
+            message: "cannot read file".into(),
+        });
+        report.finish();
+        let v: serde_json::Value = serde_json::from_str(&render(&report)).unwrap();
+        assert_eq!(
+            v["errors"][0],
+            serde_json::json!({"path": "a.rs", "message": "cannot read file"})
+        );
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["summary"]["errors"], 1);
+    }
+
+    #[test]
+    fn rules_json_has_every_rule() {
+        let v: serde_json::Value = serde_json::from_str(&render_rules(&crate::rules::ALL)).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), crate::rules::ALL.len());
+        assert_eq!(v[0]["code"], "MA001");
+        assert_eq!(v[0]["severity"], "error");
+    }
+}

@@ -1,0 +1,415 @@
+//! The command line: help, explain, rules, exit codes, config errors, discovery.
+//!
+//! Bad inputs are generated in temporary directories. While the analysis core
+//! finds nothing yet, a stale `// msgaudit:allow(MA001)` comment (reported as
+//! MA900) is how these tests see that a file was read and under which path.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const STALE: &str = "fn f() {} // msgaudit:allow(MA001) kept on purpose\n";
+
+fn msgaudit() -> Command {
+    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
+    cmd.timeout(Duration::from_secs(60));
+    cmd
+}
+
+fn write(root: &Path, rel: &str, content: &[u8]) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, content).unwrap();
+}
+
+/// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON).
+fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let out = msgaudit()
+        .current_dir(dir)
+        .arg("check")
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {:?} stderr {:?}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), json)
+}
+
+fn finding_paths(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn help_for_every_command() {
+    msgaudit()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("delivery guarantees"))
+        .stdout(predicate::str::contains("check"))
+        .stdout(predicate::str::contains("explain"))
+        .stdout(predicate::str::contains("rules"));
+    msgaudit()
+        .args(["check", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--fail-on"))
+        .stdout(predicate::str::contains("--select"))
+        .stdout(predicate::str::contains("--config"));
+    msgaudit()
+        .args(["explain", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ack-before-commit"));
+    msgaudit()
+        .args(["rules", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--format"));
+}
+
+#[test]
+fn explain_by_code_and_name() {
+    msgaudit()
+        .args(["explain", "MA001"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "MA001 ack-before-commit (error)\n",
+        ));
+    msgaudit()
+        .args(["explain", "unused-suppression"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "MA900 unused-suppression (warning)\n\n## What it does",
+        ));
+    msgaudit()
+        .args(["explain", "MA099"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown rule `MA099`"));
+}
+
+#[test]
+fn rules_table_and_json() {
+    msgaudit()
+        .arg("rules")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MA013  discarded-transaction"));
+    let out = msgaudit()
+        .args(["rules", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = v.as_array().unwrap();
+    assert_eq!(rules.len(), msgaudit::rules::ALL.len());
+    let keys: Vec<&str> = rules[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for k in [
+        "code",
+        "name",
+        "severity",
+        "summary",
+        "boundary",
+        "implemented",
+    ] {
+        assert!(keys.contains(&k), "{k} missing");
+    }
+    assert_eq!(rules[0]["code"], "MA001");
+}
+
+fn config_error(config: &str, expected: &str) {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "msgaudit.toml", config.as_bytes());
+    write(t.path(), "src/a.rs", b"fn a() {}\n");
+    msgaudit()
+        .current_dir(t.path())
+        .args(["check", "."])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(expected));
+}
+
+#[test]
+fn bad_config_is_exit_2_with_position() {
+    config_error(
+        "include_tests = true\nbogus = 1\n",
+        "msgaudit.toml:2:1: error: unknown field `bogus`",
+    );
+    config_error(
+        "[rules]\nMA001 = \"warn\"\n",
+        "msgaudit.toml:2:9: error: invalid level `warn` for MA001: expected off, warning or error",
+    );
+    config_error(
+        "[rules]\nMA099 = \"off\"\n",
+        "msgaudit.toml:2:1: error: unknown rule `MA099`",
+    );
+    config_error("[rules\nMA001 = \"off\"\n", "msgaudit.toml:1:7: error: ");
+}
+
+#[test]
+fn config_is_found_upward_and_explicit_config_must_exist() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "msgaudit.toml", b"bogus = true\n");
+    write(t.path(), "a/b/x.rs", b"fn a() {}\n");
+    msgaudit()
+        .current_dir(t.path().join("a"))
+        .args(["check", "b/x.rs"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `bogus`"));
+    msgaudit()
+        .current_dir(t.path())
+        .args(["check", "--config", "nope.toml", "a"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "nope.toml: error: config file not found",
+        ));
+}
+
+#[test]
+fn unknown_select_is_a_usage_error() {
+    msgaudit()
+        .args(["check", "--select", "MA001,MA099", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown rule `MA099`"));
+    msgaudit()
+        .args(["check", "--ignore", "no-such-rule", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown rule `no-such-rule`"));
+    msgaudit()
+        .args(["check", "--format", "xml", "."])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn invalid_utf8_is_an_error_with_position_and_others_still_count() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "src/bad.rs", b"fn a() {}\nfn b() { \"\xFF\" }\n");
+    write(t.path(), "src/good.rs", STALE.as_bytes());
+    write(t.path(), "conf.yaml", b"a: 1\n");
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        v["errors"],
+        serde_json::json!([{
+            "path": "src/bad.rs", "line": 2, "column": 11,
+            "message": "invalid UTF-8: byte 0xFF at offset 20"
+        }])
+    );
+    assert_eq!(v["summary"]["files"], 3);
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(finding_paths(&v), ["src/good.rs"]);
+
+    msgaudit()
+        .current_dir(t.path())
+        .args(["check", "--format", "short", "."])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(
+            "src/bad.rs:2:11: error: invalid UTF-8",
+        ))
+        .stdout(predicate::str::contains("src/good.rs:1:11: warning[MA900]"));
+}
+
+#[test]
+fn templated_yaml_is_skipped_not_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "chart/templates/kafka.yaml",
+        b"isolation.level: read_committed\n",
+    );
+    write(t.path(), "values.yaml", b"a: \"{{ .Values.x }}\"\n");
+    write(t.path(), "plain.yaml", b"a: 1\n");
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 0);
+    assert_eq!(v["summary"]["files"], 3);
+    assert_eq!(v["summary"]["skipped"]["templated_yaml"], 2);
+    assert_eq!(v["errors"], serde_json::json!([]));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loop_does_not_hang() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "a/x.rs", STALE.as_bytes());
+    std::os::unix::fs::symlink("..", t.path().join("a/up")).unwrap();
+    std::os::unix::fs::symlink("self", t.path().join("self")).unwrap();
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(v["summary"]["skipped"]["symlink"], 2);
+    assert_eq!(finding_paths(&v), ["a/x.rs"]);
+}
+
+#[test]
+fn gitignored_file_is_skipped_unless_named() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), ".gitignore", b"generated/\n");
+    write(t.path(), "generated/x.rs", STALE.as_bytes());
+    write(t.path(), "src/a.rs", b"fn a() {}\n");
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 0);
+    assert_eq!(v["summary"]["files"], 1);
+    assert_eq!(finding_paths(&v), Vec::<String>::new());
+
+    let (code, v) = check_json(t.path(), &["generated/x.rs"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["summary"]["files"], 1);
+    assert_eq!(finding_paths(&v), ["generated/x.rs"]);
+}
+
+#[test]
+fn exclude_globs_are_relative_to_the_config() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "msgaudit.toml",
+        b"exclude = [\"vendor/**\", \"*.gen.rs\"]\n",
+    );
+    write(t.path(), "vendor/v.rs", STALE.as_bytes());
+    write(t.path(), "svc/src/x.gen.rs", STALE.as_bytes());
+    write(t.path(), "svc/src/a.rs", STALE.as_bytes());
+    let (_, v) = check_json(t.path(), &["."]);
+    assert_eq!(finding_paths(&v), ["svc/src/a.rs"]);
+    assert_eq!(v["summary"]["files"], 1);
+    // The same from a subdirectory: the config is found upward, globs stay rooted.
+    let (_, v) = check_json(&t.path().join("svc"), &["src"]);
+    assert_eq!(finding_paths(&v), ["src/a.rs"]);
+}
+
+#[test]
+fn display_paths_follow_the_path_argument() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "a/src/x.rs", STALE.as_bytes());
+    let (_, v) = check_json(&t.path().join("a"), &["."]);
+    assert_eq!(finding_paths(&v), ["src/x.rs"]);
+    let (_, v) = check_json(t.path(), &["a"]);
+    assert_eq!(finding_paths(&v), ["a/src/x.rs"]);
+    let (_, v) = check_json(t.path(), &["./a/"]);
+    assert_eq!(finding_paths(&v), ["a/src/x.rs"]);
+}
+
+#[test]
+fn exit_codes_follow_fail_on_and_selection() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "x.rs", STALE.as_bytes());
+    let run = |args: &[&str]| {
+        msgaudit()
+            .current_dir(t.path())
+            .arg("check")
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .code()
+            .unwrap()
+    };
+    assert_eq!(run(&["."]), 1);
+    assert_eq!(run(&["--fail-on", "warning", "."]), 1);
+    assert_eq!(run(&["--fail-on", "error", "."]), 0);
+    assert_eq!(run(&["--fail-on", "never", "."]), 0);
+    assert_eq!(run(&["--ignore", "unused-suppression", "."]), 0);
+    // A suppression of a rule that is not selected is not stale.
+    assert_eq!(run(&["--select", "MA002", "."]), 0);
+    assert_eq!(run(&["--select", "MA001", "."]), 1);
+    // Input errors exit 2 whatever --fail-on says.
+    assert_eq!(run(&["--fail-on", "never", "missing-dir"]), 2);
+}
+
+#[test]
+fn config_rules_and_overrides_set_levels() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "msgaudit.toml",
+        b"[rules]\nMA900 = \"error\"\n[[overrides]]\npaths = [\"legacy/**\"]\nrules = { unused-suppression = \"off\" }\n",
+    );
+    write(t.path(), "legacy/old.rs", STALE.as_bytes());
+    write(t.path(), "src/new.rs", STALE.as_bytes());
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(finding_paths(&v), ["src/new.rs"]);
+    assert_eq!(v["findings"][0]["code"], "MA900");
+    assert_eq!(v["findings"][0]["severity"], "error");
+}
+
+#[test]
+fn human_output_ends_with_a_summary() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "x.rs", STALE.as_bytes());
+    write(t.path(), "y.yml", b"a: {{ x }}\n");
+    msgaudit()
+        .current_dir(t.path())
+        .args(["check", "."])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "x.rs:1:11: MA900 unused-suppression",
+        ))
+        .stdout(predicate::str::ends_with(
+            "1 finding (0 errors, 1 warning), 0 input errors, 2 files (0 analyzed, 1 skipped)\n",
+        ));
+}
+
+#[test]
+fn odd_files_do_not_crash() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join("dir.rs")).unwrap();
+    write(t.path(), "empty.rs", b"");
+    write(
+        t.path(),
+        "bom.rs",
+        b"\xEF\xBB\xBFfn a() {} // msgaudit:allow(MA001)\n",
+    );
+    #[cfg(unix)]
+    {
+        let fifo = t.path().join("pipe.rs");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            // Named explicitly, a FIFO is an error; walked, it is ignored.
+            msgaudit()
+                .current_dir(t.path())
+                .args(["check", "pipe.rs"])
+                .assert()
+                .code(2)
+                .stderr(predicate::str::is_empty());
+        }
+    }
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(finding_paths(&v), ["bom.rs"]);
+    // The BOM is stripped: the comment starts at column 11 of the text.
+    assert_eq!(v["findings"][0]["column"], 11);
+    assert_eq!(v["summary"]["files"], 2);
+}
