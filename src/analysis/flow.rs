@@ -413,6 +413,7 @@ impl Interp<'_> {
             }
             Node::Loop { body, label } => {
                 let at_entry: BTreeSet<Loc> = st.acks.keys().cloned().collect();
+                let floating_at_entry = st.floating.len();
                 let mut head = st;
                 let mut out = Outcome::default();
                 let mut after: Option<State> = None;
@@ -442,6 +443,7 @@ impl Interp<'_> {
                     if let Some(mut b) = back {
                         // Acks of this iteration's message do not carry into the next one.
                         b.acks.retain(|k, _| at_entry.contains(k));
+                        b.floating.truncate(floating_at_entry);
                         head.join(&b);
                     }
                 }
