@@ -57,10 +57,15 @@ impl SqlFacts {
         }
     }
 
-    /// `the INSERT into orders` / `the write` for messages.
+    /// ``INSERT into `orders` ``, `write`: how messages name the statement.
     pub fn describe(&self) -> String {
+        let prep = match self.verb.as_str() {
+            "INSERT" => "into",
+            "DELETE" => "from",
+            _ => "of",
+        };
         match (self.verb.is_empty(), self.tables.first()) {
-            (false, Some(t)) => format!("{} on `{t}`", self.verb),
+            (false, Some(t)) => format!("{} {prep} `{t}`", self.verb),
             (false, None) => self.verb.clone(),
             _ => "write".into(),
         }

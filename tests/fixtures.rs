@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 type Mark = (String, u32, String); // (path, line, code)
 
 fn marks_in(path: &Path, display: &str) -> Vec<Mark> {
-    let Ok(text) = fs::read_to_string(path) else { return vec![] };
+    let Ok(text) = fs::read_to_string(path) else {
+        return vec![];
+    };
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         for prefix in ["//~", "#~"] {
@@ -36,12 +38,19 @@ fn marks_in(path: &Path, display: &str) -> Vec<Mark> {
 
 fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
     if p.is_dir() {
-        let mut entries: Vec<_> = fs::read_dir(p).unwrap().flatten().map(|e| e.path()).collect();
+        let mut entries: Vec<_> = fs::read_dir(p)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         entries.sort();
         for e in entries {
             files_under(&e, out);
         }
-    } else if matches!(p.extension().and_then(|e| e.to_str()), Some("rs" | "yml" | "yaml")) {
+    } else if matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("rs" | "yml" | "yaml")
+    ) {
         out.push(p.to_path_buf());
     }
 }
@@ -49,7 +58,11 @@ fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
 fn cases() -> Vec<PathBuf> {
     let mut cases = Vec::new();
     let root = Path::new("fixtures");
-    let mut dirs: Vec<_> = fs::read_dir(root).unwrap().flatten().map(|e| e.path()).collect();
+    let mut dirs: Vec<_> = fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     dirs.sort();
     for d in dirs {
         if d.file_name().is_some_and(|n| n == "demo") {
@@ -59,10 +72,18 @@ fn cases() -> Vec<PathBuf> {
         if !d.is_dir() {
             continue;
         }
-        let mut entries: Vec<_> = fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).collect();
+        let mut entries: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         entries.sort();
         for e in entries {
-            let is_src = e.is_dir() || matches!(e.extension().and_then(|x| x.to_str()), Some("rs" | "yml" | "yaml"));
+            let is_src = e.is_dir()
+                || matches!(
+                    e.extension().and_then(|x| x.to_str()),
+                    Some("rs" | "yml" | "yaml")
+                );
             if is_src {
                 cases.push(e);
             }
@@ -84,12 +105,21 @@ fn every_fixture_matches_its_marks() {
         n_cases += 1;
         let mut files = Vec::new();
         files_under(&case, &mut files);
-        let expected: BTreeSet<Mark> = files.iter().flat_map(|f| marks_in(f, &display(f))).collect();
+        let expected: BTreeSet<Mark> = files
+            .iter()
+            .flat_map(|f| marks_in(f, &display(f)))
+            .collect();
         n_marks += expected.len();
         let report = msgaudit::check(std::slice::from_ref(&case), &msgaudit::Options::default())
             .unwrap_or_else(|e| panic!("{}: {}", case.display(), e.message));
         for e in &report.errors {
-            failures.push(format!("{}: input error {}:{:?}: {}", case.display(), e.path, e.line, e.message));
+            failures.push(format!(
+                "{}: input error {}:{:?}: {}",
+                case.display(),
+                e.path,
+                e.line,
+                e.message
+            ));
         }
         let got: BTreeSet<Mark> = report
             .findings
@@ -102,7 +132,10 @@ fn every_fixture_matches_its_marks() {
         for f in &report.findings {
             let key = (f.path.clone(), f.span.line, f.code.to_string());
             if !expected.contains(&key) {
-                failures.push(format!("unmarked {}:{}:{} {}: {}", f.path, f.span.line, f.span.column, f.code, f.message));
+                failures.push(format!(
+                    "unmarked {}:{}:{} {}: {}",
+                    f.path, f.span.line, f.span.column, f.code, f.message
+                ));
             }
         }
     }

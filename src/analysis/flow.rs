@@ -17,7 +17,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::ir::{
-    Call, Callee, ClosureRun, Crate, Event, EventKind, ExitKind, Function, Loc, Node, ValueId,
+    Call, Callee, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node,
+    ValueId,
 };
 
 /// How deep calls are followed from an entry function.
@@ -32,6 +33,8 @@ pub struct EvRef {
     pub loc: Loc,
     pub text: String,
     pub describe: String,
+    /// What the event does, as a verb phrase: ``runs the INSERT into `orders` ``.
+    pub phrase: String,
     /// Call sites (outermost first) through which the event was reached from the entry.
     pub via: Vec<Loc>,
 }
@@ -42,7 +45,10 @@ pub enum EffectKind {
     /// An effect that applies immediately (autocommit write, publish, HTTP, e-mail).
     Immediate,
     /// A write inside a transaction that commits after the ack.
-    Committed { begin: Option<EvRef>, commit: EvRef },
+    Committed {
+        begin: Option<Box<EvRef>>,
+        commit: Box<EvRef>,
+    },
     /// An effect in a spawned task that may run after the ack.
     Spawned { spawn: Loc },
 }
@@ -355,10 +361,25 @@ struct Interp<'c> {
 
 impl Interp<'_> {
     fn evref(&self, e: &Event) -> EvRef {
+        let d = if e.describe.is_empty() {
+            "effect"
+        } else {
+            e.describe.as_str()
+        };
+        let phrase = match &e.kind {
+            EventKind::Write { .. } => format!("runs the {d}"),
+            EventKind::Publish => format!("publishes the {d}"),
+            EventKind::External {
+                kind: ExternalKind::Payment,
+            } => format!("makes the {d}"),
+            EventKind::External { .. } => format!("sends the {d}"),
+            _ => d.to_string(),
+        };
         EvRef {
             loc: e.loc.clone(),
             text: e.text.clone(),
-            describe: e.describe.clone(),
+            describe: d.to_string(),
+            phrase,
             via: self.via.clone(),
         }
     }
@@ -521,6 +542,7 @@ impl Interp<'_> {
                     loc: loc.clone(),
                     text: text.to_string(),
                     describe: "transaction".into(),
+                    phrase: "commits the transaction".into(),
                     via: self.via.clone(),
                 };
                 let tx = param.map(|p| fr.val(p));
@@ -569,8 +591,8 @@ impl Interp<'_> {
                     p,
                     t.writes[0].clone(),
                     EffectKind::Committed {
-                        begin: t.begin.clone(),
-                        commit: ev.clone(),
+                        begin: t.begin.clone().map(Box::new),
+                        commit: Box::new(ev.clone()),
                     },
                 );
             }

@@ -108,39 +108,49 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
     } else {
         ack.describe.as_str()
     };
-    let effect_desc = effect_words(&first.effect);
+    let ack_call = code(&ack.text);
+    let effect_call = code(&first.effect.text);
     let (message, window, help) = match &first.kind {
-        EffectKind::Committed { commit, .. } => (
-            format!(
-                "{what} by {} before {} commits the {effect_desc}",
-                code(&ack.text),
-                code(&call_text(commit))
-            ),
-            format!(
-                "a crash after {} and before {} loses the message: it is never redelivered",
-                code(&ack.text),
-                code(&call_text(commit))
-            ),
-            "commit the transaction first, then acknowledge the message".to_string(),
-        ),
+        EffectKind::Committed { commit, .. } => {
+            let commit_call = code(&call_text(commit));
+            (
+                format!("{what} by {ack_call} before {commit_call} commits the {}", first.effect.describe),
+                format!(
+                    "a crash after {ack_call} and before {commit_call} loses the message: the {} never \
+                     commits and the message is not redelivered",
+                    first.effect.describe
+                ),
+                "commit the transaction first, then acknowledge the message (and make the effect \
+                 idempotent, since a crash between the two redelivers it)"
+                    .to_string(),
+            )
+        }
         EffectKind::Immediate => (
-            format!("{what} by {} before the {effect_desc} runs", code(&ack.text)),
             format!(
-                "a crash after {} and before the {effect_desc} loses the message: it is never redelivered",
-                code(&ack.text)
+                "{what} by {ack_call} before {effect_call} {}",
+                first.effect.phrase
             ),
-            "apply the effect first, then acknowledge the message".to_string(),
+            format!(
+                "a crash after {ack_call} and before {effect_call} loses the message: the {} never \
+                 happens and the message is not redelivered",
+                first.effect.describe
+            ),
+            "apply the effect first, then acknowledge the message (and make the effect \
+             idempotent, since a crash between the two redelivers it)"
+                .to_string(),
         ),
         EffectKind::Spawned { .. } => (
             format!(
-                "{what} by {} while a spawned task may still apply the {effect_desc}",
-                code(&ack.text)
+                "{what} by {ack_call} while a spawned task may still run {effect_call}, which {}",
+                first.effect.phrase
             ),
             format!(
-                "a crash after {} and before the spawned task finishes loses the message: it is never redelivered",
-                code(&ack.text)
+                "a crash after {ack_call} and before the spawned task finishes loses the message: \
+                 the {} never happens and the message is not redelivered",
+                first.effect.describe
             ),
-            "await the task's handle (and check its result) before acknowledging the message".to_string(),
+            "await the task's handle (and check its result) before acknowledging the message"
+                .to_string(),
         ),
     };
 
@@ -162,30 +172,34 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
                 format!("the ack is reached through this call in `{}`", f.entry),
             );
         }
+        let effect = &f.effect;
         match &f.kind {
             EffectKind::Committed { begin, commit } => {
                 if let Some(b) = begin {
                     push(&b.loc, "transaction begins here".into());
                 }
                 push(
-                    &f.effect.loc,
-                    format!("the {} is written here", effect_words(&f.effect)),
+                    &effect.loc,
+                    format!("the {} is written in the transaction here", effect.describe),
                 );
                 push(
                     &commit.loc,
                     "the transaction commits here, after the ack".into(),
                 );
-                for site in &commit.via {
-                    push(site, "the transaction commits inside this call".into());
+                for site in commit.via.iter().chain(&effect.via) {
+                    push(
+                        site,
+                        "the transaction's work happens inside this call".into(),
+                    );
                 }
             }
             EffectKind::Immediate => {
                 push(
-                    &f.effect.loc,
-                    format!("the {} runs here, after the ack", effect_words(&f.effect)),
+                    &effect.loc,
+                    format!("the {} happens here, after the ack", effect.describe),
                 );
-                for site in &f.effect.via {
-                    push(site, "the effect runs inside this call".into());
+                for site in &effect.via {
+                    push(site, "the effect happens inside this call".into());
                 }
             }
             EffectKind::Spawned { spawn } => {
@@ -194,8 +208,8 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
                     "the task is spawned here and not awaited before the ack".into(),
                 );
                 push(
-                    &f.effect.loc,
-                    format!("the {} runs in the spawned task", effect_words(&f.effect)),
+                    &effect.loc,
+                    format!("the spawned task {} here", effect.phrase),
                 );
             }
         }
@@ -214,14 +228,4 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
         labels,
         help,
     }
-}
-
-/// `write (INSERT on orders)`, `record sent`, `HTTP request`: how the effect is named.
-fn effect_words(e: &EvRef) -> String {
-    let d = if e.describe.is_empty() {
-        "effect"
-    } else {
-        e.describe.as_str()
-    };
-    format!("{d} {}", code(&e.text))
 }

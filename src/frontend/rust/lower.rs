@@ -1065,7 +1065,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {
             let arg_infos = self.plain_args(&args, out);
-            if b.spec.terminals.iter().any(|t| *t == name) {
+            if b.spec.terminals.contains(&name) {
                 return self.builder_event(*b, &name, &arg_infos, out);
             }
             let mut b = b;
@@ -1293,20 +1293,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let last = segs.last().cloned().unwrap_or_default();
 
         // `Ok(x)`, `Some(x)`, `Box::new(x)`: the value passes through.
-        if matches!(
+        let passthrough = matches!(
             last.as_str(),
             "Ok" | "Some" | "Err" | "new" | "pin" | "from"
-        ) && args.len() == 1
+        );
+        if passthrough
+            && args.len() == 1
             && !self.is_crate_fn(&segs)
+            && self.path_spec(&segs, &args).is_none()
         {
-            if !(last == "new"
-                && segs.len() >= 2
-                && self.cx.apis.paths.contains_key("new")
-                && self.path_spec(&segs, &args).is_some())
-            {
-                let info = self.expr(args[0], out);
-                return info;
-            }
+            return self.expr(args[0], out);
         }
 
         if self.is_crate_fn(&segs) {
@@ -1447,19 +1443,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => ClosureRun::Callback,
                 };
                 let handle = (spec.event == Api::Spawn).then(|| {
-                    let v = self.new_value(
+                    let role = Some("join.handle".into());
+                    self.new_value(
                         "task",
                         TypeInfo {
-                            role: Some("join.handle".into()),
+                            role,
                             crate_type: None,
                         },
-                    );
-                    v
+                    )
                 });
                 let mut done = false;
                 for a in args {
                     if !done && self.special_arg(a, run, handle, out) {
                         done = true;
+                        if let Some(Node::Closure {
+                            text: t, loc: l, ..
+                        }) = out.last_mut()
+                        {
+                            t.clone_from(&text);
+                            if run == ClosureRun::Transaction {
+                                *l = loc.clone();
+                            }
+                        }
                     } else {
                         self.expr(a, out);
                     }
@@ -1654,7 +1659,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                     SqlKind::Commit => EventKind::Commit { tx: target? },
                     SqlKind::Rollback => EventKind::Rollback { tx: target? },
-                    SqlKind::Write => EventKind::Write { target, sql: facts },
+                    SqlKind::Write => {
+                        let describe = facts.describe();
+                        let kind = EventKind::Write { target, sql: facts };
+                        out.push(Node::Event(Event {
+                            kind,
+                            loc,
+                            text,
+                            describe,
+                        }));
+                        return None;
+                    }
                     SqlKind::Unknown => {
                         if spec.write_terminals.is_empty()
                             || spec.write_terminals.iter().any(|t| t == method)
@@ -1910,11 +1925,16 @@ fn pat_name(p: &Pat) -> String {
 
 /// Shortens a receiver's source text for messages: `self.consumer`, `tx`.
 fn short_text(s: &str) -> String {
-    if s.chars().count() <= 40 && !s.contains('\n') {
+    if s.chars().count() <= 40 {
         return s.to_string();
     }
-    let tail: String = s.rsplit('.').next().unwrap_or(s).chars().take(40).collect();
-    format!("…{tail}")
+    let cut = s.find(['(', '{', ' ']).unwrap_or(s.len());
+    let head: String = s[..cut].chars().take(40).collect();
+    match s[cut..].chars().next() {
+        Some('(') => format!("{head}(…)"),
+        Some('{') => format!("{head} {{ … }}"),
+        _ => format!("{head}…"),
+    }
 }
 
 fn collect_idents(e: &Expr, out: &mut Vec<String>) {
