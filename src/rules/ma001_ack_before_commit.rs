@@ -99,7 +99,18 @@ fn call_text(e: &EvRef) -> String {
 
 fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
     // The first fact (in a deterministic order) names the effect in the message.
-    let mut facts = facts;
+    // The same (ack, effect) pair is found from every entry function that reaches it;
+    // keep the one seen from the closest entry, so labels show only the calls that
+    // connect the ack with its effect.
+    let mut closest: BTreeMap<&Loc, &AckBeforeEffect> = BTreeMap::new();
+    let depth = |f: &AckBeforeEffect| f.ack.via.len() + f.effect.via.len();
+    for f in facts {
+        let e = closest.entry(&f.effect.loc).or_insert(f);
+        if (depth(f), f) < (depth(e), *e) {
+            *e = f;
+        }
+    }
+    let mut facts: Vec<&AckBeforeEffect> = closest.into_values().collect();
     facts.sort();
     let first = facts[0];
     let ack = &first.ack;

@@ -1,0 +1,2 @@
+use rdkafka::consumer::StreamConsumer;
+fn f(c: &StreamConsumer) { let s = "ÿþ"; }
