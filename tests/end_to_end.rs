@@ -16,7 +16,10 @@ fn msgaudit() -> Command {
 
 fn run(args: &[&str]) -> (i32, String) {
     let out = msgaudit().args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
 }
 
 fn json(args: &[&str]) -> (i32, Value) {
@@ -50,7 +53,12 @@ fn finding_carries_spec_fields() {
     assert_eq!(f["severity"], "error");
     assert_eq!(f["path"], BAD);
     // The primary span starts at the method name and ends after the closing parenthesis.
-    let line = fs::read_to_string(BAD).unwrap().lines().nth(f["line"].as_u64().unwrap() as usize - 1).unwrap().to_string();
+    let line = fs::read_to_string(BAD)
+        .unwrap()
+        .lines()
+        .nth(f["line"].as_u64().unwrap() as usize - 1)
+        .unwrap()
+        .to_string();
     let col = f["column"].as_u64().unwrap() as usize;
     let end = f["end_column"].as_u64().unwrap() as usize;
     let chars: Vec<char> = line.chars().collect();
@@ -58,12 +66,23 @@ fn finding_carries_spec_fields() {
     assert!(spanned.starts_with("commit_message("), "{spanned}");
     assert!(spanned.ends_with(')'), "{spanned}");
     let msg = f["message"].as_str().unwrap();
-    assert!(msg.contains("`consumer.commit_message`") && msg.contains("`tx.commit()`"), "{msg}");
+    assert!(
+        msg.contains("`consumer.commit_message`") && msg.contains("`tx.commit()`"),
+        "{msg}"
+    );
     assert_eq!(f["boundary"], "effect/progress order");
     assert!(f["window"].as_str().unwrap().contains("loses the message"));
-    let labels: Vec<&str> = f["labels"].as_array().unwrap().iter().map(|l| l["message"].as_str().unwrap()).collect();
+    let labels: Vec<&str> = f["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["message"].as_str().unwrap())
+        .collect();
     assert!(labels.contains(&"transaction begins here"), "{labels:?}");
-    assert!(labels.iter().any(|l| l.contains("commits here")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.contains("commits here")),
+        "{labels:?}"
+    );
     assert!(!f["help"].as_str().unwrap().is_empty());
 }
 
@@ -74,7 +93,11 @@ fn suppression_on_the_line_before_silences_and_stale_one_is_reported() {
     let (_, v) = json(&[BAD]);
     let line = v["findings"][0]["line"].as_u64().unwrap() as usize;
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    lines.insert(line - 1, "    // msgaudit:allow(ack-before-commit) the offset store is replayed from the outbox".into());
+    lines.insert(
+        line - 1,
+        "    // msgaudit:allow(ack-before-commit) the offset store is replayed from the outbox"
+            .into(),
+    );
     let p = dir.path().join("handler.rs");
     fs::write(&p, lines.join("\n")).unwrap();
     let (code, v) = json(&[p.to_str().unwrap()]);
@@ -112,12 +135,19 @@ fn invalid_utf8_is_an_error() {
 fn deep_nesting_is_refused_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("deep.rs");
-    let body = format!("use sqlx::PgPool;\nfn f() {{ let x = {}1{}; }}\n", "(".repeat(50_000), ")".repeat(50_000));
+    let body = format!(
+        "use sqlx::PgPool;\nfn f() {{ let x = {}1{}; }}\n",
+        "(".repeat(50_000),
+        ")".repeat(50_000)
+    );
     fs::write(&p, body).unwrap();
     fs::write(dir.path().join("ok.rs"), fs::read_to_string(BAD).unwrap()).unwrap();
     let (code, v) = json(&[dir.path().to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(v["errors"][0]["message"].as_str().unwrap().contains("nesting"));
+    assert!(v["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("nesting"));
     assert_eq!(v["findings"].as_array().unwrap().len(), 1);
 }
 
@@ -146,7 +176,12 @@ fn demo_snapshots() {
 fn explain_prints_the_rule_doc() {
     let (code, out) = run(&["explain", "MA001"]);
     assert_eq!(code, 0);
-    for heading in ["## What it does", "## Why is this bad?", "## Example", "Use instead:"] {
+    for heading in [
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "Use instead:",
+    ] {
         assert!(out.contains(heading), "{heading}");
     }
 }
