@@ -126,9 +126,10 @@ pub enum EventKind {
     BrokerOffsets,
     /// A call to a function of the same crate, resolved by the analysis.
     Call(Call),
-    /// `handle.await` on the handle of a spawned task.
+    /// `handle.await` on the handle of a spawned task; `None`: possibly any task
+    /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {
-        handle: ValueId,
+        handle: Option<ValueId>,
     },
 }
 

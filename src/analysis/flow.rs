@@ -654,10 +654,13 @@ impl Interp<'_> {
                 let ev = self.evref(e);
                 self.effect_now(&mut st, ev);
             }
-            EventKind::AwaitHandle { handle } => {
+            EventKind::AwaitHandle {
+                handle: Some(handle),
+            } => {
                 let h = fr.val(*handle);
                 st.floating.retain(|f| f.handle != Some(h));
             }
+            EventKind::AwaitHandle { handle: None } => st.floating.clear(),
             EventKind::Call(c) => return self.call(e, c, st, fr),
             EventKind::Nack { .. }
             | EventKind::IdGen { .. }

@@ -328,11 +328,49 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         )
     }
 
+    /// Which spawned tasks an `.await` waits for: `Some(Some(h))` the task of handle
+    /// `h`; `Some(None)` possibly any task (`join_all(handles)`, `set.join_next()`, a
+    /// local whose type is unknown, which may hold a handle taken from a collection).
+    fn awaited_tasks(&self, base: &Expr, info: &Info) -> Option<Option<ValueId>> {
+        if let Some(v) = info.value {
+            let val = &self.values[v as usize];
+            if val.role.as_deref() == Some("join.handle") {
+                return Some(Some(v));
+            }
+            if val.role.is_none() && val.msg_root.is_none() && matches!(strip(base), Expr::Path(_))
+            {
+                return Some(None);
+            }
+        }
+        let joins = [
+            "join_all",
+            "try_join_all",
+            "join_next",
+            "join_next_with_id",
+            "join",
+            "try_join",
+        ];
+        let callee = match strip(base) {
+            Expr::Call(c) => match strip(&c.func) {
+                Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            Expr::MethodCall(m) => Some(m.method.to_string()),
+            Expr::Macro(m) => m.mac.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        callee.filter(|c| joins.contains(&c.as_str())).map(|_| None)
+    }
+
     fn bind_param(&mut self, pat: &Pat, ti: TypeInfo) -> Option<ValueId> {
         match pat {
             Pat::Ident(pi) => {
                 let name = pi.ident.to_string();
+                let is_msg = ti.role.as_deref().is_some_and(is_message_role);
                 let v = self.new_value(&name, ti);
+                if is_msg {
+                    self.values[v as usize].msg_root = Some(v);
+                }
                 self.bind(&name, v);
                 Some(v)
             }
@@ -556,16 +594,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Cast(c) => self.expr(&c.expr, out),
             Expr::Await(a) => {
                 let info = self.expr(&a.base, out);
-                if let Some(v) = info.value {
-                    if self.values[v as usize].role.as_deref() == Some("join.handle") {
-                        let loc = self.cx.loc(a.base.span(), a.await_token.span());
-                        out.push(Node::Event(Event {
-                            kind: EventKind::AwaitHandle { handle: v },
-                            loc,
-                            text: format!("{}.await", self.values[v as usize].name),
-                            describe: "task awaited".into(),
-                        }));
-                    }
+                if let Some(handle) = self.awaited_tasks(&a.base, &info) {
+                    let loc = self.cx.loc(a.base.span(), a.await_token.span());
+                    out.push(Node::Event(Event {
+                        kind: EventKind::AwaitHandle { handle },
+                        loc,
+                        text: format!("{}.await", short_text(&self.cx.text_of(a.base.span()))),
+                        describe: "task awaited".into(),
+                    }));
                 }
                 info
             }
@@ -1839,6 +1875,10 @@ fn strip(e: &Expr) -> &Expr {
 
 fn is_box_pin(c: &syn::ExprCall) -> bool {
     matches!(strip(&c.func), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
+}
+
+fn is_message_role(role: &str) -> bool {
+    role.ends_with(".message") || role.ends_with(".delivery")
 }
 
 fn is_stream_role(role: Option<&str>) -> bool {
