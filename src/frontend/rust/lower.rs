@@ -108,6 +108,9 @@ struct Value {
     builder: Option<Box<Builder>>,
     /// A received message, or a value taken from one (its root message).
     msg_root: Option<ValueId>,
+    /// An async block or closure bound to this name: it runs where it is awaited,
+    /// called, spawned or handed to another call, not where it is written.
+    deferred: Option<Box<Node>>,
 }
 
 struct Lowerer<'a, 'b> {
@@ -553,10 +556,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Stmt::Local(local) => {
                 let mut info = Info::default();
                 if let Some(init) = &local.init {
-                    let is_closure = matches!(strip(&init.expr), Expr::Closure(_));
-                    if !is_closure {
-                        info = self.expr(&init.expr, out);
+                    if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
+                        (strip(&init.expr), &local.pat)
+                    {
+                        let mut tmp = Vec::new();
+                        self.expr(&init.expr, &mut tmp);
+                        let name = pi.ident.to_string();
+                        let v = self.new_value(&name, TypeInfo::default());
+                        self.values[v as usize].deferred = tmp.pop().map(Box::new);
+                        self.bind(&name, v);
+                        return;
                     }
+                    info = self.expr(&init.expr, out);
                     if let Some((_, diverge)) = &init.diverge {
                         let mut els = Vec::new();
                         self.expr(diverge, &mut els);
@@ -593,6 +604,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Unary(u) => self.expr(&u.expr, out),
             Expr::Cast(c) => self.expr(&c.expr, out),
             Expr::Await(a) => {
+                if let Some(n) = self.deferred_of(&a.base) {
+                    out.push(n);
+                }
                 let info = self.expr(&a.base, out);
                 if let Some(handle) = self.awaited_tasks(&a.base, &info) {
                     let loc = self.cx.loc(a.base.span(), a.await_token.span());
@@ -817,6 +831,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 info.idents
                     .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
+                if let Some(last) = s.path.segments.last() {
+                    let name = last.ident.to_string();
+                    if self.cx.index.type_names.contains(&name) {
+                        info.crate_type = Some(name);
+                    } else if name == "Self" {
+                        info.crate_type.clone_from(&self.self_type);
+                    }
+                }
                 info
             }
             Expr::Range(r) => {
@@ -848,7 +870,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn collect<'e>(&mut self, es: impl Iterator<Item = &'e Expr>, out: &mut Vec<Node>) -> Info {
         let mut info = Info::default();
         for e in es {
-            let i = self.expr(e, out);
+            let i = self.arg(e, out);
             info.absorb(&i);
         }
         info
@@ -1036,6 +1058,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         handle: Option<ValueId>,
         out: &mut Vec<Node>,
     ) -> bool {
+        if let Some(Node::Closure {
+            body,
+            param,
+            loc,
+            text,
+            ..
+        }) = self.deferred_of(arg)
+        {
+            out.push(Node::Closure {
+                body,
+                run,
+                param,
+                handle,
+                loc,
+                text,
+            });
+            return true;
+        }
         match strip(arg) {
             Expr::Closure(c) => {
                 self.closure(c, run, handle, out);
@@ -1054,7 +1094,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 });
                 true
             }
-            Expr::Call(c) if run != ClosureRun::Callback && c.args.len() == 1 && !is_box_pin(c) => {
+            Expr::Call(c) if run != ClosureRun::Callback && !is_box_pin(c) => {
                 // `tokio::spawn(process(msg))`: the call runs later.
                 let mut body = Vec::new();
                 self.expr(arg, &mut body);
@@ -1132,23 +1172,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
-        // API knowledge.
-        if let Some(spec) = self.match_method(&name, &recv, &args, out) {
-            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
-        }
-
-        // Handler callbacks over a message stream.
-        if STREAM_CALLBACKS.contains(&name.as_str()) && is_stream_role(recv.role.as_deref()) {
-            if let Some(last) = args.last() {
-                for a in &args[..args.len() - 1] {
-                    self.expr(a, out);
-                }
-                if self.special_arg(last, ClosureRun::Callback, None, out) {
-                    return Info::default();
-                }
-            }
-        }
-
         // Methods of the crate's types, receiver type unknown.
         if recv.crate_type.is_none() && recv.role.is_none() {
             let n = self
@@ -1173,6 +1196,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
+        // API knowledge.
+        if let Some(spec) = self.match_method(&name, &recv, &args, out) {
+            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        }
+
+        // Handler callbacks over a message stream.
+        if STREAM_CALLBACKS.contains(&name.as_str()) && is_stream_role(recv.role.as_deref()) {
+            if let Some(last) = args.last() {
+                for a in &args[..args.len() - 1] {
+                    self.expr(a, out);
+                }
+                if self.special_arg(last, ClosureRun::Callback, None, out) {
+                    return Info::default();
+                }
+            }
+        }
+
         let arg_infos = self.plain_args(&args, out);
         if ALIAS_METHODS.contains(&name.as_str()) {
             let mut info = recv;
@@ -1190,7 +1230,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// Lowers arguments in order; closures and async blocks among them run now.
     fn plain_args(&mut self, args: &[&Expr], out: &mut Vec<Node>) -> Vec<Info> {
-        args.iter().map(|a| self.expr(a, out)).collect()
+        args.iter().map(|a| self.arg(a, out)).collect()
+    }
+
+    /// The deferred async block or closure a local name holds.
+    fn deferred_of(&self, e: &Expr) -> Option<Node> {
+        let Expr::Path(p) = strip(e) else { return None };
+        let v = self.lookup(&p.path.get_ident()?.to_string())?;
+        self.values[v as usize].deferred.as_deref().cloned()
+    }
+
+    /// An argument: a deferred block or closure handed to a call runs there.
+    fn arg(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        if let Some(n) = self.deferred_of(e) {
+            out.push(n);
+        }
+        self.expr(e, out)
     }
 
     fn has_method(&self, ty: &str, name: &str) -> bool {
@@ -1207,10 +1262,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         args: &[&Expr],
         _out: &mut Vec<Node>,
     ) -> Option<CallSpec> {
-        let specs = self.cx.apis.methods.get(name)?;
+        let named = self.cx.apis.methods.get(name).into_iter().flatten();
+        // `*` entries: any method on a role (builders such as `redis::pipe()`).
+        let any = self.cx.apis.methods.get("*").into_iter().flatten();
+        let specs: Vec<&CallSpec> = named.chain(any).collect();
+        if specs.is_empty() {
+            return None;
+        }
         let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
         specs
-            .iter()
+            .into_iter()
             .find(|s| self.spec_matches(s, Some(recv), &peek, None))
             .cloned()
     }
@@ -1311,6 +1372,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
+        if let Some(n) = self.deferred_of(&c.func) {
+            let info = self.collect(c.args.iter(), out);
+            out.push(n);
+            return Info {
+                mentions: info.mentions,
+                ..Info::default()
+            };
+        }
         let Expr::Path(p) = strip(&c.func) else {
             let f = self.expr(&c.func, out);
             let mut info = self.collect(c.args.iter(), out);
