@@ -185,3 +185,14 @@ fn explain_prints_the_rule_doc() {
         assert!(out.contains(heading), "{heading}");
     }
 }
+
+#[test]
+fn config_apis_declare_the_projects_own_wrappers() {
+    let case = "fixtures/ma001_ack_before_commit/bad_config_wrapper_apis";
+    let (code, v) = json(&[case]);
+    assert_eq!(code, 1);
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1);
+    // Without the `[apis]` table the wrappers mean nothing to msgaudit.
+    let (code, v) = json(&["--config", "tests/data/empty.toml", case]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -1154,6 +1154,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             };
         }
 
+        // The project's own wrappers, declared in the config, win over their bodies.
+        if let Some(spec) = self.match_method(&name, &recv, &args, out).filter(|s| s.loose) {
+            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        }
+
         // Methods of the crate's own types.
         if let Some(ty) = recv.crate_type.clone() {
             if self.has_method(&ty, &name) {
@@ -1410,6 +1415,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.expr(args[0], out);
         }
 
+        let user_spec = self.path_spec(&segs, &args).filter(|s| s.loose);
+        if let Some(spec) = user_spec {
+            return self.api_call(&spec, None, &args, &last, loc, text, out);
+        }
         if self.is_crate_fn(&segs) {
             let arg_infos = self.plain_args(&args, out);
             return self.crate_call(Callee::Path(segs), None, &arg_infos, loc, text, out);
