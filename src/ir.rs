@@ -126,6 +126,11 @@ pub enum EventKind {
     BrokerOffsets,
     /// A call to a function of the same crate, resolved by the analysis.
     Call(Call),
+    /// A call of a local value or parameter (`handler(payload)`): runs the closure
+    /// the caller passed for it, when known.
+    CallValue {
+        callee: ValueId,
+    },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {
@@ -161,6 +166,9 @@ pub struct Call {
     /// The receiver value (method calls), then the arguments, as values when they are.
     pub receiver: Option<ValueId>,
     pub args: Vec<Option<ValueId>>,
+    /// Closures (and async blocks) passed as arguments, by argument index: they run
+    /// where the callee calls the parameter, not at the call.
+    pub closures: Vec<(usize, Node)>,
     /// The call's result is `?`-ed: an error return of the callee exits the caller too.
     pub propagates_err: bool,
 }

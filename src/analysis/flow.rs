@@ -15,6 +15,7 @@
 //! never applies its writes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use crate::ir::{
     Call, Callee, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node,
@@ -272,13 +273,16 @@ impl<'c> Resolver<'c> {
     }
 }
 
-struct Frame {
+#[derive(Clone)]
+struct Frame<'c> {
     id: u32,
     fn_idx: usize,
     map: HashMap<ValueId, Val>,
+    /// Closures the caller passed for parameters, with the frame they were written in.
+    closures: HashMap<ValueId, Rc<(&'c Node, Frame<'c>)>>,
 }
 
-impl Frame {
+impl Frame<'_> {
     fn val(&self, v: ValueId) -> Val {
         self.map.get(&v).copied().unwrap_or((self.id, v))
     }
@@ -307,6 +311,7 @@ pub fn ack_facts(krate: &Crate) -> Vec<AckBeforeEffect> {
             id: 0,
             fn_idx: i,
             map: HashMap::new(),
+            closures: HashMap::new(),
         };
         an.run(&f.body, State::new(), &frame);
         facts.extend(an.facts);
@@ -322,7 +327,12 @@ fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
             Node::Loop { body, .. } | Node::Closure { body, .. } => scan(body, f, r, direct, calls),
             Node::Event(e) => match &e.kind {
                 EventKind::Ack { .. } => *direct = true,
-                EventKind::Call(c) => calls.extend(r.resolve(f, c)),
+                EventKind::Call(c) => {
+                    calls.extend(r.resolve(f, c));
+                    for (_, n) in &c.closures {
+                        scan(n, f, r, direct, calls);
+                    }
+                }
                 _ => {}
             },
             Node::Exit(_) => {}
@@ -359,7 +369,7 @@ struct Interp<'c> {
     reach: &'c [bool],
 }
 
-impl Interp<'_> {
+impl<'c> Interp<'c> {
     fn evref(&self, e: &Event) -> EvRef {
         let d = if e.describe.is_empty() {
             "effect"
@@ -402,7 +412,7 @@ impl Interp<'_> {
         st.effects.insert(ev);
     }
 
-    fn run(&mut self, node: &Node, st: State, fr: &Frame) -> Outcome {
+    fn run(&mut self, node: &'c Node, st: State, fr: &Frame<'c>) -> Outcome {
         match node {
             Node::Seq(items) => {
                 let mut out = Outcome::default();
@@ -497,14 +507,14 @@ impl Interp<'_> {
     #[allow(clippy::too_many_arguments)]
     fn closure(
         &mut self,
-        body: &Node,
+        body: &'c Node,
         run: ClosureRun,
         param: Option<ValueId>,
         handle: Option<ValueId>,
         loc: &Loc,
         text: &str,
         mut st: State,
-        fr: &Frame,
+        fr: &Frame<'c>,
     ) -> Outcome {
         let mut out = Outcome::default();
         match run {
@@ -601,7 +611,7 @@ impl Interp<'_> {
         st.txs.remove(&tx);
     }
 
-    fn event(&mut self, e: &Event, mut st: State, fr: &Frame) -> Outcome {
+    fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
         match &e.kind {
             EventKind::Receive { msg, element } => {
@@ -662,6 +672,21 @@ impl Interp<'_> {
             }
             EventKind::AwaitHandle { handle: None } => st.floating.clear(),
             EventKind::Call(c) => return self.call(e, c, st, fr),
+            EventKind::CallValue { callee } => {
+                if let Some(cl) = fr.closures.get(callee).cloned() {
+                    if self.stack.len() <= MAX_CALL_DEPTH {
+                        self.via.push(e.loc.clone());
+                        let o = self.run(cl.0, st, &cl.1);
+                        self.via.pop();
+                        let mut fall = o.fall;
+                        for s in [o.ret, o.ret_err].into_iter().flatten() {
+                            join_opt(&mut fall, s);
+                        }
+                        out.fall = fall;
+                        return out;
+                    }
+                }
+            }
             EventKind::Nack { .. }
             | EventKind::IdGen { .. }
             | EventKind::BrokerBegin
@@ -673,7 +698,7 @@ impl Interp<'_> {
         out
     }
 
-    fn call(&mut self, e: &Event, c: &Call, st: State, fr: &Frame) -> Outcome {
+    fn call(&mut self, e: &'c Event, c: &'c Call, st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
         let caller = &self.krate.functions[fr.fn_idx];
         let cands: Vec<usize> = self
@@ -683,7 +708,14 @@ impl Interp<'_> {
             .filter(|i| !self.stack.contains(i))
             .collect();
         if cands.is_empty() || self.stack.len() > MAX_CALL_DEPTH {
-            out.fall = Some(st);
+            // Unknown callee: closures handed to it run at the call.
+            let mut cur = Some(st);
+            for (_, n) in &c.closures {
+                let Some(s) = cur.take() else { break };
+                let o = self.run(n, s, fr);
+                cur = o.fall;
+            }
+            out.fall = cur;
             return out;
         }
         let _ = self.reach;
@@ -693,20 +725,31 @@ impl Interp<'_> {
             let id = self.next_frame;
             self.next_frame += 1;
             let mut map = HashMap::new();
+            let mut closures = HashMap::new();
             let mut actuals: Vec<Option<ValueId>> = Vec::new();
+            let offset = usize::from(callee.has_self);
             if callee.has_self {
                 actuals.push(c.receiver);
             }
             actuals.extend(c.args.iter().copied());
-            for (p, a) in callee.params.iter().zip(actuals) {
-                if let (Some(p), Some(a)) = (p, a) {
+            for (i, (p, a)) in callee.params.iter().zip(actuals).enumerate() {
+                let Some(p) = p else { continue };
+                if let Some(a) = a {
                     map.insert(*p, fr.val(a));
+                    // A closure parameter passed on to the next callee.
+                    if let Some(cl) = fr.closures.get(&a) {
+                        closures.insert(*p, cl.clone());
+                    }
+                }
+                if let Some((_, n)) = c.closures.iter().find(|(j, _)| j + offset == i) {
+                    closures.insert(*p, Rc::new((n, fr.clone())));
                 }
             }
             let frame = Frame {
                 id,
                 fn_idx: idx,
                 map,
+                closures,
             };
             self.stack.push(idx);
             self.via.push(e.loc.clone());

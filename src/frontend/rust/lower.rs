@@ -1155,14 +1155,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
 
         // The project's own wrappers, declared in the config, win over their bodies.
-        if let Some(spec) = self.match_method(&name, &recv, &args, out).filter(|s| s.loose) {
+        if let Some(spec) = self
+            .match_method(&name, &recv, &args, out)
+            .filter(|s| s.loose)
+        {
             return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
         }
 
         // Methods of the crate's own types.
         if let Some(ty) = recv.crate_type.clone() {
             if self.has_method(&ty, &name) {
-                let arg_infos = self.plain_args(&args, out);
+                let (arg_infos, closures) = self.crate_args(&args, out);
                 return self.crate_call(
                     Callee::Method {
                         name,
@@ -1170,6 +1173,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     },
                     recv.value,
                     &arg_infos,
+                    closures,
                     loc,
                     text,
                     out,
@@ -1186,7 +1190,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .get(&name)
                 .map(|v| v.iter().filter(|s| s.self_type.is_some()).count());
             if matches!(n, Some(1..=3)) && !ALIAS_METHODS.contains(&name.as_str()) {
-                let arg_infos = self.plain_args(&args, out);
+                let (arg_infos, closures) = self.crate_args(&args, out);
                 return self.crate_call(
                     Callee::Method {
                         name,
@@ -1194,6 +1198,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     },
                     recv.value,
                     &arg_infos,
+                    closures,
                     loc,
                     text,
                     out,
@@ -1385,6 +1390,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 ..Info::default()
             };
         }
+        if let Expr::Path(p) = strip(&c.func) {
+            if let Some(v) = p
+                .path
+                .get_ident()
+                .and_then(|id| self.lookup(&id.to_string()))
+            {
+                let info = self.collect(c.args.iter(), out);
+                out.push(Node::Event(Event {
+                    kind: EventKind::CallValue { callee: v },
+                    loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
+                    text: self.values[v as usize].name.clone(),
+                    describe: "call".into(),
+                }));
+                return Info {
+                    mentions: info.mentions,
+                    ..Info::default()
+                };
+            }
+        }
         let Expr::Path(p) = strip(&c.func) else {
             let f = self.expr(&c.func, out);
             let mut info = self.collect(c.args.iter(), out);
@@ -1420,8 +1444,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.api_call(&spec, None, &args, &last, loc, text, out);
         }
         if self.is_crate_fn(&segs) {
-            let arg_infos = self.plain_args(&args, out);
-            return self.crate_call(Callee::Path(segs), None, &arg_infos, loc, text, out);
+            let (arg_infos, closures) = self.crate_args(&args, out);
+            return self.crate_call(
+                Callee::Path(segs),
+                None,
+                &arg_infos,
+                closures,
+                loc,
+                text,
+                out,
+            );
         }
         if let Some(spec) = self.path_spec(&segs, &args) {
             return self.api_call(&spec, None, &args, &last, loc, text, out);
@@ -1477,11 +1509,44 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         sigs.iter().any(|s| s.self_type.is_none())
     }
 
+    /// Arguments of a call into the crate: closures and async blocks are kept apart,
+    /// to run where the callee calls them.
+    fn crate_args(
+        &mut self,
+        args: &[&Expr],
+        out: &mut Vec<Node>,
+    ) -> (Vec<Info>, Vec<(usize, Node)>) {
+        let mut infos = Vec::new();
+        let mut closures = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if matches!(strip(a), Expr::Closure(_)) {
+                let mut tmp = Vec::new();
+                self.expr(a, &mut tmp);
+                if let Some(n) = tmp.pop() {
+                    closures.push((i, n));
+                }
+                out.extend(tmp);
+                infos.push(Info::default());
+            } else if let Some(n) = self
+                .deferred_of(a)
+                .filter(|_| matches!(strip(a), Expr::Path(_)))
+            {
+                closures.push((i, n));
+                infos.push(self.expr(a, out));
+            } else {
+                infos.push(self.arg(a, out));
+            }
+        }
+        (infos, closures)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn crate_call(
         &mut self,
         callee: Callee,
         receiver: Option<ValueId>,
         args: &[Info],
+        closures: Vec<(usize, Node)>,
         loc: Loc,
         text: String,
         out: &mut Vec<Node>,
@@ -1492,6 +1557,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 callee,
                 receiver,
                 args: args.iter().map(|a| a.value).collect(),
+                closures,
                 propagates_err: false,
             }),
             loc,
