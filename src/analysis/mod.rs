@@ -155,7 +155,13 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .expect("cannot start analysis threads");
     let results: Vec<CrateResult> = pool.install(|| {
         work.par_iter()
-            .map(|(key, files)| analyze_crate(key, files, input.apis, input.include_tests))
+            .map(|(key, files)| {
+                // An internal failure on one crate is reported; the others still run.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    analyze_crate(key, files, input.apis, input.include_tests)
+                }))
+                .unwrap_or_else(|panic| internal_error(files, panic))
+            })
             .collect()
     });
     for r in results {
@@ -191,4 +197,26 @@ fn analyze_crate(
         analyzed: lowered.analyzed,
         skipped_tests: lowered.skipped_tests,
     }
+}
+
+fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -> CrateResult {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    let errors = files
+        .iter()
+        .take(1)
+        .map(|f| InputError {
+            path: f.path.clone(),
+            line: None,
+            column: None,
+            message: format!(
+                "internal error while analyzing the crate of this file ({} files not analyzed): {what}; please report",
+                files.len()
+            ),
+        })
+        .collect();
+    CrateResult { findings: Vec::new(), errors, analyzed: 0, skipped_tests: 0 }
 }
