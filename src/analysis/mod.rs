@@ -218,5 +218,10 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
             ),
         })
         .collect();
-    CrateResult { findings: Vec::new(), errors, analyzed: 0, skipped_tests: 0 }
+    CrateResult {
+        findings: Vec::new(),
+        errors,
+        analyzed: 0,
+        skipped_tests: 0,
+    }
 }
