@@ -109,6 +109,9 @@ pub struct CallSpec {
     pub describe: Option<String>,
     pub sql: Option<String>,
     pub external: Option<String>,
+    /// The ack is a Kafka consumer's offset commit or store.
+    #[serde(default)]
+    pub offsets: bool,
     #[serde(default)]
     pub terminals: Vec<String>,
     #[serde(default)]

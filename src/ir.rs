@@ -41,9 +41,26 @@ pub struct SqlFacts {
     pub verb: String,
     /// Tables written (lower case, unqualified).
     pub tables: Vec<String>,
-    /// `ON CONFLICT DO NOTHING`, `INSERT OR IGNORE`, `INSERT IGNORE`.
+    /// `ON CONFLICT DO NOTHING`, `INSERT OR IGNORE`, `INSERT IGNORE`, Redis `SET NX`:
+    /// the statement is a claim.
     pub ignores_conflict: bool,
+    /// `ON CONFLICT … DO UPDATE`, `ON DUPLICATE KEY UPDATE`, `INSERT OR REPLACE`.
+    pub upsert: bool,
     pub returning: bool,
+    /// `SET n = n + …`: the new value depends on the old one (not idempotent).
+    pub self_referencing: bool,
+    /// The statement claims its own dedup record in a CTE before its effect.
+    pub guarded: bool,
+    /// Number of columns an INSERT names (0 when unknown or not an INSERT).
+    pub columns: usize,
+}
+
+impl SqlFacts {
+    /// A dedup claim by shape: an insert that ignores conflicts and writes only a key
+    /// (and perhaps a timestamp), as opposed to an idempotent insert of business data.
+    pub fn is_claim_shape(&self) -> bool {
+        self.ignores_conflict && (1..=2).contains(&self.columns)
+    }
 }
 
 impl SqlFacts {
@@ -53,7 +70,11 @@ impl SqlFacts {
             verb: String::new(),
             tables: Vec::new(),
             ignores_conflict: false,
+            upsert: false,
             returning: false,
+            self_referencing: false,
+            guarded: false,
+            columns: 0,
         }
     }
 
@@ -92,6 +113,8 @@ pub enum EventKind {
     /// `msg` is the message confirmed, when known.
     Ack {
         msg: Option<ValueId>,
+        /// A Kafka consumer's offset commit or store (as opposed to a per-message ack).
+        offsets: bool,
     },
     /// Negative acknowledgement (redelivery requested).
     Nack {
@@ -100,6 +123,11 @@ pub enum EventKind {
     /// A DB transaction begins; `tx` is the value that holds it.
     Begin {
         tx: ValueId,
+        /// The begin call made the value (`pool.begin()`), rather than turning an
+        /// existing connection into a transaction (`conn.execute("BEGIN")`).
+        fresh: bool,
+        /// The transaction value is used for something besides commit or rollback.
+        used: bool,
     },
     Commit {
         tx: ValueId,
@@ -111,6 +139,11 @@ pub enum EventKind {
     Write {
         target: Option<ValueId>,
         sql: SqlFacts,
+        /// A claim (`ON CONFLICT DO NOTHING`) whose result is discarded.
+        unchecked: bool,
+        /// The target is a pool or a connection (or another store, like Redis): unless
+        /// a transaction is open on it, the write commits by itself.
+        autocommit: bool,
     },
     Publish,
     External {

@@ -64,11 +64,98 @@ pub struct AckBeforeEffect {
     pub entry: String,
 }
 
+/// Which rule-relevant pair a fact records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PairKind {
+    /// `primary` (an SQL write, HTTP call or e-mail) runs inside the Kafka
+    /// transaction begun at `other`.
+    EffectInBrokerTx,
+    /// `primary` (a consumer offset commit) runs in a consume-transform-produce path
+    /// whose producer is transactional (`other`: `begin_transaction`).
+    OffsetsOutsideTx,
+    /// `primary` (a publish) and `other` (a DB commit or autocommit write) are two
+    /// separate steps on one path.
+    DualWrite,
+    /// `primary` (a dedup record) and `other` (the effect) are written in different
+    /// transactions (or one of them in autocommit).
+    SplitDedup,
+    /// `primary` (a claim whose result is discarded) is followed by `other` (the effect).
+    UncheckedClaim,
+}
+
+/// On some path, the two events stand in the relation `kind`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PairFact {
+    pub kind: PairKind,
+    pub primary: EvRef,
+    pub other: EvRef,
+    /// Related events with their label text (where the transaction begins, ...).
+    pub related: Vec<(EvRef, String)>,
+    pub entry: String,
+}
+
+/// Everything the flow analysis found in a crate.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub acks: Vec<AckBeforeEffect>,
+    pub pairs: Vec<PairFact>,
+}
+
+impl Facts {
+    pub fn pairs(&self, kind: PairKind) -> impl Iterator<Item = &PairFact> {
+        self.pairs.iter().filter(move |p| p.kind == kind)
+    }
+}
+
+/// Table names that mark dedup records and outbox rows (SPEC §2 plus the config).
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    pub dedup: Vec<String>,
+    pub outbox: Vec<String>,
+}
+
+impl Tables {
+    pub fn is_dedup(&self, t: &str) -> bool {
+        let t = t.to_ascii_lowercase();
+        self.dedup.iter().any(|d| d.eq_ignore_ascii_case(&t))
+            || t.starts_with("processed")
+            || t.starts_with("dedup")
+            || t.starts_with("idempotency")
+            || t == "inbox"
+            || t.ends_with("_inbox")
+            || t == "done"
+            || t.ends_with("_seen")
+            || t == "redis" // a Redis `SET NX` claim
+    }
+
+    pub fn is_outbox(&self, t: &str) -> bool {
+        let t = t.to_ascii_lowercase();
+        self.outbox.iter().any(|d| d.eq_ignore_ascii_case(&t))
+            || t.starts_with("outbox")
+            || t.ends_with("_outbox")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WriteRec {
+    ev: EvRef,
+    /// The open transaction it went into.
+    tx: Option<Val>,
+    /// Not in a transaction known here, on a pool or connection: commits by itself.
+    auto: bool,
+    dedup: bool,
+    guarded: bool,
+}
+
 #[derive(Clone, Debug)]
 struct Tx {
     begin: Option<EvRef>,
     writes: Vec<EvRef>,
     open: bool,
+    /// Begun and never used for anything but commit (MA013 covers its split writes).
+    idle: bool,
+    /// An outbox row is written in it: its commit is not half of a dual write.
+    outbox: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +178,24 @@ struct State {
     floating: Vec<Floating>,
     /// Effects applied on this path (for spawned tasks).
     effects: BTreeSet<EvRef>,
+    /// The Kafka transaction open on this path, and the first one begun on it.
+    broker_open: Option<EvRef>,
+    broker_seen: Option<EvRef>,
+    /// Per message (reset at loop back edges): DB writes made durable, publishes
+    /// made outside a Kafka transaction, writes with their transaction, and
+    /// claims whose result was discarded.
+    durable: Vec<EvRef>,
+    publishes: Vec<EvRef>,
+    writes: Vec<WriteRec>,
+    unchecked: Vec<EvRef>,
+}
+
+fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
+    for x in other {
+        if !mine.contains(x) {
+            mine.push(x.clone());
+        }
+    }
 }
 
 impl State {
@@ -100,7 +205,25 @@ impl State {
             txs: BTreeMap::new(),
             floating: Vec::new(),
             effects: BTreeSet::new(),
+            broker_open: None,
+            broker_seen: None,
+            durable: Vec::new(),
+            publishes: Vec::new(),
+            writes: Vec::new(),
+            unchecked: Vec::new(),
         }
+    }
+
+    /// Forgets what one loop iteration did to its own message, keeping what the
+    /// state held when the loop was entered.
+    fn carry_to_next_iteration(&mut self, entry: &State) {
+        self.acks.retain(|k, _| entry.acks.contains_key(k));
+        self.floating
+            .retain(|f| entry.floating.iter().any(|g| g.effect == f.effect));
+        self.durable.retain(|x| entry.durable.contains(x));
+        self.publishes.retain(|x| entry.publishes.contains(x));
+        self.writes.retain(|x| entry.writes.contains(x));
+        self.unchecked.retain(|x| entry.unchecked.contains(x));
     }
 
     fn join(&mut self, other: &State) {
@@ -111,6 +234,8 @@ impl State {
             match self.txs.get_mut(k) {
                 Some(mine) => {
                     mine.open |= t.open;
+                    mine.idle &= t.idle;
+                    mine.outbox |= t.outbox;
                     for w in &t.writes {
                         if !mine.writes.contains(w) {
                             mine.writes.push(w.clone());
@@ -135,6 +260,16 @@ impl State {
             }
         }
         self.effects.extend(other.effects.iter().cloned());
+        if self.broker_open.is_none() {
+            self.broker_open.clone_from(&other.broker_open);
+        }
+        if self.broker_seen.is_none() {
+            self.broker_seen.clone_from(&other.broker_seen);
+        }
+        union(&mut self.durable, &other.durable);
+        union(&mut self.publishes, &other.publishes);
+        union(&mut self.writes, &other.writes);
+        union(&mut self.unchecked, &other.unchecked);
     }
 }
 
@@ -288,16 +423,20 @@ impl Frame<'_> {
     }
 }
 
-/// Runs the analysis from every function of the crate that can reach an ack.
-pub fn ack_facts(krate: &Crate) -> Vec<AckBeforeEffect> {
+/// Runs the analysis from every function of the crate that can reach a delivery
+/// event (an ack, a write, a publish, an external effect, a Kafka transaction).
+pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let resolver = Resolver::new(krate);
     let reach = reaches_ack(krate, &resolver);
     let mut facts = BTreeSet::new();
+    let mut pairs = BTreeSet::new();
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] {
             continue;
         }
         let mut an = Interp {
+            pairs: Vec::new(),
+            tables,
             krate,
             resolver: &resolver,
             stack: vec![i],
@@ -315,18 +454,26 @@ pub fn ack_facts(krate: &Crate) -> Vec<AckBeforeEffect> {
         };
         an.run(&f.body, State::new(), &frame);
         facts.extend(an.facts);
+        pairs.extend(an.pairs);
     }
-    facts.into_iter().collect()
+    Facts {
+        acks: facts.into_iter().collect(),
+        pairs: pairs.into_iter().collect(),
+    }
 }
 
-/// Which functions may reach an ack (directly or through calls).
+/// Which functions may reach a delivery event (directly or through calls).
 fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
     fn scan(n: &Node, f: &Function, r: &Resolver, direct: &mut bool, calls: &mut Vec<usize>) {
         match n {
             Node::Seq(v) | Node::Branch(v) => v.iter().for_each(|c| scan(c, f, r, direct, calls)),
             Node::Loop { body, .. } | Node::Closure { body, .. } => scan(body, f, r, direct, calls),
             Node::Event(e) => match &e.kind {
-                EventKind::Ack { .. } => *direct = true,
+                EventKind::Ack { .. }
+                | EventKind::Write { .. }
+                | EventKind::Publish
+                | EventKind::External { .. }
+                | EventKind::BrokerBegin => *direct = true,
                 EventKind::Call(c) => {
                     calls.extend(r.resolve(f, c));
                     for (_, n) in &c.closures {
@@ -365,6 +512,8 @@ struct Interp<'c> {
     via: Vec<Loc>,
     next_frame: u32,
     facts: Vec<AckBeforeEffect>,
+    pairs: Vec<PairFact>,
+    tables: &'c Tables,
     entry: String,
     reach: &'c [bool],
 }
@@ -443,8 +592,7 @@ impl<'c> Interp<'c> {
                 out
             }
             Node::Loop { body, label } => {
-                let at_entry: BTreeSet<Loc> = st.acks.keys().cloned().collect();
-                let floating_at_entry = st.floating.len();
+                let entry = st.clone();
                 let mut head = st;
                 let mut out = Outcome::default();
                 let mut after: Option<State> = None;
@@ -473,8 +621,7 @@ impl<'c> Interp<'c> {
                     }
                     if let Some(mut b) = back {
                         // Acks of this iteration's message do not carry into the next one.
-                        b.acks.retain(|k, _| at_entry.contains(k));
-                        b.floating.truncate(floating_at_entry);
+                        b.carry_to_next_iteration(&entry);
                         head.join(&b);
                     }
                 }
@@ -563,6 +710,8 @@ impl<'c> Interp<'c> {
                             begin: Some(ev.clone()),
                             writes: Vec::new(),
                             open: true,
+                            idle: false,
+                            outbox: false,
                         },
                     );
                 }
@@ -590,10 +739,97 @@ impl<'c> Interp<'c> {
         out
     }
 
+    fn pair(
+        &mut self,
+        kind: PairKind,
+        primary: EvRef,
+        other: EvRef,
+        related: Vec<(EvRef, String)>,
+    ) {
+        self.pairs.push(PairFact {
+            kind,
+            primary,
+            other,
+            related,
+            entry: self.entry.clone(),
+        });
+    }
+
+    /// An effect after claims whose result was discarded: the effect runs on duplicates too.
+    fn claims_before(&mut self, st: &mut State, effect: &EvRef) {
+        for c in st.unchecked.clone() {
+            self.pair(PairKind::UncheckedClaim, c, effect.clone(), Vec::new());
+        }
+    }
+
+    /// The dedup and effect bookkeeping of a DB write (MA003, MA005, MA009).
+    fn write_pairs(
+        &mut self,
+        st: &mut State,
+        ev: &EvRef,
+        (tx, auto): (Option<Val>, bool),
+        (dedup, outbox, guarded): (bool, bool, bool),
+        unchecked: bool,
+    ) {
+        if let Some(b) = st.broker_open.clone() {
+            self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());
+        }
+        let idle = st.txs.values().any(|t| t.open && t.idle);
+        if !outbox && !idle && !guarded {
+            for w in st.writes.clone() {
+                if w.dedup == dedup || w.guarded {
+                    continue;
+                }
+                // Split only where both commits are known: transactions begun on this
+                // path, or autocommit on a pool or connection; one transaction is fine.
+                let known = (tx.is_some() || auto) && (w.tx.is_some() || w.auto);
+                if !known || (tx.is_some() && w.tx == tx) {
+                    continue;
+                }
+                let (d, eff) = if dedup {
+                    (ev.clone(), w.ev.clone())
+                } else {
+                    (w.ev.clone(), ev.clone())
+                };
+                self.pair(PairKind::SplitDedup, d, eff, Vec::new());
+            }
+        }
+        if dedup && unchecked {
+            st.unchecked.push(ev.clone());
+        } else if !dedup && !outbox {
+            self.claims_before(st, ev);
+        }
+        if !outbox {
+            st.writes.push(WriteRec {
+                ev: ev.clone(),
+                tx,
+                auto,
+                dedup,
+                guarded,
+            });
+        }
+    }
+
     fn commit(&mut self, st: &mut State, tx: Val, ev: EvRef) {
         let Some(t) = st.txs.get(&tx).cloned() else {
             return;
         };
+        if t.open && !t.writes.is_empty() && !t.outbox && st.broker_open.is_none() {
+            // The transaction's writes become durable: half of a dual write with any
+            // publish on this path.
+            for p in st.publishes.clone() {
+                self.pair(
+                    PairKind::DualWrite,
+                    p,
+                    ev.clone(),
+                    t.begin
+                        .iter()
+                        .map(|b| (b.clone(), "transaction begins here".into()))
+                        .collect(),
+                );
+            }
+            st.durable.push(ev.clone());
+        }
         if t.open && !t.writes.is_empty() {
             let pend: Vec<Pending> = st.acks.values().cloned().collect();
             for p in &pend {
@@ -619,7 +855,13 @@ impl<'c> Interp<'c> {
                 st.acks
                     .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));
             }
-            EventKind::Ack { msg } => {
+            EventKind::Ack { offsets: true, .. } if st.broker_seen.is_some() => {
+                // Consume-transform-produce with a transactional producer: the offsets
+                // belong in the transaction (MA010, which wins over MA001 here).
+                let begin = st.broker_seen.clone().unwrap_or_else(|| self.evref(e));
+                self.pair(PairKind::OffsetsOutsideTx, self.evref(e), begin, Vec::new());
+            }
+            EventKind::Ack { msg, .. } => {
                 let ev = self.evref(e);
                 let p = Pending {
                     msg: msg.map(|m| fr.val(m)),
@@ -636,21 +878,54 @@ impl<'c> Interp<'c> {
                 }
                 st.acks.insert(e.loc.clone(), p);
             }
-            EventKind::Begin { tx } => {
+            EventKind::Begin { tx, fresh, used } => {
                 st.txs.insert(
                     fr.val(*tx),
                     Tx {
                         begin: Some(self.evref(e)),
                         writes: Vec::new(),
                         open: true,
+                        idle: *fresh && !*used,
+                        outbox: false,
                     },
                 );
             }
-            EventKind::Write { target, .. } => {
+            EventKind::Write {
+                target,
+                sql,
+                unchecked,
+                autocommit,
+            } => {
                 let ev = self.evref(e);
-                match target.map(|t| fr.val(t)).and_then(|t| st.txs.get_mut(&t)) {
-                    Some(tx) if tx.open => tx.writes.push(ev),
-                    _ => self.effect_now(&mut st, ev),
+                let outbox = sql.tables.iter().any(|t| self.tables.is_outbox(t));
+                let dedup = !outbox
+                    && !sql.guarded
+                    && (sql.is_claim_shape() || sql.tables.iter().any(|t| self.tables.is_dedup(t)));
+                let tx_val = target
+                    .map(|t| fr.val(t))
+                    .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
+                let auto = tx_val.is_none() && *autocommit;
+                self.write_pairs(
+                    &mut st,
+                    &ev,
+                    (tx_val, auto),
+                    (dedup, outbox, sql.guarded),
+                    *unchecked,
+                );
+                match tx_val.and_then(|t| st.txs.get_mut(&t)) {
+                    Some(tx) => {
+                        tx.writes.push(ev);
+                        tx.outbox |= outbox;
+                    }
+                    None => {
+                        if !outbox && st.broker_open.is_none() {
+                            for p in st.publishes.clone() {
+                                self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
+                            }
+                            st.durable.push(ev.clone());
+                        }
+                        self.effect_now(&mut st, ev);
+                    }
                 }
             }
             EventKind::Commit { tx } => {
@@ -660,10 +935,52 @@ impl<'c> Interp<'c> {
             EventKind::Rollback { tx } => {
                 st.txs.remove(&fr.val(*tx));
             }
-            EventKind::Publish | EventKind::External { .. } => {
+            EventKind::Publish => {
                 let ev = self.evref(e);
+                self.claims_before(&mut st, &ev);
+                if st.broker_open.is_none() {
+                    for d in st.durable.clone() {
+                        self.pair(PairKind::DualWrite, ev.clone(), d, Vec::new());
+                    }
+                    let open: Vec<Tx> = st
+                        .txs
+                        .values()
+                        .filter(|t| t.open && !t.writes.is_empty() && !t.outbox)
+                        .cloned()
+                        .collect();
+                    for t in open {
+                        let related = t
+                            .begin
+                            .iter()
+                            .map(|b| (b.clone(), "transaction begins here".into()))
+                            .collect();
+                        self.pair(
+                            PairKind::DualWrite,
+                            ev.clone(),
+                            t.writes[0].clone(),
+                            related,
+                        );
+                    }
+                    st.publishes.push(ev.clone());
+                }
                 self.effect_now(&mut st, ev);
             }
+            EventKind::External { .. } => {
+                let ev = self.evref(e);
+                self.claims_before(&mut st, &ev);
+                if let Some(b) = st.broker_open.clone() {
+                    self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());
+                }
+                self.effect_now(&mut st, ev);
+            }
+            EventKind::BrokerBegin => {
+                let ev = self.evref(e);
+                st.broker_open = Some(ev.clone());
+                if st.broker_seen.is_none() {
+                    st.broker_seen = Some(ev);
+                }
+            }
+            EventKind::BrokerCommit | EventKind::BrokerAbort => st.broker_open = None,
             EventKind::AwaitHandle {
                 handle: Some(handle),
             } => {
@@ -687,12 +1004,7 @@ impl<'c> Interp<'c> {
                     }
                 }
             }
-            EventKind::Nack { .. }
-            | EventKind::IdGen { .. }
-            | EventKind::BrokerBegin
-            | EventKind::BrokerCommit
-            | EventKind::BrokerAbort
-            | EventKind::BrokerOffsets => {}
+            EventKind::Nack { .. } | EventKind::IdGen { .. } | EventKind::BrokerOffsets => {}
         }
         out.fall = Some(st);
         out

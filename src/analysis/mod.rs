@@ -189,8 +189,12 @@ fn analyze_crate(
     include_tests: bool,
 ) -> CrateResult {
     let lowered = rust::lower_crate(key, files, apis, include_tests);
-    let facts = flow::ack_facts(&lowered.krate);
-    let findings = crate::rules::ma001_ack_before_commit::check(&facts);
+    let tables = flow::Tables {
+        dedup: apis.dedup_tables.clone(),
+        outbox: apis.outbox_tables.clone(),
+    };
+    let facts = flow::crate_facts(&lowered.krate, &tables);
+    let findings = crate::rules::check_all(&lowered.krate, &facts);
     CrateResult {
         findings,
         errors: lowered.errors,

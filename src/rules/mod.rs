@@ -5,6 +5,13 @@
 use crate::diagnostic::Severity;
 
 pub mod ma001_ack_before_commit;
+pub mod ma003_split_dedup_transaction;
+pub mod ma005_unchecked_dedup_claim;
+pub mod ma006_dual_write;
+pub mod ma009_effect_in_broker_transaction;
+pub mod ma010_offsets_outside_transaction;
+pub mod ma013_discarded_transaction;
+mod pairs;
 
 /// Static description of one rule. `doc` is the rule's full explanation, written as
 /// the doc comment on the rule's declaration: `msgaudit explain` prints it.
@@ -73,9 +80,6 @@ macro_rules! planned {
 planned!(MA002, "MA002", "fresh-id-per-attempt", Error,
     "An event id or idempotency key is generated inside a retry loop or per redelivery, so each attempt carries a new identity.",
     "stable event identity");
-planned!(MA003, "MA003", "split-dedup-transaction", Error,
-    "The dedup record and the effect are written in different transactions, connections, or with one in autocommit.",
-    "atomicity of dedup record and effect");
 planned!(
     MA004,
     "MA004",
@@ -84,17 +88,6 @@ planned!(
     "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
     "visibility of uncommitted/aborted transactional records"
 );
-planned!(
-    MA005,
-    "MA005",
-    "unchecked-dedup-claim",
-    Error,
-    "The dedup claim's result is ignored and the effect runs anyway.",
-    "idempotency"
-);
-planned!(MA006, "MA006", "dual-write", Warning,
-    "A function commits a DB transaction and publishes to a broker as two separate steps, with no outbox.",
-    "DB/broker atomicity");
 planned!(
     MA007,
     "MA007",
@@ -106,12 +99,6 @@ planned!(
 planned!(MA008, "MA008", "unconfirmed-publish", Warning,
     "A producer can lose or duplicate sends (weak acks, idempotence off, unconfirmed RabbitMQ publish).",
     "producer to broker acceptance");
-planned!(MA009, "MA009", "effect-in-broker-transaction", Warning,
-    "SQL writes, HTTP calls or e-mails inside a Kafka transaction, as if the transaction covered them.",
-    "scope of the Kafka transaction");
-planned!(MA010, "MA010", "offsets-outside-transaction", Error,
-    "Consume-transform-produce with a transactional producer, but the consumer commits offsets itself.",
-    "atomicity of output and progress");
 planned!(
     MA011,
     "MA011",
@@ -127,14 +114,6 @@ planned!(
     Warning,
     "The dedup store's retention is shorter than the replay window of the source.",
     "dedup retention must cover replay"
-);
-planned!(
-    MA013,
-    "MA013",
-    "discarded-transaction",
-    Error,
-    "A transaction is begun and then dropped or never used, so the writes run in autocommit.",
-    "transaction scope"
 );
 
 /// The unused-suppression diagnostic of SPEC §4.
@@ -155,19 +134,34 @@ pub static MA900: RuleMeta = RuleMeta {
 pub static ALL: [&RuleMeta; 14] = [
     &ma001_ack_before_commit::MA001,
     &MA002,
-    &MA003,
+    &ma003_split_dedup_transaction::MA003,
     &MA004,
-    &MA005,
-    &MA006,
+    &ma005_unchecked_dedup_claim::MA005,
+    &ma006_dual_write::MA006,
     &MA007,
     &MA008,
-    &MA009,
-    &MA010,
+    &ma009_effect_in_broker_transaction::MA009,
+    &ma010_offsets_outside_transaction::MA010,
     &MA011,
     &MA012,
-    &MA013,
+    &ma013_discarded_transaction::MA013,
     &MA900,
 ];
+
+/// Runs every implemented rule over one crate's model and facts.
+pub fn check_all(
+    krate: &crate::ir::Crate,
+    facts: &crate::analysis::flow::Facts,
+) -> Vec<crate::diagnostic::Finding> {
+    let mut out = ma001_ack_before_commit::check(facts);
+    out.extend(ma003_split_dedup_transaction::check(facts));
+    out.extend(ma005_unchecked_dedup_claim::check(facts));
+    out.extend(ma006_dual_write::check(facts));
+    out.extend(ma009_effect_in_broker_transaction::check(facts));
+    out.extend(ma010_offsets_outside_transaction::check(facts));
+    out.extend(ma013_discarded_transaction::check(krate));
+    out
+}
 
 /// Finds a rule by code (`MA001`, case-insensitive) or kebab-case name (`ack-before-commit`).
 pub fn lookup(code_or_name: &str) -> Option<&'static RuleMeta> {

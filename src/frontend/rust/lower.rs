@@ -6,7 +6,7 @@
 //! carries, a builder it starts (`sqlx::query(..)` before `.execute(..)`), and the
 //! values it mentions. Roles come from declared types and from the API packs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use proc_macro2::Span as PmSpan;
@@ -121,6 +121,13 @@ struct Lowerer<'a, 'b> {
     self_type: Option<String>,
     labels: Vec<(String, u32)>,
     next_label: u32,
+    /// How often each value is mentioned, and how often committed or rolled back.
+    uses: Vec<u32>,
+    finishes: Vec<u32>,
+    /// Claims whose result is discarded (by location), and claims bound to a name
+    /// that may or may not be used later.
+    unchecked: HashSet<Loc>,
+    bound_claims: Vec<(ValueId, Loc)>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -217,6 +224,10 @@ fn lower_fn(
         self_type: self_type.clone(),
         labels: Vec::new(),
         next_label: 0,
+        uses: Vec::new(),
+        finishes: Vec::new(),
+        unchecked: HashSet::new(),
+        bound_claims: Vec::new(),
     };
     let mut params = Vec::new();
     let mut has_self = false;
@@ -240,7 +251,8 @@ fn lower_fn(
             }
         }
     }
-    let body = Node::Seq(l.block(block));
+    let mut body = Node::Seq(l.block(block));
+    l.finish(&mut body);
     let ident = sig.ident.to_string();
     Function {
         name: match &self_type {
@@ -301,7 +313,105 @@ const STREAM_CALLBACKS: &[&str] = &[
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- values and scopes -------------------------------------------------
 
+    /// Settles what is known only at the end of the body: which begun transactions
+    /// were used, and which claims' results were never looked at.
+    fn finish(&mut self, body: &mut Node) {
+        for (v, loc) in std::mem::take(&mut self.bound_claims) {
+            if self.uses[v as usize] == 0 {
+                self.unchecked.insert(loc);
+            }
+        }
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter_mut()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::Event(e) => match &mut e.kind {
+                    EventKind::Begin { tx, used, .. } => {
+                        let t = *tx as usize;
+                        *used = self.uses[t] > self.finishes[t];
+                    }
+                    EventKind::Write { unchecked, .. } => {
+                        *unchecked = self.unchecked.contains(&e.loc)
+                    }
+                    EventKind::Call(c) => {
+                        for (_, n) in c.closures.iter_mut() {
+                            stack.push(n);
+                        }
+                    }
+                    _ => {}
+                },
+                Node::Exit(_) => {}
+            }
+        }
+    }
+
+    /// The event a statement's own call chain ends in (`pool.begin().await?`,
+    /// `sqlx::query(..).execute(..).await?`), if it is a call chain.
+    fn last_event_of_statement<'n>(e: &Expr, nodes: &'n [Node]) -> Option<&'n Event> {
+        let mut e = strip(e);
+        while let Expr::Try(t) = e {
+            e = strip(&t.expr);
+            if let Expr::Await(a) = e {
+                e = strip(&a.base);
+            }
+        }
+        if let Expr::Await(a) = e {
+            e = strip(&a.base);
+        }
+        if !matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Macro(_)) {
+            return None;
+        }
+        for n in nodes.iter().rev() {
+            match n {
+                Node::Branch(_) | Node::Exit(_) => continue,
+                Node::Event(ev) => return Some(ev),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
+    fn claim_of_statement(e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        match Self::last_event_of_statement(e, nodes) {
+            Some(ev) => match &ev.kind {
+                EventKind::Write { sql, .. } if sql.ignores_conflict => Some(ev.loc.clone()),
+                _ => None,
+            },
+            None => None,
+        }
+    }
+
+    /// A statement that begins a transaction and keeps it only in a binding (or
+    /// nowhere): the transaction counts as used only if the binding is used.
+    fn reset_begin_uses(&mut self, e: &Expr, nodes: &[Node]) {
+        if let Some(Event {
+            kind: EventKind::Begin {
+                tx, fresh: true, ..
+            },
+            ..
+        }) = Self::last_event_of_statement(e, nodes)
+        {
+            self.uses[*tx as usize] = 0;
+        }
+    }
+
+    /// A write to a pool or connection (or to another store such as Redis) commits by
+    /// itself unless a transaction is open on it; a transaction or unknown target may not.
+    fn autocommit_target(&self, target: Option<ValueId>, facts: &SqlFacts) -> bool {
+        match target {
+            Some(t) => matches!(
+                self.values[t as usize].role.as_deref(),
+                Some("db.pool" | "db.conn" | "redis.conn")
+            ),
+            None => facts.tables.iter().any(|t| t == "redis"),
+        }
+    }
+
     fn new_value(&mut self, name: &str, ti: TypeInfo) -> ValueId {
+        self.uses.push(0);
+        self.finishes.push(0);
         self.values.push(Value {
             name: name.to_string(),
             role: ti.role,
@@ -511,7 +621,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         v
     }
 
-    fn value_info(&self, v: ValueId) -> Info {
+    fn value_info(&mut self, v: ValueId) -> Info {
+        self.uses[v as usize] += 1;
         let val = &self.values[v as usize];
         Info {
             value: Some(v),
@@ -555,6 +666,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match stmt {
             Stmt::Local(local) => {
                 let mut info = Info::default();
+                let mut claim_binding = None;
                 if let Some(init) = &local.init {
                     if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
                         (strip(&init.expr), &local.pat)
@@ -567,7 +679,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.bind(&name, v);
                         return;
                     }
+                    let start = out.len();
                     info = self.expr(&init.expr, out);
+                    if matches!(local.pat, Pat::Ident(_) | Pat::Wild(_) | Pat::Type(_)) {
+                        self.reset_begin_uses(&init.expr, &out[start..]);
+                    }
+                    if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
+                        match &local.pat {
+                            Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
+                            Pat::Wild(_) => {
+                                self.unchecked.insert(loc);
+                            }
+                            _ => {}
+                        }
+                    }
                     if let Some((_, diverge)) = &init.diverge {
                         let mut els = Vec::new();
                         self.expr(diverge, &mut els);
@@ -575,9 +700,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
                 self.bind_pattern(&local.pat, &info);
+                if let Some((name, loc)) = claim_binding {
+                    if let Some(v) = self.lookup(&name) {
+                        self.uses[v as usize] = 0;
+                        self.bound_claims.push((v, loc));
+                    }
+                }
             }
-            Stmt::Expr(e, _) => {
+            Stmt::Expr(e, semi) => {
+                let start = out.len();
                 self.expr(e, out);
+                if semi.is_some() {
+                    if let Some(loc) = Self::claim_of_statement(e, &out[start..]) {
+                        self.unchecked.insert(loc);
+                    }
+                    self.reset_begin_uses(e, &out[start..]);
+                }
             }
             Stmt::Macro(m) => {
                 self.mac(&m.mac, out);
@@ -1147,6 +1285,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let mut b = b;
             for a in &arg_infos {
                 b.mentions.extend(a.mentions.iter().copied());
+            }
+            // Query-builder steps that change what the statement does (diesel).
+            if let Some(sql) = b.sql.as_mut() {
+                match name.as_str() {
+                    "on_conflict_do_nothing" | "do_nothing" => sql.ignores_conflict = true,
+                    "do_update" | "on_conflict_do_update" => sql.upsert = true,
+                    _ => {}
+                }
             }
             return Info {
                 builder: Some(b),
@@ -1765,12 +1911,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
                 Some(SqlFacts {
                     kind: SqlKind::Write,
+                    ignores_conflict: spec
+                        .paths
+                        .iter()
+                        .any(|p| p.ends_with("insert_or_ignore_into")),
                     verb,
                     tables: table.into_iter().collect(),
-                    ignores_conflict: false,
-                    returning: false,
+                    ..SqlFacts::unknown()
                 })
             }
+            "redis_setnx" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET NX".into(),
+                tables: vec!["redis".into()],
+                ignores_conflict: true,
+                columns: 1,
+                ..SqlFacts::unknown()
+            }),
             _ => None,
         }
     }
@@ -1812,6 +1969,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Api::Ack => EventKind::Ack {
                 msg: msg_of(self, target),
+                offsets: spec.offsets,
             },
             Api::Nack => EventKind::Nack {
                 msg: msg_of(self, target),
@@ -1825,23 +1983,46 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     },
                 );
                 made = Some(v);
-                EventKind::Begin { tx: v }
+                // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
+                self.uses[v as usize] = 1;
+                EventKind::Begin {
+                    tx: v,
+                    fresh: true,
+                    used: true,
+                }
             }
-            Api::Commit => EventKind::Commit { tx: target? },
-            Api::Rollback => EventKind::Rollback { tx: target? },
+            Api::Commit | Api::Rollback => {
+                let tx = target?;
+                self.finishes[tx as usize] += 1;
+                if spec.event == Api::Commit {
+                    EventKind::Commit { tx }
+                } else {
+                    EventKind::Rollback { tx }
+                }
+            }
             Api::Write => {
                 let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+                let autocommit = self.autocommit_target(target, &facts);
                 match facts.kind {
                     SqlKind::Read => return None,
                     SqlKind::Begin => {
                         // `conn.execute("BEGIN")`: the connection now holds a transaction.
-                        EventKind::Begin { tx: target? }
+                        EventKind::Begin {
+                            tx: target?,
+                            fresh: false,
+                            used: true,
+                        }
                     }
                     SqlKind::Commit => EventKind::Commit { tx: target? },
                     SqlKind::Rollback => EventKind::Rollback { tx: target? },
                     SqlKind::Write => {
                         let describe = facts.describe();
-                        let kind = EventKind::Write { target, sql: facts };
+                        let kind = EventKind::Write {
+                            target,
+                            sql: facts,
+                            unchecked: false,
+                            autocommit,
+                        };
                         out.push(Node::Event(Event {
                             kind,
                             loc,
@@ -1854,7 +2035,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         if spec.write_terminals.is_empty()
                             || spec.write_terminals.iter().any(|t| t == method)
                         {
-                            EventKind::Write { target, sql: facts }
+                            EventKind::Write {
+                                target,
+                                sql: facts,
+                                unchecked: false,
+                                autocommit,
+                            }
                         } else {
                             return None;
                         }

@@ -1,7 +1,10 @@
 //! SQL inside string literals: what a statement does, from sqlparser. A string that
 //! does not parse is `SqlKind::Unknown`, never a guess.
 
-use sqlparser::ast::{FromTable, ObjectName, SetExpr, Statement, TableFactor, TableObject};
+use sqlparser::ast::{
+    FromTable, ObjectName, OnConflictAction, OnInsert, SetExpr, SqliteOnConflict, Statement,
+    TableFactor, TableObject,
+};
 use sqlparser::dialect::{Dialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 
@@ -51,6 +54,10 @@ fn merge(acc: &mut SqlFacts, f: SqlFacts) {
         }
     }
     acc.ignores_conflict |= f.ignores_conflict;
+    acc.upsert |= f.upsert;
+    acc.guarded |= f.guarded;
+    acc.self_referencing |= f.self_referencing;
+    acc.columns = acc.columns.max(f.columns);
     acc.returning |= f.returning;
 }
 
@@ -74,8 +81,7 @@ fn write(verb: &str, tables: Vec<String>) -> SqlFacts {
         kind: SqlKind::Write,
         verb: verb.into(),
         tables,
-        ignores_conflict: false,
-        returning: false,
+        ..SqlFacts::unknown()
     }
 }
 
@@ -87,15 +93,34 @@ fn statement(s: &Statement) -> SqlFacts {
                 _ => vec![],
             };
             let mut f = write("INSERT", tables);
-            f.ignores_conflict = i.or.is_some() || i.ignore || i.on.is_some();
+            f.ignores_conflict = i.ignore
+                || matches!(i.or, Some(SqliteOnConflict::Ignore))
+                || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoNothing));
+            f.upsert = matches!(i.or, Some(SqliteOnConflict::Replace))
+                || i.replace_into
+                || matches!(&i.on, Some(OnInsert::DuplicateKeyUpdate(_)))
+                || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoUpdate(_)));
             f.returning = i.returning.is_some();
+            f.columns = i.columns.len();
             f
         }
         Statement::Update {
-            table, returning, ..
+            table,
+            returning,
+            assignments,
+            ..
         } => {
             let mut f = write("UPDATE", factor_name(&table.relation).into_iter().collect());
             f.returning = returning.is_some();
+            // `SET n = n + $1`: the new value depends on the old one.
+            f.self_referencing = assignments.iter().any(|a| {
+                let target = a.target.to_string().to_ascii_lowercase();
+                let col = target.rsplit('.').next().unwrap_or(&target).to_string();
+                let value = a.value.to_string().to_ascii_lowercase();
+                value
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == col)
+            });
             f
         }
         Statement::Delete(d) => {
@@ -112,9 +137,21 @@ fn statement(s: &Statement) -> SqlFacts {
             write("WRITE", vec![])
         }
         Statement::Query(q) => {
-            // A data-modifying body (`WITH … INSERT`) is a write.
+            // A data-modifying body (`WITH … INSERT`) is a write; a claim made in a CTE
+            // (`WITH first AS (INSERT … ON CONFLICT DO NOTHING RETURNING id) INSERT …`)
+            // guards the statement's own effect.
+            let claims_in_cte = q.with.as_ref().is_some_and(|w| {
+                w.cte_tables.iter().any(|c| match c.query.body.as_ref() {
+                    SetExpr::Insert(ins) => statement(ins).ignores_conflict,
+                    _ => false,
+                })
+            });
             match q.body.as_ref() {
-                SetExpr::Insert(inner) | SetExpr::Update(inner) => statement(inner),
+                SetExpr::Insert(inner) | SetExpr::Update(inner) => {
+                    let mut f = statement(inner);
+                    f.guarded = claims_in_cte;
+                    f
+                }
                 _ => SqlFacts {
                     kind: SqlKind::Read,
                     ..SqlFacts::unknown()
@@ -200,6 +237,12 @@ mod tests {
         );
         assert!(facts("INSERT OR IGNORE INTO processed (id) VALUES (?)").ignores_conflict);
         assert!(facts("INSERT INTO p (id) VALUES ($1) RETURNING id").returning);
+        let up = facts(
+            "INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
+        );
+        assert!(up.upsert && !up.ignores_conflict);
+        assert!(facts("UPDATE stock SET n = n - $1 WHERE sku = $2").self_referencing);
+        assert!(!facts("UPDATE stock SET n = $1 WHERE sku = $2").self_referencing);
     }
 
     #[test]
@@ -209,5 +252,6 @@ mod tests {
              INSERT INTO inventory (sku) SELECT $2 FROM first",
         );
         assert_eq!(f.kind, SqlKind::Write);
+        assert!(f.guarded);
     }
 }

@@ -1,0 +1,87 @@
+use super::declare_rule;
+use super::pairs::{code, report, Wording};
+use crate::analysis::flow::{Facts, PairKind};
+use crate::diagnostic::Finding;
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds a dedup record (an insert into a dedup table such as `processed_*`,
+    /// `inbox`, `dedup*`, `idempotency*`, `done`, `*_seen` or the config's
+    /// `dedup_tables`, or a claim that ignores conflicts: `ON CONFLICT DO NOTHING`,
+    /// `INSERT OR IGNORE`, Redis `SET NX`) written in a different transaction from the
+    /// effect it protects: two transactions, two connections or pools, a different
+    /// store, or one of them in autocommit. It follows helpers in other files of the
+    /// crate, so a dedup row written through `&mut *tx` in a repository function counts
+    /// as written in `tx`.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// Deduplication works only when the dedup record and the effect commit together.
+    /// Written apart, a crash between the two commits breaks it either way: with the
+    /// record first, the redelivered message is skipped as a duplicate although its
+    /// effect never committed (the message is **lost**); with the effect first, the
+    /// redelivery finds no record and applies the effect **twice**.
+    ///
+    /// Boundary broken: atomicity of dedup record and effect.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// sqlx::query("INSERT INTO processed_events (id) VALUES ($1) ON CONFLICT DO NOTHING")
+    ///     .bind(event.id).execute(&pool).await?;          // autocommit
+    /// let mut tx = pool.begin().await?;
+    /// sqlx::query("UPDATE stock SET n = n - $1 WHERE sku = $2")
+    ///     .bind(event.qty).bind(&event.sku).execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// let claimed = sqlx::query("INSERT INTO processed_events (id) VALUES ($1) ON CONFLICT DO NOTHING")
+    ///     .bind(event.id).execute(&mut *tx).await?.rows_affected() == 1;
+    /// if claimed {
+    ///     sqlx::query("UPDATE stock SET n = n - $1 WHERE sku = $2")
+    ///         .bind(event.qty).bind(&event.sku).execute(&mut *tx).await?;
+    /// }
+    /// tx.commit().await?;
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - Both writes in one transaction, also through helpers that take `&mut *tx`.
+    /// - A single statement that claims in a CTE and applies the effect
+    ///   (`WITH first AS (INSERT … ON CONFLICT DO NOTHING RETURNING id) INSERT …`).
+    /// - Writes that bypass a transaction that was begun and never used: that is
+    ///   MA013 (discarded-transaction), which covers them.
+    /// - Writes whose connection the analysis cannot tell (a transaction passed in from
+    ///   an unknown caller).
+    pub static MA003 = {
+        code: "MA003",
+        name: "split-dedup-transaction",
+        severity: Error,
+        summary: "The dedup record and the effect are written in different transactions, connections, or with one in autocommit.",
+        boundary: "atomicity of dedup record and effect",
+    };
+}
+
+pub fn check(facts: &Facts) -> Vec<Finding> {
+    report(&MA003, facts, PairKind::SplitDedup, |f| Wording {
+        message: format!(
+            "dedup record {} ({}) commits apart from the effect {} ({})",
+            code(&f.primary.text),
+            f.primary.describe,
+            code(&f.other.text),
+            f.other.describe
+        ),
+        window:
+            "a crash between the two commits either skips the redelivered message as a duplicate \
+                 although its effect never committed (message lost) or applies the effect twice"
+                .into(),
+        help: "write the dedup record and the effect in the same transaction, and commit once"
+            .into(),
+        other_label: format!("the effect ({}) commits separately here", f.other.describe),
+    })
+}

@@ -1,0 +1,83 @@
+use super::declare_rule;
+use super::pairs::{call_text, code, report, Wording};
+use crate::analysis::flow::{Facts, PairKind};
+use crate::diagnostic::Finding;
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds a function (a message handler, an HTTP handler, a service method) that
+    /// makes a database change durable (commits a transaction, or writes in
+    /// autocommit) and publishes to a broker (rdkafka `send`, lapin `basic_publish`,
+    /// async-nats `publish`, SQS `send_message`, redis `xadd`) as two separate steps,
+    /// in either order, with no outbox. It follows calls into the crate's other
+    /// functions and files.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// Two systems cannot commit atomically. Publish first and the DB commit fails (or
+    /// the process dies): consumers act on an event for a fact that never happened.
+    /// Commit first and the process dies before the publish: the event is **lost** and
+    /// downstream never hears of the change.
+    ///
+    /// Boundary broken: DB/broker atomicity.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// sqlx::query("INSERT INTO orders (id, total) VALUES ($1, $2)")
+    ///     .bind(order.id).bind(order.total).execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// producer.send(FutureRecord::to("orders").key(&key).payload(&body), timeout).await?;
+    /// ```
+    ///
+    /// Use instead (transactional outbox):
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// sqlx::query("INSERT INTO orders (id, total) VALUES ($1, $2)")
+    ///     .bind(order.id).bind(order.total).execute(&mut *tx).await?;
+    /// sqlx::query("INSERT INTO outbox (topic, key, payload) VALUES ($1, $2, $3)")
+    ///     .bind("orders").bind(&key).bind(&body).execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// // a relay reads `outbox`, publishes, and marks rows sent
+    /// ```
+    ///
+    /// The relay still re-sends after a crash, so consumers must still deduplicate.
+    ///
+    /// ## Not reported
+    ///
+    /// - An outbox row written in the same transaction, and the relay that reads an
+    ///   outbox table (`outbox*` or the config's `outbox_tables`) and publishes.
+    /// - Publishes inside a Kafka transaction (SQL there is MA009's).
+    /// - Publishing with no database write on the path.
+    pub static MA006 = {
+        code: "MA006",
+        name: "dual-write",
+        severity: Warning,
+        summary: "A function commits a DB transaction and publishes to a broker as two separate steps, with no outbox.",
+        boundary: "DB/broker atomicity",
+    };
+}
+
+pub fn check(facts: &Facts) -> Vec<Finding> {
+    report(&MA006, facts, PairKind::DualWrite, |f| {
+        let db = call_text(&f.other);
+        Wording {
+            message: format!(
+                "{} publishes the {} and {} commits the database change as two separate steps",
+                code(&f.primary.text),
+                f.primary.describe,
+                code(&db)
+            ),
+            window: "a crash or failure between the publish and the database commit either loses the event \
+                     or publishes an event for a change that never committed"
+                .into(),
+            help: "write the event to an outbox table in the same transaction and publish it from a relay \
+                   (consumers still deduplicate)"
+                .into(),
+            other_label: "the database change becomes durable here, separately from the publish".into(),
+        }
+    })
+}

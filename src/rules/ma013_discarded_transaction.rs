@@ -1,0 +1,94 @@
+use super::declare_rule;
+use super::pairs::{code, label};
+use crate::diagnostic::Finding;
+use crate::ir::{Crate, EventKind, Node};
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds a transaction that is begun and then never used: `pool.begin().await?;` as
+    /// a bare statement, `let _tx = pool.begin()…` never touched again, or a
+    /// transaction that is only committed while the writes go to the pool or another
+    /// connection. Applies to any function, not only message handlers.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// The code reads as if its writes were atomic, but they run in autocommit, one
+    /// by one. A crash or an error between two of them leaves half of the change
+    /// committed: a dedup record without its effect (a message **lost** on redelivery),
+    /// or an effect without its dedup record (applied **twice**), or a debit without its
+    /// credit.
+    ///
+    /// Boundary broken: transaction scope.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// let tx = pool.begin().await?;
+    /// sqlx::query("INSERT INTO processed (id) VALUES ($1)").bind(id).execute(&pool).await?;
+    /// sqlx::query("UPDATE stock SET n = n - 1 WHERE sku = $1").bind(sku).execute(&pool).await?;
+    /// tx.commit().await?;
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// sqlx::query("INSERT INTO processed (id) VALUES ($1)").bind(id).execute(&mut *tx).await?;
+    /// sqlx::query("UPDATE stock SET n = n - 1 WHERE sku = $1").bind(sku).execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - A transaction used for at least one query (a read counts), passed to a helper,
+    ///   stored in a struct or returned.
+    /// - `BEGIN` issued on a connection (`conn.execute("BEGIN", [])`): the connection
+    ///   itself is the transaction.
+    pub static MA013 = {
+        code: "MA013",
+        name: "discarded-transaction",
+        severity: Error,
+        summary: "A transaction is begun and then dropped or never used, so the writes run in autocommit.",
+        boundary: "transaction scope",
+    };
+}
+
+pub fn check(krate: &Crate) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in &krate.functions {
+        let mut stack = vec![&f.body];
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::Event(e) => match &e.kind {
+                    EventKind::Begin { fresh: true, used: false, .. } => out.push(Finding {
+                        code: MA013.code,
+                        name: MA013.name,
+                        severity: MA013.default_severity,
+                        path: e.loc.path.to_string(),
+                        span: e.loc.span,
+                        message: format!(
+                            "the transaction begun by {} is never used: the writes in `{}` run in autocommit, one by one",
+                            code(&e.text),
+                            f.name
+                        ),
+                        boundary: MA013.boundary.to_string(),
+                        window: "a crash or error between two writes leaves part of the change committed: \
+                                 a dedup record without its effect, or an effect without its dedup record"
+                            .into(),
+                        labels: vec![label(&f.loc, "in this function")],
+                        help: "run the queries on the transaction (`.execute(&mut *tx)`), or drop the `begin` \
+                               if no atomicity is needed"
+                            .into(),
+                    }),
+                    EventKind::Call(c) => stack.extend(c.closures.iter().map(|(_, n)| n)),
+                    _ => {}
+                },
+                Node::Exit(_) => {}
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,107 @@
+//! Shared shape of the rules that report one event in relation to another
+//! (a publish and the commit it is split from, a claim and the effect it fails to
+//! guard): group the facts by primary location, one finding each, with a label for
+//! every related event and for the calls that reach them.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::flow::{EvRef, Facts, PairFact, PairKind};
+use crate::diagnostic::{Finding, Label};
+use crate::ir::Loc;
+use crate::rules::RuleMeta;
+
+/// The words of one finding, built from the facts about its primary event.
+pub struct Wording {
+    pub message: String,
+    pub window: String,
+    pub help: String,
+    /// Label of the `other` event of each fact.
+    pub other_label: String,
+}
+
+pub fn code(text: &str) -> String {
+    format!("`{text}`")
+}
+
+/// `tx.commit()` for a call written without arguments in the text, as written otherwise.
+pub fn call_text(e: &EvRef) -> String {
+    if e.text.ends_with(')') || e.text.ends_with('!') || e.text.contains(' ') {
+        e.text.clone()
+    } else if e.describe == "transaction"
+        || e.text.ends_with("commit")
+        || e.text.ends_with("rollback")
+    {
+        format!("{}()", e.text)
+    } else {
+        e.text.clone()
+    }
+}
+
+pub fn label(loc: &Loc, message: impl Into<String>) -> Label {
+    Label {
+        path: loc.path.to_string(),
+        span: loc.span,
+        message: message.into(),
+    }
+}
+
+/// One finding per primary location of the facts of `kind`.
+pub fn report(
+    meta: &'static RuleMeta,
+    facts: &Facts,
+    kind: PairKind,
+    word: impl Fn(&PairFact) -> Wording,
+) -> Vec<Finding> {
+    let mut by_primary: BTreeMap<&Loc, Vec<&PairFact>> = BTreeMap::new();
+    for f in facts.pairs(kind) {
+        by_primary.entry(&f.primary.loc).or_default().push(f);
+    }
+    by_primary
+        .into_values()
+        .map(|mut group| {
+            // The fact seen from the closest entry explains best.
+            group.sort_by_key(|f| (f.primary.via.len() + f.other.via.len(), (*f).clone()));
+            let first = group[0];
+            let w = word(first);
+            let mut labels: Vec<Label> = Vec::new();
+            let mut push = |l: Label| {
+                if !labels.iter().any(|x| x.path == l.path && x.span == l.span) {
+                    labels.push(l);
+                }
+            };
+            for f in &group {
+                let w = word(f);
+                push(label(&f.other.loc, w.other_label));
+                for (ev, text) in &f.related {
+                    push(label(&ev.loc, text.clone()));
+                }
+                if f.primary.via.len() + f.other.via.len()
+                    == first.primary.via.len() + first.other.via.len()
+                {
+                    for site in &f.primary.via {
+                        push(label(
+                            site,
+                            format!("reached through this call in `{}`", f.entry),
+                        ));
+                    }
+                    for site in &f.other.via {
+                        push(label(site, "the related step happens inside this call"));
+                    }
+                }
+            }
+            labels.sort();
+            Finding {
+                code: meta.code,
+                name: meta.name,
+                severity: meta.default_severity,
+                path: first.primary.loc.path.to_string(),
+                span: first.primary.loc.span,
+                message: w.message,
+                boundary: meta.boundary.to_string(),
+                window: w.window,
+                labels,
+                help: w.help,
+            }
+        })
+        .collect()
+}
