@@ -112,6 +112,9 @@ pub struct CallSpec {
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
     pub offsets: bool,
+    /// Applying the effect twice does harm (e-mail, payment, `INCR`, `XADD`).
+    #[serde(default)]
+    pub non_idempotent: bool,
     #[serde(default)]
     pub terminals: Vec<String>,
     #[serde(default)]

@@ -145,9 +145,14 @@ pub enum EventKind {
         /// a transaction is open on it, the write commits by itself.
         autocommit: bool,
     },
-    Publish,
+    /// A publish to a broker; `non_idempotent`: applying it twice does harm (Redis `XADD`).
+    Publish {
+        non_idempotent: bool,
+    },
+    /// An HTTP call, e-mail, payment, file or store write outside the database.
     External {
         kind: ExternalKind,
+        non_idempotent: bool,
     },
     /// A fresh id (`Uuid::new_v4()`), bound to `binding` when known.
     IdGen {

@@ -81,6 +81,9 @@ pub enum PairKind {
     SplitDedup,
     /// `primary` (a claim whose result is discarded) is followed by `other` (the effect).
     UncheckedClaim,
+    /// `primary` (a non-idempotent effect) is made durable before `other` (the ack)
+    /// with no dedup record on the path: at-least-once applies it twice.
+    NonIdempotent,
 }
 
 /// On some path, the two events stand in the relation `kind`.
@@ -156,6 +159,8 @@ struct Tx {
     idle: bool,
     /// An outbox row is written in it: its commit is not half of a dual write.
     outbox: bool,
+    /// Its non-idempotent writes, durable when it commits.
+    nonidem: Vec<EvRef>,
 }
 
 #[derive(Clone, Debug)]
@@ -188,6 +193,8 @@ struct State {
     publishes: Vec<EvRef>,
     writes: Vec<WriteRec>,
     unchecked: Vec<EvRef>,
+    /// Durable non-idempotent effects of the current message.
+    nonidem: Vec<EvRef>,
 }
 
 fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
@@ -211,6 +218,7 @@ impl State {
             publishes: Vec::new(),
             writes: Vec::new(),
             unchecked: Vec::new(),
+            nonidem: Vec::new(),
         }
     }
 
@@ -224,6 +232,7 @@ impl State {
         self.publishes.retain(|x| entry.publishes.contains(x));
         self.writes.retain(|x| entry.writes.contains(x));
         self.unchecked.retain(|x| entry.unchecked.contains(x));
+        self.nonidem.retain(|x| entry.nonidem.contains(x));
     }
 
     fn join(&mut self, other: &State) {
@@ -236,6 +245,7 @@ impl State {
                     mine.open |= t.open;
                     mine.idle &= t.idle;
                     mine.outbox |= t.outbox;
+                    union(&mut mine.nonidem, &t.nonidem);
                     for w in &t.writes {
                         if !mine.writes.contains(w) {
                             mine.writes.push(w.clone());
@@ -270,6 +280,7 @@ impl State {
         union(&mut self.publishes, &other.publishes);
         union(&mut self.writes, &other.writes);
         union(&mut self.unchecked, &other.unchecked);
+        union(&mut self.nonidem, &other.nonidem);
     }
 }
 
@@ -471,7 +482,7 @@ fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
             Node::Event(e) => match &e.kind {
                 EventKind::Ack { .. }
                 | EventKind::Write { .. }
-                | EventKind::Publish
+                | EventKind::Publish { .. }
                 | EventKind::External { .. }
                 | EventKind::BrokerBegin => *direct = true,
                 EventKind::Call(c) => {
@@ -527,9 +538,10 @@ impl<'c> Interp<'c> {
         };
         let phrase = match &e.kind {
             EventKind::Write { .. } => format!("runs the {d}"),
-            EventKind::Publish => format!("publishes the {d}"),
+            EventKind::Publish { .. } => format!("publishes the {d}"),
             EventKind::External {
                 kind: ExternalKind::Payment,
+                ..
             } => format!("makes the {d}"),
             EventKind::External { .. } => format!("sends the {d}"),
             _ => d.to_string(),
@@ -712,6 +724,7 @@ impl<'c> Interp<'c> {
                             open: true,
                             idle: false,
                             outbox: false,
+                            nonidem: Vec::new(),
                         },
                     );
                 }
@@ -830,6 +843,9 @@ impl<'c> Interp<'c> {
             }
             st.durable.push(ev.clone());
         }
+        if t.open {
+            union(&mut st.nonidem, &t.nonidem);
+        }
         if t.open && !t.writes.is_empty() {
             let pend: Vec<Pending> = st.acks.values().cloned().collect();
             for p in &pend {
@@ -863,6 +879,13 @@ impl<'c> Interp<'c> {
             }
             EventKind::Ack { msg, .. } => {
                 let ev = self.evref(e);
+                // At-least-once: the effects are durable before the ack. Without a
+                // dedup record, a redelivery applies the non-idempotent ones twice.
+                if !st.writes.iter().any(|w| w.dedup) {
+                    for x in st.nonidem.clone() {
+                        self.pair(PairKind::NonIdempotent, x, ev.clone(), Vec::new());
+                    }
+                }
                 let p = Pending {
                     msg: msg.map(|m| fr.val(m)),
                     ev,
@@ -887,6 +910,7 @@ impl<'c> Interp<'c> {
                         open: true,
                         idle: *fresh && !*used,
                         outbox: false,
+                        nonidem: Vec::new(),
                     },
                 );
             }
@@ -905,6 +929,12 @@ impl<'c> Interp<'c> {
                     .map(|t| fr.val(t))
                     .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
                 let auto = tx_val.is_none() && *autocommit;
+                let nonidem = !outbox
+                    && !dedup
+                    && !sql.guarded
+                    && st.broker_open.is_none()
+                    && (sql.self_referencing
+                        || (sql.verb == "INSERT" && !sql.ignores_conflict && !sql.upsert));
                 self.write_pairs(
                     &mut st,
                     &ev,
@@ -914,6 +944,9 @@ impl<'c> Interp<'c> {
                 );
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {
                     Some(tx) => {
+                        if nonidem {
+                            tx.nonidem.push(ev.clone());
+                        }
                         tx.writes.push(ev);
                         tx.outbox |= outbox;
                     }
@@ -923,6 +956,9 @@ impl<'c> Interp<'c> {
                                 self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
                             }
                             st.durable.push(ev.clone());
+                        }
+                        if nonidem {
+                            st.nonidem.push(ev.clone());
                         }
                         self.effect_now(&mut st, ev);
                     }
@@ -935,8 +971,11 @@ impl<'c> Interp<'c> {
             EventKind::Rollback { tx } => {
                 st.txs.remove(&fr.val(*tx));
             }
-            EventKind::Publish => {
+            EventKind::Publish { non_idempotent } => {
                 let ev = self.evref(e);
+                if *non_idempotent && st.broker_open.is_none() {
+                    st.nonidem.push(ev.clone());
+                }
                 self.claims_before(&mut st, &ev);
                 if st.broker_open.is_none() {
                     for d in st.durable.clone() {
@@ -965,8 +1004,11 @@ impl<'c> Interp<'c> {
                 }
                 self.effect_now(&mut st, ev);
             }
-            EventKind::External { .. } => {
+            EventKind::External { non_idempotent, .. } => {
                 let ev = self.evref(e);
+                if *non_idempotent && st.broker_open.is_none() {
+                    st.nonidem.push(ev.clone());
+                }
                 self.claims_before(&mut st, &ev);
                 if let Some(b) = st.broker_open.clone() {
                     self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());

@@ -10,6 +10,7 @@ pub mod ma005_unchecked_dedup_claim;
 pub mod ma006_dual_write;
 pub mod ma009_effect_in_broker_transaction;
 pub mod ma010_offsets_outside_transaction;
+pub mod ma011_non_idempotent_effect;
 pub mod ma013_discarded_transaction;
 mod pairs;
 
@@ -100,14 +101,6 @@ planned!(MA008, "MA008", "unconfirmed-publish", Warning,
     "A producer can lose or duplicate sends (weak acks, idempotence off, unconfirmed RabbitMQ publish).",
     "producer to broker acceptance");
 planned!(
-    MA011,
-    "MA011",
-    "non-idempotent-effect",
-    Warning,
-    "An at-least-once handler applies a non-idempotent effect with no dedup record.",
-    "idempotency under redelivery"
-);
-planned!(
     MA012,
     "MA012",
     "dedup-retention-window",
@@ -142,7 +135,7 @@ pub static ALL: [&RuleMeta; 14] = [
     &MA008,
     &ma009_effect_in_broker_transaction::MA009,
     &ma010_offsets_outside_transaction::MA010,
-    &MA011,
+    &ma011_non_idempotent_effect::MA011,
     &MA012,
     &ma013_discarded_transaction::MA013,
     &MA900,
@@ -159,6 +152,7 @@ pub fn check_all(
     out.extend(ma006_dual_write::check(facts));
     out.extend(ma009_effect_in_broker_transaction::check(facts));
     out.extend(ma010_offsets_outside_transaction::check(facts));
+    out.extend(ma011_non_idempotent_effect::check(facts));
     out.extend(ma013_discarded_transaction::check(krate));
     out
 }

@@ -2047,7 +2047,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
             }
-            Api::Publish => EventKind::Publish,
+            Api::Publish => EventKind::Publish {
+                non_idempotent: spec.non_idempotent,
+            },
             Api::External => EventKind::External {
                 kind: match spec.external.as_deref() {
                     Some("http") => ExternalKind::Http,
@@ -2055,6 +2057,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Some("payment") => ExternalKind::Payment,
                     other => ExternalKind::Other(other.unwrap_or("external").to_string()),
                 },
+                non_idempotent: spec.non_idempotent,
             },
             Api::Idgen => EventKind::IdGen { binding: None },
             Api::BrokerBegin => EventKind::BrokerBegin,

@@ -1,0 +1,84 @@
+use super::declare_rule;
+use super::pairs::{code, report, Wording};
+use crate::analysis::flow::{Facts, PairKind};
+use crate::diagnostic::Finding;
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds an at-least-once handler (it acknowledges the message after the effect
+    /// is durable) whose effect is not idempotent, with no dedup record anywhere on
+    /// the path: an SQL `UPDATE … SET n = n + …` (the new value depends on the old),
+    /// a plain `INSERT` with no conflict clause, Redis `INCR`/`INCRBY`/`LPUSH`/`RPUSH`/
+    /// `XADD`, an e-mail, a payment call.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// Acking after the effect is right (see MA001), but it means a crash between the
+    /// effect and the ack redelivers the message. A redelivered `SET n = n + 1` counts
+    /// twice, a plain insert adds a second row, an e-mail goes out twice: the effect is
+    /// applied **twice**.
+    ///
+    /// Boundary broken: idempotency under redelivery.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// sqlx::query("UPDATE accounts SET balance = balance + $1 WHERE id = $2")
+    ///     .bind(ev.amount).bind(ev.account).execute(&mut *tx).await?;
+    /// tx.commit().await?;
+    /// consumer.commit_message(&msg, CommitMode::Async)?;
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// let mut tx = pool.begin().await?;
+    /// let first = sqlx::query("INSERT INTO processed_events (id) VALUES ($1) ON CONFLICT DO NOTHING")
+    ///     .bind(ev.id).execute(&mut *tx).await?.rows_affected() == 1;
+    /// if first {
+    ///     sqlx::query("UPDATE accounts SET balance = balance + $1 WHERE id = $2")
+    ///         .bind(ev.amount).bind(ev.account).execute(&mut *tx).await?;
+    /// }
+    /// tx.commit().await?;
+    /// consumer.commit_message(&msg, CommitMode::Async)?;
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - Upserts (`ON CONFLICT … DO UPDATE`), conflict-ignoring inserts, absolute
+    ///   updates (`SET status = 'paid'`), deletes.
+    /// - Any dedup record or claim on the path (a `processed_*`/`inbox` write, an
+    ///   `ON CONFLICT DO NOTHING` claim, Redis `SET NX`).
+    /// - A plain HTTP `POST`: whether it is idempotent is unknown (declare it in the
+    ///   config's `[apis]` if it is not).
+    /// - Effects inside a Kafka transaction (MA009's) and handlers that ack before the
+    ///   effect (MA001's).
+    pub static MA011 = {
+        code: "MA011",
+        name: "non-idempotent-effect",
+        severity: Warning,
+        summary: "An at-least-once handler applies a non-idempotent effect with no dedup record.",
+        boundary: "idempotency under redelivery",
+    };
+}
+
+pub fn check(facts: &Facts) -> Vec<Finding> {
+    report(&MA011, facts, PairKind::NonIdempotent, |f| {
+        Wording {
+        message: format!(
+            "{} {}, which is not idempotent, and the message is acked after it by {} with no dedup record",
+            code(&f.primary.text),
+            f.primary.phrase,
+            code(&f.other.text)
+        ),
+        window: "a crash after the effect and before the ack redelivers the message, and the effect is applied twice"
+            .into(),
+        help: "record the message's stable id in a dedup table in the same transaction and skip the effect \
+               when it is already there, or make the effect idempotent (an upsert, an absolute update)"
+            .into(),
+        other_label: "the message is acked here, after the effect".into(),
+    }
+    })
+}
