@@ -49,6 +49,8 @@ pub enum EventKind {
     Spawn,
     TxClosure,
     Callback,
+    /// Runs its closure argument again on failure (backoff, tokio-retry, again, retry).
+    Retry,
     BrokerBegin,
     BrokerCommit,
     BrokerAbort,

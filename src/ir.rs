@@ -271,6 +271,49 @@ impl Node {
     }
 }
 
+/// Table names that mark dedup records and outbox rows (SPEC §2 plus the config).
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    pub dedup: Vec<String>,
+    pub outbox: Vec<String>,
+}
+
+impl Tables {
+    pub fn is_dedup(&self, t: &str) -> bool {
+        let t = t.to_ascii_lowercase();
+        self.dedup.iter().any(|d| d.eq_ignore_ascii_case(&t))
+            || t.starts_with("processed")
+            || t.starts_with("dedup")
+            || t.starts_with("idempotency")
+            || t == "inbox"
+            || t.ends_with("_inbox")
+            || t == "done"
+            || t.ends_with("_seen")
+            || t == "redis" // a Redis `SET NX` claim
+    }
+
+    pub fn is_outbox(&self, t: &str) -> bool {
+        let t = t.to_ascii_lowercase();
+        self.outbox.iter().any(|d| d.eq_ignore_ascii_case(&t))
+            || t.starts_with("outbox")
+            || t.ends_with("_outbox")
+    }
+}
+
+/// A fresh id that reaches what a retried step sends (MA002).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IdFlow {
+    /// Where the id is generated (`Uuid::new_v4()`), and the call as written.
+    pub idgen: Loc,
+    pub idgen_text: String,
+    /// The call it flows into (a publish, a write, a request) and how it reads.
+    pub sink: Loc,
+    pub sink_text: String,
+    /// The retry loop or closure both sit in; `None`: a handler run once per
+    /// delivery that mints the id into its dedup record.
+    pub retry: Option<(Loc, String)>,
+}
+
 /// A lowered function or method.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -290,6 +333,8 @@ pub struct Function {
     pub body: Node,
     /// Names of values, for messages (`tx`, `self.pool`).
     pub value_names: Vec<String>,
+    /// Fresh ids that reach what a retried step sends.
+    pub id_flows: Vec<IdFlow>,
 }
 
 /// A crate: its functions, for cross-function analysis.

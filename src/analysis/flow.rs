@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
+pub use crate::ir::Tables;
 use crate::ir::{
     Call, Callee, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node,
     ValueId,
@@ -107,35 +108,6 @@ pub struct Facts {
 impl Facts {
     pub fn pairs(&self, kind: PairKind) -> impl Iterator<Item = &PairFact> {
         self.pairs.iter().filter(move |p| p.kind == kind)
-    }
-}
-
-/// Table names that mark dedup records and outbox rows (SPEC §2 plus the config).
-#[derive(Clone, Debug, Default)]
-pub struct Tables {
-    pub dedup: Vec<String>,
-    pub outbox: Vec<String>,
-}
-
-impl Tables {
-    pub fn is_dedup(&self, t: &str) -> bool {
-        let t = t.to_ascii_lowercase();
-        self.dedup.iter().any(|d| d.eq_ignore_ascii_case(&t))
-            || t.starts_with("processed")
-            || t.starts_with("dedup")
-            || t.starts_with("idempotency")
-            || t == "inbox"
-            || t.ends_with("_inbox")
-            || t == "done"
-            || t.ends_with("_seen")
-            || t == "redis" // a Redis `SET NX` claim
-    }
-
-    pub fn is_outbox(&self, t: &str) -> bool {
-        let t = t.to_ascii_lowercase();
-        self.outbox.iter().any(|d| d.eq_ignore_ascii_case(&t))
-            || t.starts_with("outbox")
-            || t.ends_with("_outbox")
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::diagnostic::Severity;
 
 pub mod ma001_ack_before_commit;
+pub mod ma002_fresh_id_per_attempt;
 pub mod ma003_split_dedup_transaction;
 pub mod ma005_unchecked_dedup_claim;
 pub mod ma006_dual_write;
@@ -78,9 +79,6 @@ macro_rules! planned {
     };
 }
 
-planned!(MA002, "MA002", "fresh-id-per-attempt", Error,
-    "An event id or idempotency key is generated inside a retry loop or per redelivery, so each attempt carries a new identity.",
-    "stable event identity");
 planned!(
     MA004,
     "MA004",
@@ -126,7 +124,7 @@ pub static MA900: RuleMeta = RuleMeta {
 /// Every rule, in code order.
 pub static ALL: [&RuleMeta; 14] = [
     &ma001_ack_before_commit::MA001,
-    &MA002,
+    &ma002_fresh_id_per_attempt::MA002,
     &ma003_split_dedup_transaction::MA003,
     &MA004,
     &ma005_unchecked_dedup_claim::MA005,
@@ -147,6 +145,7 @@ pub fn check_all(
     facts: &crate::analysis::flow::Facts,
 ) -> Vec<crate::diagnostic::Finding> {
     let mut out = ma001_ack_before_commit::check(facts);
+    out.extend(ma002_fresh_id_per_attempt::check(krate));
     out.extend(ma003_split_dedup_transaction::check(facts));
     out.extend(ma005_unchecked_dedup_claim::check(facts));
     out.extend(ma006_dual_write::check(facts));

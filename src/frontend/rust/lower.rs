@@ -19,8 +19,8 @@ use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
 use crate::frontend::LineIndex;
 use crate::ir::{
-    Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node,
-    SqlFacts, SqlKind, ValueId,
+    Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function, IdFlow, Loc,
+    Node, SqlFacts, SqlKind, Tables, ValueId,
 };
 
 pub struct FileCx<'a> {
@@ -108,6 +108,9 @@ struct Value {
     builder: Option<Box<Builder>>,
     /// A received message, or a value taken from one (its root message).
     msg_root: Option<ValueId>,
+    /// A fresh id (or a value made from one): where it was generated, and the retry
+    /// scope it was generated in.
+    fresh: Option<(Loc, String, Option<u32>)>,
     /// An async block or closure bound to this name: it runs where it is awaited,
     /// called, spawned or handed to another call, not where it is written.
     deferred: Option<Box<Node>>,
@@ -128,6 +131,11 @@ struct Lowerer<'a, 'b> {
     /// that may or may not be used later.
     unchecked: HashSet<Loc>,
     bound_claims: Vec<(ValueId, Loc)>,
+    /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
+    /// retried step sends (MA002), by the scope they belong to.
+    retry_scopes: Vec<(u32, Loc, String)>,
+    next_scope: u32,
+    id_flows: Vec<(Option<u32>, IdFlow)>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -228,6 +236,9 @@ fn lower_fn(
         finishes: Vec::new(),
         unchecked: HashSet::new(),
         bound_claims: Vec::new(),
+        retry_scopes: Vec::new(),
+        next_scope: 0,
+        id_flows: Vec::new(),
     };
     let mut params = Vec::new();
     let mut has_self = false;
@@ -268,6 +279,7 @@ fn lower_fn(
         has_self,
         body,
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
+        id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
     }
 }
 
@@ -611,7 +623,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
+        let fresh = info
+            .mentions
+            .iter()
+            .find_map(|m| self.values[*m as usize].fresh.clone());
         let val = &mut self.values[v as usize];
+        val.fresh = fresh;
         val.sql = info
             .sql
             .clone()
@@ -822,82 +839,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 out.push(Node::Branch(arms));
                 Info::default()
             }
-            Expr::While(w) => {
-                let label = self.push_label(w.label.as_ref());
-                let mut body = Vec::new();
-                self.scopes.push(HashMap::new());
-                let mut then = Vec::new();
-                self.cond(&w.cond, &mut body);
-                then.extend(self.block(&w.body));
-                self.scopes.pop();
-                body.push(Node::Branch(vec![
-                    Node::Exit(ExitKind::Break { label }),
-                    Node::Seq(then),
-                ]));
-                self.pop_label(w.label.as_ref());
-                out.push(Node::Loop {
-                    body: Box::new(Node::Seq(body)),
-                    label,
-                });
-                Info::default()
-            }
-            Expr::ForLoop(f) => {
-                let iter = self.expr(&f.expr, out);
-                let label = self.push_label(f.label.as_ref());
-                self.scopes.push(HashMap::new());
-                let mut then = Vec::new();
-                // Iterating over received messages: each item is a message of its own.
-                let batch = iter
-                    .value
-                    .filter(|v| self.is_message(*v))
-                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)));
-                match batch {
-                    Some(b) => {
-                        let v = self.value_from(&pat_name(&f.pat), &Info::default());
-                        self.values[v as usize].msg_root = Some(v);
-                        let _ = b;
-                        let loc = self.cx.loc(f.pat.span(), f.pat.span());
-                        then.push(Node::Event(Event {
-                            kind: EventKind::Receive {
-                                msg: v,
-                                element: true,
-                            },
-                            loc,
-                            text: pat_name(&f.pat),
-                            describe: "message taken from a batch".into(),
-                        }));
-                        let info = Info {
-                            value: Some(v),
-                            ..Info::default()
-                        };
-                        self.bind_pattern(&f.pat, &info);
-                    }
-                    None => {
-                        let derived = self.derived(&iter);
-                        self.bind_pattern(&f.pat, &derived);
-                    }
-                }
-                then.extend(self.block(&f.body));
-                self.scopes.pop();
-                self.pop_label(f.label.as_ref());
-                let body =
-                    Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
-                out.push(Node::Loop {
-                    body: Box::new(body),
-                    label,
-                });
-                Info::default()
-            }
-            Expr::Loop(lp) => {
-                let label = self.push_label(lp.label.as_ref());
-                let body = self.block(&lp.body);
-                self.pop_label(lp.label.as_ref());
-                out.push(Node::Loop {
-                    body: Box::new(Node::Seq(body)),
-                    label,
-                });
-                Info::default()
-            }
+            Expr::While(_) | Expr::ForLoop(_) | Expr::Loop(_) => self.loop_expr(e, out),
             Expr::Break(b) => {
                 if let Some(v) = &b.expr {
                     self.expr(v, out);
@@ -998,6 +940,148 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     handle: None,
                     loc: self.cx.loc(t.span(), t.span()),
                     text: "try block".into(),
+                });
+                Info::default()
+            }
+            _ => Info::default(),
+        }
+    }
+
+    /// A loop; a retry loop (one that re-runs a failing step: its text names attempts,
+    /// retries or backoff and it handles an error) is a retry scope for MA002.
+    fn loop_expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        let retry = self.is_retry_loop(e);
+        if retry {
+            self.next_scope += 1;
+            let loc = self.cx.loc(e.span(), e.span());
+            let text = self.cx.text_of(e.span()).chars().take(40).collect();
+            self.retry_scopes.push((self.next_scope, loc, text));
+        }
+        let start = out.len();
+        let info = self.loop_inner(e, out);
+        if retry {
+            if let Some((id, _, _)) = self.retry_scopes.pop() {
+                // A loop that receives messages is a consume loop, not a retry.
+                if contains_receive(&out[start..]) {
+                    self.id_flows.retain(|(scope, _)| *scope != Some(id));
+                }
+            }
+        }
+        info
+    }
+
+    /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
+    /// generated in, or (in a handler) into its dedup record.
+    fn record_id_flows(&mut self, mentions: &[ValueId], loc: &Loc, text: &str, dedup_write: bool) {
+        let handler = self.values.iter().any(|v| v.msg_root.is_some());
+        for m in mentions {
+            let Some((idloc, idtext, scope)) = self.values[*m as usize].fresh.clone() else {
+                continue;
+            };
+            let retry = match scope {
+                Some(id) => match self.retry_scopes.iter().find(|(s, _, _)| *s == id) {
+                    Some((_, l, t)) => Some((l.clone(), t.clone())),
+                    None => continue,
+                },
+                None if handler && dedup_write => None,
+                None => continue,
+            };
+            let flow = IdFlow {
+                idgen: idloc,
+                idgen_text: idtext,
+                sink: loc.clone(),
+                sink_text: text.to_string(),
+                retry,
+            };
+            if !self.id_flows.iter().any(|(_, f)| *f == flow) {
+                self.id_flows.push((scope, flow));
+            }
+        }
+    }
+
+    fn is_retry_loop(&self, e: &Expr) -> bool {
+        let text = self.cx.text_of(e.span()).to_ascii_lowercase();
+        let named = ["attempt", "retry", "retries", "tries", "backoff"]
+            .iter()
+            .any(|w| text.contains(w));
+        named && (text.contains("err") || text.contains("continue"))
+    }
+
+    fn loop_inner(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        match e {
+            Expr::While(w) => {
+                let label = self.push_label(w.label.as_ref());
+                let mut body = Vec::new();
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                self.cond(&w.cond, &mut body);
+                then.extend(self.block(&w.body));
+                self.scopes.pop();
+                body.push(Node::Branch(vec![
+                    Node::Exit(ExitKind::Break { label }),
+                    Node::Seq(then),
+                ]));
+                self.pop_label(w.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
+                });
+                Info::default()
+            }
+            Expr::ForLoop(f) => {
+                let iter = self.expr(&f.expr, out);
+                let label = self.push_label(f.label.as_ref());
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                // Iterating over received messages: each item is a message of its own.
+                let batch = iter
+                    .value
+                    .filter(|v| self.is_message(*v))
+                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)));
+                match batch {
+                    Some(b) => {
+                        let v = self.value_from(&pat_name(&f.pat), &Info::default());
+                        self.values[v as usize].msg_root = Some(v);
+                        let _ = b;
+                        let loc = self.cx.loc(f.pat.span(), f.pat.span());
+                        then.push(Node::Event(Event {
+                            kind: EventKind::Receive {
+                                msg: v,
+                                element: true,
+                            },
+                            loc,
+                            text: pat_name(&f.pat),
+                            describe: "message taken from a batch".into(),
+                        }));
+                        let info = Info {
+                            value: Some(v),
+                            ..Info::default()
+                        };
+                        self.bind_pattern(&f.pat, &info);
+                    }
+                    None => {
+                        let derived = self.derived(&iter);
+                        self.bind_pattern(&f.pat, &derived);
+                    }
+                }
+                then.extend(self.block(&f.body));
+                self.scopes.pop();
+                self.pop_label(f.label.as_ref());
+                let body =
+                    Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
+                out.push(Node::Loop {
+                    body: Box::new(body),
+                    label,
+                });
+                Info::default()
+            }
+            Expr::Loop(lp) => {
+                let label = self.push_label(lp.label.as_ref());
+                let body = self.block(&lp.body);
+                self.pop_label(lp.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
                 });
                 Info::default()
             }
@@ -1269,7 +1353,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
 
     fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
+        let retried = matches!(
+            mc.method.to_string().as_str(),
+            "retry" | "retry_if" | "when"
+        ) && matches!(strip(&mc.receiver), Expr::Closure(_));
+        if retried {
+            self.next_scope += 1;
+            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+            self.retry_scopes
+                .push((self.next_scope, loc, format!(".{}", mc.method)));
+        }
         let recv = self.expr(&mc.receiver, out);
+        if retried {
+            self.retry_scopes.pop();
+        }
         let name = mc.method.to_string();
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
         let recv_text = short_text(&self.cx.text_of(mc.receiver.span()));
@@ -1762,6 +1860,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     ) -> Info {
         let returns = spec.returns.clone();
         match spec.event {
+            Api::Retry => {
+                self.next_scope += 1;
+                self.retry_scopes
+                    .push((self.next_scope, loc.clone(), text.clone()));
+                let mut info = Info::default();
+                for a in args {
+                    let i = self.arg(a, out);
+                    info.absorb(&i);
+                }
+                self.retry_scopes.pop();
+                return Info {
+                    mentions: info.mentions,
+                    ..Info::default()
+                };
+            }
             Api::Spawn | Api::TxClosure | Api::Callback => {
                 let run = match spec.event {
                     Api::Spawn => ClosureRun::Later,
@@ -1946,6 +2059,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Option<ValueId> {
         let describe = spec.describe.clone().unwrap_or_default();
+        if matches!(spec.event, Api::Publish | Api::Write | Api::External) {
+            let dedup_write = sql_facts.as_ref().is_some_and(|f| {
+                f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
+            });
+            self.record_id_flows(&mentions, &loc, &text, dedup_write);
+        }
         let msg_of = |l: &Self, t: Option<ValueId>| {
             t.and_then(|v| l.root(v))
                 .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
@@ -2059,12 +2178,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 },
                 non_idempotent: spec.non_idempotent,
             },
-            Api::Idgen => EventKind::IdGen { binding: None },
+            Api::Idgen => {
+                let v = self.new_value(&text, TypeInfo::default());
+                let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
+                self.values[v as usize].fresh = Some((loc.clone(), text.clone(), scope));
+                made = Some(v);
+                EventKind::IdGen { binding: Some(v) }
+            }
             Api::BrokerBegin => EventKind::BrokerBegin,
             Api::BrokerCommit => EventKind::BrokerCommit,
             Api::BrokerAbort => EventKind::BrokerAbort,
             Api::BrokerOffsets => EventKind::BrokerOffsets,
-            Api::None | Api::Spawn | Api::TxClosure | Api::Callback => return None,
+            Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
         };
         out.push(Node::Event(Event {
             kind,
@@ -2208,6 +2333,20 @@ fn strip(e: &Expr) -> &Expr {
 
 fn is_box_pin(c: &syn::ExprCall) -> bool {
     matches!(strip(&c.func), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
+}
+
+fn contains_receive(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Event(Event {
+            kind: EventKind::Receive { element: false, .. },
+            ..
+        }) => true,
+        Node::Seq(v) | Node::Branch(v) => contains_receive(v),
+        Node::Loop { body, .. } | Node::Closure { body, .. } => {
+            contains_receive(std::slice::from_ref(body))
+        }
+        _ => false,
+    })
 }
 
 fn is_message_role(role: &str) -> bool {

@@ -1,0 +1,125 @@
+use super::declare_rule;
+use super::pairs::{code, label};
+use crate::diagnostic::Finding;
+use crate::ir::Crate;
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds an event id, idempotency key or dedup key generated *inside* a retry
+    /// scope (`Uuid::new_v4`/`now_v7`, `Ulid::new`, `rand::random`, `nanoid!`) that
+    /// flows into what the retried step sends: a message key or header, an
+    /// idempotency-key header, a field of the request or record, a bind parameter.
+    /// Retry scopes are loops that re-run a failing step (they name attempts,
+    /// retries or backoff and handle the error) and closures given to retry helpers
+    /// (backoff, tokio-retry, again, retry, backon). It also finds a message handler
+    /// that mints the key of its dedup record per delivery instead of taking it from
+    /// the message.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// Deduplication recognizes a repeat by its identity. If every attempt carries a
+    /// new id, the receiver (or the dedup table) sees each retry as a new event: the
+    /// effect is applied **twice**. The broker's idempotent producer does not help:
+    /// it deduplicates its own send retries, not a new record from the application.
+    ///
+    /// Boundary broken: stable event identity.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// for attempt in 0..5 {
+    ///     let key = Uuid::new_v4().to_string();
+    ///     match http.post(url).header("Idempotency-Key", &key).json(&charge).send().await {
+    ///         Ok(r) if r.status().is_success() => break,
+    ///         _ => tokio::time::sleep(backoff(attempt)).await,
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// let key = charge.id.to_string(); // or one Uuid::new_v4() made before the loop
+    /// for attempt in 0..5 {
+    ///     match http.post(url).header("Idempotency-Key", &key).json(&charge).send().await {
+    ///         Ok(r) if r.status().is_success() => break,
+    ///         _ => tokio::time::sleep(backoff(attempt)).await,
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - An id made once before the loop and reused by every attempt.
+    /// - A fresh id that identifies nothing sent: a log field, a tracing span, a
+    ///   temporary file name.
+    /// - A fresh id per item of a loop that is not a retry (a batch, a consume loop).
+    pub static MA002 = {
+        code: "MA002",
+        name: "fresh-id-per-attempt",
+        severity: Error,
+        summary: "An event id or idempotency key is generated inside a retry loop or retry closure, or per redelivery, so each attempt carries a new identity.",
+        boundary: "stable event identity",
+    };
+}
+
+pub fn check(krate: &Crate) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for f in &krate.functions {
+        for flow in &f.id_flows {
+            if let Some(existing) = out
+                .iter_mut()
+                .find(|x| x.path == *flow.idgen.path && x.span == flow.idgen.span)
+            {
+                let l = label(&flow.sink, "it also identifies this call");
+                if !existing.labels.contains(&l) {
+                    existing.labels.push(l);
+                    existing.labels.sort();
+                }
+                continue;
+            }
+            let (message, window, mut labels) = match &flow.retry {
+                Some((loc, _)) => (
+                    format!(
+                        "{} makes a new id on every attempt of the retry, and it identifies {}",
+                        code(&flow.idgen_text),
+                        code(&flow.sink_text)
+                    ),
+                    "each retry carries a new identity, so the receiver cannot tell it from the first \
+                     attempt: an attempt that succeeded but looked failed is applied twice"
+                        .to_string(),
+                    vec![label(loc, "the retry starts here")],
+                ),
+                None => (
+                    format!(
+                        "{} makes a new dedup key on every delivery of the message, and {} records it",
+                        code(&flow.idgen_text),
+                        code(&flow.sink_text)
+                    ),
+                    "a redelivered message gets a new key, so the dedup record never matches and the \
+                     effect is applied twice"
+                        .to_string(),
+                    vec![label(&f.loc, "this handler runs once per delivery")],
+                ),
+            };
+            labels.push(label(&flow.sink, "the fresh id identifies this call"));
+            labels.sort();
+            out.push(Finding {
+                code: MA002.code,
+                name: MA002.name,
+                severity: MA002.default_severity,
+                path: flow.idgen.path.to_string(),
+                span: flow.idgen.span,
+                message,
+                boundary: MA002.boundary.to_string(),
+                window,
+                labels,
+                help: "make the id once, before the retry (or take the message's own id), and reuse it on every \
+                       attempt"
+                    .into(),
+            });
+        }
+    }
+    out
+}
