@@ -314,6 +314,45 @@ pub struct IdFlow {
     pub retry: Option<(Loc, String)>,
 }
 
+/// A property set on a Kafka client config (`.set("acks", "all")`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prop {
+    pub key: String,
+    /// The value when it is a literal.
+    pub value: Option<String>,
+    /// The `.set(..)` call.
+    pub loc: Loc,
+}
+
+/// A Kafka client built from an rdkafka `ClientConfig` chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KafkaClient {
+    /// The `ClientConfig::new()` call that starts the chain.
+    pub new_loc: Loc,
+    pub props: Vec<Prop>,
+    /// Some property comes from run time (a non-literal key, a merged map): the
+    /// analysis stays silent about settings it cannot see.
+    pub dynamic: bool,
+    /// `kafka.consumer` or `kafka.producer` when known.
+    pub role: Option<String>,
+    /// Topics subscribed to (consumers) or sent to (producers), when literal.
+    pub topics: Vec<String>,
+}
+
+impl KafkaClient {
+    pub fn prop(&self, key: &str) -> Option<&Prop> {
+        self.props.iter().rev().find(|p| p.key == key)
+    }
+}
+
+/// A consumer setting that decouples progress from processing (MA007).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckSetting {
+    /// `no_ack: true` (lapin), `AckPolicy::None` (JetStream).
+    pub what: String,
+    pub loc: Loc,
+}
+
 /// A lowered function or method.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -335,6 +374,10 @@ pub struct Function {
     pub value_names: Vec<String>,
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
+    /// Kafka clients configured in this function.
+    pub kafka_clients: Vec<KafkaClient>,
+    /// Consumer settings that turn acknowledgement off.
+    pub ack_settings: Vec<AckSetting>,
 }
 
 /// A crate: its functions, for cross-function analysis.

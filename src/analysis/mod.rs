@@ -164,19 +164,25 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             })
             .collect()
     });
+    let mut clients = Vec::new();
     for r in results {
         out.findings.extend(r.findings);
+        clients.extend(r.clients);
         out.errors.extend(r.errors);
         out.analyzed += r.analyzed;
         if r.skipped_tests > 0 {
             *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
         }
     }
+    out.findings
+        .extend(crate::rules::ma004_missing_read_committed::check(&clients));
     out
 }
 
 struct CrateResult {
     findings: Vec<Finding>,
+    /// Kafka clients, for linking consumers and producers across the tree (MA004).
+    clients: Vec<(String, crate::ir::KafkaClient)>,
     errors: Vec<InputError>,
     analyzed: usize,
     skipped_tests: usize,
@@ -195,8 +201,16 @@ fn analyze_crate(
     };
     let facts = flow::crate_facts(&lowered.krate, &tables);
     let findings = crate::rules::check_all(&lowered.krate, &facts);
+    let clients = lowered
+        .krate
+        .functions
+        .iter()
+        .flat_map(|f| f.kafka_clients.iter().cloned())
+        .map(|c| (key.to_string(), c))
+        .collect();
     CrateResult {
         findings,
+        clients,
         errors: lowered.errors,
         analyzed: lowered.analyzed,
         skipped_tests: lowered.skipped_tests,
@@ -224,6 +238,7 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         .collect();
     CrateResult {
         findings: Vec::new(),
+        clients: Vec::new(),
         errors,
         analyzed: 0,
         skipped_tests: 0,

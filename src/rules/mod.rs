@@ -4,11 +4,15 @@
 
 use crate::diagnostic::Severity;
 
+mod kafka_clients;
 pub mod ma001_ack_before_commit;
 pub mod ma002_fresh_id_per_attempt;
 pub mod ma003_split_dedup_transaction;
+pub mod ma004_missing_read_committed;
 pub mod ma005_unchecked_dedup_claim;
 pub mod ma006_dual_write;
+pub mod ma007_auto_ack;
+pub mod ma008_unconfirmed_publish;
 pub mod ma009_effect_in_broker_transaction;
 pub mod ma010_offsets_outside_transaction;
 pub mod ma011_non_idempotent_effect;
@@ -80,25 +84,6 @@ macro_rules! planned {
 }
 
 planned!(
-    MA004,
-    "MA004",
-    "missing-read-committed",
-    Warning,
-    "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
-    "visibility of uncommitted/aborted transactional records"
-);
-planned!(
-    MA007,
-    "MA007",
-    "auto-ack",
-    Warning,
-    "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None).",
-    "progress decoupled from effect"
-);
-planned!(MA008, "MA008", "unconfirmed-publish", Warning,
-    "A producer can lose or duplicate sends (weak acks, idempotence off, unconfirmed RabbitMQ publish).",
-    "producer to broker acceptance");
-planned!(
     MA012,
     "MA012",
     "dedup-retention-window",
@@ -126,11 +111,11 @@ pub static ALL: [&RuleMeta; 14] = [
     &ma001_ack_before_commit::MA001,
     &ma002_fresh_id_per_attempt::MA002,
     &ma003_split_dedup_transaction::MA003,
-    &MA004,
+    &ma004_missing_read_committed::MA004,
     &ma005_unchecked_dedup_claim::MA005,
     &ma006_dual_write::MA006,
-    &MA007,
-    &MA008,
+    &ma007_auto_ack::MA007,
+    &ma008_unconfirmed_publish::MA008,
     &ma009_effect_in_broker_transaction::MA009,
     &ma010_offsets_outside_transaction::MA010,
     &ma011_non_idempotent_effect::MA011,
@@ -149,6 +134,8 @@ pub fn check_all(
     out.extend(ma003_split_dedup_transaction::check(facts));
     out.extend(ma005_unchecked_dedup_claim::check(facts));
     out.extend(ma006_dual_write::check(facts));
+    out.extend(ma007_auto_ack::check(krate));
+    out.extend(ma008_unconfirmed_publish::check(krate));
     out.extend(ma009_effect_in_broker_transaction::check(facts));
     out.extend(ma010_offsets_outside_transaction::check(facts));
     out.extend(ma011_non_idempotent_effect::check(facts));

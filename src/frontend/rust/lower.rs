@@ -19,8 +19,8 @@ use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
 use crate::frontend::LineIndex;
 use crate::ir::{
-    Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function, IdFlow, Loc,
-    Node, SqlFacts, SqlKind, Tables, ValueId,
+    AckSetting, Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function,
+    IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
 };
 
 pub struct FileCx<'a> {
@@ -86,6 +86,8 @@ struct Info {
     /// Identifiers of paths in the expression (`CommitMode`, `FutureRecord`, `POST`).
     idents: Vec<String>,
     str_lit: Option<String>,
+    kafka_config: Option<Box<KafkaClient>>,
+    kafka_client: Option<usize>,
 }
 
 impl Info {
@@ -111,6 +113,10 @@ struct Value {
     /// A fresh id (or a value made from one): where it was generated, and the retry
     /// scope it was generated in.
     fresh: Option<(Loc, String, Option<u32>)>,
+    /// A Kafka client config being built, or the client made from one (index into
+    /// `kafka_clients`).
+    kafka_config: Option<Box<KafkaClient>>,
+    kafka_client: Option<usize>,
     /// An async block or closure bound to this name: it runs where it is awaited,
     /// called, spawned or handed to another call, not where it is written.
     deferred: Option<Box<Node>>,
@@ -136,6 +142,8 @@ struct Lowerer<'a, 'b> {
     retry_scopes: Vec<(u32, Loc, String)>,
     next_scope: u32,
     id_flows: Vec<(Option<u32>, IdFlow)>,
+    kafka_clients: Vec<KafkaClient>,
+    ack_settings: Vec<AckSetting>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -239,6 +247,8 @@ fn lower_fn(
         retry_scopes: Vec::new(),
         next_scope: 0,
         id_flows: Vec::new(),
+        kafka_clients: Vec::new(),
+        ack_settings: Vec::new(),
     };
     let mut params = Vec::new();
     let mut has_self = false;
@@ -280,6 +290,8 @@ fn lower_fn(
         body,
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
         id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
+        kafka_clients: l.kafka_clients,
+        ack_settings: l.ack_settings,
     }
 }
 
@@ -328,6 +340,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Settles what is known only at the end of the body: which begun transactions
     /// were used, and which claims' results were never looked at.
     fn finish(&mut self, body: &mut Node) {
+        for v in &self.values {
+            if let (Some(i), Some(role)) = (v.kafka_client, v.role.as_deref()) {
+                if matches!(role, "kafka.consumer" | "kafka.producer")
+                    && self.kafka_clients[i].role.is_none()
+                {
+                    self.kafka_clients[i].role = Some(role.to_string());
+                }
+            }
+        }
         for (v, loc) in std::mem::take(&mut self.bound_claims) {
             if self.uses[v as usize] == 0 {
                 self.unchecked.insert(loc);
@@ -629,6 +650,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .find_map(|m| self.values[*m as usize].fresh.clone());
         let val = &mut self.values[v as usize];
         val.fresh = fresh;
+        val.kafka_config = info.kafka_config.clone();
+        val.kafka_client = info.kafka_client;
         val.sql = info
             .sql
             .clone()
@@ -642,6 +665,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.uses[v as usize] += 1;
         let val = &self.values[v as usize];
         Info {
+            kafka_config: val.kafka_config.clone(),
+            kafka_client: val.kafka_client,
             value: Some(v),
             role: val.role.clone(),
             crate_type: val.crate_type.clone(),
@@ -911,6 +936,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 info.idents
                     .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
+                self.ack_setting_in_struct(s);
                 if let Some(last) = s.path.segments.last() {
                     let name = last.ident.to_string();
                     if self.cx.index.type_names.contains(&name) {
@@ -996,6 +1022,117 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if !self.id_flows.iter().any(|(_, f)| *f == flow) {
                 self.id_flows.push((scope, flow));
             }
+        }
+    }
+
+    /// `BasicConsumeOptions { no_ack: true, .. }`, `ack_policy: AckPolicy::None`.
+    fn ack_setting_in_struct(&mut self, s: &syn::ExprStruct) {
+        let ty = s
+            .path
+            .segments
+            .last()
+            .map(|x| x.ident.to_string())
+            .unwrap_or_default();
+        for f in &s.fields {
+            let syn::Member::Named(field) = &f.member else {
+                continue;
+            };
+            let value = strip(&f.expr);
+            let what = match (field.to_string().as_str(), value) {
+                (
+                    "no_ack",
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Bool(b),
+                        ..
+                    }),
+                ) if b.value && ty == "BasicConsumeOptions" => "`no_ack: true`",
+                ("ack_policy", Expr::Path(p))
+                    if p.path.segments.len() >= 2
+                        && p.path
+                            .segments
+                            .iter()
+                            .rev()
+                            .nth(1)
+                            .is_some_and(|s| s.ident == "AckPolicy")
+                        && p.path.segments.last().is_some_and(|s| s.ident == "None") =>
+                {
+                    "`AckPolicy::None`"
+                }
+                _ => continue,
+            };
+            let loc = self.cx.loc(field.span(), f.expr.span());
+            self.ack_settings.push(AckSetting {
+                what: what.into(),
+                loc,
+            });
+        }
+    }
+
+    fn turbofish_role(&self, mc: &syn::ExprMethodCall) -> Option<String> {
+        let tf = mc.turbofish.as_ref()?;
+        tf.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => self.type_info(t).role,
+            _ => None,
+        })
+    }
+
+    /// `.set(key, value)`, `.create()` and the rest on an rdkafka `ClientConfig`.
+    fn kafka_config_call(
+        &mut self,
+        mc: &syn::ExprMethodCall,
+        recv: Info,
+        args: &[&Expr],
+        loc: Loc,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let name = mc.method.to_string();
+        let arg_infos = self.plain_args(args, out);
+        let mut cfg = recv.kafka_config.clone().unwrap_or_else(|| {
+            Box::new(KafkaClient {
+                new_loc: loc.clone(),
+                props: Vec::new(),
+                dynamic: true,
+                role: None,
+                topics: Vec::new(),
+            })
+        });
+        match name.as_str() {
+            "set" => {
+                let key = arg_infos.first().and_then(|a| a.str_lit.clone());
+                match key {
+                    Some(key) => {
+                        let value = arg_infos.get(1).and_then(|a| a.str_lit.clone());
+                        cfg.props.push(Prop {
+                            key,
+                            value,
+                            loc: loc.clone(),
+                        });
+                    }
+                    None => cfg.dynamic = true,
+                }
+            }
+            "set_log_level" => {}
+            "create" | "create_with_context" => {
+                let role = self.turbofish_role(mc);
+                let mut client = *cfg;
+                client.role = role.clone();
+                self.kafka_clients.push(client);
+                return Info {
+                    role: Some(role.unwrap_or_else(|| "kafka.client".into())),
+                    kafka_client: Some(self.kafka_clients.len() - 1),
+                    ..Info::default()
+                };
+            }
+            _ => cfg.dynamic = true,
+        }
+        if let Some(v) = recv.value {
+            self.values[v as usize].kafka_config = Some(cfg.clone());
+        }
+        Info {
+            value: recv.value,
+            role: Some("kafka.config".into()),
+            kafka_config: Some(cfg),
+            ..Info::default()
         }
     }
 
@@ -1450,9 +1587,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
+        // rdkafka `ClientConfig` chains.
+        if recv.role.as_deref() == Some("kafka.config") {
+            return self.kafka_config_call(mc, recv, &args, loc, out);
+        }
+        if name == "subscribe" {
+            if let Some(i) = recv.kafka_client {
+                let topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
+                self.kafka_clients[i].topics.extend(topics);
+            }
+        }
+
         // API knowledge.
         if let Some(spec) = self.match_method(&name, &recv, &args, out) {
-            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+            let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+            if spec.event == Api::Publish {
+                // `producer.send(FutureRecord::to("topic")…)`: the producer's topic.
+                if let Some(i) = recv.kafka_client {
+                    let topics = string_literals(&args[..1.min(args.len())]);
+                    self.kafka_clients[i]
+                        .topics
+                        .extend(topics.into_iter().take(1));
+                }
+            }
+            if let Some(role) = self.turbofish_role(mc) {
+                info.role = Some(role);
+            }
+            return info;
         }
 
         // Handler callbacks over a message stream.
@@ -1700,7 +1861,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             );
         }
         if let Some(spec) = self.path_spec(&segs, &args) {
-            return self.api_call(&spec, None, &args, &last, loc, text, out);
+            let mut info = self.api_call(&spec, None, &args, &last, loc.clone(), text, out);
+            if info.role.as_deref() == Some("kafka.config") {
+                info.kafka_config = Some(Box::new(KafkaClient {
+                    new_loc: loc,
+                    props: Vec::new(),
+                    dynamic: false,
+                    role: None,
+                    topics: Vec::new(),
+                }));
+            }
+            return info;
         }
         let info = self.collect(c.args.iter(), out);
         Info {
@@ -2333,6 +2504,22 @@ fn strip(e: &Expr) -> &Expr {
 
 fn is_box_pin(c: &syn::ExprCall) -> bool {
     matches!(strip(&c.func), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
+}
+
+/// The string literals in some expressions (topics of `subscribe(&["a", "b"])`).
+fn string_literals(es: &[&Expr]) -> Vec<String> {
+    use syn::visit::Visit;
+    struct V(Vec<String>);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
+            self.0.push(s.value());
+        }
+    }
+    let mut v = V(Vec::new());
+    for e in es {
+        v.visit_expr(e);
+    }
+    v.0
 }
 
 fn contains_receive(nodes: &[Node]) -> bool {

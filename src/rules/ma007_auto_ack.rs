@@ -1,0 +1,151 @@
+use super::declare_rule;
+use super::kafka_clients::{is_consumer, value};
+use super::pairs::label;
+use crate::diagnostic::Finding;
+use crate::ir::{Crate, EventKind, Node};
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds consumers whose progress advances on its own, independently of
+    /// processing, in code with side effects: Kafka `enable.auto.commit=true` (also
+    /// when unset on a raw rdkafka `ClientConfig`, whose default is `true`), lapin
+    /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`.
+    /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
+    /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// With auto commit, offsets are committed on a timer for every message handed to
+    /// the application, whether or not its effect happened; with `no_ack` the broker
+    /// forgets a delivery as soon as it is sent. A crash loses every message in
+    /// flight: at-most-once delivery, without anyone having chosen it.
+    ///
+    /// Boundary broken: progress decoupled from the effect.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// let consumer: StreamConsumer = ClientConfig::new()
+    ///     .set("group.id", "billing")
+    ///     .set("bootstrap.servers", &brokers)
+    ///     .create()?; // enable.auto.commit defaults to true
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// let consumer: StreamConsumer = ClientConfig::new()
+    ///     .set("group.id", "billing")
+    ///     .set("bootstrap.servers", &brokers)
+    ///     .set("enable.auto.commit", "false")
+    ///     .create()?;
+    /// // … commit_message(&msg, CommitMode::Async) after the effect commits
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - Configuration built at run time (keys copied from a map): the analysis stays
+    ///   silent.
+    /// - Crates with no side effects at all.
+    pub static MA007 = {
+        code: "MA007",
+        name: "auto-ack",
+        severity: Warning,
+        summary: "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None) in a consumer with side effects.",
+        boundary: "progress decoupled from effect",
+    };
+}
+
+fn any_event(krate: &Crate, pred: &dyn Fn(&EventKind) -> bool) -> bool {
+    krate.functions.iter().any(|f| {
+        let mut stack = vec![&f.body];
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::Event(e) => {
+                    if pred(&e.kind) {
+                        return true;
+                    }
+                    if let EventKind::Call(c) = &e.kind {
+                        stack.extend(c.closures.iter().map(|(_, n)| n));
+                    }
+                }
+                Node::Exit(_) => {}
+            }
+        }
+        false
+    })
+}
+
+pub fn check(krate: &Crate) -> Vec<Finding> {
+    let effects = any_event(krate, &|k| {
+        matches!(
+            k,
+            EventKind::Write { .. } | EventKind::Publish { .. } | EventKind::External { .. }
+        )
+    });
+    if !effects {
+        return Vec::new();
+    }
+    let stores = any_event(krate, &|k| {
+        matches!(k, EventKind::Ack { offsets: true, .. })
+    });
+    let mut out = Vec::new();
+    let finding = |loc: &crate::ir::Loc, message: String, labels| {
+        Finding {
+        code: MA007.code,
+        name: MA007.name,
+        severity: MA007.default_severity,
+        path: loc.path.to_string(),
+        span: loc.span,
+        message,
+        boundary: MA007.boundary.to_string(),
+        window: "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
+            .into(),
+        labels,
+        help: "turn automatic acknowledgement off and acknowledge each message after its effect commits".into(),
+    }
+    };
+    for f in &krate.functions {
+        for c in &f.kafka_clients {
+            if c.dynamic || !is_consumer(c) {
+                continue;
+            }
+            let store_pattern =
+                value(c, "enable.auto.offset.store").as_deref() == Some("false") && stores;
+            if store_pattern {
+                continue;
+            }
+            match (c.prop("enable.auto.commit"), value(c, "enable.auto.commit")) {
+                (Some(p), Some(v)) if v == "true" => out.push(finding(
+                    &p.loc,
+                    "consumer sets `enable.auto.commit=true`: offsets are committed on a timer, not after the \
+                     effect"
+                        .into(),
+                    vec![label(&c.new_loc, "the consumer's configuration starts here")],
+                )),
+                (None, _) => out.push(finding(
+                    &c.new_loc,
+                    "consumer leaves `enable.auto.commit` unset, and librdkafka's default (`true`) commits \
+                     offsets on a timer, not after the effect"
+                        .into(),
+                    Vec::new(),
+                )),
+                _ => {}
+            }
+        }
+        for s in &f.ack_settings {
+            out.push(finding(
+                &s.loc,
+                format!(
+                    "consumer sets {}: deliveries count as acknowledged as soon as they are sent",
+                    s.what
+                ),
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}

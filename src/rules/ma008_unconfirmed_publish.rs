@@ -1,0 +1,100 @@
+use super::declare_rule;
+use super::kafka_clients::{is_producer, value};
+use super::pairs::label;
+use crate::diagnostic::Finding;
+use crate::ir::{Crate, Prop};
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds producers configured to lose or duplicate sends, by explicit weakening
+    /// only: `acks` set to `0` or `1`, `enable.idempotence=false`, or more than 5
+    /// in-flight requests per connection with idempotence on. Client defaults are not
+    /// findings. One producer gets one finding, at its first offending setting, with
+    /// the others as labels.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// With `acks=0` the producer never learns whether the broker got the record; with
+    /// `acks=1` a leader failover loses records the leader acknowledged but had not
+    /// replicated. Without idempotence, a send retried after a lost acknowledgement is
+    /// written **twice**, and with more than 5 requests in flight the broker cannot
+    /// keep idempotent ordering.
+    ///
+    /// Boundary broken: producer-to-broker acceptance.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// let producer: FutureProducer = ClientConfig::new()
+    ///     .set("bootstrap.servers", &brokers)
+    ///     .set("acks", "1")
+    ///     .create()?;
+    /// ```
+    ///
+    /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on.
+    pub static MA008 = {
+        code: "MA008",
+        name: "unconfirmed-publish",
+        severity: Warning,
+        summary: "A producer can lose or duplicate sends (weak acks, idempotence off, too many in-flight requests with idempotence).",
+        boundary: "producer to broker acceptance",
+    };
+}
+
+fn offending(c: &crate::ir::KafkaClient) -> Vec<(&Prop, String)> {
+    let mut out = Vec::new();
+    for p in &c.props {
+        let v = p.value.as_deref().map(|v| v.trim().to_ascii_lowercase());
+        let why = match (p.key.as_str(), v.as_deref()) {
+            ("acks" | "request.required.acks", Some("0")) => "`acks=0`: the producer never learns whether a record arrived",
+            ("acks" | "request.required.acks", Some("1")) => "`acks=1`: a leader failover loses acknowledged records",
+            ("enable.idempotence", Some("false")) => "`enable.idempotence=false`: a retried send is written twice",
+            ("max.in.flight.requests.per.connection" | "max.in.flight", Some(n))
+                if n.parse::<u32>().is_ok_and(|n| n > 5) && value(c, "enable.idempotence").as_deref() == Some("true") =>
+            {
+                "more than 5 in-flight requests with idempotence: ordering and deduplication are not kept"
+            }
+            _ => continue,
+        };
+        out.push((p, why.to_string()));
+    }
+    out
+}
+
+pub fn check(krate: &Crate) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in &krate.functions {
+        for c in &f.kafka_clients {
+            if !is_producer(c) {
+                continue;
+            }
+            let bad = offending(c);
+            let Some((first, why)) = bad.first() else {
+                continue;
+            };
+            let mut labels: Vec<_> = bad[1..]
+                .iter()
+                .map(|(p, w)| label(&p.loc, w.clone()))
+                .collect();
+            labels.push(label(
+                &c.new_loc,
+                "the producer's configuration starts here",
+            ));
+            labels.sort();
+            out.push(Finding {
+                code: MA008.code,
+                name: MA008.name,
+                severity: MA008.default_severity,
+                path: first.loc.path.to_string(),
+                span: first.loc.span,
+                message: format!("producer sets {why}"),
+                boundary: MA008.boundary.to_string(),
+                window: "a broker failover or a lost acknowledgement loses the record or writes it twice".into(),
+                labels,
+                help: "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)".into(),
+            });
+        }
+    }
+    out
+}
