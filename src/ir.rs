@@ -169,6 +169,11 @@ pub enum EventKind {
     CallValue {
         callee: ValueId,
     },
+    /// The result of the claim written at `claim` is looked at here (a bound claim's
+    /// first use): from here on the claim gates what follows.
+    ClaimTested {
+        claim: Loc,
+    },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {
@@ -289,7 +294,6 @@ impl Tables {
             || t.ends_with("_inbox")
             || t == "done"
             || t.ends_with("_seen")
-            || t == "redis" // a Redis `SET NX` claim
     }
 
     pub fn is_outbox(&self, t: &str) -> bool {

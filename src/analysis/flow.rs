@@ -949,7 +949,9 @@ impl<'c> Interp<'c> {
                     st.nonidem.push(ev.clone());
                 }
                 self.claims_before(&mut st, &ev);
-                if st.broker_open.is_none() {
+                // A publish inside a Kafka transaction is still a step apart from the
+                // database (SQL inside that transaction is MA009's, not counted here).
+                {
                     for d in st.durable.clone() {
                         self.pair(PairKind::DualWrite, ev.clone(), d, Vec::new());
                     }
@@ -1018,6 +1020,7 @@ impl<'c> Interp<'c> {
                     }
                 }
             }
+            EventKind::ClaimTested { claim } => st.unchecked.retain(|c| c.loc != *claim),
             EventKind::Nack { .. } | EventKind::IdGen { .. } | EventKind::BrokerOffsets => {}
         }
         out.fall = Some(st);

@@ -71,6 +71,8 @@ struct Builder {
     text: String,
     sql: Option<SqlFacts>,
     mentions: Vec<ValueId>,
+    /// String literals passed along the chain (`.arg("NX")`).
+    strs: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -117,6 +119,8 @@ struct Value {
     /// `kafka_clients`).
     kafka_config: Option<Box<KafkaClient>>,
     kafka_client: Option<usize>,
+    /// Identifiers of the expression the value was made from (`ExistenceCheck::NX`).
+    idents: Vec<String>,
     /// An async block or closure bound to this name: it runs where it is awaited,
     /// called, spawned or handed to another call, not where it is written.
     deferred: Option<Box<Node>>,
@@ -340,6 +344,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Settles what is known only at the end of the body: which begun transactions
     /// were used, and which claims' results were never looked at.
     fn finish(&mut self, body: &mut Node) {
+        self.bound_claims.clear();
         for v in &self.values {
             if let (Some(i), Some(role)) = (v.kafka_client, v.role.as_deref()) {
                 if matches!(role, "kafka.consumer" | "kafka.producer")
@@ -347,11 +352,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 {
                     self.kafka_clients[i].role = Some(role.to_string());
                 }
-            }
-        }
-        for (v, loc) in std::mem::take(&mut self.bound_claims) {
-            if self.uses[v as usize] == 0 {
-                self.unchecked.insert(loc);
             }
         }
         let mut stack = vec![body];
@@ -525,6 +525,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.bind_param(&pt.pat, ti)
             }
             Pat::Reference(r) => self.bind_param(&r.pat, ti),
+            // Extractors: `State(state): State<AppState>`, `Json(body): Json<T>`.
+            Pat::TupleStruct(ts) if ts.elems.len() == 1 => self.bind_param(&ts.elems[0], ti),
             other => {
                 self.bind_pattern(other, &Info::default());
                 None
@@ -628,8 +630,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(v) = info.value {
             mentions.insert(0, v);
         }
+        let mut idents = info.idents.clone();
+        idents.truncate(32);
         Info {
             mentions,
+            idents,
             ..Info::default()
         }
     }
@@ -652,6 +657,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         val.fresh = fresh;
         val.kafka_config = info.kafka_config.clone();
         val.kafka_client = info.kafka_client;
+        val.idents = info.idents.iter().take(16).cloned().collect();
         val.sql = info
             .sql
             .clone()
@@ -665,6 +671,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.uses[v as usize] += 1;
         let val = &self.values[v as usize];
         Info {
+            idents: val.idents.clone(),
             kafka_config: val.kafka_config.clone(),
             kafka_client: val.kafka_client,
             value: Some(v),
@@ -705,6 +712,32 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn stmt(&mut self, stmt: &Stmt, out: &mut Vec<Node>) {
+        let start = out.len();
+        let before: Vec<u32> = self
+            .bound_claims
+            .iter()
+            .map(|(v, _)| self.uses[*v as usize])
+            .collect();
+        self.stmt_inner(stmt, out);
+        // A bound claim looked at for the first time: it is tested here, before what
+        // the statement does.
+        let mut tested = Vec::new();
+        for (i, (v, loc)) in self.bound_claims.iter().enumerate() {
+            if before.get(i).is_some_and(|b| *b == 0) && self.uses[*v as usize] > 0 {
+                tested.push(Node::Event(Event {
+                    kind: EventKind::ClaimTested { claim: loc.clone() },
+                    loc: loc.clone(),
+                    text: self.values[*v as usize].name.clone(),
+                    describe: "claim tested".into(),
+                }));
+            }
+        }
+        if !tested.is_empty() {
+            out.splice(start..start, tested);
+        }
+    }
+
+    fn stmt_inner(&mut self, stmt: &Stmt, out: &mut Vec<Node>) {
         match stmt {
             Stmt::Local(local) => {
                 let mut info = Info::default();
@@ -727,7 +760,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.reset_begin_uses(&init.expr, &out[start..]);
                     }
                     if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
-                        match &local.pat {
+                        let mut pat = &local.pat;
+                        while let Pat::Type(t) = pat {
+                            pat = &t.pat;
+                        }
+                        match pat {
                             Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
                             Pat::Wild(_) => {
                                 self.unchecked.insert(loc);
@@ -745,6 +782,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if let Some((name, loc)) = claim_binding {
                     if let Some(v) = self.lookup(&name) {
                         self.uses[v as usize] = 0;
+                        self.unchecked.insert(loc.clone());
                         self.bound_claims.push((v, loc));
                     }
                 }
@@ -1520,6 +1558,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let mut b = b;
             for a in &arg_infos {
                 b.mentions.extend(a.mentions.iter().copied());
+                b.strs.extend(a.str_lit.iter().cloned());
             }
             // Query-builder steps that change what the statement does (diesel).
             if let Some(sql) = b.sql.as_mut() {
@@ -2075,6 +2114,32 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                                 *l = loc.clone();
                             }
                         }
+                        // `conn.transaction(|c| …)` whose body never uses `c`: the
+                        // writes go elsewhere (MA013).
+                        if let Some(Node::Closure {
+                            body,
+                            param: Some(p),
+                            run: ClosureRun::Transaction,
+                            ..
+                        }) = out.last_mut()
+                        {
+                            if self.uses[*p as usize] == 0 {
+                                let begin = Node::Event(Event {
+                                    kind: EventKind::Begin {
+                                        tx: *p,
+                                        fresh: true,
+                                        used: false,
+                                    },
+                                    loc: loc.clone(),
+                                    text: text.clone(),
+                                    describe: "transaction".into(),
+                                });
+                                **body = Node::Seq(vec![
+                                    begin,
+                                    std::mem::replace(&mut **body, Node::Seq(vec![])),
+                                ]);
+                            }
+                        }
                     } else {
                         self.expr(a, out);
                     }
@@ -2103,6 +2168,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 text,
                 sql: sql_text,
                 mentions,
+                strs: Vec::new(),
             };
             return Info {
                 builder: Some(Box::new(b)),
@@ -2157,6 +2223,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             mentions.extend(a.mentions.iter().copied());
         }
         let spec = b.spec.clone();
+        let mut b = b;
+        if let Some(sql) = b.sql.as_mut() {
+            // `SET key value NX`: only the first writer succeeds, a claim.
+            if sql.verb == "SET" && b.strs.iter().any(|x| x.eq_ignore_ascii_case("NX")) {
+                sql.verb = "SET NX".into();
+                sql.ignores_conflict = true;
+                sql.columns = 1;
+            }
+        }
         let value = self.emit(
             &spec,
             terminal,
@@ -2204,6 +2279,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..SqlFacts::unknown()
                 })
             }
+            "redis_set" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET".into(),
+                tables: vec!["redis".into()],
+                ..SqlFacts::unknown()
+            }),
             "redis_setnx" => Some(SqlFacts {
                 kind: SqlKind::Write,
                 verb: "SET NX".into(),

@@ -498,6 +498,10 @@ const WRAPPERS: &[&str] = &[
     "Weak",
     "OnceCell",
     "OnceLock",
+    // Web framework extractors around the application's state.
+    "State",
+    "Extension",
+    "Data",
 ];
 
 fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
