@@ -173,3 +173,28 @@ mod tests {
         assert_eq!(names.len(), ALL.len());
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    /// Every implemented rule explains itself the same way (`msgaudit explain`).
+    #[test]
+    fn implemented_rules_have_full_docs() {
+        for r in ALL.iter().filter(|r| r.implemented && r.code != "MA900") {
+            for heading in [
+                "## What it does",
+                "## Why is this bad?",
+                "## Example",
+                "Use instead",
+            ] {
+                assert!(r.doc.contains(heading), "{} lacks {heading}", r.code);
+            }
+            assert!(
+                r.doc.contains("Boundary broken"),
+                "{} does not name its boundary",
+                r.code
+            );
+        }
+    }
+}
