@@ -55,6 +55,9 @@ pub enum EventKind {
     BrokerCommit,
     BrokerAbort,
     BrokerOffsets,
+    /// A RabbitMQ channel is opened; `confirm_select` puts one in publisher-confirm mode.
+    ChannelOpen,
+    ConfirmSelect,
     #[default]
     None,
 }
@@ -117,6 +120,9 @@ pub struct CallSpec {
     /// Applying the effect twice does harm (e-mail, payment, `INCR`, `XADD`).
     #[serde(default)]
     pub non_idempotent: bool,
+    /// The publish returns a confirmation to await (lapin `basic_publish`).
+    #[serde(default)]
+    pub confirmable: bool,
     #[serde(default)]
     pub terminals: Vec<String>,
     #[serde(default)]

@@ -148,6 +148,10 @@ pub enum EventKind {
     /// A publish to a broker; `non_idempotent`: applying it twice does harm (Redis `XADD`).
     Publish {
         non_idempotent: bool,
+        /// For publishes that return a broker confirmation (lapin's
+        /// `PublisherConfirm`): whether it is looked at (`Some(false)`: awaited once
+        /// and discarded, or bound and never used).
+        confirm: Option<bool>,
     },
     /// An HTTP call, e-mail, payment, file or store write outside the database.
     External {
@@ -162,6 +166,9 @@ pub enum EventKind {
     BrokerCommit,
     BrokerAbort,
     BrokerOffsets,
+    /// A RabbitMQ channel is opened (`create_channel`), or put in confirm mode.
+    ChannelOpen,
+    ConfirmSelect,
     /// A call to a function of the same crate, resolved by the analysis.
     Call(Call),
     /// A call of a local value or parameter (`handler(payload)`): runs the closure

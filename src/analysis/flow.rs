@@ -943,7 +943,7 @@ impl<'c> Interp<'c> {
             EventKind::Rollback { tx } => {
                 st.txs.remove(&fr.val(*tx));
             }
-            EventKind::Publish { non_idempotent } => {
+            EventKind::Publish { non_idempotent, .. } => {
                 let ev = self.evref(e);
                 if *non_idempotent && st.broker_open.is_none() {
                     st.nonidem.push(ev.clone());
@@ -1021,7 +1021,11 @@ impl<'c> Interp<'c> {
                 }
             }
             EventKind::ClaimTested { claim } => st.unchecked.retain(|c| c.loc != *claim),
-            EventKind::Nack { .. } | EventKind::IdGen { .. } | EventKind::BrokerOffsets => {}
+            EventKind::Nack { .. }
+            | EventKind::IdGen { .. }
+            | EventKind::BrokerOffsets
+            | EventKind::ChannelOpen
+            | EventKind::ConfirmSelect => {}
         }
         out.fall = Some(st);
         out

@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_producer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::{Crate, Prop};
+use crate::ir::{Crate, EventKind, Loc, Node, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -12,6 +12,12 @@ declare_rule! {
     /// in-flight requests per connection with idempotence on. Client defaults are not
     /// findings. One producer gets one finding, at its first offending setting, with
     /// the others as labels.
+    ///
+    /// For RabbitMQ (lapin): a `basic_publish` in a crate that opens channels but never
+    /// puts one in confirm mode (`confirm_select`), or a publish whose confirmation is
+    /// requested but dropped (`basic_publish(..).await?;` awaits only the send, not the
+    /// `PublisherConfirm` it returns). A crate that opens no channel of its own (it
+    /// gets them from elsewhere) is not judged on confirm mode.
     ///
     /// ## Why is this bad?
     ///
@@ -62,8 +68,60 @@ fn offending(c: &crate::ir::KafkaClient) -> Vec<(&Prop, String)> {
     out
 }
 
+/// lapin publishes (with whether their confirmation is looked at), and whether the
+/// crate opens channels and puts any in confirm mode.
+fn rabbit(krate: &Crate) -> (Vec<(Loc, String, bool)>, bool, bool) {
+    let (mut publishes, mut opens, mut confirms) = (Vec::new(), false, false);
+    for f in &krate.functions {
+        let mut stack = vec![&f.body];
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::Event(e) => match &e.kind {
+                    EventKind::Publish {
+                        confirm: Some(c), ..
+                    } => publishes.push((e.loc.clone(), e.text.clone(), *c)),
+                    EventKind::ChannelOpen => opens = true,
+                    EventKind::ConfirmSelect => confirms = true,
+                    EventKind::Call(c) => stack.extend(c.closures.iter().map(|(_, n)| n)),
+                    _ => {}
+                },
+                Node::Exit(_) => {}
+            }
+        }
+    }
+    publishes.sort();
+    publishes.dedup();
+    (publishes, opens, confirms)
+}
+
 pub fn check(krate: &Crate) -> Vec<Finding> {
     let mut out = Vec::new();
+    let (publishes, opens, confirms) = rabbit(krate);
+    for (loc, text, looked_at) in publishes {
+        let message = if opens && !confirms {
+            format!("`{text}` publishes on a channel that is never put in confirm mode (`confirm_select`)")
+        } else if confirms && !looked_at {
+            format!("`{text}` requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not")
+        } else {
+            continue;
+        };
+        out.push(Finding {
+            code: MA008.code,
+            name: MA008.name,
+            severity: MA008.default_severity,
+            path: loc.path.to_string(),
+            span: loc.span,
+            message,
+            boundary: MA008.boundary.to_string(),
+            window: "a message the broker never accepted (or nacked) counts as sent: it is lost".into(),
+            labels: Vec::new(),
+            help: "call `channel.confirm_select(..)` where the channel is made and await the confirmation \
+                   (`basic_publish(..).await?.await?`), treating a nack as a failure"
+                .into(),
+        });
+    }
     for f in &krate.functions {
         for c in &f.kafka_clients {
             if !is_producer(c) {

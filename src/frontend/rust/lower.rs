@@ -141,6 +141,11 @@ struct Lowerer<'a, 'b> {
     /// that may or may not be used later.
     unchecked: HashSet<Loc>,
     bound_claims: Vec<(ValueId, Loc)>,
+    /// lapin publishes (their confirmation can be awaited), and those whose
+    /// confirmation is dropped.
+    confirmable: HashSet<Loc>,
+    unconfirmed: HashSet<Loc>,
+    bound_publishes: Vec<(ValueId, Loc)>,
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
     /// retried step sends (MA002), by the scope they belong to.
     retry_scopes: Vec<(u32, Loc, String)>,
@@ -248,6 +253,9 @@ fn lower_fn(
         finishes: Vec::new(),
         unchecked: HashSet::new(),
         bound_claims: Vec::new(),
+        confirmable: HashSet::new(),
+        unconfirmed: HashSet::new(),
+        bound_publishes: Vec::new(),
         retry_scopes: Vec::new(),
         next_scope: 0,
         id_flows: Vec::new(),
@@ -345,6 +353,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// were used, and which claims' results were never looked at.
     fn finish(&mut self, body: &mut Node) {
         self.bound_claims.clear();
+        for (v, loc) in std::mem::take(&mut self.bound_publishes) {
+            if self.uses[v as usize] == 0 {
+                self.unconfirmed.insert(loc);
+            }
+        }
         for v in &self.values {
             if let (Some(i), Some(role)) = (v.kafka_client, v.role.as_deref()) {
                 if matches!(role, "kafka.consumer" | "kafka.producer")
@@ -367,6 +380,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     EventKind::Write { unchecked, .. } => {
                         *unchecked = self.unchecked.contains(&e.loc)
                     }
+                    EventKind::Publish {
+                        confirm: Some(c), ..
+                    } => *c = !self.unconfirmed.contains(&e.loc),
                     EventKind::Call(c) => {
                         for (_, n) in c.closures.iter_mut() {
                             stack.push(n);
@@ -403,6 +419,31 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         None
+    }
+
+    /// A confirmable publish a statement awaits only once (`basic_publish(..).await?;`):
+    /// the confirmation the first await returns is dropped.
+    fn unconfirmed_publish(&self, e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        let ev = Self::last_event_of_statement(e, nodes)?;
+        if !matches!(ev.kind, EventKind::Publish { .. }) || !self.confirmable.contains(&ev.loc) {
+            return None;
+        }
+        let mut awaits = 0;
+        let mut cur = strip(e);
+        loop {
+            match cur {
+                Expr::Try(t) => cur = strip(&t.expr),
+                Expr::Await(a) => {
+                    awaits += 1;
+                    cur = strip(&a.base);
+                }
+                Expr::MethodCall(m) if ALIAS_METHODS.contains(&m.method.to_string().as_str()) => {
+                    cur = strip(&m.receiver)
+                }
+                _ => break,
+            }
+        }
+        (awaits < 2).then(|| ev.loc.clone())
     }
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
@@ -742,6 +783,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Stmt::Local(local) => {
                 let mut info = Info::default();
                 let mut claim_binding = None;
+                let mut pending_publish = None;
                 if let Some(init) = &local.init {
                     if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
                         (strip(&init.expr), &local.pat)
@@ -759,6 +801,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if matches!(local.pat, Pat::Ident(_) | Pat::Wild(_) | Pat::Type(_)) {
                         self.reset_begin_uses(&init.expr, &out[start..]);
                     }
+                    pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
                     if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
                         let mut pat = &local.pat;
                         while let Pat::Type(t) = pat {
@@ -779,6 +822,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
                 self.bind_pattern(&local.pat, &info);
+                if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
+                    if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                        self.uses[v as usize] = 0;
+                        self.bound_publishes.push((v, loc));
+                    }
+                }
                 if let Some((name, loc)) = claim_binding {
                     if let Some(v) = self.lookup(&name) {
                         self.uses[v as usize] = 0;
@@ -795,6 +844,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.unchecked.insert(loc);
                     }
                     self.reset_begin_uses(e, &out[start..]);
+                    if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
+                        self.unconfirmed.insert(loc);
+                    }
                 }
             }
             Stmt::Macro(m) => {
@@ -2418,9 +2470,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
             }
-            Api::Publish => EventKind::Publish {
-                non_idempotent: spec.non_idempotent,
-            },
+            Api::Publish => {
+                if spec.confirmable {
+                    self.confirmable.insert(loc.clone());
+                }
+                EventKind::Publish {
+                    non_idempotent: spec.non_idempotent,
+                    confirm: spec.confirmable.then_some(true),
+                }
+            }
+            Api::ChannelOpen => EventKind::ChannelOpen,
+            Api::ConfirmSelect => EventKind::ConfirmSelect,
             Api::External => EventKind::External {
                 kind: match spec.external.as_deref() {
                     Some("http") => ExternalKind::Http,
