@@ -335,11 +335,34 @@ pub struct Prop {
     pub loc: Loc,
 }
 
-/// A Kafka client built from an rdkafka `ClientConfig` chain.
+/// Which Kafka client library a configuration is for: it decides the defaults
+/// (SPEC §1: librdkafka reads committed and auto-commits; the Java client reads
+/// uncommitted; franz-go inputs in Redpanda Connect read uncommitted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClientFamily {
+    /// librdkafka: the Rust `rdkafka` crate, Vector, confluent-kafka clients.
+    #[default]
+    Librdkafka,
+    /// The Java client: Spring Kafka, Kafka Connect, Strimzi, Java property files.
+    Java,
+    /// franz-go, behind Redpanda Connect's `kafka_franz` input.
+    Franz,
+    /// A property map whose client is not known (a ConfigMap, Helm values).
+    Unknown,
+}
+
+/// A Kafka client: built from an rdkafka `ClientConfig` chain in Rust, or described
+/// by a block of pipeline YAML.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KafkaClient {
-    /// The `ClientConfig::new()` call that starts the chain.
+    /// Rust: the `ClientConfig::new()` call that starts the chain. YAML: the key that
+    /// holds the client's block (`consumer:`, `kafka_franz:`), or the block's first
+    /// key when the block is the document's top level.
     pub new_loc: Loc,
+    pub family: ClientFamily,
+    /// A framework manages offsets for it (Spring's listener container, Kafka Connect,
+    /// Vector, Redpanda Connect): an unset `enable.auto.commit` does not auto-commit.
+    pub framework: bool,
     pub props: Vec<Prop>,
     /// Some property comes from run time (a non-literal key, a merged map): the
     /// analysis stays silent about settings it cannot see.

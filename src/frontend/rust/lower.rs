@@ -19,8 +19,8 @@ use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
 use crate::frontend::LineIndex;
 use crate::ir::{
-    AckSetting, Call, Callee, ClosureRun, Event, EventKind, ExitKind, ExternalKind, Function,
-    IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
+    AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
+    Function, IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
 };
 
 pub struct FileCx<'a> {
@@ -1180,6 +1180,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut cfg = recv.kafka_config.clone().unwrap_or_else(|| {
             Box::new(KafkaClient {
                 new_loc: loc.clone(),
+                family: ClientFamily::Librdkafka,
+                framework: false,
                 props: Vec::new(),
                 dynamic: true,
                 role: None,
@@ -1956,6 +1958,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if info.role.as_deref() == Some("kafka.config") {
                 info.kafka_config = Some(Box::new(KafkaClient {
                     new_loc: loc,
+                    family: ClientFamily::Librdkafka,
+                    framework: false,
                     props: Vec::new(),
                     dynamic: false,
                     role: None,
