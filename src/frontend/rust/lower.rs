@@ -2575,13 +2575,37 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         match args {
             Some(a) => self.collect(a.iter(), out),
-            None => Info::default(),
+            None => self.opaque_tokens(mac.tokens.clone()),
         }
+    }
+
+    /// A macro body that is not a list of expressions: its identifiers that name
+    /// values in scope still count as uses (a transaction used only inside it is
+    /// used), though no event is read from it.
+    fn opaque_tokens(&mut self, tokens: proc_macro2::TokenStream) -> Info {
+        let mut info = Info::default();
+        let mut stack = vec![tokens];
+        while let Some(ts) = stack.pop() {
+            for tt in ts {
+                match tt {
+                    proc_macro2::TokenTree::Ident(id) => {
+                        if let Some(v) = self.lookup(&id.to_string()) {
+                            let i = self.value_info(v);
+                            info.absorb(&i);
+                        }
+                    }
+                    proc_macro2::TokenTree::Group(g) => stack.push(g.stream()),
+                    _ => {}
+                }
+            }
+        }
+        info
     }
 
     /// `tokio::select! { pat = fut => body, ... }`: each branch is an alternative.
     fn select(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) {
         let Ok(branches) = mac.parse_body_with(parse_select) else {
+            self.opaque_tokens(mac.tokens.clone());
             return;
         };
         let mut arms = Vec::new();
