@@ -119,6 +119,7 @@ struct WriteRec {
     /// Not in a transaction known here, on a pool or connection: commits by itself.
     auto: bool,
     dedup: bool,
+    named_dedup: bool,
     guarded: bool,
 }
 
@@ -753,7 +754,7 @@ impl<'c> Interp<'c> {
         st: &mut State,
         ev: &EvRef,
         (tx, auto): (Option<Val>, bool),
-        (dedup, outbox, guarded): (bool, bool, bool),
+        (dedup, named_dedup, outbox, guarded): (bool, bool, bool, bool),
         unchecked: bool,
     ) {
         if let Some(b) = st.broker_open.clone() {
@@ -790,6 +791,7 @@ impl<'c> Interp<'c> {
                 tx,
                 auto,
                 dedup,
+                named_dedup,
                 guarded,
             });
         }
@@ -894,9 +896,13 @@ impl<'c> Interp<'c> {
             } => {
                 let ev = self.evref(e);
                 let outbox = sql.tables.iter().any(|t| self.tables.is_outbox(t));
-                let dedup = !outbox
-                    && !sql.guarded
-                    && (sql.is_claim_shape() || sql.tables.iter().any(|t| self.tables.is_dedup(t)));
+                // A dedup record by its table's name; by its shape (a conflict-ignoring
+                // insert of a key) only when no named dedup record is on the path, since
+                // then a shaped insert is more likely an idempotent effect.
+                let named = sql.tables.iter().any(|t| self.tables.is_dedup(t));
+                let named_before = st.writes.iter().any(|w| w.named_dedup);
+                let dedup =
+                    !outbox && !sql.guarded && (named || (sql.is_claim_shape() && !named_before));
                 let tx_val = target
                     .map(|t| fr.val(t))
                     .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
@@ -911,7 +917,7 @@ impl<'c> Interp<'c> {
                     &mut st,
                     &ev,
                     (tx_val, auto),
-                    (dedup, outbox, sql.guarded),
+                    (dedup, named, outbox, sql.guarded),
                     *unchecked,
                 );
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {

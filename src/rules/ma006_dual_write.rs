@@ -63,13 +63,13 @@ declare_rule! {
 
 pub fn check(facts: &Facts) -> Vec<Finding> {
     report(&MA006, facts, PairKind::DualWrite, |f| {
-        let db = call_text(&f.other);
         Wording {
             message: format!(
-                "{} publishes the {} and {} commits the database change as two separate steps",
+                "{} publishes the {} as a separate step from the database change {} ({})",
                 code(&f.primary.text),
                 f.primary.describe,
-                code(&db)
+                code(&call_text(&f.other)),
+                f.other.describe
             ),
             window: "a crash or failure between the publish and the database commit either loses the event \
                      or publishes an event for a change that never committed"

@@ -59,7 +59,11 @@ impl FileCx<'_> {
         let s = text
             .get(sp.byte_start..sp.byte_end.max(sp.byte_start))
             .unwrap_or("");
-        s.split_whitespace().collect::<Vec<_>>().join(" ")
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" .", ".")
+            .replace(". ", ".")
     }
 }
 
