@@ -221,6 +221,8 @@ pub struct Call {
     pub closures: Vec<(usize, Node)>,
     /// The call's result is `?`-ed: an error return of the callee exits the caller too.
     pub propagates_err: bool,
+    /// The call's result is discarded (or bound and never used).
+    pub result_unused: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -408,6 +410,8 @@ pub struct Function {
     pub value_names: Vec<String>,
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
+    /// Claims whose result the function returns to its caller (MA005 checks the caller).
+    pub returns_claims: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
     /// Consumer settings that turn acknowledgement off.

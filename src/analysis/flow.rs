@@ -1106,7 +1106,18 @@ impl<'c> Interp<'c> {
                     join_opt(&mut cont, s);
                 }
             }
-            if let Some(s) = cont {
+            if let Some(mut s) = cont {
+                // The callee returns its claim's result and the caller drops it: the
+                // claim gates nothing (MA005).
+                if c.result_unused && !callee.returns_claims.is_empty() {
+                    let claims: Vec<EvRef> = s
+                        .writes
+                        .iter()
+                        .filter(|w| callee.returns_claims.contains(&w.ev.loc))
+                        .map(|w| w.ev.clone())
+                        .collect();
+                    union(&mut s.unchecked, &claims);
+                }
                 join_opt(&mut fall, s);
             }
         }

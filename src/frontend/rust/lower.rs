@@ -150,6 +150,15 @@ struct Lowerer<'a, 'b> {
     confirmable: HashSet<Loc>,
     unconfirmed: HashSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
+    /// Lowering the function's return value (its tail or a `return`), outside closures.
+    in_return: bool,
+    closure_depth: u32,
+    returned: HashSet<ValueId>,
+    returns_claims: Vec<Loc>,
+    /// Calls of the crate's functions whose result is dropped, by location, and
+    /// calls whose result is bound (unused if the binding is never read).
+    unused_calls: HashSet<Loc>,
+    bound_calls: Vec<(ValueId, Loc)>,
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
     /// retried step sends (MA002), by the scope they belong to.
     retry_scopes: Vec<(u32, Loc, String)>,
@@ -260,6 +269,12 @@ fn lower_fn(
         confirmable: HashSet::new(),
         unconfirmed: HashSet::new(),
         bound_publishes: Vec::new(),
+        in_return: false,
+        closure_depth: 0,
+        returned: HashSet::new(),
+        returns_claims: Vec::new(),
+        unused_calls: HashSet::new(),
+        bound_calls: Vec::new(),
         retry_scopes: Vec::new(),
         next_scope: 0,
         id_flows: Vec::new(),
@@ -288,7 +303,7 @@ fn lower_fn(
             }
         }
     }
-    let mut body = Node::Seq(l.block(block));
+    let mut body = Node::Seq(l.fn_body(block));
     l.finish(&mut body);
     let ident = sig.ident.to_string();
     Function {
@@ -306,6 +321,7 @@ fn lower_fn(
         body,
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
         id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
+        returns_claims: l.returns_claims,
         kafka_clients: l.kafka_clients,
         ack_settings: l.ack_settings,
     }
@@ -356,6 +372,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Settles what is known only at the end of the body: which begun transactions
     /// were used, and which claims' results were never looked at.
     fn finish(&mut self, body: &mut Node) {
+        for (v, loc) in &self.bound_claims {
+            if self.returned.contains(v) && !self.returns_claims.contains(loc) {
+                self.returns_claims.push(loc.clone());
+            }
+        }
+        for (v, loc) in std::mem::take(&mut self.bound_calls) {
+            if self.uses[v as usize] == 0 {
+                self.unused_calls.insert(loc);
+            }
+        }
         self.bound_claims.clear();
         for (v, loc) in std::mem::take(&mut self.bound_publishes) {
             if self.uses[v as usize] == 0 {
@@ -388,6 +414,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         confirm: Some(c), ..
                     } => *c = !self.unconfirmed.contains(&e.loc),
                     EventKind::Call(c) => {
+                        c.result_unused = self.unused_calls.contains(&e.loc);
                         for (_, n) in c.closures.iter_mut() {
                             stack.push(n);
                         }
@@ -448,6 +475,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         (awaits < 2).then(|| ev.loc.clone())
+    }
+
+    /// The call into the crate a statement's own call chain ends in.
+    fn crate_call_of_statement(e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        match Self::last_event_of_statement(e, nodes) {
+            Some(ev) if matches!(ev.kind, EventKind::Call(_)) => Some(ev.loc.clone()),
+            _ => None,
+        }
     }
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
@@ -714,6 +749,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn value_info(&mut self, v: ValueId) -> Info {
         self.uses[v as usize] += 1;
+        if self.in_return {
+            self.returned.insert(v);
+        }
         let val = &self.values[v as usize];
         Info {
             idents: val.idents.clone(),
@@ -730,6 +768,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     // ----- blocks and statements ---------------------------------------------
+
+    /// The function's own body: its tail expression is what the function returns.
+    fn fn_body(&mut self, block: &syn::Block) -> Vec<Node> {
+        self.scopes.push(HashMap::new());
+        let mut out = Vec::new();
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let tail = i + 1 == n && matches!(stmt, Stmt::Expr(_, None));
+            self.in_return = tail;
+            self.stmt(stmt, &mut out);
+            self.in_return = false;
+        }
+        self.scopes.pop();
+        out
+    }
 
     fn block(&mut self, block: &syn::Block) -> Vec<Node> {
         self.scopes.push(HashMap::new());
@@ -788,6 +841,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let mut info = Info::default();
                 let mut claim_binding = None;
                 let mut pending_publish = None;
+                let mut pending_call = None;
                 if let Some(init) = &local.init {
                     if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
                         (strip(&init.expr), &local.pat)
@@ -806,6 +860,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.reset_begin_uses(&init.expr, &out[start..]);
                     }
                     pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
+                    pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
                     if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
                         let mut pat = &local.pat;
                         while let Pat::Type(t) = pat {
@@ -826,6 +881,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
                 self.bind_pattern(&local.pat, &info);
+                match (pending_call, &local.pat) {
+                    (Some(loc), Pat::Ident(pi)) => {
+                        if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                            self.uses[v as usize] = 0;
+                            self.bound_calls.push((v, loc));
+                        }
+                    }
+                    (Some(loc), Pat::Wild(_)) => {
+                        self.unused_calls.insert(loc);
+                    }
+                    _ => {}
+                }
                 if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
                     if let Some(v) = self.lookup(&pi.ident.to_string()) {
                         self.uses[v as usize] = 0;
@@ -850,6 +917,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.reset_begin_uses(e, &out[start..]);
                     if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
                         self.unconfirmed.insert(loc);
+                    }
+                    if let Some(loc) = Self::crate_call_of_statement(e, &out[start..]) {
+                        self.unused_calls.insert(loc);
                     }
                 }
             }
@@ -975,7 +1045,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Return(r) => {
                 let err = r.expr.as_deref().and_then(result_kind);
                 if let Some(v) = &r.expr {
+                    let was = self.in_return;
+                    self.in_return = self.closure_depth == 0;
                     self.expr(v, out);
+                    self.in_return = was;
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
                 Info::default()
@@ -2073,6 +2146,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 args: args.iter().map(|a| a.value).collect(),
                 closures,
                 propagates_err: false,
+                result_unused: false,
             }),
             loc,
             text,
@@ -2447,6 +2521,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     SqlKind::Commit => EventKind::Commit { tx: target? },
                     SqlKind::Rollback => EventKind::Rollback { tx: target? },
                     SqlKind::Write => {
+                        if self.in_return && facts.ignores_conflict {
+                            self.returns_claims.push(loc.clone());
+                        }
                         let describe = facts.describe();
                         let kind = EventKind::Write {
                             target,
