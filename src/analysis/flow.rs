@@ -103,6 +103,9 @@ pub struct PairFact {
 pub struct Facts {
     pub acks: Vec<AckBeforeEffect>,
     pub pairs: Vec<PairFact>,
+    /// Some path applies an effect after receiving a message: the crate's consumers
+    /// have side effects (MA007).
+    pub handler_effects: bool,
 }
 
 impl Facts {
@@ -134,6 +137,9 @@ struct Tx {
     outbox: bool,
     /// Its non-idempotent writes, durable when it commits.
     nonidem: Vec<EvRef>,
+    /// Some write in it has SQL the analysis could read (MA006 ignores transactions
+    /// whose statements are all unknown, e.g. built at run time).
+    known: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -168,6 +174,10 @@ struct State {
     unchecked: Vec<EvRef>,
     /// Durable non-idempotent effects of the current message.
     nonidem: Vec<EvRef>,
+    /// A message was received on this path (the effects that follow are a handler's).
+    received: bool,
+    /// Consumer offset commits made before any Kafka transaction began on this path.
+    early_offsets: Vec<EvRef>,
 }
 
 fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
@@ -192,6 +202,8 @@ impl State {
             writes: Vec::new(),
             unchecked: Vec::new(),
             nonidem: Vec::new(),
+            received: false,
+            early_offsets: Vec::new(),
         }
     }
 
@@ -206,6 +218,8 @@ impl State {
         self.writes.retain(|x| entry.writes.contains(x));
         self.unchecked.retain(|x| entry.unchecked.contains(x));
         self.nonidem.retain(|x| entry.nonidem.contains(x));
+        self.early_offsets
+            .retain(|x| entry.early_offsets.contains(x));
     }
 
     fn join(&mut self, other: &State) {
@@ -218,6 +232,7 @@ impl State {
                     mine.open |= t.open;
                     mine.idle &= t.idle;
                     mine.outbox |= t.outbox;
+                    mine.known |= t.known;
                     union(&mut mine.nonidem, &t.nonidem);
                     for w in &t.writes {
                         if !mine.writes.contains(w) {
@@ -254,6 +269,8 @@ impl State {
         union(&mut self.writes, &other.writes);
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.nonidem, &other.nonidem);
+        self.received |= other.received;
+        union(&mut self.early_offsets, &other.early_offsets);
     }
 }
 
@@ -414,11 +431,14 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let reach = reaches_ack(krate, &resolver);
     let mut facts = BTreeSet::new();
     let mut pairs = BTreeSet::new();
+    let mut handler_effects = false;
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] {
             continue;
         }
         let mut an = Interp {
+            handler_effects: false,
+
             pairs: Vec::new(),
             tables,
             krate,
@@ -437,12 +457,14 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             closures: HashMap::new(),
         };
         an.run(&f.body, State::new(), &frame);
+        handler_effects |= an.handler_effects;
         facts.extend(an.facts);
         pairs.extend(an.pairs);
     }
     Facts {
         acks: facts.into_iter().collect(),
         pairs: pairs.into_iter().collect(),
+        handler_effects,
     }
 }
 
@@ -497,6 +519,9 @@ struct Interp<'c> {
     next_frame: u32,
     facts: Vec<AckBeforeEffect>,
     pairs: Vec<PairFact>,
+    /// Effects on a path after a receive: the crate's consumers have side effects.
+    handler_effects: bool,
+
     tables: &'c Tables,
     entry: String,
     reach: &'c [bool],
@@ -539,6 +564,9 @@ impl<'c> Interp<'c> {
 
     /// An effect applied now: every pending ack ran before it.
     fn effect_now(&mut self, st: &mut State, ev: EvRef) {
+        if st.received {
+            self.handler_effects = true;
+        }
         let pend: Vec<Pending> = st.acks.values().cloned().collect();
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
@@ -698,6 +726,7 @@ impl<'c> Interp<'c> {
                             idle: false,
                             outbox: false,
                             nonidem: Vec::new(),
+                            known: false,
                         },
                     );
                 }
@@ -801,7 +830,7 @@ impl<'c> Interp<'c> {
         let Some(t) = st.txs.get(&tx).cloned() else {
             return;
         };
-        if t.open && !t.writes.is_empty() && !t.outbox && st.broker_open.is_none() {
+        if t.open && t.known && !t.outbox && st.broker_open.is_none() {
             // The transaction's writes become durable: half of a dual write with any
             // publish on this path.
             for p in st.publishes.clone() {
@@ -841,6 +870,7 @@ impl<'c> Interp<'c> {
         let mut out = Outcome::default();
         match &e.kind {
             EventKind::Receive { msg, element } => {
+                st.received = true;
                 let m = fr.val(*msg);
                 st.acks
                     .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));
@@ -851,8 +881,11 @@ impl<'c> Interp<'c> {
                 let begin = st.broker_seen.clone().unwrap_or_else(|| self.evref(e));
                 self.pair(PairKind::OffsetsOutsideTx, self.evref(e), begin, Vec::new());
             }
-            EventKind::Ack { msg, .. } => {
+            EventKind::Ack { msg, offsets, .. } => {
                 let ev = self.evref(e);
+                if *offsets {
+                    st.early_offsets.push(ev.clone());
+                }
                 // At-least-once: the effects are durable before the ack. Without a
                 // dedup record, a redelivery applies the non-idempotent ones twice.
                 if !st.writes.iter().any(|w| w.dedup) {
@@ -885,6 +918,7 @@ impl<'c> Interp<'c> {
                         idle: *fresh && !*used,
                         outbox: false,
                         nonidem: Vec::new(),
+                        known: false,
                     },
                 );
             }
@@ -925,11 +959,15 @@ impl<'c> Interp<'c> {
                         if nonidem {
                             tx.nonidem.push(ev.clone());
                         }
+                        tx.known |= sql.kind == crate::ir::SqlKind::Write;
                         tx.writes.push(ev);
                         tx.outbox |= outbox;
                     }
                     None => {
-                        if !outbox && st.broker_open.is_none() {
+                        if !outbox
+                            && st.broker_open.is_none()
+                            && sql.kind == crate::ir::SqlKind::Write
+                        {
                             for p in st.publishes.clone() {
                                 self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
                             }
@@ -997,6 +1035,11 @@ impl<'c> Interp<'c> {
             }
             EventKind::BrokerBegin => {
                 let ev = self.evref(e);
+                // Offsets committed earlier on this path, in consume-transform-produce
+                // with a transactional producer, are MA010's too.
+                for ack in std::mem::take(&mut st.early_offsets) {
+                    self.pair(PairKind::OffsetsOutsideTx, ack, ev.clone(), Vec::new());
+                }
                 st.broker_open = Some(ev.clone());
                 if st.broker_seen.is_none() {
                     st.broker_seen = Some(ev);
@@ -1099,7 +1142,10 @@ impl<'c> Interp<'c> {
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);
             }
-            if let Some(s) = o.ret_err {
+            if let Some(mut s) = o.ret_err {
+                // An error return abandons the callee's Kafka transaction (it is aborted
+                // or never committed); it does not stay open in the caller.
+                s.broker_open = None;
                 if c.propagates_err {
                     join_opt(&mut out.ret_err, s);
                 } else {

@@ -195,6 +195,17 @@ fn analyze_crate(
     include_tests: bool,
 ) -> CrateResult {
     let lowered = rust::lower_crate(key, files, apis, include_tests);
+    // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
+    if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
+        for f in lowered
+            .krate
+            .functions
+            .iter()
+            .filter(|f| f.name.contains(&name))
+        {
+            eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
+        }
+    }
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),

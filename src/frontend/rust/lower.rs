@@ -2169,6 +2169,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let owner = segs.len().checked_sub(2).map(|i| segs[i].clone());
                 let owner = match owner.as_deref() {
                     Some("Self") => self.self_type.clone(),
+                    // `db::save`: a module, not a type.
+                    Some(o) if !o.starts_with(|c: char| c.is_ascii_uppercase()) => None,
                     _ => owner,
                 };
                 (segs.last().cloned().unwrap_or_default(), owner)
@@ -2290,7 +2292,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
-        let sql_text = self.spec_sql(spec, args, &arg_infos);
+        let sql_text = self.spec_sql(spec, method, args, &arg_infos);
         if !spec.terminals.is_empty() {
             let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
             for a in &arg_infos {
@@ -2333,7 +2335,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if spec.event == Api::None {
             // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
-            info.sql = self.spec_sql(spec, args, &arg_infos);
+            info.sql = self.spec_sql(spec, method, args, &arg_infos);
             if let Some(r) = recv {
                 info.mentions = r.mentions.clone();
             }
@@ -2383,7 +2385,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    fn spec_sql(&self, spec: &CallSpec, args: &[&Expr], infos: &[Info]) -> Option<SqlFacts> {
+    fn spec_sql(
+        &self,
+        spec: &CallSpec,
+        method: &str,
+        args: &[&Expr],
+        infos: &[Info],
+    ) -> Option<SqlFacts> {
         let which = spec.sql.as_deref()?;
         let from_info = |i: &Info| {
             i.sql
@@ -2402,14 +2410,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             d if d.starts_with("diesel_") => {
                 let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
                 let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
+                let (verb, ignores_conflict, upsert) = match verb.as_str() {
+                    "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
+                    "REPLACE" => ("INSERT".to_string(), false, true),
+                    _ => (verb, false, false),
+                };
                 Some(SqlFacts {
                     kind: SqlKind::Write,
-                    ignores_conflict: spec
-                        .paths
-                        .iter()
-                        .any(|p| p.ends_with("insert_or_ignore_into")),
+                    ignores_conflict,
+                    upsert,
                     verb,
                     tables: table.into_iter().collect(),
+                    ..SqlFacts::unknown()
+                })
+            }
+            // ORM calls (`model.insert(&db)`): a known write; the verb from the method.
+            "method" => {
+                let (verb, upsert) = match method {
+                    "insert" | "insert_many" => ("INSERT", false),
+                    "update" | "update_many" => ("UPDATE", false),
+                    "delete" | "delete_many" => ("DELETE", false),
+                    "save" => ("SAVE", true),
+                    _ => ("WRITE", false),
+                };
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    verb: verb.into(),
+                    upsert,
                     ..SqlFacts::unknown()
                 })
             }

@@ -512,7 +512,9 @@ fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if WRAPPERS.contains(&name.as_str()) && name != "PoolConnection" {
+            if (WRAPPERS.contains(&name.as_str()) || name.ends_with("Result"))
+                && name != "PoolConnection"
+            {
                 if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
                     for a in &args.args {
                         if let syn::GenericArgument::Type(t) = a {
