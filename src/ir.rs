@@ -199,7 +199,7 @@ pub struct Event {
 }
 
 /// How a called function is named at the call site.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Callee {
     /// `foo(..)`, `db::foo(..)`, `Self::foo(..)`, `Repo::foo(..)`: the path segments.
     Path(Vec<String>),
@@ -325,6 +325,9 @@ pub struct IdFlow {
     /// The retry loop or closure both sit in; `None`: a handler run once per
     /// delivery that mints the id into its dedup record.
     pub retry: Option<(Loc, String)>,
+    /// The sink is a call into the crate: it counts only if that function sends,
+    /// writes or publishes something (a helper that only logs does not).
+    pub sink_call: Option<Callee>,
 }
 
 /// A property set on a Kafka client config (`.set("acks", "all")`).
@@ -414,6 +417,8 @@ pub struct Function {
     pub returns_claims: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
+    /// Topics this function sends Kafka records to.
+    pub kafka_sent_topics: Vec<String>,
     /// Consumer settings that turn acknowledgement off.
     pub ack_settings: Vec<AckSetting>,
 }

@@ -470,24 +470,57 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
 
 /// Which functions may reach a delivery event (directly or through calls).
 fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
-    fn scan(n: &Node, f: &Function, r: &Resolver, direct: &mut bool, calls: &mut Vec<usize>) {
-        match n {
-            Node::Seq(v) | Node::Branch(v) => v.iter().for_each(|c| scan(c, f, r, direct, calls)),
-            Node::Loop { body, .. } | Node::Closure { body, .. } => scan(body, f, r, direct, calls),
-            Node::Event(e) => match &e.kind {
-                EventKind::Ack { .. }
+    reaches(krate, resolver, &|k| {
+        matches!(
+            k,
+            EventKind::Ack { .. }
                 | EventKind::Write { .. }
                 | EventKind::Publish { .. }
                 | EventKind::External { .. }
-                | EventKind::BrokerBegin => *direct = true,
-                EventKind::Call(c) => {
+                | EventKind::BrokerBegin
+        )
+    })
+}
+
+/// Which functions apply an effect (a write, a publish, an external call),
+/// directly or through calls.
+pub fn effectful_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
+    reaches(krate, resolver, &|k| {
+        matches!(
+            k,
+            EventKind::Write { .. } | EventKind::Publish { .. } | EventKind::External { .. }
+        )
+    })
+}
+
+/// Which functions contain an event matching `pred`, directly or through calls.
+fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool) -> Vec<bool> {
+    fn scan(
+        n: &Node,
+        f: &Function,
+        r: &Resolver,
+        pred: &dyn Fn(&EventKind) -> bool,
+        direct: &mut bool,
+        calls: &mut Vec<usize>,
+    ) {
+        match n {
+            Node::Seq(v) | Node::Branch(v) => {
+                v.iter().for_each(|c| scan(c, f, r, pred, direct, calls))
+            }
+            Node::Loop { body, .. } | Node::Closure { body, .. } => {
+                scan(body, f, r, pred, direct, calls)
+            }
+            Node::Event(e) => {
+                if pred(&e.kind) {
+                    *direct = true;
+                }
+                if let EventKind::Call(c) = &e.kind {
                     calls.extend(r.resolve(f, c));
                     for (_, n) in &c.closures {
-                        scan(n, f, r, direct, calls);
+                        scan(n, f, r, pred, direct, calls);
                     }
                 }
-                _ => {}
-            },
+            }
             Node::Exit(_) => {}
         }
     }
@@ -495,7 +528,7 @@ fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
     let mut reach = vec![false; n];
     let mut edges = vec![Vec::new(); n];
     for (i, f) in krate.functions.iter().enumerate() {
-        scan(&f.body, f, resolver, &mut reach[i], &mut edges[i]);
+        scan(&f.body, f, resolver, pred, &mut reach[i], &mut edges[i]);
     }
     loop {
         let mut changed = false;

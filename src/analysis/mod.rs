@@ -212,13 +212,21 @@ fn analyze_crate(
     };
     let facts = flow::crate_facts(&lowered.krate, &tables);
     let findings = crate::rules::check_all(&lowered.krate, &facts);
-    let clients = lowered
+    let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
         .functions
         .iter()
         .flat_map(|f| f.kafka_clients.iter().cloned())
         .map(|c| (key.to_string(), c))
         .collect();
+    // The crate's one producer (of a kind) sends the records the crate sends.
+    let sent: Vec<String> = lowered
+        .krate
+        .functions
+        .iter()
+        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
+        .collect();
+    attribute_sent_topics(&mut clients, &sent);
     CrateResult {
         findings,
         clients,
@@ -253,5 +261,40 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         errors,
         analyzed: 0,
         skipped_tests: 0,
+    }
+}
+
+/// Topics sent by code that does not show which producer it uses (a producer held
+/// in a field, passed as a parameter) belong to the crate's only producer whose own
+/// topics are unknown, preferring its only transactional one.
+fn attribute_sent_topics(clients: &mut [(String, crate::ir::KafkaClient)], sent: &[String]) {
+    if sent.is_empty() {
+        return;
+    }
+    let is_producer = |c: &crate::ir::KafkaClient| match c.role.as_deref() {
+        Some("kafka.producer") => true,
+        Some("kafka.consumer") => false,
+        _ => c.prop("group.id").is_none(),
+    };
+    let candidates: Vec<usize> = (0..clients.len())
+        .filter(|&i| is_producer(&clients[i].1) && clients[i].1.topics.is_empty())
+        .collect();
+    let transactional: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&i| clients[i].1.prop("transactional.id").is_some())
+        .collect();
+    let target = match (transactional.as_slice(), candidates.as_slice()) {
+        ([t], _) => Some(*t),
+        ([], [c]) => Some(*c),
+        _ => None,
+    };
+    if let Some(t) = target {
+        let topics = &mut clients[t].1.topics;
+        for s in sent {
+            if !topics.contains(s) {
+                topics.push(s.clone());
+            }
+        }
     }
 }

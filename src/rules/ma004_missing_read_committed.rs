@@ -61,12 +61,15 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         {
             continue;
         }
+        // SPEC §2: a consumer whose topics are known links to the producers of those
+        // topics anywhere in the tree; where either side's topics are unknown (read
+        // from configuration, chosen at run time), to the transactional producers of
+        // its own crate.
         let linked = producers.iter().find(|(pk, p)| {
-            let both_known = !c.topics.is_empty() && !p.topics.is_empty();
-            if both_known {
-                c.topics.iter().any(|t| p.topics.contains(t))
-            } else {
+            if c.topics.is_empty() || p.topics.is_empty() {
                 pk == krate
+            } else {
+                c.topics.iter().any(|t| p.topics.contains(t))
             }
         });
         let Some((_, p)) = linked else { continue };

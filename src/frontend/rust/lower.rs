@@ -94,6 +94,10 @@ struct Info {
     str_lit: Option<String>,
     kafka_config: Option<Box<KafkaClient>>,
     kafka_client: Option<usize>,
+    /// A fresh id the expression evaluates to (a helper that mints one).
+    fresh: Option<(Loc, String, Option<u32>)>,
+    /// The value is not the fresh id its mentions carry (an unknown call's result).
+    fresh_blocked: bool,
 }
 
 impl Info {
@@ -104,6 +108,9 @@ impl Info {
             }
         }
         self.idents.extend(other.idents.iter().cloned());
+        if self.fresh.is_none() {
+            self.fresh.clone_from(&other.fresh);
+        }
     }
 }
 
@@ -166,6 +173,8 @@ struct Lowerer<'a, 'b> {
     id_flows: Vec<(Option<u32>, IdFlow)>,
     kafka_clients: Vec<KafkaClient>,
     ack_settings: Vec<AckSetting>,
+    /// Topics this function sends Kafka records to (`FutureRecord::to("t")`).
+    sent_topics: Vec<String>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -280,6 +289,7 @@ fn lower_fn(
         id_flows: Vec::new(),
         kafka_clients: Vec::new(),
         ack_settings: Vec::new(),
+        sent_topics: Vec::new(),
     };
     let mut params = Vec::new();
     let mut has_self = false;
@@ -323,6 +333,7 @@ fn lower_fn(
         id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
         returns_claims: l.returns_claims,
         kafka_clients: l.kafka_clients,
+        kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
     }
 }
@@ -729,10 +740,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
-        let fresh = info
-            .mentions
-            .iter()
-            .find_map(|m| self.values[*m as usize].fresh.clone());
+        let fresh = if info.fresh_blocked {
+            None
+        } else {
+            info.fresh.clone().or_else(|| {
+                info.mentions
+                    .iter()
+                    .find_map(|m| self.values[*m as usize].fresh.clone())
+            })
+        };
         let val = &mut self.values[v as usize];
         val.fresh = fresh;
         val.kafka_config = info.kafka_config.clone();
@@ -1165,7 +1181,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
     /// generated in, or (in a handler) into its dedup record.
-    fn record_id_flows(&mut self, mentions: &[ValueId], loc: &Loc, text: &str, dedup_write: bool) {
+    fn record_id_flows(
+        &mut self,
+        mentions: &[ValueId],
+        loc: &Loc,
+        text: &str,
+        dedup_write: bool,
+        sink_call: Option<Callee>,
+    ) {
         let handler = self.values.iter().any(|v| v.msg_root.is_some());
         for m in mentions {
             let Some((idloc, idtext, scope)) = self.values[*m as usize].fresh.clone() else {
@@ -1176,7 +1199,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Some((_, l, t)) => Some((l.clone(), t.clone())),
                     None => continue,
                 },
-                None if handler && dedup_write => None,
+                None if handler && dedup_write && sink_call.is_none() => None,
                 None => continue,
             };
             let flow = IdFlow {
@@ -1185,6 +1208,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 sink: loc.clone(),
                 sink_text: text.to_string(),
                 retry,
+                sink_call: sink_call.clone(),
             };
             if !self.id_flows.iter().any(|(_, f)| *f == flow) {
                 self.id_flows.push((scope, flow));
@@ -1305,12 +1329,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// A loop that re-runs a failing step: its text names attempts, retries or backoff
+    /// and it handles an error; or a `loop`/`while` (not `while let`: that iterates)
+    /// that handles an `Err` and leaves on success (`break`/`return`); or `for _ in
+    /// 0..n` that handles an `Err`. Loops that receive messages are consume loops.
     fn is_retry_loop(&self, e: &Expr) -> bool {
         let text = self.cx.text_of(e.span()).to_ascii_lowercase();
         let named = ["attempt", "retry", "retries", "tries", "backoff"]
             .iter()
             .any(|w| text.contains(w));
-        named && (text.contains("err") || text.contains("continue"))
+        let handles_err = text.contains("err");
+        if named && (handles_err || text.contains("continue")) {
+            return true;
+        }
+        let leaves = text.contains("break") || text.contains("return");
+        match e {
+            Expr::Loop(_) => handles_err && leaves,
+            Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)) && handles_err && leaves,
+            Expr::ForLoop(f) => matches!(strip(&f.expr), Expr::Range(_)) && handles_err,
+            _ => false,
+        }
     }
 
     fn loop_inner(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
@@ -1450,6 +1488,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .unwrap_or_default();
         let v = self.new_value(&format!("{}.{}", base_val.name, name), ti);
         self.values[v as usize].msg_root = base_val.msg_root;
+        self.values[v as usize].fresh = base_val.fresh.clone();
         self.fields.insert((b, name.to_string()), v);
         let mut info = self.value_info(v);
         info.mentions.push(b);
@@ -1772,13 +1811,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(spec) = self.match_method(&name, &recv, &args, out) {
             let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
             if spec.event == Api::Publish {
-                // `producer.send(FutureRecord::to("topic")…)`: the producer's topic.
-                if let Some(i) = recv.kafka_client {
-                    let topics = string_literals(&args[..1.min(args.len())]);
-                    self.kafka_clients[i]
-                        .topics
-                        .extend(topics.into_iter().take(1));
+                // `producer.send(FutureRecord::to("topic")…)`: the topic sent to, also
+                // through a record built earlier (`let record = FutureRecord::to(..)`).
+                let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
+                let mut topics: Vec<String> = peeked
+                    .idents
+                    .iter()
+                    .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
+                    .collect();
+                if topics.is_empty()
+                    && peeked
+                        .idents
+                        .iter()
+                        .any(|i| i == "FutureRecord" || i == "BaseRecord")
+                {
+                    topics = string_literals(&args[..1]).into_iter().take(1).collect();
                 }
+                if let Some(i) = recv.kafka_client {
+                    self.kafka_clients[i].topics.extend(topics.iter().cloned());
+                }
+                self.sent_topics.extend(topics);
             }
             if let Some(role) = self.turbofish_role(mc) {
                 info.role = Some(role);
@@ -2046,9 +2098,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return info;
         }
         let info = self.collect(c.args.iter(), out);
+        let mut idents = info.idents;
+        if last == "to"
+            && segs
+                .iter()
+                .any(|s| s == "FutureRecord" || s == "BaseRecord")
+        {
+            if let Some(t) = args.first().and_then(|a| str_lit_of(a)) {
+                idents.push(format!("{TOPIC_MARK}{t}"));
+            }
+            idents.push("FutureRecord".into());
+        }
+        // An unknown function's result is not the fresh id it was given (a file read
+        // from a fresh temporary name is not an identity).
         Info {
             mentions: info.mentions,
-            idents: info.idents,
+            idents,
+            fresh_blocked: true,
             ..Info::default()
         }
     }
@@ -2139,6 +2205,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let ret = self.return_type(&callee);
+        // A helper that mints a fresh id, called in a retry: the attempt's id is new.
+        let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
+        let fresh = self
+            .callee_sig(&callee)
+            .and_then(|s| s.returns_fresh.clone())
+            .map(|(l, t)| (l, t, scope));
+        // A fresh id handed to a call inside the retry identifies the attempt.
+        let mentions: Vec<ValueId> = args
+            .iter()
+            .flat_map(|a| a.mentions.iter().copied())
+            .collect();
+        self.record_id_flows(&mentions, &loc, &text, false, Some(callee.clone()));
         out.push(Node::Event(Event {
             kind: EventKind::Call(Call {
                 callee,
@@ -2155,6 +2233,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = Info {
             role: ret.role,
             crate_type: ret.crate_type,
+            fresh,
             ..Info::default()
         };
         for a in args {
@@ -2164,6 +2243,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn return_type(&self, callee: &Callee) -> TypeInfo {
+        self.callee_sig(callee)
+            .map(|s| s.ret.clone())
+            .unwrap_or_default()
+    }
+
+    /// The signature of the crate function a call names, when it is unambiguous.
+    fn callee_sig(&self, callee: &Callee) -> Option<&super::FnSig> {
         let (name, ty) = match callee {
             Callee::Path(segs) => {
                 let owner = segs.len().checked_sub(2).map(|i| segs[i].clone());
@@ -2180,15 +2266,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 receiver_type,
             } => (name.clone(), receiver_type.clone()),
         };
-        let Some(sigs) = self.cx.index.fns.get(&name) else {
-            return TypeInfo::default();
-        };
+        let sigs = self.cx.index.fns.get(&name)?;
         let mut found = sigs
             .iter()
             .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);
         match (found.next(), found.next()) {
-            (Some(s), None) => s.ret.clone(),
-            _ => TypeInfo::default(),
+            (Some(s), None) => Some(s),
+            _ => None,
         }
     }
 
@@ -2328,6 +2412,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = Info {
             value,
             role: returns,
+            mentions: value.into_iter().collect(),
             ..Info::default()
         };
         if let (Some(v), Some(r)) = (value, &info.role) {
@@ -2472,11 +2557,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Option<ValueId> {
         let describe = spec.describe.clone().unwrap_or_default();
-        if matches!(spec.event, Api::Publish | Api::Write | Api::External) {
+        // A fresh id in a file name is a temporary name, not an identity.
+        let names_a_file = spec.external.as_deref() == Some("file");
+        if matches!(spec.event, Api::Publish | Api::Write | Api::External) && !names_a_file {
             let dedup_write = sql_facts.as_ref().is_some_and(|f| {
                 f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
             });
-            self.record_id_flows(&mentions, &loc, &text, dedup_write);
+            self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
         }
         let msg_of = |l: &Self, t: Option<ValueId>| {
             t.and_then(|v| l.root(v))
@@ -2798,6 +2885,19 @@ fn string_literals(es: &[&Expr]) -> Vec<String> {
     }
     v.0
 }
+
+fn str_lit_of(e: &Expr) -> Option<String> {
+    match strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
+/// Marks a Kafka topic among an expression's identifiers (`FutureRecord::to("t")`).
+const TOPIC_MARK: &str = "@topic=";
 
 fn contains_receive(nodes: &[Node]) -> bool {
     nodes.iter().any(|n| match n {

@@ -12,6 +12,8 @@ pub mod sql;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use syn::spanned::Spanned;
+
 use crate::apis::Apis;
 use crate::diagnostic::InputError;
 use crate::ir::{Crate, Function};
@@ -39,6 +41,9 @@ pub struct FnSig {
     pub trait_name: Option<String>,
     pub module: Vec<String>,
     pub ret: TypeInfo,
+    /// The function makes a fresh id (`Uuid::new_v4()`) and returns a value: where,
+    /// and the call as written (MA002 follows ids minted in helpers).
+    pub returns_fresh: Option<(crate::ir::Loc, String)>,
 }
 
 /// The crate-wide facts lowering needs about items in other files.
@@ -110,10 +115,13 @@ pub fn lower_crate(
         collect_names(&p.ast.items, &mut index, include_tests);
     }
     for p in &parsed {
+        let lines = crate::frontend::LineIndex::new(&p.file.text);
         let cx = IndexCx {
             apis,
             uses: &p.uses,
             index: &index,
+            path: Arc::from(p.file.path.as_str()),
+            lines: &lines,
         };
         let mut sigs = Vec::new();
         let mut fields = Vec::new();
@@ -345,6 +353,102 @@ struct IndexCx<'a> {
     apis: &'a Apis,
     uses: &'a UseMap,
     index: &'a CrateIndex,
+    path: Arc<str>,
+    lines: &'a crate::frontend::LineIndex<'a>,
+}
+
+impl IndexCx<'_> {
+    /// The first fresh-id call in a function body that returns a value.
+    fn fresh_id_in(
+        &self,
+        output: &syn::ReturnType,
+        block: &syn::Block,
+    ) -> Option<(crate::ir::Loc, String)> {
+        use syn::visit::Visit;
+        if matches!(output, syn::ReturnType::Default) {
+            return None;
+        }
+        struct V<'v, 'a> {
+            cx: &'v IndexCx<'a>,
+            found: Option<(proc_macro2::Span, proc_macro2::Span, String)>,
+        }
+        impl<'ast> Visit<'ast> for V<'_, '_> {
+            fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+                if self.found.is_none() {
+                    if let syn::Expr::Path(p) = &*c.func {
+                        let segs: Vec<String> = p
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        if self.cx.is_idgen_path(&segs) {
+                            self.found =
+                                Some((p.span(), c.paren_token.span.close(), segs.join("::")));
+                        }
+                    }
+                }
+                syn::visit::visit_expr_call(self, c);
+            }
+            fn visit_macro(&mut self, m: &'ast syn::Macro) {
+                let name = m
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                let idgen =
+                    self.cx.apis.macros.get(&name).is_some_and(|v| {
+                        v.iter().any(|s| s.event == crate::apis::EventKind::Idgen)
+                    });
+                if self.found.is_none() && idgen {
+                    self.found = Some((m.path.span(), m.path.span(), format!("{name}!")));
+                }
+            }
+        }
+        let mut v = V {
+            cx: self,
+            found: None,
+        };
+        v.visit_block(block);
+        let (start, end, text) = v.found?;
+        let (s, e) = (start.start(), end.end());
+        let span = crate::diagnostic::Span {
+            line: s.line as u32,
+            column: s.column as u32 + 1,
+            end_line: e.line as u32,
+            end_column: e.column as u32 + 1,
+            byte_start: self.lines.offset(s.line, s.column),
+            byte_end: self.lines.offset(e.line, e.column),
+        };
+        Some((
+            crate::ir::Loc {
+                path: self.path.clone(),
+                span,
+            },
+            text,
+        ))
+    }
+
+    fn is_idgen_path(&self, segs: &[String]) -> bool {
+        let Some(last) = segs.last() else {
+            return false;
+        };
+        let resolved = resolve_path(self.uses, segs);
+        self.apis.paths.get(last).is_some_and(|specs| {
+            specs.iter().any(|s| {
+                s.event == crate::apis::EventKind::Idgen
+                    && s.paths.iter().any(|p| {
+                        let ps: Vec<&str> = p.split("::").collect();
+                        resolved.len() >= ps.len()
+                            && resolved[resolved.len() - ps.len()..]
+                                .iter()
+                                .zip(&ps)
+                                .all(|(a, b)| a == b)
+                    })
+            })
+        })
+    }
 }
 
 type FieldMap = HashMap<String, TypeInfo>;
@@ -371,6 +475,7 @@ fn collect_sigs(
                         trait_name: None,
                         module: module.to_vec(),
                         ret: ret_type(cx, &f.sig.output, None),
+                        returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
                     },
                 ));
             }
@@ -392,6 +497,7 @@ fn collect_sigs(
                                 trait_name: trait_name.clone(),
                                 module: module.to_vec(),
                                 ret: ret_type(cx, &m.sig.output, self_ty.as_deref()),
+                                returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
                             },
                         ));
                     }
@@ -408,6 +514,7 @@ fn collect_sigs(
                                     trait_name: Some(t.ident.to_string()),
                                     module: module.to_vec(),
                                     ret: ret_type(cx, &m.sig.output, None),
+                                    returns_fresh: None,
                                 },
                             ));
                         }
