@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_consumer, is_transactional_producer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::KafkaClient;
+use crate::ir::{ClientFamily, KafkaClient, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -47,7 +47,41 @@ declare_rule! {
     };
 }
 
-/// `clients`: every Kafka client of the analyzed tree, with the crate it is in.
+/// How a consumer comes to read uncommitted records: the setting that says so, or
+/// the client's default (`None`: it reads committed records, or it cannot be told).
+enum Uncommitted<'a> {
+    Explicit(&'a Prop),
+    Default(&'static str),
+}
+
+fn reads_uncommitted(c: &KafkaClient) -> Option<Uncommitted<'_>> {
+    if exactly_once_streams(c) {
+        return None;
+    }
+    match c.prop("isolation.level") {
+        Some(p) => (value(c, "isolation.level").as_deref() == Some("read_uncommitted"))
+            .then_some(Uncommitted::Explicit(p)),
+        None => match c.family {
+            ClientFamily::Java => Some(Uncommitted::Default(
+                "`isolation.level` unset, and the Java client's default is `read_uncommitted`",
+            )),
+            ClientFamily::Franz => Some(Uncommitted::Default(
+                "`transaction_isolation_level` unset, and franz-go's default is `read_uncommitted`",
+            )),
+            ClientFamily::Librdkafka | ClientFamily::Unknown => None,
+        },
+    }
+}
+
+/// A Kafka Streams application with an exactly-once `processing.guarantee` reads
+/// `read_committed` whatever else is set.
+fn exactly_once_streams(c: &KafkaClient) -> bool {
+    value(c, "processing.guarantee").is_some_and(|g| g.starts_with("exactly_once"))
+}
+
+/// `clients`: every Kafka client of the analyzed tree, with the group whose
+/// transactional producers a consumer of unknown topics is linked to (its crate in
+/// Rust, its directory in YAML).
 pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
     let producers: Vec<&(String, KafkaClient)> = clients
         .iter()
@@ -55,12 +89,12 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         .collect();
     let mut out = Vec::new();
     for (krate, c) in clients {
-        if c.dynamic
-            || !is_consumer(c)
-            || value(c, "isolation.level").as_deref() != Some("read_uncommitted")
-        {
+        if c.dynamic || !is_consumer(c) {
             continue;
         }
+        let Some(how) = reads_uncommitted(c) else {
+            continue;
+        };
         let linked = producers.iter().find(|(pk, p)| {
             let both_known = !c.topics.is_empty() && !p.topics.is_empty();
             if both_known {
@@ -70,34 +104,45 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
             }
         });
         let Some((_, p)) = linked else { continue };
-        let Some(setting) = c.prop("isolation.level") else {
-            continue;
-        };
-        let mut labels = vec![label(
-            &c.new_loc,
-            "the consumer's configuration starts here",
-        )];
         let tx = p
             .prop("transactional.id")
             .map(|x| &x.loc)
             .unwrap_or(&p.new_loc);
-        labels.push(label(tx, "this producer writes the topic in transactions"));
+        let mut labels = vec![label(tx, "this producer writes the topic in transactions")];
+        let (loc, message, help) = match how {
+            Uncommitted::Explicit(setting) => {
+                labels.push(label(
+                    &c.new_loc,
+                    "the consumer's configuration starts here",
+                ));
+                (
+                    &setting.loc,
+                    "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
+                     transactional producer"
+                        .to_string(),
+                    "use `read_committed` (librdkafka's default: remove the setting)",
+                )
+            }
+            Uncommitted::Default(why) => (
+                &c.new_loc,
+                format!("consumer of a topic written by a transactional producer leaves {why}"),
+                "set the consumer's isolation level to `read_committed`",
+            ),
+        };
         labels.sort();
         out.push(Finding {
             code: MA004.code,
             name: MA004.name,
             severity: MA004.default_severity,
-            path: setting.loc.path.to_string(),
-            span: setting.loc.span,
-            message: "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
-                      transactional producer"
-                .into(),
+            path: loc.path.to_string(),
+            span: loc.span,
+            message,
             boundary: MA004.boundary.to_string(),
             window: "records of open and aborted transactions are delivered: the consumer acts on work that \
                      was rolled back, and on duplicates the producer retried"
                 .into(),
             labels,
-            help: "use `read_committed` (librdkafka's default: remove the setting)".into(),
+            help: help.into(),
         });
     }
     out
