@@ -84,9 +84,21 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// Nesting deeper than this is refused: real configurations stay far below, and the
+/// parse recurses once per level.
+pub const MAX_DEPTH: usize = 64;
+/// Nodes after alias expansion: stops alias bombs ("billion laughs").
+pub const MAX_NODES: usize = 250_000;
+pub const MAX_DOCUMENTS: usize = 1_024;
+
 /// Parses every document of `text` (BOM already removed). Null documents are dropped.
 pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
     let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_DEPTH,
+            max_nodes: MAX_NODES,
+            max_documents: MAX_DOCUMENTS,
+        },
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
         with_snippet: false,
     };
@@ -97,16 +109,51 @@ pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
 }
 
 fn error(e: &serde_saphyr::Error) -> ParseError {
+    use serde_saphyr::budget::BudgetBreach as B;
+    use serde_saphyr::Error as E;
     let loc = e.location().filter(|l| l.line() > 0);
-    let mut message = e.to_string();
-    // The position goes in the error's own fields; drop the crate's " at line …" suffix.
-    if let Some(i) = message.find(" at line ") {
-        message.truncate(i);
+    // Unwrap the alias-site and snippet wrappers to see what went wrong.
+    let mut inner = e;
+    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = inner {
+        inner = error;
     }
+    let message = match inner {
+        E::Budget { breach, .. } => match breach {
+            B::Depth { .. } => format!("refused: nesting deeper than {MAX_DEPTH} levels"),
+            B::Nodes { .. } | B::Events { .. } => {
+                format!(
+                    "refused: the document expands to more than {MAX_NODES} nodes (an alias bomb?)"
+                )
+            }
+            B::Aliases { .. } | B::AliasAnchorRatio { .. } => {
+                "refused: too many aliases for the anchors they expand (an alias bomb?)".to_string()
+            }
+            B::Documents { .. } => format!("refused: more than {MAX_DOCUMENTS} documents"),
+            other => format!("refused: size limit exceeded ({other:?})"),
+        },
+        E::AliasReplayLimitExceeded { .. }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. }
+        | E::AliasReplayCounterOverflow { .. } => {
+            "refused: aliases expand too far (an alias bomb?)".to_string()
+        }
+        _ => {
+            let mut m = e.to_string();
+            // The position goes in the error's own fields; drop the " at line …" suffix.
+            if let Some(i) = m.find(" at line ") {
+                m.truncate(i);
+            }
+            if m.trim() == "recursion limit exceeded" {
+                "refused: nesting too deep".to_string()
+            } else {
+                m.trim().to_string()
+            }
+        }
+    };
     ParseError {
         line: loc.map(|l| l.line() as u32),
         column: loc.map(|l| l.column() as u32),
-        message: message.trim().to_string(),
+        message,
     }
 }
 
