@@ -14,9 +14,17 @@ declare_rule! {
     /// librdkafka clients (the Rust `rdkafka` crate, Vector) default to
     /// `read_committed`, so an unset level there is clean.
     ///
+    /// Consumers and producers come from Rust (rdkafka `ClientConfig` chains) and from
+    /// pipeline YAML: Spring Boot (`spring.kafka.consumer`), Strimzi `KafkaConnector`
+    /// sinks (`consumer.override.isolation.level`), Redpanda Connect franz-go inputs
+    /// (`transaction_isolation_level`), Vector `kafka` sources (`librdkafka_options`),
+    /// generic property maps and ConfigMaps. A map whose client is unknown is reported
+    /// only when it sets `read_uncommitted` explicitly; a Kafka Streams application with
+    /// an exactly-once `processing.guarantee` reads committed records.
+    ///
     /// A consumer is linked to the producers of its topics anywhere in the analyzed
     /// tree; a consumer (or producer) whose topics are unknown is linked to the
-    /// transactional producers of the same crate.
+    /// transactional producers of the same crate (Rust) or directory (YAML).
     ///
     /// ## Why is this bad?
     ///
@@ -36,8 +44,19 @@ declare_rule! {
     ///     .create()?;
     /// ```
     ///
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     consumer:            # isolation-level unset: the Java client reads uncommitted
+    ///       group-id: ledger
+    ///     producer:
+    ///       transaction-id-prefix: ledger-tx-
+    /// ```
+    ///
     /// Use instead: remove the setting (librdkafka defaults to `read_committed`) or
-    /// set `.set("isolation.level", "read_committed")`.
+    /// set `.set("isolation.level", "read_committed")`; in YAML, set
+    /// `isolation-level: read_committed` (Spring), `consumer.override.isolation.level`
+    /// (Kafka Connect) or `transaction_isolation_level: read_committed` (Redpanda Connect).
     pub static MA004 = {
         code: "MA004",
         name: "missing-read-committed",

@@ -14,6 +14,11 @@ declare_rule! {
     /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
     /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
     ///
+    /// In YAML, which cannot show side effects, only an explicit
+    /// `enable.auto.commit: true` is reported, on a raw-client property map (Helm
+    /// values, a ConfigMap) or in Spring Boot (`spring.kafka.consumer.enable-auto-commit`),
+    /// whose listener container otherwise commits after the listener returns.
+    ///
     /// ## Why is this bad?
     ///
     /// With auto commit, offsets are committed on a timer for every message handed to
@@ -43,8 +48,19 @@ declare_rule! {
     /// // … commit_message(&msg, CommitMode::Async) after the effect commits
     /// ```
     ///
+    /// In YAML:
+    ///
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     consumer:
+    ///       enable-auto-commit: true   # remove: the container commits after processing
+    /// ```
+    ///
     /// ## Not reported
     ///
+    /// - YAML that leaves `enable.auto.commit` unset, and Kafka Connect, Vector and
+    ///   Redpanda Connect settings: those frameworks manage offsets themselves.
     /// - Configuration built at run time (keys copied from a map): the analysis stays
     ///   silent.
     /// - Crates with no side effects at all.

@@ -11,7 +11,10 @@ declare_rule! {
     /// only: `acks` set to `0` or `1`, `enable.idempotence=false`, or more than 5
     /// in-flight requests per connection with idempotence on. Client defaults are not
     /// findings. One producer gets one finding, at its first offending setting, with
-    /// the others as labels.
+    /// the others as labels. The same settings are read from pipeline YAML: property
+    /// maps, Spring (`spring.kafka.producer.acks`), Vector sinks' `librdkafka_options`,
+    /// Redpanda Connect outputs (`ack_replicas: false` is `acks=1`, `idempotent_write`)
+    /// and Strimzi source connectors (`producer.override.*`).
     ///
     /// For RabbitMQ (lapin): a `basic_publish` in a crate that opens channels but never
     /// puts one in confirm mode (`confirm_select`), or a publish whose confirmation is
@@ -38,7 +41,15 @@ declare_rule! {
     ///     .create()?;
     /// ```
     ///
-    /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on.
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     producer:
+    ///       acks: 1
+    /// ```
+    ///
+    /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on (in YAML,
+    /// `acks: all`).
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",
