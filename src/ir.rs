@@ -336,7 +336,8 @@ pub struct Prop {
     pub key: String,
     /// The value when it is a literal.
     pub value: Option<String>,
-    /// The `.set(..)` call.
+    /// Rust: the `.set(..)` call. YAML: the value as written (through an alias or
+    /// a merge key: where the anchor defines it), since the value is what is wrong.
     pub loc: Loc,
 }
 
@@ -382,6 +383,34 @@ impl KafkaClient {
     pub fn prop(&self, key: &str) -> Option<&Prop> {
         self.props.iter().rev().find(|p| p.key == key)
     }
+}
+
+/// The YAML format a Kafka client was described in: it decides which settings the
+/// client honours (Spring and raw property maps honour `enable.auto.commit=true`;
+/// Kafka Connect, Vector and Redpanda Connect manage offsets themselves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConfigFormat {
+    /// A generic Kafka property map (`bootstrap.servers` with `group.id` or
+    /// `transactional.id`), also inside a Kubernetes `ConfigMap` or Helm values.
+    PropertyMap,
+    /// Spring Boot `spring.kafka.consumer`/`.producer`/`.streams`.
+    Spring,
+    /// Redpanda Connect / Benthos `kafka`, `kafka_franz`, `redpanda` inputs and outputs.
+    RedpandaConnect,
+    /// Strimzi `KafkaConnector` (Kafka Connect).
+    Strimzi,
+    /// Vector `kafka` sources and sinks.
+    Vector,
+}
+
+/// A Kafka client described by pipeline YAML.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigClient {
+    pub client: KafkaClient,
+    pub format: ConfigFormat,
+    /// Display path of the file's directory: clients whose topics are unknown are
+    /// linked within it (SPEC §2, MA004).
+    pub dir: String,
 }
 
 /// A consumer setting that decouples progress from processing (MA007).

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::apis::Apis;
 use crate::diagnostic::{Finding, InputError};
-use crate::frontend::rust;
+use crate::frontend::{rust, yaml};
 use crate::source::{FileKind, SourceFile};
 
 /// Stack size of analysis threads: syn and the lowering recurse over the syntax tree.
@@ -127,14 +127,13 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
 pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut out = AnalysisOutput::default();
     let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
+    let mut yaml_files = Vec::new();
     for f in input.files {
         match f.kind {
             FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
+            FileKind::Yaml if yaml::is_relevant(&f.text) => yaml_files.push(f),
             FileKind::Yaml => {
-                // The YAML front end comes with the YAML rules (issue 4).
-                *out.skipped
-                    .entry("yaml_not_yet_supported".into())
-                    .or_default() += 1;
+                *out.skipped.entry("no_relevant_tokens".into()).or_default() += 1;
             }
         }
     }
@@ -164,6 +163,26 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             })
             .collect()
     });
+    // YAML files parse on the same big-stack threads: serde-saphyr recurses once per
+    // nesting level (bounded by its budget's `max_depth`).
+    let yaml_results: Vec<yaml::Lowered> = pool.install(|| {
+        yaml_files
+            .par_iter()
+            .map(|f| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| yaml::lower_file(f)))
+                    .unwrap_or_else(|_| yaml::Lowered {
+                        clients: Vec::new(),
+                        errors: vec![InputError {
+                            path: f.path.clone(),
+                            line: None,
+                            column: None,
+                            message: "internal error while analyzing this YAML file; please report"
+                                .into(),
+                        }],
+                    })
+            })
+            .collect()
+    });
     let mut clients = Vec::new();
     for r in results {
         out.findings.extend(r.findings);
@@ -174,8 +193,28 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
         }
     }
+    let mut config_clients = Vec::new();
+    for r in yaml_results {
+        if r.errors.is_empty() {
+            out.analyzed += 1;
+        }
+        out.errors.extend(r.errors);
+        config_clients.extend(r.clients);
+    }
+    // Unknown topics link YAML clients within their directory (SPEC §2, MA004).
+    clients.extend(
+        config_clients
+            .iter()
+            .map(|c| (c.dir.clone(), c.client.clone())),
+    );
     out.findings
         .extend(crate::rules::ma004_missing_read_committed::check(&clients));
+    out.findings
+        .extend(crate::rules::ma007_auto_ack::check_config(&config_clients));
+    out.findings
+        .extend(crate::rules::ma008_unconfirmed_publish::check_config(
+            &config_clients,
+        ));
     out
 }
 

@@ -3,6 +3,7 @@
 //! read or parsed becomes an `InputError` and the rest is still lowered.
 
 pub mod rust;
+pub mod yaml;
 
 /// Maps 1-based line and 0-based character column to byte offsets.
 pub struct LineIndex<'a> {

@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_consumer, is_transactional_producer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::KafkaClient;
+use crate::ir::{ClientFamily, KafkaClient, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -14,9 +14,17 @@ declare_rule! {
     /// librdkafka clients (the Rust `rdkafka` crate, Vector) default to
     /// `read_committed`, so an unset level there is clean.
     ///
+    /// Consumers and producers come from Rust (rdkafka `ClientConfig` chains) and from
+    /// pipeline YAML: Spring Boot (`spring.kafka.consumer`), Strimzi `KafkaConnector`
+    /// sinks (`consumer.override.isolation.level`), Redpanda Connect franz-go inputs
+    /// (`transaction_isolation_level`), Vector `kafka` sources (`librdkafka_options`),
+    /// generic property maps and ConfigMaps. A map whose client is unknown is reported
+    /// only when it sets `read_uncommitted` explicitly; a Kafka Streams application with
+    /// an exactly-once `processing.guarantee` reads committed records.
+    ///
     /// A consumer is linked to the producers of its topics anywhere in the analyzed
     /// tree; a consumer (or producer) whose topics are unknown is linked to the
-    /// transactional producers of the same crate.
+    /// transactional producers of the same crate (Rust) or directory (YAML).
     ///
     /// ## Why is this bad?
     ///
@@ -36,8 +44,19 @@ declare_rule! {
     ///     .create()?;
     /// ```
     ///
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     consumer:            # isolation-level unset: the Java client reads uncommitted
+    ///       group-id: ledger
+    ///     producer:
+    ///       transaction-id-prefix: ledger-tx-
+    /// ```
+    ///
     /// Use instead: remove the setting (librdkafka defaults to `read_committed`) or
-    /// set `.set("isolation.level", "read_committed")`.
+    /// set `.set("isolation.level", "read_committed")`; in YAML, set
+    /// `isolation-level: read_committed` (Spring), `consumer.override.isolation.level`
+    /// (Kafka Connect) or `transaction_isolation_level: read_committed` (Redpanda Connect).
     pub static MA004 = {
         code: "MA004",
         name: "missing-read-committed",
@@ -47,7 +66,41 @@ declare_rule! {
     };
 }
 
-/// `clients`: every Kafka client of the analyzed tree, with the crate it is in.
+/// How a consumer comes to read uncommitted records: the setting that says so, or
+/// the client's default (`None`: it reads committed records, or it cannot be told).
+enum Uncommitted<'a> {
+    Explicit(&'a Prop),
+    Default(&'static str),
+}
+
+fn reads_uncommitted(c: &KafkaClient) -> Option<Uncommitted<'_>> {
+    if exactly_once_streams(c) {
+        return None;
+    }
+    match c.prop("isolation.level") {
+        Some(p) => (value(c, "isolation.level").as_deref() == Some("read_uncommitted"))
+            .then_some(Uncommitted::Explicit(p)),
+        None => match c.family {
+            ClientFamily::Java => Some(Uncommitted::Default(
+                "`isolation.level` unset, and the Java client's default is `read_uncommitted`",
+            )),
+            ClientFamily::Franz => Some(Uncommitted::Default(
+                "`transaction_isolation_level` unset, and franz-go's default is `read_uncommitted`",
+            )),
+            ClientFamily::Librdkafka | ClientFamily::Unknown => None,
+        },
+    }
+}
+
+/// A Kafka Streams application with an exactly-once `processing.guarantee` reads
+/// `read_committed` whatever else is set.
+fn exactly_once_streams(c: &KafkaClient) -> bool {
+    value(c, "processing.guarantee").is_some_and(|g| g.starts_with("exactly_once"))
+}
+
+/// `clients`: every Kafka client of the analyzed tree, with the group whose
+/// transactional producers a consumer of unknown topics is linked to (its crate in
+/// Rust, its directory in YAML).
 pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
     let producers: Vec<&(String, KafkaClient)> = clients
         .iter()
@@ -55,16 +108,16 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         .collect();
     let mut out = Vec::new();
     for (krate, c) in clients {
-        if c.dynamic
-            || !is_consumer(c)
-            || value(c, "isolation.level").as_deref() != Some("read_uncommitted")
-        {
+        if c.dynamic || !is_consumer(c) {
             continue;
         }
+        let Some(how) = reads_uncommitted(c) else {
+            continue;
+        };
         // SPEC §2: a consumer whose topics are known links to the producers of those
         // topics anywhere in the tree; where either side's topics are unknown (read
         // from configuration, chosen at run time), to the transactional producers of
-        // its own crate.
+        // its own crate (or, for YAML, its directory).
         let linked = producers.iter().find(|(pk, p)| {
             if c.topics.is_empty() || p.topics.is_empty() {
                 pk == krate
@@ -73,34 +126,45 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
             }
         });
         let Some((_, p)) = linked else { continue };
-        let Some(setting) = c.prop("isolation.level") else {
-            continue;
-        };
-        let mut labels = vec![label(
-            &c.new_loc,
-            "the consumer's configuration starts here",
-        )];
         let tx = p
             .prop("transactional.id")
             .map(|x| &x.loc)
             .unwrap_or(&p.new_loc);
-        labels.push(label(tx, "this producer writes the topic in transactions"));
+        let mut labels = vec![label(tx, "this producer writes the topic in transactions")];
+        let (loc, message, help) = match how {
+            Uncommitted::Explicit(setting) => {
+                labels.push(label(
+                    &c.new_loc,
+                    "the consumer's configuration starts here",
+                ));
+                (
+                    &setting.loc,
+                    "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
+                     transactional producer"
+                        .to_string(),
+                    "use `read_committed` (librdkafka's default: remove the setting)",
+                )
+            }
+            Uncommitted::Default(why) => (
+                &c.new_loc,
+                format!("consumer of a topic written by a transactional producer leaves {why}"),
+                "set the consumer's isolation level to `read_committed`",
+            ),
+        };
         labels.sort();
         out.push(Finding {
             code: MA004.code,
             name: MA004.name,
             severity: MA004.default_severity,
-            path: setting.loc.path.to_string(),
-            span: setting.loc.span,
-            message: "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
-                      transactional producer"
-                .into(),
+            path: loc.path.to_string(),
+            span: loc.span,
+            message,
             boundary: MA004.boundary.to_string(),
             window: "records of open and aborted transactions are delivered: the consumer acts on work that \
                      was rolled back, and on duplicates the producer retried"
                 .into(),
             labels,
-            help: "use `read_committed` (librdkafka's default: remove the setting)".into(),
+            help: help.into(),
         });
     }
     out

@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_consumer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::{Crate, EventKind, Node};
+use crate::ir::{ConfigClient, ConfigFormat, Crate, EventKind, Node};
 
 declare_rule! {
     /// ## What it does
@@ -13,6 +13,11 @@ declare_rule! {
     /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`.
     /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
     /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
+    ///
+    /// In YAML, which cannot show side effects, only an explicit
+    /// `enable.auto.commit: true` is reported, on a raw-client property map (Helm
+    /// values, a ConfigMap) or in Spring Boot (`spring.kafka.consumer.enable-auto-commit`),
+    /// whose listener container otherwise commits after the listener returns.
     ///
     /// ## Why is this bad?
     ///
@@ -43,8 +48,19 @@ declare_rule! {
     /// // … commit_message(&msg, CommitMode::Async) after the effect commits
     /// ```
     ///
+    /// In YAML:
+    ///
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     consumer:
+    ///       enable-auto-commit: true   # remove: the container commits after processing
+    /// ```
+    ///
     /// ## Not reported
     ///
+    /// - YAML that leaves `enable.auto.commit` unset, and Kafka Connect, Vector and
+    ///   Redpanda Connect settings: those frameworks manage offsets themselves.
     /// - Configuration built at run time (keys copied from a map): the analysis stays
     ///   silent.
     /// - Crates with no side effects at all.
@@ -146,6 +162,60 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                 Vec::new(),
             ));
         }
+    }
+    out
+}
+
+/// Whether an explicit `enable.auto.commit=true` in this YAML format makes the
+/// client auto-commit: raw clients (property maps) and Spring honour it; Kafka
+/// Connect, Vector and Redpanda Connect manage offsets themselves.
+fn honours_auto_commit(format: ConfigFormat) -> bool {
+    matches!(format, ConfigFormat::PropertyMap | ConfigFormat::Spring)
+}
+
+/// YAML consumers. YAML cannot show side effects, so only an explicit
+/// `enable.auto.commit=true` is reported (SPEC §2); an unset key never is.
+pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for cc in clients {
+        let c = &cc.client;
+        if c.dynamic || !is_consumer(c) || !honours_auto_commit(cc.format) {
+            continue;
+        }
+        // librdkafka's at-least-once pattern: whether offsets are stored after the
+        // work is in the code, which YAML does not show.
+        if value(c, "enable.auto.offset.store").as_deref() == Some("false") {
+            continue;
+        }
+        let Some(p) = c.prop("enable.auto.commit") else {
+            continue;
+        };
+        if value(c, "enable.auto.commit").as_deref() != Some("true") {
+            continue;
+        }
+        let framework = if cc.format == ConfigFormat::Spring {
+            " (Spring's listener container then leaves offsets to the client)"
+        } else {
+            ""
+        };
+        out.push(Finding {
+            code: MA007.code,
+            name: MA007.name,
+            severity: MA007.default_severity,
+            path: p.loc.path.to_string(),
+            span: p.loc.span,
+            message: format!(
+                "consumer sets `enable.auto.commit=true`{framework}: offsets are committed on a timer, not \
+                 after the effect"
+            ),
+            boundary: MA007.boundary.to_string(),
+            window: "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
+                .into(),
+            labels: vec![label(&c.new_loc, "the consumer's configuration starts here")],
+            help: "set `enable.auto.commit` to `false` and commit each message's offset after its effect commits \
+                   (in Spring, remove the setting: the listener container commits after the listener returns)"
+                .into(),
+        });
     }
     out
 }

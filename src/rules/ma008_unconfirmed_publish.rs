@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_producer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::{Crate, EventKind, Loc, Node, Prop};
+use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Node, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -11,7 +11,10 @@ declare_rule! {
     /// only: `acks` set to `0` or `1`, `enable.idempotence=false`, or more than 5
     /// in-flight requests per connection with idempotence on. Client defaults are not
     /// findings. One producer gets one finding, at its first offending setting, with
-    /// the others as labels.
+    /// the others as labels. The same settings are read from pipeline YAML: property
+    /// maps, Spring (`spring.kafka.producer.acks`), Vector sinks' `librdkafka_options`,
+    /// Redpanda Connect outputs (`ack_replicas: false` is `acks=1`, `idempotent_write`)
+    /// and Strimzi source connectors (`producer.override.*`).
     ///
     /// For RabbitMQ (lapin): a `basic_publish` in a crate that opens channels but never
     /// puts one in confirm mode (`confirm_select`), or a publish whose confirmation is
@@ -38,7 +41,15 @@ declare_rule! {
     ///     .create()?;
     /// ```
     ///
-    /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on.
+    /// ```yaml
+    /// spring:
+    ///   kafka:
+    ///     producer:
+    ///       acks: 1
+    /// ```
+    ///
+    /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on (in YAML,
+    /// `acks: all`).
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",
@@ -48,7 +59,7 @@ declare_rule! {
     };
 }
 
-fn offending(c: &crate::ir::KafkaClient) -> Vec<(&Prop, String)> {
+fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
     let mut out = Vec::new();
     for p in &c.props {
         let v = p.value.as_deref().map(|v| v.trim().to_ascii_lowercase());
@@ -123,36 +134,47 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
         });
     }
     for f in &krate.functions {
-        for c in &f.kafka_clients {
-            if !is_producer(c) {
-                continue;
-            }
-            let bad = offending(c);
-            let Some((first, why)) = bad.first() else {
-                continue;
-            };
-            let mut labels: Vec<_> = bad[1..]
-                .iter()
-                .map(|(p, w)| label(&p.loc, w.clone()))
-                .collect();
-            labels.push(label(
-                &c.new_loc,
-                "the producer's configuration starts here",
-            ));
-            labels.sort();
-            out.push(Finding {
-                code: MA008.code,
-                name: MA008.name,
-                severity: MA008.default_severity,
-                path: first.loc.path.to_string(),
-                span: first.loc.span,
-                message: format!("producer sets {why}"),
-                boundary: MA008.boundary.to_string(),
-                window: "a broker failover or a lost acknowledgement loses the record or writes it twice".into(),
-                labels,
-                help: "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)".into(),
-            });
-        }
+        out.extend(f.kafka_clients.iter().filter_map(kafka_producer));
     }
     out
+}
+
+/// YAML producers: the same settings, in every format (SPEC §2: explicit weakening only).
+pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
+    clients
+        .iter()
+        .filter_map(|c| kafka_producer(&c.client))
+        .collect()
+}
+
+/// One finding per producer, at its first offending setting, the others as labels.
+fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
+    if !is_producer(c) {
+        return None;
+    }
+    let bad = offending(c);
+    let (first, why) = bad.first()?;
+    let mut labels: Vec<_> = bad[1..]
+        .iter()
+        .map(|(p, w)| label(&p.loc, w.clone()))
+        .collect();
+    labels.push(label(
+        &c.new_loc,
+        "the producer's configuration starts here",
+    ));
+    labels.sort();
+    Some(Finding {
+        code: MA008.code,
+        name: MA008.name,
+        severity: MA008.default_severity,
+        path: first.loc.path.to_string(),
+        span: first.loc.span,
+        message: format!("producer sets {why}"),
+        boundary: MA008.boundary.to_string(),
+        window: "a broker failover or a lost acknowledgement loses the record or writes it twice"
+            .into(),
+        labels,
+        help: "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)"
+            .into(),
+    })
 }
