@@ -140,6 +140,9 @@ struct Tx {
     /// Some write in it has SQL the analysis could read (MA006 ignores transactions
     /// whose statements are all unknown, e.g. built at run time).
     known: bool,
+    /// Some known write in it is not a DELETE: it changes business state rather than
+    /// removing a row that was handled (a relay deleting what it published).
+    business: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -233,6 +236,7 @@ impl State {
                     mine.idle &= t.idle;
                     mine.outbox |= t.outbox;
                     mine.known |= t.known;
+                    mine.business |= t.business;
                     union(&mut mine.nonidem, &t.nonidem);
                     for w in &t.writes {
                         if !mine.writes.contains(w) {
@@ -760,6 +764,7 @@ impl<'c> Interp<'c> {
                             outbox: false,
                             nonidem: Vec::new(),
                             known: false,
+                            business: false,
                         },
                     );
                 }
@@ -866,7 +871,13 @@ impl<'c> Interp<'c> {
         if t.open && t.known && !t.outbox && st.broker_open.is_none() {
             // The transaction's writes become durable: half of a dual write with any
             // publish on this path.
-            for p in st.publishes.clone() {
+            // Publish, then delete what was published: a relay's bookkeeping.
+            let earlier = if t.business {
+                st.publishes.clone()
+            } else {
+                Vec::new()
+            };
+            for p in earlier {
                 self.pair(
                     PairKind::DualWrite,
                     p,
@@ -952,6 +963,7 @@ impl<'c> Interp<'c> {
                         outbox: false,
                         nonidem: Vec::new(),
                         known: false,
+                        business: false,
                     },
                 );
             }
@@ -993,6 +1005,8 @@ impl<'c> Interp<'c> {
                             tx.nonidem.push(ev.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
+                        tx.business |=
+                            sql.kind == crate::ir::SqlKind::Write && sql.verb != "DELETE";
                         tx.writes.push(ev);
                         tx.outbox |= outbox;
                     }
@@ -1001,7 +1015,13 @@ impl<'c> Interp<'c> {
                             && st.broker_open.is_none()
                             && sql.kind == crate::ir::SqlKind::Write
                         {
-                            for p in st.publishes.clone() {
+                            // Publish, then delete what was published: a relay's bookkeeping.
+                            let earlier = if sql.verb == "DELETE" {
+                                Vec::new()
+                            } else {
+                                st.publishes.clone()
+                            };
+                            for p in earlier {
                                 self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
                             }
                             st.durable.push(ev.clone());

@@ -2099,6 +2099,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let info = self.collect(c.args.iter(), out);
         let mut idents = info.idents;
+        idents.extend(segs.iter().cloned());
         if last == "to"
             && segs
                 .iter()
@@ -2376,7 +2377,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
-        let sql_text = self.spec_sql(spec, method, args, &arg_infos);
+        let mut sql_text = self.spec_sql(spec, method, args, &arg_infos);
+        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
+        if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
+            if r.idents.iter().any(|i| i == "OnConflict") {
+                sql.upsert = true;
+            }
+            if sql.verb == "WRITE" {
+                let has = |w: &str| r.idents.iter().any(|i| i.starts_with(w));
+                sql.verb = if has("delete") {
+                    "DELETE"
+                } else if has("update") {
+                    "UPDATE"
+                } else if has("insert") {
+                    "INSERT"
+                } else {
+                    "WRITE"
+                }
+                .into();
+            }
+        }
         if !spec.terminals.is_empty() {
             let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
             for a in &arg_infos {
