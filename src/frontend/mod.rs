@@ -33,6 +33,24 @@ impl<'a> LineIndex<'a> {
     pub fn text(&self) -> &'a str {
         self.text
     }
+
+    /// The span from the start of `start` to the end of `end` (proc-macro2 positions:
+    /// 1-based lines, 0-based character columns).
+    pub fn span(
+        &self,
+        start: proc_macro2::Span,
+        end: proc_macro2::Span,
+    ) -> crate::diagnostic::Span {
+        let (s, e) = (start.start(), end.end());
+        crate::diagnostic::Span {
+            line: s.line as u32,
+            column: s.column as u32 + 1,
+            end_line: e.line as u32,
+            end_column: e.column as u32 + 1,
+            byte_start: self.offset(s.line, s.column),
+            byte_end: self.offset(e.line, e.column),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -34,15 +34,7 @@ pub struct FileCx<'a> {
 
 impl FileCx<'_> {
     fn span(&self, start: PmSpan, end: PmSpan) -> Span {
-        let (s, e) = (start.start(), end.end());
-        Span {
-            line: s.line as u32,
-            column: s.column as u32 + 1,
-            end_line: e.line as u32,
-            end_column: e.column as u32 + 1,
-            byte_start: self.lines.offset(s.line, s.column),
-            byte_end: self.lines.offset(e.line, e.column),
-        }
+        self.lines.span(start, end)
     }
 
     fn loc(&self, start: PmSpan, end: PmSpan) -> Loc {
@@ -1661,38 +1653,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 });
                 true
             }
+            // `tokio::spawn(process(msg))`: the call runs later.
             Expr::Call(c) if run != ClosureRun::Callback && !is_box_pin(c) => {
-                // `tokio::spawn(process(msg))`: the call runs later.
-                let mut body = Vec::new();
-                self.expr(arg, &mut body);
-                out.push(Node::Closure {
-                    body: Box::new(Node::Seq(body)),
-                    run,
-                    param: None,
-                    handle,
-                    loc: self.cx.loc(c.span(), c.span()),
-                    text: "task".into(),
-                });
+                self.task(arg, run, handle, out);
                 true
             }
             Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
                 self.special_arg(&c.args[0], run, handle, out)
             }
             Expr::MethodCall(_) if run == ClosureRun::Later => {
-                let mut body = Vec::new();
-                self.expr(arg, &mut body);
-                out.push(Node::Closure {
-                    body: Box::new(Node::Seq(body)),
-                    run,
-                    param: None,
-                    handle,
-                    loc: self.cx.loc(arg.span(), arg.span()),
-                    text: "task".into(),
-                });
+                self.task(arg, run, handle, out);
                 true
             }
             _ => false,
         }
+    }
+
+    /// A future expression handed to a spawn (or transaction) API, as a closure node.
+    fn task(&mut self, arg: &Expr, run: ClosureRun, handle: Option<ValueId>, out: &mut Vec<Node>) {
+        let mut body = Vec::new();
+        self.expr(arg, &mut body);
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run,
+            param: None,
+            handle,
+            loc: self.cx.loc(arg.span(), arg.span()),
+            text: "task".into(),
+        });
     }
 
     // ----- calls ---------------------------------------------------------------

@@ -412,15 +412,7 @@ impl IndexCx<'_> {
         };
         v.visit_block(block);
         let (start, end, text) = v.found?;
-        let (s, e) = (start.start(), end.end());
-        let span = crate::diagnostic::Span {
-            line: s.line as u32,
-            column: s.column as u32 + 1,
-            end_line: e.line as u32,
-            end_column: e.column as u32 + 1,
-            byte_start: self.lines.offset(s.line, s.column),
-            byte_end: self.lines.offset(e.line, e.column),
-        };
+        let span = self.lines.span(start, end);
         Some((
             crate::ir::Loc {
                 path: self.path.clone(),
