@@ -277,11 +277,48 @@ pub enum Node {
     },
     Exit(ExitKind),
     Event(Event),
+    /// `if let Err(e) = handle(..).await { … }` / `match handle(..).await { Ok(..) => …,
+    /// Err(..) => … }`: the arms taken when the call in `scrutinee` succeeds or fails,
+    /// so a callee's success path (its commit) does not reach its caller's error arm.
+    ResultBranch {
+        scrutinee: Box<Node>,
+        ok: Box<Node>,
+        err: Box<Node>,
+    },
 }
 
 impl Node {
     pub fn is_empty(&self) -> bool {
         matches!(self, Node::Seq(v) if v.is_empty())
+    }
+
+    /// The nodes directly inside this one (closures passed to calls included).
+    pub fn children(&self) -> Vec<&Node> {
+        match self {
+            Node::Seq(v) | Node::Branch(v) => v.iter().collect(),
+            Node::Loop { body, .. } | Node::Closure { body, .. } => vec![body],
+            Node::ResultBranch { scrutinee, ok, err } => vec![scrutinee, ok, err],
+            Node::Event(Event {
+                kind: EventKind::Call(c),
+                ..
+            }) => c.closures.iter().map(|(_, n)| n).collect(),
+            Node::Event(_) | Node::Exit(_) => Vec::new(),
+        }
+    }
+
+    /// Every event in the tree, depth first.
+    pub fn events(&self) -> Vec<&Event> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            if let Node::Event(e) = n {
+                out.push(e);
+            }
+            let mut kids = n.children();
+            kids.reverse();
+            stack.extend(kids);
+        }
+        out
     }
 }
 

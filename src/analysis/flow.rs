@@ -441,6 +441,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             continue;
         }
         let mut an = Interp {
+            split: None,
             handler_effects: false,
 
             pairs: Vec::new(),
@@ -514,6 +515,11 @@ fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool
             Node::Loop { body, .. } | Node::Closure { body, .. } => {
                 scan(body, f, r, pred, direct, calls)
             }
+            Node::ResultBranch { scrutinee, ok, err } => {
+                for c in [scrutinee, ok, err] {
+                    scan(c, f, r, pred, direct, calls);
+                }
+            }
             Node::Event(e) => {
                 if pred(&e.kind) {
                     *direct = true;
@@ -556,6 +562,8 @@ struct Interp<'c> {
     next_frame: u32,
     facts: Vec<AckBeforeEffect>,
     pairs: Vec<PairFact>,
+    /// The success and error continuations of the last call into the crate.
+    split: Option<(Option<State>, Option<State>)>,
     /// Effects on a path after a receive: the crate's consumers have side effects.
     handler_effects: bool,
 
@@ -623,6 +631,29 @@ impl<'c> Interp<'c> {
                     out.absorb_exits(Outcome { fall: None, ..o });
                 }
                 out.fall = cur;
+                out
+            }
+            Node::ResultBranch { scrutinee, ok, err } => {
+                // The arms see the callee's success and error states apart.
+                self.split = None;
+                let mut out = self.run(scrutinee, st, fr);
+                let Some(fall) = out.fall.take() else {
+                    return out;
+                };
+                let (ok_st, err_st) = match self.split.take() {
+                    Some((o, e)) => (o, e),
+                    None => (Some(fall.clone()), Some(fall)),
+                };
+                let mut merged = None;
+                for (arm, s) in [(ok, ok_st), (err, err_st)] {
+                    let Some(s) = s else { continue };
+                    let o = self.run(arm, s, fr);
+                    if let Some(f) = o.fall.clone() {
+                        join_opt(&mut merged, f);
+                    }
+                    out.absorb_exits(Outcome { fall: None, ..o });
+                }
+                out.fall = merged;
                 out
             }
             Node::Branch(alts) => {
@@ -1155,6 +1186,7 @@ impl<'c> Interp<'c> {
         }
         let _ = self.reach;
         let mut fall = None;
+        let mut split: Option<(Option<State>, Option<State>)> = None;
         for idx in cands {
             let callee = &self.krate.functions[idx];
             let id = self.next_frame;
@@ -1195,6 +1227,8 @@ impl<'c> Interp<'c> {
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);
             }
+            let ok_part = cont.clone();
+            let mut err_part = None;
             if let Some(mut s) = o.ret_err {
                 // An error return abandons the callee's Kafka transaction (it is aborted
                 // or never committed); it does not stay open in the caller.
@@ -1202,7 +1236,20 @@ impl<'c> Interp<'c> {
                 if c.propagates_err {
                     join_opt(&mut out.ret_err, s);
                 } else {
+                    err_part = Some(s.clone());
                     join_opt(&mut cont, s);
+                }
+            }
+            // For a `ResultBranch` whose scrutinee this call is.
+            match &mut split {
+                None => split = Some((ok_part, err_part)),
+                Some((o, e)) => {
+                    if let Some(s) = ok_part {
+                        join_opt(o, s);
+                    }
+                    if let Some(s) = err_part {
+                        join_opt(e, s);
+                    }
                 }
             }
             if let Some(mut s) = cont {
@@ -1221,6 +1268,7 @@ impl<'c> Interp<'c> {
             }
         }
         out.fall = fall;
+        self.split = split;
         out
     }
 }

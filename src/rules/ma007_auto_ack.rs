@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_consumer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, ConfigFormat, Crate, EventKind, Node};
+use crate::ir::{ConfigClient, ConfigFormat, Crate, EventKind};
 
 declare_rule! {
     /// ## What it does
@@ -74,25 +74,10 @@ declare_rule! {
 }
 
 fn any_event(krate: &Crate, pred: &dyn Fn(&EventKind) -> bool) -> bool {
-    krate.functions.iter().any(|f| {
-        let mut stack = vec![&f.body];
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
-                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
-                Node::Event(e) => {
-                    if pred(&e.kind) {
-                        return true;
-                    }
-                    if let EventKind::Call(c) = &e.kind {
-                        stack.extend(c.closures.iter().map(|(_, n)| n));
-                    }
-                }
-                Node::Exit(_) => {}
-            }
-        }
-        false
-    })
+    krate
+        .functions
+        .iter()
+        .any(|f| f.body.events().iter().any(|e| pred(&e.kind)))
 }
 
 pub fn check(krate: &Crate) -> Vec<Finding> {

@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::kafka_clients::{is_producer, value};
 use super::pairs::label;
 use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Node, Prop};
+use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -83,23 +83,14 @@ fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
 /// crate opens channels and puts any in confirm mode.
 fn rabbit(krate: &Crate) -> (Vec<(Loc, String, bool)>, bool, bool) {
     let (mut publishes, mut opens, mut confirms) = (Vec::new(), false, false);
-    for f in &krate.functions {
-        let mut stack = vec![&f.body];
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
-                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
-                Node::Event(e) => match &e.kind {
-                    EventKind::Publish {
-                        confirm: Some(c), ..
-                    } => publishes.push((e.loc.clone(), e.text.clone(), *c)),
-                    EventKind::ChannelOpen => opens = true,
-                    EventKind::ConfirmSelect => confirms = true,
-                    EventKind::Call(c) => stack.extend(c.closures.iter().map(|(_, n)| n)),
-                    _ => {}
-                },
-                Node::Exit(_) => {}
-            }
+    for e in krate.functions.iter().flat_map(|f| f.body.events()) {
+        match &e.kind {
+            EventKind::Publish {
+                confirm: Some(c), ..
+            } => publishes.push((e.loc.clone(), e.text.clone(), *c)),
+            EventKind::ChannelOpen => opens = true,
+            EventKind::ConfirmSelect => confirms = true,
+            _ => {}
         }
     }
     publishes.sort();

@@ -1,7 +1,7 @@
 use super::declare_rule;
 use super::pairs::{code, label};
 use crate::diagnostic::Finding;
-use crate::ir::{Crate, EventKind, Node};
+use crate::ir::{Crate, EventKind};
 
 declare_rule! {
     /// ## What it does
@@ -57,13 +57,14 @@ declare_rule! {
 pub fn check(krate: &Crate) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in &krate.functions {
-        let mut stack = vec![&f.body];
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter()),
-                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
-                Node::Event(e) => match &e.kind {
-                    EventKind::Begin { fresh: true, used: false, .. } => out.push(Finding {
+        for e in f.body.events() {
+            if let EventKind::Begin {
+                fresh: true,
+                used: false,
+                ..
+            } = &e.kind
+            {
+                out.push(Finding {
                         code: MA013.code,
                         name: MA013.name,
                         severity: MA013.default_severity,
@@ -82,11 +83,7 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                         help: "run the queries on the transaction (`.execute(&mut *tx)`), or drop the `begin` \
                                if no atomicity is needed"
                             .into(),
-                    }),
-                    EventKind::Call(c) => stack.extend(c.closures.iter().map(|(_, n)| n)),
-                    _ => {}
-                },
-                Node::Exit(_) => {}
+                    });
             }
         }
     }

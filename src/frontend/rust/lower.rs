@@ -360,6 +360,88 @@ const ALIAS_METHODS: &[&str] = &[
     "ok",
 ];
 
+/// Method names of standard types: a receiver of unknown type calling one of these is
+/// not taken for the crate's own method of that name.
+const STD_METHODS: &[&str] = &[
+    "as_str",
+    "as_bytes",
+    "as_slice",
+    "to_string",
+    "to_vec",
+    "len",
+    "is_empty",
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "get",
+    "get_mut",
+    "insert",
+    "remove",
+    "push",
+    "push_str",
+    "pop",
+    "contains",
+    "contains_key",
+    "map",
+    "and_then",
+    "unwrap_or",
+    "unwrap_or_else",
+    "parse",
+    "trim",
+    "split",
+    "join",
+    "extend",
+    "first",
+    "last",
+    "keys",
+    "values",
+    "entry",
+    "sort",
+    "dedup",
+    "retain",
+    "filter",
+    "find",
+    "any",
+    "all",
+    "collect",
+    "take",
+    "skip",
+    "chain",
+    "next",
+    "send",
+    "recv",
+    "try_send",
+    "try_recv",
+    "lock",
+    "read",
+    "write",
+    "flush",
+    "close",
+    "cmp",
+    "eq",
+    "hash",
+    "fmt",
+    "from",
+    "into",
+    "try_into",
+    "new",
+    "default",
+    "build",
+    "finish",
+    "with",
+    "set",
+    "replace",
+    "swap",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "ok",
+    "err",
+    "expect",
+    "unwrap",
+];
+
 const STREAM_CALLBACKS: &[&str] = &[
     "for_each",
     "try_for_each",
@@ -405,6 +487,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             match n {
                 Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter_mut()),
                 Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::ResultBranch { scrutinee, ok, err } => {
+                    stack.push(scrutinee);
+                    stack.push(ok);
+                    stack.push(err);
+                }
                 Node::Event(e) => match &mut e.kind {
                     EventKind::Begin { tx, used, .. } => {
                         let t = *tx as usize;
@@ -1020,8 +1107,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Expr::If(i) => self.if_expr(i, out),
             Expr::Match(m) => {
-                let scrut = self.expr(&m.expr, out);
+                let mut scr_nodes = Vec::new();
+                let scrut = self.expr(&m.expr, &mut scr_nodes);
                 let mut arms = Vec::new();
+                let mut kinds = Vec::new();
                 for arm in &m.arms {
                     self.scopes.push(HashMap::new());
                     self.bind_pattern(&arm.pat, &scrut);
@@ -1032,8 +1121,38 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.expr(&arm.body, &mut body);
                     self.scopes.pop();
                     arms.push(Node::Seq(body));
+                    kinds.push(result_pattern(&arm.pat));
                 }
-                out.push(Node::Branch(arms));
+                // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
+                let by_outcome = is_call_chain(&m.expr)
+                    && ends_in_call(&scr_nodes)
+                    && kinds.contains(&Some(true))
+                    && kinds.contains(&Some(false))
+                    && m.arms
+                        .iter()
+                        .zip(&kinds)
+                        .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
+                if by_outcome {
+                    let (mut ok, mut err) = (Vec::new(), Vec::new());
+                    for (arm, k) in arms.into_iter().zip(kinds) {
+                        match k {
+                            Some(true) => ok.push(arm),
+                            Some(false) => err.push(arm),
+                            None => {
+                                ok.push(arm.clone());
+                                err.push(arm);
+                            }
+                        }
+                    }
+                    out.push(Node::ResultBranch {
+                        scrutinee: Box::new(Node::Seq(scr_nodes)),
+                        ok: Box::new(Node::Branch(ok)),
+                        err: Box::new(Node::Branch(err)),
+                    });
+                } else {
+                    out.extend(scr_nodes);
+                    out.push(Node::Branch(arms));
+                }
                 Info::default()
             }
             Expr::While(_) | Expr::ForLoop(_) | Expr::Loop(_) => self.loop_expr(e, out),
@@ -1330,7 +1449,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let named = ["attempt", "retry", "retries", "tries", "backoff"]
             .iter()
             .any(|w| text.contains(w));
-        let handles_err = text.contains("err");
+        let handles_err = text.contains("err") || text.contains("is_ok") || text.contains("ok(");
         if named && (handles_err || text.contains("continue")) {
             return true;
         }
@@ -1489,14 +1608,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Node>) -> Info {
         self.scopes.push(HashMap::new());
-        self.cond(&i.cond, out);
+        let mut cond = Vec::new();
+        self.cond(&i.cond, &mut cond);
         let then = self.block(&i.then_branch);
         self.scopes.pop();
         let mut els = Vec::new();
         if let Some((_, e)) = &i.else_branch {
             self.expr(e, &mut els);
         }
-        out.push(Node::Branch(vec![Node::Seq(then), Node::Seq(els)]));
+        // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
+        let outcome = match &*i.cond {
+            Expr::Let(l) if is_call_chain(&l.expr) => result_pattern(&l.pat),
+            _ => None,
+        };
+        match outcome {
+            Some(is_ok) if ends_in_call(&cond) => {
+                let (ok, err) = if is_ok { (then, els) } else { (els, then) };
+                out.push(Node::ResultBranch {
+                    scrutinee: Box::new(Node::Seq(cond)),
+                    ok: Box::new(Node::Seq(ok)),
+                    err: Box::new(Node::Seq(err)),
+                });
+            }
+            _ => {
+                out.extend(cond);
+                out.push(Node::Branch(vec![Node::Seq(then), Node::Seq(els)]));
+            }
+        }
         Info::default()
     }
 
@@ -1759,8 +1897,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
-        // Methods of the crate's types, receiver type unknown.
-        if recv.crate_type.is_none() && recv.role.is_none() {
+        // Methods of the crate's types, receiver type unknown: not for names that
+        // standard types have (`as_str`, `len`, …), nor for a received message's
+        // methods when the API knows them (`delivery.ack(..)`).
+        let message_api = recv.value.is_some_and(|v| self.is_message(v))
+            && self.cx.apis.methods.contains_key(&name);
+        if recv.crate_type.is_none()
+            && recv.role.is_none()
+            && !message_api
+            && !STD_METHODS.contains(&name.as_str())
+        {
             let n = self
                 .cx
                 .index
@@ -2099,11 +2245,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             idents.push("FutureRecord".into());
         }
         // An unknown function's result is not the fresh id it was given (a file read
-        // from a fresh temporary name is not an identity).
+        // from a fresh temporary name is not an identity); a serializer's is (an
+        // envelope with a fresh `event_id`, encoded into the payload).
+        let serializes = matches!(
+            last.as_str(),
+            "to_vec"
+                | "to_string"
+                | "to_string_pretty"
+                | "to_vec_pretty"
+                | "to_writer"
+                | "encode"
+                | "serialize"
+        );
         Info {
             mentions: info.mentions,
             idents,
-            fresh_blocked: true,
+            fresh: if serializes { info.fresh } else { None },
+            fresh_blocked: !serializes,
             ..Info::default()
         }
     }
@@ -2223,6 +2381,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             role: ret.role,
             crate_type: ret.crate_type,
             fresh,
+            mentions: receiver.into_iter().collect(),
             ..Info::default()
         };
         for a in args {
@@ -2759,6 +2918,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.select(mac, out);
                 return Info::default();
             }
+            // `tokio::try_join!(consumer.run(), relay.run())`: futures that run side by
+            // side; each is analyzed on its own, not as one sequence.
+            "join" | "try_join" => {
+                if let Some(a) = &args {
+                    for e in a.iter() {
+                        let mut body = Vec::new();
+                        self.arg(e, &mut body);
+                        out.push(Node::Closure {
+                            body: Box::new(Node::Seq(body)),
+                            run: ClosureRun::Callback,
+                            param: None,
+                            handle: None,
+                            loc: self.cx.loc(e.span(), e.span()),
+                            text: "joined future".into(),
+                        });
+                    }
+                }
+                return Info::default();
+            }
             _ => {}
         }
         if let Some(specs) = self.cx.apis.macros.get(&name).cloned() {
@@ -2917,8 +3095,50 @@ fn contains_receive(nodes: &[Node]) -> bool {
         Node::Loop { body, .. } | Node::Closure { body, .. } => {
             contains_receive(std::slice::from_ref(body))
         }
+        Node::ResultBranch { scrutinee, ok, err } => [scrutinee, ok, err]
+            .iter()
+            .any(|n| contains_receive(std::slice::from_ref(&***n))),
         _ => false,
     })
+}
+
+/// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, other patterns -> `None`.
+fn result_pattern(p: &Pat) -> Option<bool> {
+    match p {
+        Pat::TupleStruct(ts) => match ts
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .as_deref()
+        {
+            Some("Ok") => Some(true),
+            Some("Err") => Some(false),
+            _ => None,
+        },
+        Pat::Paren(p) => result_pattern(&p.pat),
+        _ => None,
+    }
+}
+
+/// An expression that is a call (awaited, perhaps), not a value.
+fn is_call_chain(e: &Expr) -> bool {
+    let mut e = strip(e);
+    while let Expr::Await(a) = e {
+        e = strip(&a.base);
+    }
+    matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+}
+
+/// The nodes end with a call into the crate (whose outcome a `ResultBranch` splits).
+fn ends_in_call(nodes: &[Node]) -> bool {
+    matches!(
+        nodes.last(),
+        Some(Node::Event(Event {
+            kind: EventKind::Call(_),
+            ..
+        }))
+    )
 }
 
 fn is_message_role(role: &str) -> bool {

@@ -112,14 +112,12 @@ fn statement(s: &Statement) -> SqlFacts {
         } => {
             let mut f = write("UPDATE", factor_name(&table.relation).into_iter().collect());
             f.returning = returning.is_some();
-            // `SET n = n + $1`: the new value depends on the old one.
+            // `SET n = n + $1` / `n = n - $1`: applied twice, it counts twice.
+            // (`GREATEST(n, $1)`, `COALESCE(n, $1)` are idempotent.)
             f.self_referencing = assignments.iter().any(|a| {
                 let target = a.target.to_string().to_ascii_lowercase();
                 let col = target.rsplit('.').next().unwrap_or(&target).to_string();
-                let value = a.value.to_string().to_ascii_lowercase();
-                value
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|w| w == col)
+                increments(&a.value, &col)
             });
             f
         }
@@ -183,6 +181,30 @@ fn statement(s: &Statement) -> SqlFacts {
     }
 }
 
+/// `col + …`, `… + col`, `col - …` (also nested: `col + $1 + $2`).
+fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
+    use sqlparser::ast::{BinaryOperator, Expr};
+    let is_col = |e: &Expr| match e {
+        Expr::Identifier(i) => i.value.eq_ignore_ascii_case(col),
+        Expr::CompoundIdentifier(v) => v.last().is_some_and(|i| i.value.eq_ignore_ascii_case(col)),
+        _ => false,
+    };
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Plus,
+            right,
+        } => is_col(left) || is_col(right) || increments(left, col) || increments(right, col),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Minus,
+            ..
+        } => is_col(left) || increments(left, col),
+        Expr::Nested(inner) => increments(inner, col),
+        _ => false,
+    }
+}
+
 /// Only transaction control is recognized without a parse: `BEGIN`, `COMMIT`, `ROLLBACK`.
 fn keyword_fallback(sql: &str) -> SqlFacts {
     let first = sql
@@ -243,6 +265,9 @@ mod tests {
         assert!(up.upsert && !up.ignores_conflict);
         assert!(facts("UPDATE stock SET n = n - $1 WHERE sku = $2").self_referencing);
         assert!(!facts("UPDATE stock SET n = $1 WHERE sku = $2").self_referencing);
+        assert!(!facts("UPDATE s SET v = GREATEST(v, $1) WHERE k = $2").self_referencing);
+        assert!(!facts("UPDATE s SET v = COALESCE(v, $1) WHERE k = $2").self_referencing);
+        assert!(facts("UPDATE s SET v = $1 + v WHERE k = $2").self_referencing);
     }
 
     #[test]
