@@ -104,6 +104,14 @@ fn longest<'a>(
 }
 
 pub fn check(input: &Input) -> Vec<Finding> {
+    // Topic retention set in Rust (rdkafka admin) counts like the YAML's.
+    let mut all_windows: Vec<ReplayWindow> = input.windows.to_vec();
+    for (_, facts) in input.crates {
+        all_windows.extend(facts.windows.iter().cloned());
+    }
+    all_windows.sort_by(|a, b| a.loc.cmp(&b.loc));
+    all_windows.dedup();
+    let windows = &all_windows[..];
     let mut found: BTreeMap<Loc, Finding> = BTreeMap::new();
     let mut report = |r: &DedupRetention, w: &ReplayWindow, via: Option<&PipelineStage>| {
         if r.millis >= w.millis {
@@ -133,7 +141,7 @@ pub fn check(input: &Input) -> Vec<Finding> {
             topics.extend(s.consumes.iter().cloned());
         }
         let stage_windows = stages.iter().filter_map(|s| s.replay_window.as_ref());
-        let Some(w) = longest(&topics, stage_windows, input.windows) else {
+        let Some(w) = longest(&topics, stage_windows, windows) else {
             continue;
         };
         let via = stages
@@ -149,7 +157,7 @@ pub fn check(input: &Input) -> Vec<Finding> {
     }
     for s in input.stages {
         let Some(r) = &s.dedup else { continue };
-        if let Some(w) = longest(&s.consumes, s.replay_window.iter(), input.windows) {
+        if let Some(w) = longest(&s.consumes, s.replay_window.iter(), windows) {
             report(r, w, Some(s));
         }
     }
