@@ -495,3 +495,60 @@ pub struct Crate {
     pub key: String,
     pub functions: Vec<Function>,
 }
+
+// ---- MA012: dedup retention and replay windows ----
+
+/// How long a dedup store keeps its records (MA012): a cleanup `DELETE … interval` on a
+/// dedup table, the TTL of a Redis dedup claim, or a pipeline description's
+/// `dedup.retention`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DedupRetention {
+    /// Milliseconds (`crate::frontend::duration`).
+    pub millis: u64,
+    /// The literal that holds the retention: a `const`'s value, the interval in the
+    /// cleanup SQL, the TTL argument, the YAML value.
+    pub loc: Loc,
+    /// The dedup write that the retention applies to (the cleanup statement, the
+    /// claim with its TTL).
+    pub write: Loc,
+    /// How messages name the store: ``the cleanup of `processed_events` ``.
+    pub store: String,
+}
+
+/// How far back a source can replay (MA012): a topic's `retention.ms`, or a replay
+/// window declared in a pipeline description. Queue message TTLs are not windows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayWindow {
+    /// The topic; `None` for a window declared for a pipeline stage as a whole.
+    pub topic: Option<String>,
+    /// Milliseconds; `crate::frontend::duration::UNLIMITED` for `retention.ms: -1`.
+    pub millis: u64,
+    /// The value as written.
+    pub loc: Loc,
+    /// Where it is stated, for labels: `` `retention.ms` ``, `the pipeline description`.
+    pub source: String,
+}
+
+/// A stage of a msgaudit pipeline description (`msgaudit-pipeline.yml`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineStage {
+    pub name: String,
+    /// Display paths of the stage's code (crates or directories).
+    pub paths: Vec<String>,
+    /// Topics the stage consumes.
+    pub consumes: Vec<String>,
+    /// A replay window declared for the stage itself.
+    pub replay_window: Option<ReplayWindow>,
+    /// The stage's dedup store, when the description states its retention.
+    pub dedup: Option<DedupRetention>,
+}
+
+/// What the Rust front end finds about dedup retention in one crate (MA012).
+#[derive(Clone, Debug, Default)]
+pub struct RetentionFacts {
+    pub dedup: Vec<DedupRetention>,
+    /// Topic retention set in code (rdkafka `NewTopic::new(..).set("retention.ms", ..)`).
+    pub windows: Vec<ReplayWindow>,
+    /// Topics the crate's consumers subscribe to (`subscribe(&["orders"])`).
+    pub consumer_topics: Vec<String>,
+}

@@ -131,7 +131,13 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     for f in input.files {
         match f.kind {
             FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
-            FileKind::Yaml if yaml::is_relevant(&f.text) => yaml_files.push(f),
+            FileKind::Yaml
+                if yaml::is_relevant(&f.text)
+                    || yaml::topics::is_relevant(&f.text)
+                    || yaml::pipeline::is_relevant(&f.path, &f.text) =>
+            {
+                yaml_files.push(f)
+            }
             FileKind::Yaml => {
                 *out.skipped.entry("no_relevant_tokens".into()).or_default() += 1;
             }
@@ -171,6 +177,8 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|f| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| yaml::lower_file(f)))
                     .unwrap_or_else(|_| yaml::Lowered {
+                        windows: Vec::new(),
+                        stages: Vec::new(),
                         clients: Vec::new(),
                         errors: vec![InputError {
                             path: f.path.clone(),
@@ -184,8 +192,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .collect()
     });
     let mut clients = Vec::new();
+    let mut retention = Vec::new();
     for r in results {
         out.findings.extend(r.findings);
+        retention.push((r.key, r.retention));
         clients.extend(r.clients);
         out.errors.extend(r.errors);
         out.analyzed += r.analyzed;
@@ -194,7 +204,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         }
     }
     let mut config_clients = Vec::new();
+    let mut windows = Vec::new();
+    let mut stages = Vec::new();
     for r in yaml_results {
+        windows.extend(r.windows);
+        stages.extend(r.stages);
         if r.errors.is_empty() {
             out.analyzed += 1;
         }
@@ -208,6 +222,15 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|c| (c.dir.clone(), c.client.clone())),
     );
     out.findings
+        .extend(crate::rules::ma012_dedup_retention_window::check(
+            &crate::rules::ma012_dedup_retention_window::Input {
+                crates: &retention,
+                clients: &clients,
+                windows: &windows,
+                stages: &stages,
+            },
+        ));
+    out.findings
         .extend(crate::rules::ma004_missing_read_committed::check(&clients));
     out.findings
         .extend(crate::rules::ma007_auto_ack::check_config(&config_clients));
@@ -219,6 +242,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
 }
 
 struct CrateResult {
+    /// The crate's key and its dedup retention facts (MA012).
+    key: String,
+    retention: crate::ir::RetentionFacts,
     findings: Vec<Finding>,
     /// Kafka clients, for linking consumers and producers across the tree (MA004).
     clients: Vec<(String, crate::ir::KafkaClient)>,
@@ -267,6 +293,8 @@ fn analyze_crate(
         .collect();
     attribute_sent_topics(&mut clients, &sent);
     CrateResult {
+        key: key.to_string(),
+        retention: lowered.retention,
         findings,
         clients,
         errors: lowered.errors,
@@ -295,6 +323,8 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         })
         .collect();
     CrateResult {
+        key: String::new(),
+        retention: Default::default(),
         findings: Vec::new(),
         clients: Vec::new(),
         errors,

@@ -2,6 +2,7 @@
 //! decide whether something is a defect, and they never fail: a file that cannot be
 //! read or parsed becomes an `InputError` and the rest is still lowered.
 
+pub mod duration;
 pub mod rust;
 pub mod yaml;
 

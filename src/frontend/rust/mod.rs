@@ -7,6 +7,7 @@
 //! runs crates in parallel on threads with large stacks.
 
 mod lower;
+pub mod retention;
 pub mod sql;
 
 use std::collections::{HashMap, HashSet};
@@ -64,6 +65,8 @@ pub struct CrateOutput {
     pub errors: Vec<InputError>,
     pub analyzed: usize,
     pub skipped_tests: usize,
+    /// Dedup retention, topic retention and subscriptions (MA012).
+    pub retention: crate::ir::RetentionFacts,
 }
 
 struct Parsed<'a> {
@@ -165,6 +168,20 @@ pub fn lower_crate(
         krate.functions.extend(out);
     }
     let analyzed = parsed.len();
+    let retention = retention::collect(
+        &parsed
+            .iter()
+            .map(|p| retention::FileAst {
+                file: p.file,
+                ast: &p.ast,
+            })
+            .collect::<Vec<_>>(),
+        &crate::ir::Tables {
+            dedup: apis.dedup_tables.clone(),
+            outbox: apis.outbox_tables.clone(),
+        },
+        include_tests,
+    );
     drop(parsed);
     proc_macro2::extra::invalidate_current_thread_spans();
     CrateOutput {
@@ -172,6 +189,7 @@ pub fn lower_crate(
         errors,
         analyzed,
         skipped_tests,
+        retention,
     }
 }
 

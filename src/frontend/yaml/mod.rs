@@ -17,9 +17,11 @@
 
 pub mod benthos;
 pub mod kafka_props;
+pub mod pipeline;
 pub mod property_map;
 pub mod spring;
 pub mod strimzi;
+pub mod topics;
 pub mod tree;
 pub mod vector;
 
@@ -36,6 +38,10 @@ use tree::{Entry, Node, Value};
 pub struct Lowered {
     pub clients: Vec<ConfigClient>,
     pub errors: Vec<InputError>,
+    /// Topic retention and declared replay windows (MA012).
+    pub windows: Vec<crate::ir::ReplayWindow>,
+    /// Stages of a msgaudit pipeline description (MA012).
+    pub stages: Vec<crate::ir::PipelineStage>,
 }
 
 /// Case-insensitive words without which a YAML file cannot describe a Kafka client:
@@ -87,6 +93,15 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
         property_map::lower(doc, &mut ctx);
     }
     strimzi::apply_worker_defaults(&docs, &mut ctx);
+    // MA012: replay windows and the pipeline description.
+    let mut description = pipeline::Description::default();
+    for doc in &docs {
+        topics::lower(doc, &ctx.path, &mut out.windows);
+        pipeline::lower(doc, &file.path, &dir, &mut description);
+    }
+    out.windows.extend(description.windows);
+    out.stages = description.stages;
+    out.errors.extend(description.errors);
     out.clients = ctx
         .clients
         .into_iter()

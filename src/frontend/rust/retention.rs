@@ -1,0 +1,1136 @@
+//! Dedup retention facts of a crate (MA012), from its syntax trees:
+//!
+//! - cleanup statements on dedup tables: `DELETE FROM processed_events WHERE
+//!   processed_at < now() - interval '2 days'` (also `INTERVAL 2 DAY`, SQLite
+//!   `datetime('now', '-2 days')`, `$1::interval` or `$1 * interval '1 day'` with the
+//!   bound value, a cutoff computed in Rust: `.bind(Utc::now() - Duration::days(2))`),
+//!   through sqlx, diesel `sql_query`, tokio-postgres and rusqlite;
+//! - Redis dedup claims with a TTL: `cmd("SET")…arg("NX").arg("EX").arg(86400)`,
+//!   `set_options(.., SetOptions::default().conditional_set(ExistenceCheck::NX)
+//!   .with_expiration(SetExpiry::EX(86400)))`, `set_nx` then `expire` in one function;
+//! - constants holding the retention (`const DEDUP_TTL_SECS: u64 = 86_400;`,
+//!   `Duration::from_secs(..)`, `Duration::from_days(..)`, `"2 days"`), followed from
+//!   where they are bound;
+//! - topic retention set in code (rdkafka `NewTopic::new("t", ..).set("retention.ms", ..)`)
+//!   and the topics the crate's consumers `subscribe` to.
+//!
+//! Each retention keeps the location of the literal that holds it (the constant's
+//! value when it comes from a constant). What cannot be evaluated is left out.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use proc_macro2::Span as PmSpan;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, Token};
+
+use super::{is_test_attr, sql};
+use crate::diagnostic::Span;
+use crate::frontend::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
+use crate::frontend::LineIndex;
+use crate::ir::{DedupRetention, Loc, ReplayWindow, RetentionFacts, SqlKind, Tables};
+use crate::source::{line_col, SourceFile};
+
+/// One parsed file of the crate.
+pub struct FileAst<'a> {
+    pub file: &'a SourceFile,
+    pub ast: &'a syn::File,
+}
+
+struct ConstDef {
+    expr: Expr,
+    /// Span of the value expression.
+    loc: Loc,
+    /// Unit implied by the name (`TTL_SECS`, `RETENTION_DAYS`).
+    name_unit: Option<u64>,
+}
+
+/// A value computed from an expression: a number without a unit, a duration, a string.
+#[derive(Clone, Debug)]
+enum Val {
+    Int(u64),
+    Ms(u64),
+    Str(String),
+}
+
+#[derive(Clone, Debug)]
+struct Evaled {
+    val: Val,
+    /// The value of the first constant reached, when the value came from one.
+    from_const: Option<Loc>,
+    name_unit: Option<u64>,
+}
+
+impl Evaled {
+    /// Milliseconds, with `unit` per bare number (the API's unit wins over the name's).
+    fn millis(&self, unit: Option<u64>) -> Option<u64> {
+        match &self.val {
+            Val::Ms(ms) => Some(*ms),
+            Val::Int(n) => n.checked_mul(unit.or(self.name_unit)?),
+            Val::Str(s) => duration::parse(s, unit.or(self.name_unit)),
+        }
+    }
+}
+
+struct Cx<'a> {
+    consts: HashMap<String, ConstDef>,
+    str_consts: HashMap<String, (String, Loc)>,
+    tables: &'a Tables,
+}
+
+fn name_unit(name: &str) -> Option<u64> {
+    let n = name.to_ascii_uppercase();
+    let ends = |s: &[&str]| s.iter().any(|x| n.ends_with(x));
+    if ends(&["_MS", "_MILLIS", "_MILLISECONDS"]) {
+        Some(1)
+    } else if ends(&["_SECS", "_SECONDS", "_SEC", "_S"]) {
+        Some(SECOND)
+    } else if ends(&["_MINS", "_MINUTES", "_MIN"]) {
+        Some(MINUTE)
+    } else if ends(&["_HOURS", "_HRS", "_H"]) {
+        Some(HOUR)
+    } else if ends(&["_DAYS", "_D"]) {
+        Some(DAY)
+    } else if ends(&["_WEEKS"]) {
+        Some(WEEK)
+    } else {
+        None
+    }
+}
+
+fn span_of(lines: &LineIndex, start: PmSpan, end: PmSpan) -> Span {
+    let (s, e) = (start.start(), end.end());
+    Span {
+        line: s.line as u32,
+        column: s.column as u32 + 1,
+        end_line: e.line as u32,
+        end_column: e.column as u32 + 1,
+        byte_start: lines.offset(s.line, s.column),
+        byte_end: lines.offset(e.line, e.column),
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        Expr::Reference(r) => strip(&r.expr),
+        Expr::Cast(c) => strip(&c.expr),
+        _ => e,
+    }
+}
+
+fn last_seg(p: &syn::Path) -> String {
+    p.segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
+fn lit_str(e: &Expr) -> Option<&syn::LitStr> {
+    match strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s),
+        _ => None,
+    }
+}
+
+impl Cx<'_> {
+    fn eval(&self, e: &Expr, depth: u32) -> Option<Evaled> {
+        if depth > 16 {
+            return None;
+        }
+        let plain = |val| {
+            Some(Evaled {
+                val,
+                from_const: None,
+                name_unit: None,
+            })
+        };
+        match strip(e) {
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Int(i) => plain(Val::Int(i.base10_parse().ok()?)),
+                syn::Lit::Str(s) => plain(Val::Str(s.value())),
+                _ => None,
+            },
+            Expr::Path(p) => {
+                let name = last_seg(&p.path);
+                let def = self.consts.get(&name)?;
+                let mut v = self.eval(&def.expr, depth + 1)?;
+                v.from_const = Some(def.loc.clone());
+                v.name_unit = def.name_unit.or(v.name_unit);
+                Some(v)
+            }
+            Expr::Binary(b) => {
+                let l = self.eval(&b.left, depth + 1)?;
+                let r = self.eval(&b.right, depth + 1)?;
+                let val = match (&l.val, &r.val, &b.op) {
+                    (Val::Int(a), Val::Int(c), syn::BinOp::Mul(_)) => Val::Int(a.checked_mul(*c)?),
+                    (Val::Int(a), Val::Int(c), syn::BinOp::Add(_)) => Val::Int(a.checked_add(*c)?),
+                    (Val::Int(a), Val::Int(c), syn::BinOp::Div(_)) if *c > 0 => Val::Int(a / c),
+                    (Val::Ms(a), Val::Int(c), syn::BinOp::Mul(_))
+                    | (Val::Int(c), Val::Ms(a), syn::BinOp::Mul(_)) => Val::Ms(a.checked_mul(*c)?),
+                    (Val::Ms(a), Val::Ms(c), syn::BinOp::Add(_)) => Val::Ms(a.checked_add(*c)?),
+                    _ => return None,
+                };
+                Some(Evaled {
+                    val,
+                    from_const: l.from_const.or(r.from_const),
+                    name_unit: l.name_unit.or(r.name_unit),
+                })
+            }
+            Expr::Call(c) => {
+                let Expr::Path(p) = strip(&c.func) else {
+                    return None;
+                };
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let f = segs.last()?.as_str();
+                let typed = segs
+                    .iter()
+                    .any(|s| s == "Duration" || s == "TimeDelta" || s == "PgInterval");
+                let per = match f {
+                    "from_millis" => 1,
+                    "from_secs" => SECOND,
+                    "from_mins" => MINUTE,
+                    "from_hours" => HOUR,
+                    "from_days" => DAY,
+                    "from_weeks" => WEEK,
+                    "milliseconds" | "try_milliseconds" if typed => 1,
+                    "seconds" | "try_seconds" if typed => SECOND,
+                    "minutes" | "try_minutes" if typed => MINUTE,
+                    "hours" | "try_hours" if typed => HOUR,
+                    "days" | "try_days" if typed => DAY,
+                    "weeks" | "try_weeks" if typed => WEEK,
+                    "Some" | "Ok" => {
+                        return self.eval(c.args.first()?, depth + 1);
+                    }
+                    _ => return None,
+                };
+                let arg = self.eval(c.args.first()?, depth + 1)?;
+                let Val::Int(n) = arg.val else { return None };
+                Some(Evaled {
+                    val: Val::Ms(n.checked_mul(per)?),
+                    from_const: arg.from_const,
+                    name_unit: None,
+                })
+            }
+            Expr::MethodCall(m) => {
+                let inner = self.eval(&m.receiver, depth + 1)?;
+                let val = match (m.method.to_string().as_str(), &inner.val) {
+                    ("unwrap" | "expect" | "into" | "clone" | "to_owned" | "to_string", _) => {
+                        inner.val.clone()
+                    }
+                    ("as_secs" | "num_seconds", Val::Ms(ms)) => Val::Int(ms / SECOND),
+                    ("as_millis" | "num_milliseconds", Val::Ms(ms)) => Val::Int(*ms),
+                    _ => return None,
+                };
+                Some(Evaled { val, ..inner })
+            }
+            _ => None,
+        }
+    }
+
+    /// The string value of a SQL argument: a literal (with its own span) or a constant.
+    fn sql_text(&self, e: &Expr, fc: &FileCx) -> Option<SqlLit> {
+        if let Some(s) = lit_str(e) {
+            return Some(SqlLit {
+                text: s.value(),
+                loc: fc.loc(s.span(), s.span()),
+                source: fc.source(s.span()),
+            });
+        }
+        if let Expr::Path(p) = strip(e) {
+            let (text, loc) = self.str_consts.get(&last_seg(&p.path))?;
+            return Some(SqlLit {
+                text: text.clone(),
+                loc: loc.clone(),
+                source: None,
+            });
+        }
+        None
+    }
+}
+
+/// A SQL string: its value, the span of its literal, and the literal's source text
+/// with its start offset (to point inside it).
+struct SqlLit {
+    text: String,
+    loc: Loc,
+    source: Option<(usize, String)>,
+}
+
+struct FileCx<'a> {
+    path: Arc<str>,
+    lines: &'a LineIndex<'a>,
+    text: &'a str,
+}
+
+impl FileCx<'_> {
+    fn loc(&self, start: PmSpan, end: PmSpan) -> Loc {
+        Loc {
+            path: self.path.clone(),
+            span: span_of(self.lines, start, end),
+        }
+    }
+
+    fn source(&self, s: PmSpan) -> Option<(usize, String)> {
+        let sp = span_of(self.lines, s, s);
+        let t = self.text.get(sp.byte_start..sp.byte_end)?;
+        Some((sp.byte_start, t.to_string()))
+    }
+
+    /// The location of `needle` inside a literal, or the literal's.
+    fn inside(&self, lit: &SqlLit, needle: &str, fallback: &Loc) -> Loc {
+        let Some((start, src)) = &lit.source else {
+            return fallback.clone();
+        };
+        match src.find(needle) {
+            Some(i) => {
+                let b0 = start + i;
+                let b1 = b0 + needle.len();
+                let (line, column) = line_col(self.text, b0);
+                let (end_line, end_column) = line_col(self.text, b1);
+                Loc {
+                    path: self.path.clone(),
+                    span: Span {
+                        line,
+                        column,
+                        end_line,
+                        end_column,
+                        byte_start: b0,
+                        byte_end: b1,
+                    },
+                }
+            }
+            None => fallback.clone(),
+        }
+    }
+}
+
+/// Collects the crate's retention facts.
+pub fn collect(files: &[FileAst], tables: &Tables, include_tests: bool) -> RetentionFacts {
+    let mut cx = Cx {
+        consts: HashMap::new(),
+        str_consts: HashMap::new(),
+        tables,
+    };
+    let indexes: Vec<LineIndex> = files.iter().map(|f| LineIndex::new(&f.file.text)).collect();
+    for (f, lines) in files.iter().zip(&indexes) {
+        let fc = FileCx {
+            path: Arc::from(f.file.path.as_str()),
+            lines,
+            text: &f.file.text,
+        };
+        collect_consts(&f.ast.items, &fc, &mut cx, include_tests);
+    }
+    let mut out = RetentionFacts::default();
+    let mut sql_sites: BTreeMap<(Arc<str>, Span), Site> = BTreeMap::new();
+    for (f, lines) in files.iter().zip(&indexes) {
+        let fc = FileCx {
+            path: Arc::from(f.file.path.as_str()),
+            lines,
+            text: &f.file.text,
+        };
+        let mut v = Walker {
+            cx: &cx,
+            fc: &fc,
+            include_tests,
+            redis: f.file.text.contains("redis"),
+            out: &mut out,
+            sites: &mut sql_sites,
+            frames: vec![Frame::default()],
+        };
+        v.visit_file(f.ast);
+        v.end_frame();
+    }
+    for site in sql_sites.into_values() {
+        if let Some(r) = site.retention {
+            out.dedup.push(r);
+        }
+    }
+    out.dedup.sort_by(|a, b| a.loc.cmp(&b.loc));
+    out.dedup
+        .dedup_by(|a, b| a.loc == b.loc && a.write == b.write);
+    out.consumer_topics.sort();
+    out.consumer_topics.dedup();
+    out
+}
+
+fn collect_consts(items: &[syn::Item], fc: &FileCx, cx: &mut Cx, include_tests: bool) {
+    let mut add = |ident: &syn::Ident, expr: &Expr| {
+        let name = ident.to_string();
+        let loc = fc.loc(expr.span(), expr.span());
+        if let Some(s) = lit_str(expr) {
+            cx.str_consts
+                .insert(name.clone(), (s.value(), fc.loc(s.span(), s.span())));
+        }
+        cx.consts.insert(
+            name.clone(),
+            ConstDef {
+                expr: expr.clone(),
+                loc,
+                name_unit: name_unit(&name),
+            },
+        );
+    };
+    let mut mods = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Const(c) => add(&c.ident, &c.expr),
+            syn::Item::Static(s) => add(&s.ident, &s.expr),
+            syn::Item::Impl(i) if include_tests || !is_test_attr(&i.attrs) => {
+                for it in &i.items {
+                    if let syn::ImplItem::Const(c) = it {
+                        add(&c.ident, &c.expr);
+                    }
+                }
+            }
+            syn::Item::Mod(m) if include_tests || !is_test_attr(&m.attrs) => {
+                if let Some((_, inner)) = &m.content {
+                    mods.push(inner);
+                }
+            }
+            _ => {}
+        }
+    }
+    for inner in mods {
+        collect_consts(inner, fc, cx, include_tests);
+    }
+}
+
+/// A SQL statement found at a call, with what is bound to it.
+struct Site {
+    binds: usize,
+    retention: Option<DedupRetention>,
+}
+
+/// Redis calls of one function, to pair `set_nx` with a later `expire`.
+#[derive(Default)]
+struct Frame {
+    set_nx: Vec<(String, Loc)>,
+    expires: Vec<(String, Evaled, Loc, u64)>,
+}
+
+struct Walker<'a, 'b> {
+    cx: &'a Cx<'a>,
+    fc: &'a FileCx<'a>,
+    include_tests: bool,
+    redis: bool,
+    out: &'b mut RetentionFacts,
+    sites: &'b mut BTreeMap<(Arc<str>, Span), Site>,
+    frames: Vec<Frame>,
+}
+
+const DEDUP_KEY_WORDS: &[&str] = &["processed", "dedup", "idempot", "seen", "inbox"];
+
+fn key_text(e: &Expr) -> String {
+    quote::quote!(#e)
+        .to_string()
+        .replace(' ', "")
+        .trim_start_matches('&')
+        .to_string()
+}
+
+fn dedup_key(e: &Expr) -> bool {
+    let t = key_text(e).to_ascii_lowercase();
+    DEDUP_KEY_WORDS.iter().any(|w| t.contains(w))
+}
+
+impl Walker<'_, '_> {
+    fn end_frame(&mut self) {
+        let Some(frame) = self.frames.pop() else {
+            return;
+        };
+        let single = frame.set_nx.len() == 1 && frame.expires.len() == 1;
+        for (key, write) in &frame.set_nx {
+            for (ekey, ev, eloc, per) in &frame.expires {
+                if single || ekey == key {
+                    self.retention(
+                        ev,
+                        Some(*per),
+                        eloc,
+                        write,
+                        "the `SET NX` dedup claim".into(),
+                    );
+                }
+            }
+        }
+    }
+
+    fn retention(&mut self, ev: &Evaled, unit: Option<u64>, at: &Loc, write: &Loc, store: String) {
+        let Some(millis) = ev.millis(unit) else {
+            return;
+        };
+        self.out.dedup.push(DedupRetention {
+            millis,
+            loc: ev.from_const.clone().unwrap_or_else(|| at.clone()),
+            write: write.clone(),
+            store,
+        });
+    }
+
+    fn expr_loc(&self, e: &Expr) -> Loc {
+        self.fc.loc(e.span(), e.span())
+    }
+
+    /// A method chain, outermost call first, and its root expression.
+    fn chain(m: &syn::ExprMethodCall) -> (Vec<&syn::ExprMethodCall>, &Expr) {
+        let mut calls = vec![m];
+        let mut cur = &*m.receiver;
+        loop {
+            match strip(cur) {
+                Expr::MethodCall(inner) => {
+                    calls.push(inner);
+                    cur = &inner.receiver;
+                }
+                Expr::Await(a) => cur = &a.base,
+                Expr::Try(t) => cur = &t.expr,
+                _ => break,
+            }
+        }
+        (calls, cur)
+    }
+
+    fn method_chain(&mut self, m: &syn::ExprMethodCall) {
+        let (calls, root) = Self::chain(m);
+        let root_call = match strip(root) {
+            Expr::Call(c) => Some(c),
+            _ => None,
+        };
+        let root_fn = root_call
+            .and_then(|c| match strip(&c.func) {
+                Expr::Path(p) => Some(
+                    p.path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect::<Vec<_>>(),
+                ),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let root_name = root_fn.last().map(String::as_str).unwrap_or("");
+
+        // sqlx / diesel: `query("…").bind(a).bind(b)`.
+        if let Some(c) = root_call.filter(|_| {
+            matches!(
+                root_name,
+                "query"
+                    | "query_as"
+                    | "query_scalar"
+                    | "query_with"
+                    | "query_as_with"
+                    | "sql_query"
+            )
+        }) {
+            if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
+                let binds: Vec<&Expr> = calls
+                    .iter()
+                    .rev()
+                    .filter(|mc| mc.method == "bind")
+                    .filter_map(|mc| mc.args.last())
+                    .collect();
+                let write = self.fc.loc(c.span(), c.span());
+                self.sql_site(&sql, &binds, &write);
+            }
+        }
+        // tokio-postgres / rusqlite: `client.execute("…", &[&a])`.
+        for mc in &calls {
+            let name = mc.method.to_string();
+            if matches!(
+                name.as_str(),
+                "execute" | "query" | "query_one" | "query_opt" | "execute_raw"
+            ) && !mc.args.is_empty()
+            {
+                if let Some(sql) = self.cx.sql_text(&mc.args[0], self.fc) {
+                    let binds = mc.args.get(1).map(param_list).unwrap_or_default();
+                    let write = self.fc.loc(mc.method.span(), mc.span());
+                    self.sql_site(&sql, &binds, &write);
+                }
+            }
+        }
+
+        // Redis `cmd("SET")…arg("NX").arg("EX").arg(ttl)`.
+        if self.redis && root_name == "cmd" {
+            let is_set = root_call
+                .and_then(|c| c.args.first())
+                .and_then(lit_str)
+                .is_some_and(|s| s.value().eq_ignore_ascii_case("SET"));
+            if is_set {
+                let args: Vec<&Expr> = calls
+                    .iter()
+                    .rev()
+                    .filter(|mc| mc.method == "arg")
+                    .filter_map(|mc| mc.args.first())
+                    .collect();
+                let word = |e: &Expr| lit_str(e).map(|s| s.value().to_ascii_uppercase());
+                let nx = args.iter().any(|a| word(a).as_deref() == Some("NX"));
+                let keyed = args.first().is_some_and(|k| dedup_key(k));
+                if nx || keyed {
+                    let write = self.expr_loc(root);
+                    for (i, a) in args.iter().enumerate() {
+                        let per = match word(a).as_deref() {
+                            Some("EX") => SECOND,
+                            Some("PX") => 1,
+                            _ => continue,
+                        };
+                        if let Some(v) = args.get(i + 1) {
+                            if let Some(ev) = self.cx.eval(v, 0) {
+                                let at = self.expr_loc(v);
+                                self.retention(
+                                    &ev,
+                                    Some(per),
+                                    &at,
+                                    &write,
+                                    "the Redis dedup claim".into(),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // rdkafka admin: `NewTopic::new("orders", ..).set("retention.ms", "604800000")`.
+        if root_name == "new" && root_fn.iter().any(|s| s == "NewTopic") {
+            let topic = root_call
+                .and_then(|c| c.args.first())
+                .and_then(|a| self.cx.sql_text(a, self.fc))
+                .map(|l| l.text);
+            if let Some(topic) = topic {
+                for mc in calls
+                    .iter()
+                    .filter(|mc| mc.method == "set" && mc.args.len() == 2)
+                {
+                    let key = lit_str(&mc.args[0]).map(|s| s.value());
+                    let per = match key.as_deref() {
+                        Some("retention.ms") => 1,
+                        Some("retention.minutes") => MINUTE,
+                        Some("retention.hours") => HOUR,
+                        _ => continue,
+                    };
+                    if let Some(ev) = self.cx.eval(&mc.args[1], 0) {
+                        if let Some(millis) = ev.millis(Some(per)) {
+                            let loc = ev
+                                .from_const
+                                .clone()
+                                .unwrap_or_else(|| self.expr_loc(&mc.args[1]));
+                            self.out.windows.push(ReplayWindow {
+                                topic: Some(topic.clone()),
+                                millis,
+                                loc,
+                                source: format!("`{}`", key.unwrap_or_default()),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn single_method(&mut self, m: &syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        if name == "subscribe" {
+            for a in &m.args {
+                self.topics_in(a);
+            }
+        }
+        if !self.redis {
+            return;
+        }
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let write = self.fc.loc(m.method.span(), m.span());
+        match (name.as_str(), args.as_slice()) {
+            ("set_options", [key, _, opts]) => {
+                let mut o = OptsScan::default();
+                o.visit_expr(opts);
+                if o.nx || dedup_key(key) {
+                    if let Some((e, per)) = o.expiry {
+                        if let Some(ev) = self.cx.eval(&e, 0) {
+                            let at = self.expr_loc(&e);
+                            self.retention(
+                                &ev,
+                                Some(per),
+                                &at,
+                                &write,
+                                "the Redis dedup claim".into(),
+                            );
+                        }
+                    }
+                }
+            }
+            ("set_ex" | "pset_ex", [key, _, ttl]) if dedup_key(key) => {
+                let per = if name == "set_ex" { SECOND } else { 1 };
+                if let Some(ev) = self.cx.eval(ttl, 0) {
+                    let at = self.expr_loc(ttl);
+                    self.retention(&ev, Some(per), &at, &write, "the Redis dedup record".into());
+                }
+            }
+            ("set_nx", [key, _]) => {
+                if let Some(f) = self.frames.last_mut() {
+                    f.set_nx.push((key_text(key), write));
+                }
+            }
+            ("expire" | "pexpire", [key, ttl]) => {
+                let per = if name == "expire" { SECOND } else { 1 };
+                if let Some(ev) = self.cx.eval(ttl, 0) {
+                    let at = self.expr_loc(ttl);
+                    if let Some(f) = self.frames.last_mut() {
+                        f.expires.push((key_text(key), ev, at, per));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn topics_in(&mut self, e: &Expr) {
+        match strip(e) {
+            Expr::Array(a) => a.elems.iter().for_each(|x| self.topics_in(x)),
+            Expr::Lit(_) | Expr::Path(_) => {
+                if let Some(l) = self.cx.sql_text(e, self.fc) {
+                    self.out.consumer_topics.push(l.text);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A SQL statement with its bound values: a cleanup of a dedup table?
+    fn sql_site(&mut self, lit: &SqlLit, binds: &[&Expr], write: &Loc) {
+        let key = (lit.loc.path.clone(), lit.loc.span);
+        if self
+            .sites
+            .get(&key)
+            .is_some_and(|s| s.binds >= binds.len() && binds.is_empty())
+        {
+            return;
+        }
+        let facts = sql::facts(&lit.text);
+        if facts.kind != SqlKind::Write || facts.verb != "DELETE" {
+            return;
+        }
+        let Some(table) = facts
+            .tables
+            .iter()
+            .find(|t| self.cx.tables.is_dedup(t))
+            .cloned()
+        else {
+            return;
+        };
+        let store = format!("the cleanup of `{table}`");
+        let retention = self
+            .cleanup_retention(lit, binds)
+            .map(|(millis, loc)| DedupRetention {
+                millis,
+                loc,
+                write: write.clone(),
+                store,
+            });
+        let site = Site {
+            binds: binds.len(),
+            retention,
+        };
+        match self.sites.get(&key) {
+            Some(old)
+                if old.binds > site.binds
+                    || (old.retention.is_some() && site.retention.is_none()) => {}
+            _ => {
+                self.sites.insert(key, site);
+            }
+        }
+    }
+
+    fn cleanup_retention(&self, lit: &SqlLit, binds: &[&Expr]) -> Option<(u64, Loc)> {
+        let sql = &lit.text;
+        match interval_in(sql)? {
+            Interval::Literal { millis, text } => {
+                Some((millis, self.fc.inside(lit, &text, &lit.loc)))
+            }
+            Interval::Bind { index, unit } => {
+                let b = binds.get(index.checked_sub(1)?)?;
+                let ev = self.cx.eval(b, 0)?;
+                let millis = ev.millis(unit)?;
+                Some((
+                    millis,
+                    ev.from_const.clone().unwrap_or_else(|| self.expr_loc(b)),
+                ))
+            }
+            Interval::Cutoff => binds.iter().find_map(|b| {
+                let Expr::Binary(bin) = strip(b) else {
+                    return None;
+                };
+                if !matches!(bin.op, syn::BinOp::Sub(_)) {
+                    return None;
+                }
+                let ev = self.cx.eval(&bin.right, 0)?;
+                let Val::Ms(ms) = ev.val else { return None };
+                Some((
+                    ms,
+                    ev.from_const
+                        .clone()
+                        .unwrap_or_else(|| self.expr_loc(&bin.right)),
+                ))
+            }),
+        }
+    }
+}
+
+/// `&[&a, &b]`, `params![a, b]`, `[a, b]`, `(a, b)`: the values bound, in order.
+fn param_list(e: &Expr) -> Vec<&Expr> {
+    match strip(e) {
+        Expr::Array(a) => a.elems.iter().map(strip).collect(),
+        Expr::Tuple(t) => t.elems.iter().map(strip).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Finds `SetExpiry::EX(n)` / `PX(n)` and `ExistenceCheck::NX` in `SetOptions`.
+#[derive(Default)]
+struct OptsScan {
+    nx: bool,
+    expiry: Option<(Expr, u64)>,
+}
+
+impl<'ast> Visit<'ast> for OptsScan {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if last_seg(p) == "NX" {
+            self.nx = true;
+        }
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = strip(&c.func) {
+            let per = match last_seg(&p.path).as_str() {
+                "EX" => Some(SECOND),
+                "PX" => Some(1),
+                _ => None,
+            };
+            if let (Some(per), Some(a)) = (per, c.args.first()) {
+                self.expiry = Some((a.clone(), per));
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+}
+
+/// The retention written in a cleanup statement.
+#[derive(Debug, PartialEq, Eq)]
+enum Interval {
+    /// Written in the SQL: `interval '2 days'` (the text as written, to point at it).
+    Literal { millis: u64, text: String },
+    /// `$1::interval`, `$1 * interval '1 day'`, `interval ? day`: the bound value
+    /// (1-based), and the unit of a bare number bound to it.
+    Bind { index: usize, unit: Option<u64> },
+    /// No interval in the SQL: a cutoff timestamp may be bound (`Utc::now() - d`).
+    Cutoff,
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Finds the retention of a cleanup statement in its SQL text.
+fn interval_in(sql: &str) -> Option<Interval> {
+    let lower = sql.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let skip_ws = |mut i: usize| {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    // The placeholder ending just before `i` (`$2`, `?`), skipping blanks and `*`.
+    let placeholder_before = |end: usize| -> Option<usize> {
+        let head = lower[..end].trim_end().trim_end_matches('*').trim_end();
+        if head.ends_with('?') {
+            return Some(lower[..head.len() - 1].matches('?').count() + 1);
+        }
+        let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (digits > 0 && head[..head.len() - digits].ends_with('$'))
+            .then(|| head[head.len() - digits..].parse().ok())
+            .flatten()
+    };
+    let placeholder_at = |i: usize| -> Option<(usize, usize)> {
+        if bytes.get(i) == Some(&b'$') {
+            let n = lower[i + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .count();
+            return Some((lower[i + 1..i + 1 + n].parse().ok()?, i + 1 + n));
+        }
+        if bytes.get(i) == Some(&b'?') {
+            return Some((lower[..i].matches('?').count() + 1, i + 1));
+        }
+        None
+    };
+
+    let mut search = 0;
+    while let Some(rel) = lower[search..].find("interval") {
+        let at = search + rel;
+        search = at + 8;
+        if (at > 0 && is_word(bytes[at - 1])) || bytes.get(at + 8).is_some_and(|b| is_word(*b)) {
+            continue;
+        }
+        // `$1::interval`, `CAST($1 AS interval)`.
+        let before = lower[..at].trim_end();
+        if let Some(head) = before
+            .strip_suffix("::")
+            .or_else(|| before.strip_suffix(" as"))
+        {
+            let head = head.trim_end();
+            if let Some(index) = placeholder_before(head.len()) {
+                return Some(Interval::Bind { index, unit: None });
+            }
+        }
+        let i = skip_ws(at + 8);
+        if bytes.get(i) == Some(&b'\'') {
+            let close = lower[i + 1..].find('\'')? + i + 1;
+            let inner = &sql[i + 1..close];
+            // `interval '2' day`
+            let j = skip_ws(close + 1);
+            let word_len = lower[j..]
+                .bytes()
+                .take_while(|b| b.is_ascii_alphabetic())
+                .count();
+            let (millis, end) = match duration::parse(inner, None) {
+                Some(ms) => (ms, close + 1),
+                None => {
+                    let per = duration::unit(&lower[j..j + word_len])?;
+                    (duration::parse(inner, Some(per))?, j + word_len)
+                }
+            };
+            // `$1 * interval '1 day'`: the bound number counts the units.
+            if let Some(index) = placeholder_before(at) {
+                return Some(Interval::Bind {
+                    index,
+                    unit: Some(millis),
+                });
+            }
+            let after = lower[end..].trim_start();
+            if let Some(rest) = after.strip_prefix('*') {
+                if let Some((index, _)) = placeholder_at(lower.len() - rest.trim_start().len()) {
+                    return Some(Interval::Bind {
+                        index,
+                        unit: Some(millis),
+                    });
+                }
+            }
+            return Some(Interval::Literal {
+                millis,
+                text: sql[at..end].to_string(),
+            });
+        }
+        // MySQL `INTERVAL 2 DAY`, `INTERVAL ? DAY`.
+        let n_len = lower[i..]
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'_')
+            .count();
+        let (index, j) = if n_len == 0 {
+            match placeholder_at(i) {
+                Some((idx, end)) => (Some(idx), skip_ws(end)),
+                None => continue,
+            }
+        } else {
+            (None, skip_ws(i + n_len))
+        };
+        let word_len = lower[j..]
+            .bytes()
+            .take_while(|b| b.is_ascii_alphabetic())
+            .count();
+        let Some(per) = duration::unit(&lower[j..j + word_len]) else {
+            continue;
+        };
+        if let Some(index) = index {
+            return Some(Interval::Bind {
+                index,
+                unit: Some(per),
+            });
+        }
+        let millis = duration::parse(&lower[i..i + n_len], Some(per))?;
+        return Some(Interval::Literal {
+            millis,
+            text: sql[at..j + word_len].to_string(),
+        });
+    }
+    // SQLite: `datetime('now', '-2 days')`, `date('now','-7 day')`, `strftime('%s', 'now', '-1 hour')`.
+    for f in [
+        "datetime(",
+        "date(",
+        "strftime(",
+        "julianday(",
+        "unixepoch(",
+    ] {
+        let mut from = 0;
+        while let Some(rel) = lower[from..].find(f) {
+            let start = from + rel + f.len();
+            from = start;
+            let Some(close) = lower[start..].find(')') else {
+                break;
+            };
+            let args = &lower[start..start + close];
+            if !args.contains("'now'") {
+                continue;
+            }
+            let mut k = start;
+            while let Some(q) = lower[k..start + close].find('\'') {
+                let q0 = k + q;
+                let Some(q1) = lower[q0 + 1..start + close].find('\'') else {
+                    break;
+                };
+                let q1 = q0 + 1 + q1;
+                let inner = &sql[q0 + 1..q1];
+                if inner.trim_start().starts_with('-') {
+                    if let Some(millis) = duration::parse(inner, None) {
+                        return Some(Interval::Literal {
+                            millis,
+                            text: sql[q0..=q1].to_string(),
+                        });
+                    }
+                }
+                k = q1 + 1;
+            }
+        }
+    }
+    Some(Interval::Cutoff)
+}
+
+impl<'ast> Visit<'ast> for Walker<'_, '_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !self.include_tests && is_test_attr(&f.attrs) {
+            return;
+        }
+        self.frames.push(Frame::default());
+        syn::visit::visit_item_fn(self, f);
+        self.end_frame();
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !self.include_tests && is_test_attr(&f.attrs) {
+            return;
+        }
+        self.frames.push(Frame::default());
+        syn::visit::visit_impl_item_fn(self, f);
+        self.end_frame();
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !self.include_tests && is_test_attr(&m.attrs) {
+            return;
+        }
+        syn::visit::visit_item_mod(self, m);
+    }
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if !self.include_tests && is_test_attr(&i.attrs) {
+            return;
+        }
+        syn::visit::visit_item_impl(self, i);
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.method_chain(m);
+        self.single_method(m);
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        // `sqlx::query("…")` bound later, or executed without binds.
+        if let Expr::Path(p) = strip(&c.func) {
+            let name = last_seg(&p.path);
+            if matches!(
+                name.as_str(),
+                "query" | "query_as" | "query_scalar" | "sql_query"
+            ) {
+                if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
+                    let write = self.fc.loc(c.span(), c.span());
+                    self.sql_site(&sql, &[], &write);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // `sqlx::query!("…", a, b)`, `query_as!(Row, "…", a)`, `query_scalar!`.
+        let name = last_seg(&m.path);
+        if name.starts_with("query") {
+            if let Ok(args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+                let args: Vec<&Expr> = args.iter().collect();
+                if let Some(i) = args.iter().position(|a| lit_str(a).is_some()) {
+                    if let Some(sql) = self.cx.sql_text(args[i], self.fc) {
+                        let write = self.fc.loc(m.path.span(), m.delimiter.span().close());
+                        let binds: Vec<&Expr> = args[i + 1..].to_vec();
+                        self.sql_site(&sql, &binds, &write);
+                    }
+                }
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(sql: &str) -> Option<u64> {
+        match interval_in(sql)? {
+            Interval::Literal { millis, .. } => Some(millis),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn intervals_in_cleanup_sql() {
+        let d2 = 2 * DAY;
+        assert_eq!(
+            lit("DELETE FROM processed_events WHERE processed_at < now() - interval '2 days'"),
+            Some(d2)
+        );
+        assert_eq!(
+            lit("DELETE FROM processed_events WHERE at < NOW() - INTERVAL '48 hours'"),
+            Some(d2)
+        );
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < NOW() - INTERVAL 2 DAY"),
+            Some(d2)
+        );
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < now() - interval '2' day"),
+            Some(d2)
+        );
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < datetime('now', '-2 days')"),
+            Some(d2)
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE at < now() - $1::interval"),
+            Some(Interval::Bind {
+                index: 1,
+                unit: None
+            })
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE id <> $1 AND at < now() - $2 * interval '1 day'"),
+            Some(Interval::Bind {
+                index: 2,
+                unit: Some(DAY)
+            })
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE at < NOW() - INTERVAL ? HOUR"),
+            Some(Interval::Bind {
+                index: 1,
+                unit: Some(HOUR)
+            })
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE at < $1"),
+            Some(Interval::Cutoff)
+        );
+    }
+}
