@@ -91,6 +91,12 @@ enum FormatArg {
     Short,
     /// One JSON document (the stable machine format).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning (`upload-sarif`) and SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
+    /// One rustc diagnostic JSON object per line, for rust-analyzer's `check.overrideCommand`.
+    RustcJson,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -159,6 +165,9 @@ fn check(args: CheckArgs) -> u8 {
         }
         FormatArg::Short => emit::render(&report, Format::Short),
         FormatArg::Json => emit::render(&report, Format::Json),
+        FormatArg::Sarif => emit::render(&report, Format::Sarif),
+        FormatArg::Github => emit::render(&report, Format::Github),
+        FormatArg::RustcJson => emit::render(&report, Format::RustcJson),
     };
     write_stdout(&text);
     if !report.errors.is_empty() {

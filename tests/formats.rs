@@ -5,6 +5,9 @@
 use msgaudit::emit::{self, Format, HumanOptions};
 use msgaudit::{Finding, InputError, Label, Report, Severity, Span};
 
+mod support;
+use support::sarif_for_snapshot;
+
 const CONSUMER: &str = "\
 async fn handle(consumer: &StreamConsumer, pool: &PgPool, m: &BorrowedMessage<'_>) -> Result<()> {
     let mut tx = pool.begin().await?;
@@ -129,6 +132,22 @@ fn short() {
 #[test]
 fn json() {
     insta::assert_snapshot!(emit::render(&report(), Format::Json));
+}
+
+#[test]
+fn sarif() {
+    let text = emit::render(&report(), Format::Sarif);
+    insta::assert_snapshot!(sarif_for_snapshot(&text));
+}
+
+#[test]
+fn github() {
+    insta::assert_snapshot!(emit::render(&report(), Format::Github));
+}
+
+#[test]
+fn rustc_json() {
+    insta::assert_snapshot!(emit::render(&report(), Format::RustcJson));
 }
 
 #[test]

@@ -1,12 +1,18 @@
 //! Output formats. Only this module knows how findings are printed, and it owns
-//! the serializable types (`json.rs`), so the JSON format stays stable while the
-//! core's types change.
+//! the serializable types (`json.rs`, `sarif.rs`, `rustc_json.rs`), so each format
+//! stays stable while the core's types change. One file per format.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod rustc_json;
+pub mod sarif;
 pub mod short;
 
-use crate::diagnostic::Report;
+use std::collections::BTreeMap;
+
+use crate::diagnostic::{Report, Span};
+use crate::frontend::LineIndex;
 use crate::rules::RuleMeta;
 
 pub use human::HumanOptions;
@@ -20,6 +26,12 @@ pub enum Format {
     Short,
     /// The stable machine format of SPEC §5.
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…::…`), one per line.
+    Github,
+    /// One bare rustc diagnostic JSON object per line, for rust-analyzer.
+    RustcJson,
 }
 
 /// Renders a finished report. `Human` uses unicode box characters without colour
@@ -29,7 +41,81 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Human => human::render(report, &HumanOptions::default()),
         Format::Short => short::render(report),
         Format::Json => json::render(report),
+        Format::Sarif => sarif::render(report),
+        Format::Github => github::render(report),
+        Format::RustcJson => rustc_json::render(report),
     }
+}
+
+/// Positions in the report's source texts, for the formats that need byte offsets
+/// or line text. Line indexes are built on first use, one per file.
+pub(crate) struct Sources<'a> {
+    report: &'a Report,
+    indexes: BTreeMap<&'a str, LineIndex<'a>>,
+}
+
+impl<'a> Sources<'a> {
+    pub(crate) fn new(report: &'a Report) -> Self {
+        Sources {
+            report,
+            indexes: BTreeMap::new(),
+        }
+    }
+
+    fn index(&mut self, path: &str) -> Option<&LineIndex<'a>> {
+        let (key, text) = self.report.sources.get_key_value(path)?;
+        Some(
+            self.indexes
+                .entry(key.as_str())
+                .or_insert_with(|| LineIndex::new(text)),
+        )
+    }
+
+    /// Byte offset of 1-based `line` and 1-based character `column` in `path`,
+    /// clamped to the text; `None` when the report has no text for `path`.
+    pub(crate) fn offset(&mut self, path: &str, line: u32, column: u32) -> Option<usize> {
+        let index = self.index(path)?;
+        Some(index.offset(line.max(1) as usize, column.max(1) as usize - 1))
+    }
+
+    /// Byte range of `span` in `path`, computed from its lines and columns (an
+    /// end line of 0 means an empty span at the start).
+    pub(crate) fn byte_range(&mut self, path: &str, span: &Span) -> Option<(usize, usize)> {
+        let start = self.offset(path, span.line, span.column)?;
+        let end = if span.end_line == 0 {
+            start
+        } else {
+            self.offset(path, span.end_line, span.end_column)?
+                .max(start)
+        };
+        Some((start, end))
+    }
+
+    /// The source text that `span` covers in `path`.
+    pub(crate) fn snippet(&mut self, path: &str, span: &Span) -> Option<&'a str> {
+        let (start, end) = self.byte_range(path, span)?;
+        self.report.sources.get(path)?.get(start..end)
+    }
+
+    /// The text of 1-based `line` in `path`, without its line ending (empty past
+    /// the end of the text).
+    pub(crate) fn line(&mut self, path: &str, line: u32) -> Option<&'a str> {
+        if line == 0 {
+            return None;
+        }
+        let start = self.offset(path, line, 1)?;
+        let end = self.offset(path, line + 1, 1)?;
+        let text = self.report.sources.get(path)?.get(start..end)?;
+        Some(
+            text.strip_suffix('\n')
+                .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t)),
+        )
+    }
+}
+
+/// The rustc-style lint code of a rule: `msgaudit::ack_before_commit`.
+pub(crate) fn tool_code(name: &str) -> String {
+    format!("msgaudit::{}", name.replace('-', "_"))
 }
 
 /// The rule catalogue as a text table: code, name, default severity, summary.

@@ -1,0 +1,294 @@
+//! `--format rustc-json`: one bare rustc diagnostic JSON object per line, without
+//! cargo's `compiler-message` wrapper, so that rust-analyzer's
+//! `check.overrideCommand` shows findings in the editor.
+//!
+//! Each finding is a diagnostic with `code: {"code": "msgaudit::ack_before_commit"}`
+//! (rust-analyzer shows source `msgaudit`, code `ack_before_commit`), a primary
+//! span labelled with the boundary, a secondary span per label (in the same or
+//! another file), a `note` child with the failure window and a `help` child.
+//! Lines and columns are 1-based, columns count characters, ends are exclusive;
+//! byte offsets are into the text without a BOM. Input errors are `error`
+//! diagnostics with the code `msgaudit::input_error` (a primary span only when
+//! they have a position: rust-analyzer drops the others).
+
+use serde::Serialize;
+
+use super::{tool_code, Sources};
+use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
+
+#[derive(Serialize)]
+pub struct RustcDiagnostic<'a> {
+    pub message: String,
+    pub code: Option<RustcCode>,
+    pub level: &'static str,
+    pub spans: Vec<RustcSpan<'a>>,
+    pub children: Vec<RustcDiagnostic<'a>>,
+    pub rendered: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct RustcCode {
+    pub code: String,
+    pub explanation: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct RustcSpan<'a> {
+    pub file_name: &'a str,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub column_start: u32,
+    pub column_end: u32,
+    pub is_primary: bool,
+    pub text: Vec<RustcSpanLine<'a>>,
+    pub label: Option<String>,
+    pub suggested_replacement: Option<String>,
+    pub suggestion_applicability: Option<String>,
+    pub expansion: Option<()>,
+}
+
+#[derive(Serialize)]
+pub struct RustcSpanLine<'a> {
+    pub text: &'a str,
+    pub highlight_start: u32,
+    pub highlight_end: u32,
+}
+
+/// A child (`note`, `help`) without spans.
+fn child(level: &'static str, message: String) -> RustcDiagnostic<'static> {
+    RustcDiagnostic {
+        message,
+        code: None,
+        level,
+        spans: Vec::new(),
+        children: Vec::new(),
+        rendered: None,
+    }
+}
+
+/// The span of `span` in `path`; `None` when the position is unknown (line 0).
+fn span<'a>(
+    sources: &mut Sources<'a>,
+    path: &'a str,
+    span: &Span,
+    is_primary: bool,
+    label: Option<String>,
+) -> Option<RustcSpan<'a>> {
+    if span.line == 0 {
+        return None;
+    }
+    let column_start = span.column.max(1);
+    let (line_end, column_end) = if span.end_line == 0 {
+        (span.line, column_start)
+    } else {
+        (span.end_line.max(span.line), span.end_column.max(1))
+    };
+    let full = Span {
+        line: span.line,
+        column: column_start,
+        end_line: line_end,
+        end_column: column_end,
+        ..*span
+    };
+    let (byte_start, byte_end) = sources
+        .byte_range(path, &full)
+        .unwrap_or((span.byte_start, span.byte_end));
+    let mut text = Vec::new();
+    for line in span.line..=line_end {
+        let Some(line_text) = sources.line(path, line) else {
+            break;
+        };
+        let highlight_start = if line == span.line { column_start } else { 1 };
+        let highlight_end = if line == line_end {
+            column_end
+        } else {
+            line_text.chars().count() as u32 + 1
+        };
+        text.push(RustcSpanLine {
+            text: line_text,
+            highlight_start,
+            highlight_end,
+        });
+    }
+    Some(RustcSpan {
+        file_name: path,
+        byte_start,
+        byte_end,
+        line_start: span.line,
+        line_end,
+        column_start,
+        column_end,
+        is_primary,
+        text,
+        label,
+        suggested_replacement: None,
+        suggestion_applicability: None,
+        expansion: None,
+    })
+}
+
+/// `error[MA001]: message`, the location and the children, as rustc's short
+/// human rendering.
+fn rendered(
+    level: &str,
+    code: &str,
+    message: &str,
+    at: Option<String>,
+    children: &[RustcDiagnostic],
+) -> String {
+    let mut out = if code.is_empty() {
+        format!("{level}: {message}\n")
+    } else {
+        format!("{level}[{code}]: {message}\n")
+    };
+    if let Some(at) = at {
+        out.push_str(&format!("  --> {at}\n"));
+    }
+    for c in children {
+        out.push_str(&format!("  = {}: {}\n", c.level, c.message));
+    }
+    out
+}
+
+fn finding<'a>(sources: &mut Sources<'a>, f: &'a Finding) -> RustcDiagnostic<'a> {
+    let level = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let primary_label = (!f.boundary.is_empty()).then(|| format!("boundary: {}", f.boundary));
+    let mut spans: Vec<RustcSpan> = span(sources, &f.path, &f.span, true, primary_label)
+        .into_iter()
+        .collect();
+    let mut children = Vec::new();
+    for l in &f.labels {
+        match span(sources, &l.path, &l.span, false, Some(l.message.clone())) {
+            Some(s) => spans.push(s),
+            None => children.push(child("note", format!("{}: {}", l.path, l.message))),
+        }
+    }
+    if !f.window.is_empty() {
+        children.push(child("note", format!("window: {}", f.window)));
+    }
+    if !f.help.is_empty() {
+        children.push(child("help", f.help.clone()));
+    }
+    let at = format!("{}:{}:{}", f.path, f.span.line, f.span.column);
+    RustcDiagnostic {
+        rendered: Some(rendered(level, f.code, &f.message, Some(at), &children)),
+        message: f.message.clone(),
+        code: Some(RustcCode {
+            code: tool_code(f.name),
+            explanation: None,
+        }),
+        level,
+        spans,
+        children,
+    }
+}
+
+fn input_error<'a>(sources: &mut Sources<'a>, e: &'a InputError) -> RustcDiagnostic<'a> {
+    let at_span = e.line.map(|line| {
+        let column = e.column.unwrap_or(1);
+        Span {
+            line,
+            column,
+            end_line: line,
+            end_column: column,
+            ..Span::default()
+        }
+    });
+    let spans: Vec<RustcSpan> = at_span
+        .and_then(|s| span(sources, &e.path, &s, true, None))
+        .into_iter()
+        .collect();
+    let at = match (e.line, e.column) {
+        (Some(l), Some(c)) => Some(format!("{}:{l}:{c}", e.path)),
+        (Some(l), None) => Some(format!("{}:{l}", e.path)),
+        _ if e.path.is_empty() => None,
+        _ => Some(e.path.clone()),
+    };
+    RustcDiagnostic {
+        rendered: Some(rendered("error", "", &e.message, at, &[])),
+        message: e.message.clone(),
+        code: Some(RustcCode {
+            code: tool_code("input-error"),
+            explanation: None,
+        }),
+        level: "error",
+        spans,
+        children: Vec::new(),
+    }
+}
+
+/// Every finding, then every input error, one compact JSON object per line.
+pub fn render(report: &Report) -> String {
+    let mut sources = Sources::new(report);
+    let mut out = String::new();
+    let mut push = |d: RustcDiagnostic| {
+        // Serializing these types cannot fail: no maps, no custom serializers.
+        out.push_str(&serde_json::to_string(&d).unwrap_or_default());
+        out.push('\n');
+    };
+    for f in &report.findings {
+        push(finding(&mut sources, f));
+    }
+    for e in &report.errors {
+        push(input_error(&mut sources, e));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_line_span_highlights_each_line() {
+        let mut r = Report::default();
+        r.sources
+            .insert("a.rs".into(), "fn é() {\n    x();\n}\n".into());
+        let mut sources = Sources::new(&r);
+        let s = span(
+            &mut sources,
+            "a.rs",
+            &Span {
+                line: 1,
+                column: 4,
+                end_line: 2,
+                end_column: 6,
+                ..Span::default()
+            },
+            true,
+            None,
+        )
+        .unwrap();
+        // Columns count characters, bytes do not: `é` is two bytes.
+        assert_eq!((s.byte_start, s.byte_end), (3, 15));
+        assert_eq!(s.text.len(), 2);
+        assert_eq!(
+            (
+                s.text[0].text,
+                s.text[0].highlight_start,
+                s.text[0].highlight_end
+            ),
+            ("fn é() {", 4, 9)
+        );
+        assert_eq!(
+            (
+                s.text[1].text,
+                s.text[1].highlight_start,
+                s.text[1].highlight_end
+            ),
+            ("    x();", 1, 6)
+        );
+    }
+
+    #[test]
+    fn unknown_position_has_no_span() {
+        let r = Report::default();
+        let mut sources = Sources::new(&r);
+        assert!(span(&mut sources, "a.rs", &Span::default(), true, None).is_none());
+    }
+}

@@ -1,0 +1,395 @@
+//! `--format sarif`: one SARIF 2.1.0 log (OASIS, errata 01) with one run, for
+//! GitHub code scanning (`github/codeql-action/upload-sarif`) and SARIF viewers.
+//!
+//! - `tool.driver` is msgaudit with its version and every rule of
+//!   [`rules::ALL`](crate::rules::ALL) as a `reportingDescriptor` (a catalogued but
+//!   unimplemented rule is `enabled: false`).
+//! - Each finding is a `result` with its rule, level, message and primary location;
+//!   its labels are `relatedLocations` with their messages; boundary, window and
+//!   help are in the result's `properties`.
+//! - Columns count characters (`columnKind: unicodeCodePoints`), `endColumn` is
+//!   exclusive, as in SARIF.
+//! - `partialFingerprints["msgaudit/v1"]` hashes the rule, the path and the
+//!   finding's own source text (whitespace collapsed), plus the number of earlier
+//!   findings with the same hash: it survives edits that move the finding to
+//!   another line.
+//! - Input errors are `toolExecutionNotifications` of the one invocation, whose
+//!   `executionSuccessful` is false when there are any.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use serde_sarif::sarif::{
+    ArtifactLocation, Invocation, Location, Message, MultiformatMessageString, Notification,
+    PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
+    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+};
+
+use super::{unindent, Sources};
+use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
+use crate::rules::{RuleMeta, ALL};
+
+/// `$schema` of the log: the official schema's `id`.
+pub const SCHEMA: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/// Key of the fingerprint in `partialFingerprints`; the suffix changes when the
+/// way it is computed does.
+pub const FINGERPRINT_KEY: &str = "msgaudit/v1";
+
+/// The report as one pretty-printed SARIF document, with a final newline.
+pub fn render(report: &Report) -> String {
+    let log = to_sarif(report);
+    // Serializing these types cannot fail: every map has string keys.
+    let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The report as a SARIF log.
+pub fn to_sarif(report: &Report) -> Sarif {
+    let mut sources = Sources::new(report);
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let results: Vec<SarifResult> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let hash = fingerprint_hash(f, &mut sources);
+            let n = seen.entry(hash.clone()).or_default();
+            let fingerprint = format!("{hash}:{n}");
+            *n += 1;
+            result(f, fingerprint)
+        })
+        .collect();
+    let notifications: Vec<Notification> = report.errors.iter().map(notification).collect();
+    let mut summary = BTreeMap::new();
+    summary.insert(
+        "msgaudit/summary".to_string(),
+        json!({
+            "files": report.summary.files,
+            "analyzed": report.summary.analyzed,
+            "skipped": report.summary.skipped,
+            "findings": report.summary.findings,
+            "suppressed": report.summary.suppressed,
+            "errors": report.summary.errors,
+        }),
+    );
+    let mut invocation = Invocation::builder()
+        .execution_successful(report.errors.is_empty())
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(summary)
+                .build(),
+        )
+        .build();
+    if !notifications.is_empty() {
+        invocation.tool_execution_notifications = Some(notifications);
+    }
+    let driver = ToolComponent::builder()
+        .name("msgaudit")
+        .version(env!("CARGO_PKG_VERSION"))
+        .semantic_version(env!("CARGO_PKG_VERSION"))
+        .short_description(text(env!("CARGO_PKG_DESCRIPTION")))
+        .rules(ALL.iter().map(|r| descriptor(r)).collect::<Vec<_>>())
+        .build();
+    let run = Run::builder()
+        .tool(Tool::builder().driver(driver).build())
+        .invocations(vec![invocation])
+        .results(results)
+        .column_kind(json!("unicodeCodePoints"))
+        .build();
+    Sarif::builder()
+        .schema(SCHEMA)
+        .version(json!("2.1.0"))
+        .runs(vec![run])
+        .build()
+}
+
+fn text(s: &str) -> MultiformatMessageString {
+    MultiformatMessageString::builder().text(s).build()
+}
+
+fn level(severity: Severity) -> ResultLevel {
+    match severity {
+        Severity::Error => ResultLevel::Error,
+        Severity::Warning => ResultLevel::Warning,
+    }
+}
+
+/// The first paragraph of the rule's "What it does" section (or of its doc).
+fn first_paragraph(doc: &str) -> String {
+    let body = doc
+        .split_once("## What it does")
+        .map_or(doc, |(_, rest)| rest);
+    body.trim_start()
+        .split("\n\n")
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn descriptor(rule: &RuleMeta) -> ReportingDescriptor {
+    let doc = unindent(rule.doc);
+    let doc = doc.trim_end();
+    let mut configuration = ReportingConfiguration::builder()
+        .level(json!(rule.default_severity.as_str()))
+        .build();
+    if !rule.implemented {
+        configuration.enabled = Some(false);
+    }
+    let mut properties = BTreeMap::new();
+    properties.insert("boundary".to_string(), json!(rule.boundary));
+    properties.insert("tags".to_string(), json!(["reliability"]));
+    ReportingDescriptor::builder()
+        .id(rule.code)
+        .name(rule.name)
+        .short_description(text(rule.summary))
+        .full_description(text(&first_paragraph(doc)))
+        .help(
+            MultiformatMessageString::builder()
+                .text(doc)
+                .markdown(doc)
+                .build(),
+        )
+        .default_configuration(configuration)
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(properties)
+                .build(),
+        )
+        .build()
+}
+
+/// A relative URI reference for a display path: `/` separators, no leading
+/// `./`, and every byte outside RFC 3986's unreserved set and `/` percent-encoded.
+/// Absolute paths become `file://` URIs.
+pub fn path_uri(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let mut rest = path.as_str();
+    while let Some(r) = rest.strip_prefix("./") {
+        rest = r;
+    }
+    let mut out = String::with_capacity(rest.len());
+    let absolute = rest.starts_with('/');
+    // `C:/x` on Windows.
+    let drive =
+        rest.len() >= 2 && rest.as_bytes()[1] == b':' && rest.as_bytes()[0].is_ascii_alphabetic();
+    if absolute {
+        out.push_str("file://");
+    } else if drive {
+        out.push_str("file:///");
+    }
+    for (i, b) in rest.bytes().enumerate() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
+            || (drive && i == 1);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The region of a span; `None` for a span without a line (positions unknown).
+fn region(span: &Span) -> Option<Region> {
+    if span.line == 0 {
+        return None;
+    }
+    let mut r = Region::builder().start_line(span.line as i64).build();
+    if span.column > 0 {
+        r.start_column = Some(span.column as i64);
+    }
+    if span.end_line >= span.line && span.end_column > 0 {
+        r.end_line = Some(span.end_line as i64);
+        r.end_column = Some(span.end_column as i64);
+    }
+    Some(r)
+}
+
+fn physical(path: &str, region: Option<Region>) -> PhysicalLocation {
+    let mut p = PhysicalLocation::builder()
+        .artifact_location(ArtifactLocation::builder().uri(path_uri(path)).build())
+        .build();
+    p.region = region;
+    p
+}
+
+fn result(f: &Finding, fingerprint: String) -> SarifResult {
+    let rule_index = ALL.iter().position(|r| r.code == f.code);
+    let location = Location::builder()
+        .physical_location(physical(&f.path, region(&f.span)))
+        .build();
+    let related: Vec<Location> = f
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            Location::builder()
+                .id(i as i64 + 1)
+                .physical_location(physical(&l.path, region(&l.span)))
+                .message(Message::from(l.message.as_str()))
+                .build()
+        })
+        .collect();
+    let mut properties = BTreeMap::new();
+    for (key, value) in [
+        ("boundary", &f.boundary),
+        ("window", &f.window),
+        ("help", &f.help),
+    ] {
+        if !value.is_empty() {
+            properties.insert(key.to_string(), Value::from(value.as_str()));
+        }
+    }
+    let mut r = SarifResult::builder()
+        .rule_id(f.code)
+        .level(level(f.severity))
+        .message(Message::from(f.message.as_str()))
+        .locations(vec![location])
+        .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint)]))
+        .build();
+    r.rule_index = rule_index.map(|i| i as i64);
+    if !related.is_empty() {
+        r.related_locations = Some(related);
+    }
+    if !properties.is_empty() {
+        r.properties = Some(
+            PropertyBag::builder()
+                .additional_properties(properties)
+                .build(),
+        );
+    }
+    r
+}
+
+fn notification(e: &InputError) -> Notification {
+    let span = Span {
+        line: e.line.unwrap_or(0),
+        column: e.column.unwrap_or(0),
+        ..Span::default()
+    };
+    let mut n = Notification::builder()
+        .message(Message::from(e.message.as_str()))
+        .level(json!("error"))
+        .build();
+    if !e.path.is_empty() {
+        n.locations = Some(vec![Location::builder()
+            .physical_location(physical(&e.path, region(&span)))
+            .build()]);
+    }
+    n
+}
+
+/// FNV-1a, 64 bits: a hash that does not change between Rust releases or runs
+/// (unlike `std`'s `DefaultHasher`), which is what a fingerprint needs.
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        // A separator that cannot occur in text keeps ("ab", "c") apart from ("a", "bc").
+        for b in part.bytes().chain(std::iter::once(0xff)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Hash of rule, path and the finding's source text with whitespace collapsed
+/// (the message when the report has no text for the file).
+fn fingerprint_hash(f: &Finding, sources: &mut Sources) -> String {
+    let snippet = sources
+        .snippet(&f.path, &f.span)
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or(&f.message);
+    let normalized = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{:016x}", fnv1a(&[f.code, &f.path, &normalized]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Label;
+
+    fn finding(path: &str, line: u32) -> Finding {
+        Finding {
+            code: "MA001",
+            name: "ack-before-commit",
+            severity: Severity::Error,
+            path: path.into(),
+            span: Span {
+                line,
+                column: 5,
+                end_line: line,
+                end_column: 12,
+                ..Span::default()
+            },
+            message: "m".into(),
+            boundary: "b".into(),
+            window: "w".into(),
+            labels: vec![Label {
+                path: path.into(),
+                span: Span::default(),
+                message: "l".into(),
+            }],
+            help: "h".into(),
+        }
+    }
+
+    #[test]
+    fn uris_are_relative_references_or_file_uris() {
+        assert_eq!(path_uri("src/a.rs"), "src/a.rs");
+        assert_eq!(path_uri("./src/a b#1.rs"), "src/a%20b%231.rs");
+        assert_eq!(path_uri("src\\é.rs"), "src/%C3%A9.rs");
+        assert_eq!(path_uri("/tmp/x.rs"), "file:///tmp/x.rs");
+        assert_eq!(path_uri("C:\\x\\y.rs"), "file:///C:/x/y.rs");
+    }
+
+    #[test]
+    fn fingerprint_ignores_the_line_and_counts_repeats() {
+        let text_a = "fn f() {\n    commit(m);\n}\n";
+        let text_b = "// moved\n\nfn f() {\n    commit(m);\n}\n";
+        let mut a = Report::default();
+        a.sources.insert("x.rs".into(), text_a.into());
+        a.findings.push(finding("x.rs", 2));
+        let mut b = Report::default();
+        b.sources.insert("x.rs".into(), text_b.into());
+        b.findings.push(finding("x.rs", 4));
+        b.findings.push(finding("x.rs", 4));
+        let fa = to_sarif(&a).runs[0].results.as_ref().unwrap()[0]
+            .partial_fingerprints
+            .clone()
+            .unwrap();
+        let rb = to_sarif(&b).runs[0].results.clone().unwrap();
+        let fb: Vec<_> = rb
+            .iter()
+            .map(|r| r.partial_fingerprints.as_ref().unwrap()[FINGERPRINT_KEY].clone())
+            .collect();
+        assert_eq!(fa[FINGERPRINT_KEY], fb[0]);
+        assert!(fb[0].ends_with(":0") && fb[1].ends_with(":1"), "{fb:?}");
+        assert_eq!(fb[0].split(':').next(), fb[1].split(':').next());
+    }
+
+    #[test]
+    fn unknown_positions_have_no_region() {
+        assert!(region(&Span::default()).is_none());
+        let r = region(&Span {
+            line: 3,
+            column: 1,
+            ..Span::default()
+        })
+        .unwrap();
+        assert_eq!((r.start_line, r.end_line), (Some(3), None));
+    }
+
+    #[test]
+    fn first_paragraph_of_what_it_does() {
+        assert_eq!(
+            first_paragraph("## What it does\n\nFinds\nthings.\n\n## Why"),
+            "Finds things."
+        );
+    }
+}
