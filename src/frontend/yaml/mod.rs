@@ -93,6 +93,8 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
         property_map::lower(doc, &mut ctx);
     }
     strimzi::apply_worker_defaults(&docs, &mut ctx);
+    // After the defaults, which pair the file's connectors with its clients in order.
+    strimzi::worker_producers(&docs, &mut ctx);
     // MA012: replay windows and the pipeline description.
     let mut description = pipeline::Description::default();
     for doc in &docs {

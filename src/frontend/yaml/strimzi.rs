@@ -54,6 +54,44 @@ pub fn lower(doc: &Node, ctx: &mut Ctx) {
     ctx.push(client, ConfigFormat::Strimzi);
 }
 
+/// A `KafkaConnect` worker's own `producer.*` settings: the producer its source
+/// connectors (and its dead-letter queues) send with, unless they override them.
+pub fn worker_producers(docs: &[Node], ctx: &mut Ctx) {
+    for doc in docs.iter().filter(|d| kind(d) == Some("KafkaConnect")) {
+        worker_producer(doc, ctx);
+    }
+}
+
+fn worker_producer(doc: &Node, ctx: &mut Ctx) {
+    let Some(config) = doc
+        .get("spec")
+        .and_then(|s| s.entry("config"))
+        .filter(|e| e.value.is_map())
+    else {
+        return;
+    };
+    let cfg = &config.value;
+    let has_producer = cfg
+        .entries()
+        .iter()
+        .any(|e| e.key.as_str().is_some_and(|k| k.starts_with("producer.")));
+    if !has_producer {
+        return;
+    }
+    let mut client = ctx.client(
+        holder_span(Some(&config.key), cfg),
+        ClientFamily::Java,
+        true,
+    );
+    client.role = Some("kafka.producer".into());
+    for e in cfg.entries() {
+        if let Some(rest) = e.key.as_str().and_then(|k| k.strip_prefix("producer.")) {
+            ctx.prop(&mut client, rest, &e.value);
+        }
+    }
+    ctx.push(client, ConfigFormat::Strimzi);
+}
+
 /// The `strimzi.io/cluster` label of a resource, or its name for a `KafkaConnect`.
 fn cluster(doc: &Node, own_name: bool) -> Option<&str> {
     let meta = doc.get("metadata")?;
