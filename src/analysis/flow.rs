@@ -475,14 +475,15 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
 
 /// Which functions may reach a delivery event (directly or through calls).
 fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
+    // Any delivery event (a call itself is followed, an id generation is MA002's,
+    // read from the model): functions without one need not be entered or inlined.
     reaches(krate, resolver, &|k| {
-        matches!(
+        !matches!(
             k,
-            EventKind::Ack { .. }
-                | EventKind::Write { .. }
-                | EventKind::Publish { .. }
-                | EventKind::External { .. }
-                | EventKind::BrokerBegin
+            EventKind::Call(_)
+                | EventKind::CallValue { .. }
+                | EventKind::IdGen { .. }
+                | EventKind::Receive { .. }
         )
     })
 }
@@ -1184,7 +1185,15 @@ impl<'c> Interp<'c> {
             out.fall = cur;
             return out;
         }
-        let _ = self.reach;
+        // Callees that reach no delivery event change nothing: not worth inlining.
+        let cands: Vec<usize> = cands
+            .into_iter()
+            .filter(|&i| self.reach[i] || !c.closures.is_empty())
+            .collect();
+        if cands.is_empty() {
+            out.fall = Some(st);
+            return out;
+        }
         let mut fall = None;
         let mut split: Option<(Option<State>, Option<State>)> = None;
         for idx in cands {
