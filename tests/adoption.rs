@@ -418,3 +418,66 @@ fn diff_base_errors_are_usage_errors() {
     }
     assert!(!repo.join("x").exists());
 }
+
+fn yaml(rel: &str) -> Value {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn pre_commit_hooks_run_msgaudit_with_valid_options() {
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hooks = hooks.as_array().unwrap();
+    assert_eq!(hooks.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write(repo, "src/a.rs", CLEAN);
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "one"]);
+    // A defect on a changed line: both hooks report it, in the short format.
+    write(repo, "src/b.rs", TPL_COMMIT);
+    for hook in hooks {
+        assert_eq!(hook["language"], "rust");
+        assert_eq!(hook["pass_filenames"], false);
+        let entry: Vec<&str> = hook["entry"].as_str().unwrap().split(' ').collect();
+        assert_eq!(entry[..2], ["msgaudit", "check"]);
+        let out = msgaudit()
+            .current_dir(repo)
+            .args(&entry[1..])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{hook}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.starts_with("src/b.rs:16:18: error[MA001]: "),
+            "{stdout}"
+        );
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    }
+}
+
+#[test]
+fn the_action_runs_check_as_sarif_and_uploads_it() {
+    let action = yaml("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.iter().any(|r| r.contains("cargo install --locked")));
+    assert!(runs
+        .iter()
+        .any(|r| r.contains("msgaudit check") && r.contains("--format sarif")));
+    assert!(steps
+        .iter()
+        .any(|s| s["uses"] == "github/codeql-action/upload-sarif@v4"));
+    for input in [
+        "path",
+        "baseline",
+        "diff-base",
+        "fail-on",
+        "args",
+        "sarif-file",
+    ] {
+        assert!(action["inputs"].get(input).is_some(), "{input}");
+    }
+}
