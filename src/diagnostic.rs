@@ -82,6 +82,10 @@ pub struct Summary {
     pub findings: usize,
     pub suppressed: usize,
     pub errors: usize,
+    /// Findings hidden by `--baseline`/`--write-baseline`; `None` without them.
+    pub baselined: Option<usize>,
+    /// Findings hidden by `--diff-base` (not on a changed line); `None` without it.
+    pub outside_diff: Option<usize>,
 }
 
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.

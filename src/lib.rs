@@ -5,8 +5,10 @@
 
 pub mod analysis;
 pub mod apis;
+pub mod baseline;
 pub mod config;
 pub mod diagnostic;
+pub mod diffbase;
 pub mod emit;
 pub mod frontend;
 pub mod ir;
@@ -27,6 +29,13 @@ pub struct Options {
     pub select: Vec<String>,
     /// `--ignore`: these rules (codes or names) do not run.
     pub ignore: Vec<String>,
+    /// `--baseline FILE`: findings recorded in it are not reported.
+    pub baseline: Option<PathBuf>,
+    /// `--write-baseline FILE`: record the findings (after suppressions) in it,
+    /// atomically; they are then not reported.
+    pub write_baseline: Option<PathBuf>,
+    /// `--diff-base REV`: report only findings on lines changed since this git revision.
+    pub diff_base: Option<String>,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -42,6 +51,14 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let apis = apis::Apis::with_user(&config.apis)?;
+    let baseline = match &options.baseline {
+        Some(file) => Some(baseline::Baseline::load(file)?),
+        None => None,
+    };
+    let changed = match &options.diff_base {
+        Some(rev) => Some(diffbase::collect(&paths[0], rev)?),
+        None => None,
+    };
 
     let discovery = source::discover(paths, &config);
     let output = analysis::analyze(&analysis::AnalysisInput {
@@ -85,6 +102,24 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.findings = findings;
     for f in &discovery.files {
         report.sources.insert(f.path.clone(), f.text.clone());
+    }
+    // Adoption filters, after suppressions: --write-baseline, --baseline, --diff-base.
+    if options.baseline.is_some() || options.write_baseline.is_some() {
+        let root = baseline::project_root(&config, &paths[0]);
+        let mut hidden = 0;
+        if let Some(file) = &options.write_baseline {
+            let entries = baseline::entries(&report, &root);
+            baseline::write_atomic(file, &baseline::render(&entries))?;
+            hidden = report.findings.len();
+            report.findings.clear();
+        }
+        if let Some(b) = &baseline {
+            hidden += baseline::filter(&mut report, b, &root);
+        }
+        report.summary.baselined = Some(hidden);
+    }
+    if let Some(changed) = &changed {
+        report.summary.outside_diff = Some(diffbase::filter(&mut report, changed));
     }
     report.finish();
     Ok(report)

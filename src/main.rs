@@ -81,6 +81,21 @@ struct CheckArgs {
     /// Lowest finding severity that makes the exit status 1.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     fail_on: FailOn,
+
+    /// Do not report findings recorded in this baseline file (see --write-baseline).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+
+    /// Record the current findings (after suppressions) in this baseline file,
+    /// written atomically; they are then not reported. Paths in it are relative
+    /// to the project root (the config's directory, or the git repository's root).
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+
+    /// Report only findings on lines added or changed since this git revision
+    /// (commits since it, staged, unstaged and untracked files).
+    #[arg(long, value_name = "REV")]
+    diff_base: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -144,6 +159,9 @@ fn check(args: CheckArgs) -> u8 {
         config: args.config,
         select: args.select,
         ignore: args.ignore,
+        baseline: args.baseline,
+        write_baseline: args.write_baseline,
+        diff_base: args.diff_base,
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -152,6 +170,11 @@ fn check(args: CheckArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
+    if let Some(file) = &options.write_baseline {
+        let n = report.summary.baselined.unwrap_or(0);
+        let noun = if n == 1 { "finding" } else { "findings" };
+        eprintln!("msgaudit: wrote {n} {noun} to {}", file.display());
+    }
     let text = match args.format {
         FormatArg::Human => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();

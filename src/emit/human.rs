@@ -244,7 +244,7 @@ pub fn summary_line(report: &Report) -> String {
         .count();
     let warnings = report.findings.len() - errors;
     let skipped: usize = report.summary.skipped.values().sum();
-    format!(
+    let mut line = format!(
         "{} ({}, {}), {}, {} ({} analyzed, {} skipped)",
         plural(report.findings.len(), "finding", "findings"),
         plural(errors, "error", "errors"),
@@ -253,7 +253,14 @@ pub fn summary_line(report: &Report) -> String {
         plural(report.summary.files, "file", "files"),
         report.summary.analyzed,
         skipped
-    )
+    );
+    if let Some(n) = report.summary.baselined {
+        line.push_str(&format!(", {n} in the baseline"));
+    }
+    if let Some(n) = report.summary.outside_diff {
+        line.push_str(&format!(", {n} outside the diff"));
+    }
+    line
 }
 
 /// Renders every finding, then every input error, then the summary line.

@@ -62,6 +62,12 @@ pub struct JsonSummary<'a> {
     pub findings: usize,
     pub suppressed: usize,
     pub errors: usize,
+    /// Only with `--baseline`/`--write-baseline`: findings the baseline hid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baselined: Option<usize>,
+    /// Only with `--diff-base`: findings not on a changed line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_diff: Option<usize>,
 }
 
 /// One entry of `msgaudit rules --format json`.
@@ -130,6 +136,8 @@ impl<'a> From<&'a Report> for JsonReport<'a> {
                 findings: r.summary.findings,
                 suppressed: r.summary.suppressed,
                 errors: r.summary.errors,
+                baselined: r.summary.baselined,
+                outside_diff: r.summary.outside_diff,
             },
         }
     }

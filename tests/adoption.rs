@@ -1,0 +1,483 @@
+//! Adoption in an existing codebase: `--baseline`, `--write-baseline` and
+//! `--diff-base`, run through the binary on generated trees and git repositories.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command as StdCommand;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// An rdkafka consumer that commits the offset before the transaction (MA001 on line 16).
+const TPL_COMMIT: &str =
+    include_str!("../fixtures/ma001_ack_before_commit/bad_tpl_commit_before_tx_commit.rs");
+/// A lapin consumer that acks before writing the file (MA001 on line 11).
+const ACK_THEN_WRITE: &str =
+    include_str!("../fixtures/ma001_ack_before_commit/bad_ack_then_file_write.rs");
+
+fn msgaudit() -> Command {
+    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
+    cmd.timeout(Duration::from_secs(60));
+    cmd
+}
+
+fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, content).unwrap();
+}
+
+/// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON, stderr).
+fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = msgaudit()
+        .current_dir(dir)
+        .arg("check")
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap(), json, stderr)
+}
+
+/// (path, line, code) of every finding.
+fn findings(v: &Value) -> Vec<(String, u64, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings array in {v}"))
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn baseline_paths(file: &Path) -> Vec<String> {
+    let v: Value = serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(v["version"], 1);
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn prepend(path: &Path, lines: &str) {
+    let text = fs::read_to_string(path).unwrap();
+    fs::write(path, format!("{lines}{text}")).unwrap();
+}
+
+#[test]
+fn baseline_survives_inserted_lines_and_new_findings_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "msgaudit.toml", "");
+    write(root, "src/consumer.rs", TPL_COMMIT);
+
+    let (code, v, stderr) = check_json(root, &[".", "--write-baseline", "baseline.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(findings(&v).is_empty());
+    assert_eq!(v["summary"]["baselined"], 1);
+    assert_eq!(
+        baseline_paths(&root.join("baseline.json")),
+        ["src/consumer.rs"]
+    );
+
+    // Without the baseline the finding is there, on line 16.
+    let (code, v, _) = check_json(root, &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&v),
+        [("src/consumer.rs".into(), 16, "MA001".into())]
+    );
+    assert!(v["summary"].get("baselined").is_none());
+
+    // Unrelated lines inserted above move the finding to line 22: still baselined.
+    prepend(
+        &root.join("src/consumer.rs"),
+        "// The order consumer.\n\n/// Unrelated.\npub fn helper() -> u32 {\n    1\n}\n",
+    );
+    let (code, v, _) = check_json(root, &[".", "--baseline", "baseline.json"]);
+    let (_, all, _) = check_json(root, &["."]);
+    assert_eq!(
+        findings(&all),
+        [("src/consumer.rs".into(), 22, "MA001".into())]
+    );
+    assert_eq!(code, 0, "{v}");
+    assert!(findings(&v).is_empty());
+    assert_eq!(v["summary"]["baselined"], 1);
+
+    // A new finding in another file is reported; the old one stays hidden.
+    write(root, "src/spool.rs", ACK_THEN_WRITE);
+    let (code, v, _) = check_json(root, &[".", "--baseline", "baseline.json"]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&v), [("src/spool.rs".into(), 11, "MA001".into())]);
+    assert_eq!(v["summary"]["baselined"], 1);
+
+    // The same defect a second time in the baselined file is new too: entries count.
+    let second: String = TPL_COMMIT
+        .replace("pub async fn run(", "pub async fn run_again(")
+        .lines()
+        .filter(|l| !l.starts_with("use "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let current = fs::read_to_string(root.join("src/consumer.rs")).unwrap();
+    write(root, "src/consumer.rs", &format!("{current}{second}"));
+    fs::remove_file(root.join("src/spool.rs")).unwrap();
+    let (_, all, _) = check_json(root, &["."]);
+    assert_eq!(findings(&all).len(), 2, "{all}");
+    let (code, v, _) = check_json(root, &[".", "--baseline", "baseline.json"]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&v).len(), 1);
+    assert_eq!(v["summary"]["baselined"], 1);
+
+    // Changing the finding's own text makes it new.
+    let edited = fs::read_to_string(root.join("src/consumer.rs"))
+        .unwrap()
+        .replace("CommitMode::Sync", "CommitMode::Async");
+    write(root, "src/consumer.rs", &edited);
+    let (code, v, _) = check_json(root, &[".", "--baseline", "baseline.json"]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&v).len(), 2);
+    assert_eq!(v["summary"]["baselined"], 0);
+}
+
+#[test]
+fn baseline_paths_are_relative_to_the_config_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    write(&root, "msgaudit.toml", "");
+    write(&root, "svc/src/consumer.rs", TPL_COMMIT);
+    let abs = root.canonicalize().unwrap();
+    let abs = abs.to_str().unwrap();
+
+    // Written as `check .` in the root...
+    let (code, _, stderr) = check_json(&root, &[".", "--write-baseline", "b1.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    // ... as `check /abs/path` from elsewhere, and as `check svc` from the root.
+    let (code, _, stderr) = check_json(
+        dir.path(),
+        &[abs, "--write-baseline", &format!("{abs}/b2.json")],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = check_json(&root, &["svc", "--write-baseline", "b3.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let b1 = fs::read_to_string(root.join("b1.json")).unwrap();
+    assert_eq!(
+        baseline_paths(&root.join("b1.json")),
+        ["svc/src/consumer.rs"]
+    );
+    assert_eq!(b1, fs::read_to_string(root.join("b2.json")).unwrap());
+    assert_eq!(b1, fs::read_to_string(root.join("b3.json")).unwrap());
+
+    // One baseline serves every way of naming the tree.
+    for (cwd, path, file) in [
+        (dir.path(), abs.to_string(), format!("{abs}/b1.json")),
+        (root.as_path(), ".".to_string(), "b2.json".to_string()),
+        (root.as_path(), "svc".to_string(), "b1.json".to_string()),
+        (
+            root.join("svc").as_path(),
+            ".".to_string(),
+            "../b1.json".to_string(),
+        ),
+    ] {
+        let (code, v, stderr) = check_json(cwd, &[&path, "--baseline", &file]);
+        assert_eq!(code, 0, "{path} {file}: {v} {stderr}");
+        assert_eq!(v["summary"]["baselined"], 1, "{path}");
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=msgaudit",
+            "-c",
+            "user.email=msgaudit@example.com",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn baseline_paths_are_relative_to_the_git_root_without_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    write(&root, "svc/src/consumer.rs", TPL_COMMIT);
+    let (code, _, stderr) = check_json(&root.join("svc"), &[".", "--write-baseline", "../b.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        baseline_paths(&root.join("b.json")),
+        ["svc/src/consumer.rs"]
+    );
+    let abs = root.join("svc").canonicalize().unwrap();
+    let (code, v, stderr) = check_json(
+        dir.path(),
+        &[abs.to_str().unwrap(), "--baseline", "repo/b.json"],
+    );
+    assert_eq!(code, 0, "{v} {stderr}");
+    assert_eq!(v["summary"]["baselined"], 1);
+}
+
+#[test]
+fn writing_a_baseline_is_atomic_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "msgaudit.toml", "");
+    write(root, "src/consumer.rs", TPL_COMMIT);
+    let listing = || {
+        let mut names: Vec<String> = fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+
+    // A first write, then an overwrite of a stale baseline.
+    let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "baseline.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    fs::write(root.join("baseline.json"), "stale").unwrap();
+    let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "baseline.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(listing(), ["baseline.json", "msgaudit.toml", "src"]);
+    assert_eq!(
+        baseline_paths(&root.join("baseline.json")),
+        ["src/consumer.rs"]
+    );
+
+    // A baseline that cannot be written is an error (exit 2), and leaves nothing behind.
+    let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "missing/dir/b.json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot write baseline"), "{stderr}");
+    assert_eq!(listing(), ["baseline.json", "msgaudit.toml", "src"]);
+    // Writing over a directory fails at the rename: the temporary file is removed.
+    fs::create_dir(root.join("adir")).unwrap();
+    write(root, "adir/keep", "");
+    let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "adir"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(listing(), ["adir", "baseline.json", "msgaudit.toml", "src"]);
+}
+
+#[test]
+fn bad_baseline_files_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "src/consumer.rs", TPL_COMMIT);
+    let (code, _, stderr) = check_json(root, &[".", "--baseline", "nope.json"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("nope.json: error: baseline file not found"),
+        "{stderr}"
+    );
+    write(root, "bad.json", "{\"version\": 1,\n \"findings\": [1]}\n");
+    let (code, _, stderr) = check_json(root, &[".", "--baseline", "bad.json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("bad.json:2:"), "{stderr}");
+    write(root, "v9.json", "{\"version\": 9, \"findings\": []}");
+    let (code, _, stderr) = check_json(root, &[".", "--baseline", "v9.json"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unsupported baseline version 9"),
+        "{stderr}"
+    );
+}
+
+/// An innocuous file, and what it becomes with a defect appended.
+const CLEAN: &str = "pub fn helper() -> u32 {\n    1\n}\n";
+
+#[test]
+fn diff_base_reports_only_changed_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    write(&root, ".gitignore", "ignored/\n");
+    write(&root, "src/old.rs", TPL_COMMIT);
+    write(&root, "src/staged.rs", CLEAN);
+    write(&root, "src/unstaged.rs", CLEAN);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+    let base = git(&root, &["rev-parse", "HEAD"]);
+
+    // Committed after the base.
+    write(&root, "src/committed.rs", ACK_THEN_WRITE);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "second"]);
+    // Staged, unstaged, untracked.
+    write(&root, "src/staged.rs", &format!("{CLEAN}{TPL_COMMIT}"));
+    git(&root, &["add", "src/staged.rs"]);
+    write(&root, "src/unstaged.rs", &format!("{TPL_COMMIT}{CLEAN}"));
+    write(&root, "src/untracked.rs", ACK_THEN_WRITE);
+    // The old finding moves down, but its own line is unchanged.
+    prepend(&root.join("src/old.rs"), "// moved\n\n");
+
+    let (code, all, _) = check_json(&root, &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&all).len(), 5, "{all}");
+
+    let expected: Vec<(String, u64, String)> = vec![
+        ("src/committed.rs".into(), 11, "MA001".into()),
+        ("src/staged.rs".into(), 19, "MA001".into()),
+        ("src/unstaged.rs".into(), 16, "MA001".into()),
+        ("src/untracked.rs".into(), 11, "MA001".into()),
+    ];
+    for rev in [base.as_str(), "HEAD~1"] {
+        let (code, v, stderr) = check_json(&root, &[".", "--diff-base", rev]);
+        assert_eq!(code, 1, "{stderr}");
+        assert_eq!(findings(&v), expected);
+        assert_eq!(v["summary"]["outside_diff"], 1);
+    }
+    // Against HEAD the committed file no longer counts.
+    let (_, v, _) = check_json(&root, &[".", "--diff-base", "HEAD"]);
+    assert_eq!(findings(&v), expected[1..]);
+
+    // Named by absolute path, from a subdirectory: the same lines.
+    let abs = root.canonicalize().unwrap().join("src");
+    let (_, v, stderr) = check_json(
+        &root.join("src"),
+        &[abs.to_str().unwrap(), "--diff-base", &base],
+    );
+    let rel: Vec<(String, u64)> = findings(&v)
+        .into_iter()
+        .map(|(p, l, _)| (p.rsplit('/').next().unwrap().to_string(), l))
+        .collect();
+    assert_eq!(
+        rel,
+        [
+            ("committed.rs".to_string(), 11),
+            ("staged.rs".to_string(), 19),
+            ("unstaged.rs".to_string(), 16),
+            ("untracked.rs".to_string(), 11)
+        ],
+        "{stderr}"
+    );
+
+    // Combined with a baseline: the baseline hides, then the diff filters.
+    let (code, _, _) = check_json(&root, &[".", "--write-baseline", "../b.json"]);
+    assert_eq!(code, 0);
+    let (code, v, _) = check_json(
+        &root,
+        &[".", "--baseline", "../b.json", "--diff-base", &base],
+    );
+    assert_eq!(code, 0);
+    assert!(findings(&v).is_empty());
+}
+
+#[test]
+fn diff_base_errors_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    write(&plain, "src/a.rs", TPL_COMMIT);
+    let out = msgaudit()
+        .current_dir(&plain)
+        .args(["check", ".", "--diff-base", "main"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not inside"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    let repo = dir.path().join("repo");
+    write(&repo, "src/a.rs", TPL_COMMIT);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    for rev in ["no-such-branch", "HEAD~5", "--output=x"] {
+        let out = msgaudit()
+            .current_dir(&repo)
+            .args(["check", ".", &format!("--diff-base={rev}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{rev}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("`{rev}`")), "{rev}: {stderr}");
+    }
+    assert!(!repo.join("x").exists());
+}
+
+fn yaml(rel: &str) -> Value {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn pre_commit_hooks_run_msgaudit_with_valid_options() {
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hooks = hooks.as_array().unwrap();
+    assert_eq!(hooks.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write(repo, "src/a.rs", CLEAN);
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "one"]);
+    // A defect on a changed line: both hooks report it, in the short format.
+    write(repo, "src/b.rs", TPL_COMMIT);
+    for hook in hooks {
+        assert_eq!(hook["language"], "rust");
+        assert_eq!(hook["pass_filenames"], false);
+        let entry: Vec<&str> = hook["entry"].as_str().unwrap().split(' ').collect();
+        assert_eq!(entry[..2], ["msgaudit", "check"]);
+        let out = msgaudit()
+            .current_dir(repo)
+            .args(&entry[1..])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{hook}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.starts_with("src/b.rs:16:18: error[MA001]: "),
+            "{stdout}"
+        );
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    }
+}
+
+#[test]
+fn the_action_runs_check_as_sarif_and_uploads_it() {
+    let action = yaml("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.iter().any(|r| r.contains("cargo install --locked")));
+    assert!(runs
+        .iter()
+        .any(|r| r.contains("msgaudit check") && r.contains("--format sarif")));
+    assert!(steps
+        .iter()
+        .any(|s| s["uses"] == "github/codeql-action/upload-sarif@v4"));
+    for input in [
+        "path",
+        "baseline",
+        "diff-base",
+        "fail-on",
+        "args",
+        "sarif-file",
+    ] {
+        assert!(action["inputs"].get(input).is_some(), "{input}");
+    }
+}
