@@ -87,5 +87,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         report.sources.insert(f.path.clone(), f.text.clone());
     }
     report.finish();
+    report.inventory = output.inventory;
+    report.inventory.attach(&report.findings);
     Ok(report)
 }
