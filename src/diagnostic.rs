@@ -96,6 +96,8 @@ pub struct Report {
     pub summary: Summary,
     /// Display path -> file text (BOM removed), for emitters that show source snippets.
     pub sources: BTreeMap<String, String>,
+    /// Consumers and producers found, for the review checklist (`--format checklist`).
+    pub inventory: crate::analysis::inventory::Inventory,
 }
 
 impl Report {

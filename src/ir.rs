@@ -487,6 +487,8 @@ pub struct Function {
     pub kafka_sent_topics: Vec<String>,
     /// Consumer settings that turn acknowledgement off.
     pub ack_settings: Vec<AckSetting>,
+    /// Retry scopes (retry loops, closures handed to a retry API), with their text.
+    pub retries: Vec<(Loc, String)>,
 }
 
 /// A crate: its functions, for cross-function analysis.

@@ -122,5 +122,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         report.summary.outside_diff = Some(diffbase::filter(&mut report, changed));
     }
     report.finish();
+    report.inventory = output.inventory;
+    report.inventory.attach(&report.findings);
     Ok(report)
 }

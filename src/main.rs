@@ -52,6 +52,20 @@ enum Command {
         #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
         format: RulesFormat,
     },
+    /// Print the pull-request review checklist (Markdown) for the consumers and
+    /// producers found: `check --format checklist`, exiting 0 unless an input fails.
+    Checklist(ChecklistArgs),
+}
+
+#[derive(clap::Args)]
+struct ChecklistArgs {
+    /// Files or directories to analyze.
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<PathBuf>,
+
+    /// Configuration file [default: `msgaudit.toml` found upward from the first PATH].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -112,6 +126,8 @@ enum FormatArg {
     Github,
     /// One rustc diagnostic JSON object per line, for rust-analyzer's `check.overrideCommand`.
     RustcJson,
+    /// The pull-request review checklist, as Markdown for a PR comment.
+    Checklist,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -191,6 +207,7 @@ fn check(args: CheckArgs) -> u8 {
         FormatArg::Sarif => emit::render(&report, Format::Sarif),
         FormatArg::Github => emit::render(&report, Format::Github),
         FormatArg::RustcJson => emit::render(&report, Format::RustcJson),
+        FormatArg::Checklist => emit::render(&report, Format::Checklist),
     };
     write_stdout(&text);
     if !report.errors.is_empty() {
@@ -222,6 +239,17 @@ fn main() -> ExitCode {
                 EXIT_ERROR
             }
         },
+        Command::Checklist(args) => check(CheckArgs {
+            paths: args.paths,
+            format: FormatArg::Checklist,
+            config: args.config,
+            select: Vec::new(),
+            ignore: Vec::new(),
+            fail_on: FailOn::Never,
+            baseline: None,
+            write_baseline: None,
+            diff_base: None,
+        }),
         Command::Rules { format } => {
             let text = match format {
                 RulesFormat::Text => emit::rules_table(&rules::ALL),

@@ -3,6 +3,7 @@
 //! hands them to the rules.
 
 pub mod flow;
+pub mod inventory;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,8 @@ pub struct AnalysisOutput {
     pub errors: Vec<InputError>,
     pub skipped: BTreeMap<String, usize>,
     pub analyzed: usize,
+    /// Consumers and producers, for the review checklist (SPEC §6).
+    pub inventory: inventory::Inventory,
 }
 
 /// Crate and library names that mark a file as relevant, besides the API packs' tokens.
@@ -195,6 +198,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut retention = Vec::new();
     for r in results {
         out.findings.extend(r.findings);
+        out.inventory.extend(r.inventory);
         retention.push((r.key, r.retention));
         clients.extend(r.clients);
         out.errors.extend(r.errors);
@@ -246,6 +250,7 @@ struct CrateResult {
     key: String,
     retention: crate::ir::RetentionFacts,
     findings: Vec<Finding>,
+    inventory: inventory::Inventory,
     /// Kafka clients, for linking consumers and producers across the tree (MA004).
     clients: Vec<(String, crate::ir::KafkaClient)>,
     errors: Vec<InputError>,
@@ -277,6 +282,13 @@ fn analyze_crate(
     };
     let facts = flow::crate_facts(&lowered.krate, &tables);
     let findings = crate::rules::check_all(&lowered.krate, &facts);
+    let inventory = inventory::crate_inventory(&inventory::CrateInput {
+        krate: &lowered.krate,
+        facts: &facts,
+        tables: &tables,
+        apis,
+        retention: &lowered.retention,
+    });
     let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
         .functions
@@ -296,6 +308,7 @@ fn analyze_crate(
         key: key.to_string(),
         retention: lowered.retention,
         findings,
+        inventory,
         clients,
         errors: lowered.errors,
         analyzed: lowered.analyzed,
@@ -326,6 +339,7 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         key: String::new(),
         retention: Default::default(),
         findings: Vec::new(),
+        inventory: Default::default(),
         clients: Vec::new(),
         errors,
         analyzed: 0,

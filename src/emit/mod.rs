@@ -2,6 +2,7 @@
 //! the serializable types (`json.rs`, `sarif.rs`, `rustc_json.rs`), so each format
 //! stays stable while the core's types change. One file per format.
 
+pub mod checklist;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -32,6 +33,8 @@ pub enum Format {
     Github,
     /// One bare rustc diagnostic JSON object per line, for rust-analyzer.
     RustcJson,
+    /// The pull-request review checklist (SPEC §6), as Markdown.
+    Checklist,
 }
 
 /// Renders a finished report. `Human` uses unicode box characters without colour
@@ -44,6 +47,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Sarif => sarif::render(report),
         Format::Github => github::render(report),
         Format::RustcJson => rustc_json::render(report),
+        Format::Checklist => checklist::render(report),
     }
 }
 

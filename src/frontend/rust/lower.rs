@@ -161,6 +161,8 @@ struct Lowerer<'a, 'b> {
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
     /// retried step sends (MA002), by the scope they belong to.
     retry_scopes: Vec<(u32, Loc, String)>,
+    /// Every retry scope lowered (not consume loops), for the review checklist.
+    retries_seen: Vec<(Loc, String)>,
     next_scope: u32,
     id_flows: Vec<(Option<u32>, IdFlow)>,
     kafka_clients: Vec<KafkaClient>,
@@ -277,6 +279,7 @@ fn lower_fn(
         unused_calls: HashSet::new(),
         bound_calls: Vec::new(),
         retry_scopes: Vec::new(),
+        retries_seen: Vec::new(),
         next_scope: 0,
         id_flows: Vec::new(),
         kafka_clients: Vec::new(),
@@ -327,6 +330,7 @@ fn lower_fn(
         kafka_clients: l.kafka_clients,
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
+        retries: l.retries_seen,
     }
 }
 
@@ -1280,10 +1284,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let start = out.len();
         let info = self.loop_inner(e, out);
         if retry {
-            if let Some((id, _, _)) = self.retry_scopes.pop() {
+            if let Some((id, loc, text)) = self.retry_scopes.pop() {
                 // A loop that receives messages is a consume loop, not a retry.
                 if contains_receive(&out[start..]) {
                     self.id_flows.retain(|(scope, _)| *scope != Some(id));
+                } else {
+                    self.retries_seen.push((loc, text));
                 }
             }
         }
@@ -1837,7 +1843,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let recv = self.expr(&mc.receiver, out);
         if retried {
-            self.retry_scopes.pop();
+            if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                self.retries_seen.push((loc, text));
+            }
         }
         let name = mc.method.to_string();
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
@@ -2447,7 +2455,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     let i = self.arg(a, out);
                     info.absorb(&i);
                 }
-                self.retry_scopes.pop();
+                if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                    self.retries_seen.push((loc, text));
+                }
                 return Info {
                     mentions: info.mentions,
                     ..Info::default()

@@ -1,0 +1,1137 @@
+//! The review inventory (SPEC §6): every consumer and producer of a crate, with what
+//! the model and the flow facts know about it (receive, handlers, acks, effects,
+//! dedup records, retries, fresh ids, auto-ack settings, Kafka transactions), and
+//! the guarantee each consumer provides. Emitters (`emit/checklist.rs`) only print it.
+//!
+//! Everything here is computed from the delivery model and the ordering facts; the
+//! findings of the run are attached afterwards ([`Inventory::attach`]), by location,
+//! so the guarantee can name the findings that decide it. Output is sorted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::apis::{self, Apis};
+use crate::diagnostic::{Finding, Severity};
+use crate::ir::{
+    Callee, Crate, DedupRetention, EventKind, ExternalKind, Function, IdFlow, KafkaClient, Loc,
+    Node, ReplayWindow, RetentionFacts, SqlKind, Tables,
+};
+
+use super::flow::{AckBeforeEffect, Facts, PairFact, PairKind, Resolver, MAX_CALL_DEPTH};
+
+/// Consumers and producers found in the analyzed tree, sorted by location.
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    pub consumers: Vec<Consumer>,
+    pub producers: Vec<Producer>,
+}
+
+/// A call the inventory points at.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Site {
+    pub loc: Loc,
+    /// The call as written: `self.consumer.commit_message`.
+    pub text: String,
+    /// How it reads: `offset committed`, ``INSERT into `orders` ``.
+    pub describe: String,
+}
+
+/// What kind of effect a handler applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EffectClass {
+    Write,
+    Publish,
+    Http,
+    Email,
+    Payment,
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Effect {
+    pub site: Site,
+    pub class: EffectClass,
+    pub tables: Vec<String>,
+    /// `Some(true)`: idempotent by its shape (an upsert, an absolute update, a claim
+    /// tested in the same statement); `Some(false)`: known not to be; `None`: unknown.
+    pub idempotent: Option<bool>,
+    /// Written on a pool or connection: commits by itself unless a transaction is open.
+    pub autocommit: bool,
+}
+
+/// A consumer setting that acknowledges independently of processing (MA007).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AutoAck {
+    pub what: String,
+    pub loc: Loc,
+}
+
+/// A finding of the run, as a section cites it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FindingRef {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// A function (or the closures in it) that receives messages, and what its handlers do.
+#[derive(Clone, Debug, Default)]
+pub struct Consumer {
+    /// `KafkaOrders::run`.
+    pub name: String,
+    pub loc: Option<Loc>,
+    /// The API pack(s) its receive and ack calls come from: `rdkafka`, `aws_sdk_sqs`.
+    pub library: Option<String>,
+    pub receives: Vec<Site>,
+    /// The crate's functions it reaches that ack, write, publish or call out.
+    pub handlers: Vec<(String, Loc)>,
+    pub acks: Vec<Site>,
+    pub nacks: Vec<Site>,
+    /// Effects, dedup records excluded.
+    pub effects: Vec<Effect>,
+    /// Dedup records and claims.
+    pub dedup: Vec<Effect>,
+    pub retries: Vec<(Loc, String)>,
+    pub fresh_ids: Vec<IdFlow>,
+    pub auto_ack: Vec<AutoAck>,
+    /// `begin_transaction` reached, and `send_offsets_to_transaction` with it.
+    pub broker_tx: Option<Site>,
+    pub offsets_in_tx: Option<Site>,
+    /// Ordering facts from the paths that start here.
+    pub ack_before_effect: Vec<AckBeforeEffect>,
+    pub pairs: Vec<PairFact>,
+    /// Retention of the crate's dedup stores and the replay windows stated in it.
+    pub retention: Vec<DedupRetention>,
+    pub windows: Vec<ReplayWindow>,
+    /// Findings at (or labelled at) any of the locations above.
+    pub findings: Vec<FindingRef>,
+    /// Locations that tie a finding to this consumer.
+    pub locs: BTreeSet<(String, u32, u32)>,
+}
+
+/// A function that publishes to a broker.
+#[derive(Clone, Debug, Default)]
+pub struct Producer {
+    pub name: String,
+    pub loc: Option<Loc>,
+    pub library: Option<String>,
+    pub publishes: Vec<Site>,
+    /// Kafka: `begin_transaction` in the function, `send_offsets_to_transaction`.
+    pub broker_tx: Option<Site>,
+    pub offsets_in_tx: Option<Site>,
+    /// Kafka producer configurations of the crate (acks, idempotence, transactional.id).
+    pub clients: Vec<KafkaClient>,
+    /// RabbitMQ: the crate puts a channel in confirm mode; whether every publish's
+    /// confirmation is looked at.
+    pub confirm_select: bool,
+    pub confirms_checked: Option<bool>,
+    pub retries: Vec<(Loc, String)>,
+    pub fresh_ids: Vec<IdFlow>,
+    pub pairs: Vec<PairFact>,
+    /// DB writes in the same function (a dual write unless they are outbox rows).
+    pub db_writes: Vec<Effect>,
+    pub findings: Vec<FindingRef>,
+    pub locs: BTreeSet<(String, u32, u32)>,
+}
+
+fn key(loc: &Loc) -> (String, u32, u32) {
+    (loc.path.to_string(), loc.span.line, loc.span.column)
+}
+
+impl Inventory {
+    /// Merges the inventory of another crate and sorts.
+    pub fn extend(&mut self, other: Inventory) {
+        self.consumers.extend(other.consumers);
+        self.producers.extend(other.producers);
+        self.sort();
+    }
+
+    fn sort(&mut self) {
+        self.consumers
+            .sort_by(|a, b| (&a.loc, &a.name).cmp(&(&b.loc, &b.name)));
+        self.producers
+            .sort_by(|a, b| (&a.loc, &a.name).cmp(&(&b.loc, &b.name)));
+    }
+
+    /// Attaches each finding to the consumers and producers whose locations it
+    /// points at (its primary location or a label).
+    pub fn attach(&mut self, findings: &[Finding]) {
+        let refs = |locs: &BTreeSet<(String, u32, u32)>| -> Vec<FindingRef> {
+            let mut out: Vec<FindingRef> = findings
+                .iter()
+                .filter(|f| {
+                    locs.contains(&(f.path.clone(), f.span.line, f.span.column))
+                        || f.labels
+                            .iter()
+                            .any(|l| locs.contains(&(l.path.clone(), l.span.line, l.span.column)))
+                })
+                .map(|f| FindingRef {
+                    path: f.path.clone(),
+                    line: f.span.line,
+                    column: f.span.column,
+                    code: f.code,
+                    name: f.name,
+                    severity: f.severity,
+                    message: f.message.clone(),
+                })
+                .collect();
+            out.sort();
+            out.dedup();
+            out
+        };
+        for c in &mut self.consumers {
+            c.findings = refs(&c.locs);
+        }
+        for p in &mut self.producers {
+            p.findings = refs(&p.locs);
+        }
+    }
+}
+
+/// What the crate-level analysis hands to [`crate_inventory`].
+pub struct CrateInput<'a> {
+    pub krate: &'a Crate,
+    pub facts: &'a Facts,
+    pub tables: &'a Tables,
+    pub apis: &'a Apis,
+    pub retention: &'a RetentionFacts,
+}
+
+/// Everything reached from one function: its events with the crate's functions it calls.
+#[derive(Default)]
+struct Reach<'c> {
+    events: Vec<&'c crate::ir::Event>,
+    callbacks: Vec<Loc>,
+    functions: Vec<usize>,
+}
+
+fn walk<'c>(
+    krate: &'c Crate,
+    resolver: &Resolver<'c>,
+    fn_idx: usize,
+    node: &'c Node,
+    depth: usize,
+    seen: &mut BTreeSet<usize>,
+    out: &mut Reach<'c>,
+) {
+    if let Node::Closure {
+        run: crate::ir::ClosureRun::Callback,
+        loc,
+        ..
+    } = node
+    {
+        out.callbacks.push(loc.clone());
+    }
+    if let Node::Event(e) = node {
+        out.events.push(e);
+        if let EventKind::Call(c) = &e.kind {
+            if depth < MAX_CALL_DEPTH {
+                for j in resolver.resolve(&krate.functions[fn_idx], c) {
+                    if seen.insert(j) {
+                        out.functions.push(j);
+                        walk(
+                            krate,
+                            resolver,
+                            j,
+                            &krate.functions[j].body,
+                            depth + 1,
+                            seen,
+                            out,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for child in node.children() {
+        walk(krate, resolver, fn_idx, child, depth, seen, out);
+    }
+}
+
+fn reach<'c>(krate: &'c Crate, resolver: &Resolver<'c>, i: usize) -> Reach<'c> {
+    let mut out = Reach::default();
+    let mut seen = BTreeSet::from([i]);
+    out.functions.push(i);
+    walk(
+        krate,
+        resolver,
+        i,
+        &krate.functions[i].body,
+        0,
+        &mut seen,
+        &mut out,
+    );
+    out
+}
+
+fn site(e: &crate::ir::Event) -> Site {
+    Site {
+        loc: e.loc.clone(),
+        text: e.text.clone(),
+        describe: e.describe.clone(),
+    }
+}
+
+/// Classifies a write: whether it is a dedup record, and whether it is idempotent.
+fn write_effect(e: &crate::ir::Event, tables: &Tables) -> Option<(Effect, bool)> {
+    let EventKind::Write {
+        sql, autocommit, ..
+    } = &e.kind
+    else {
+        return None;
+    };
+    if matches!(
+        sql.kind,
+        SqlKind::Read | SqlKind::Begin | SqlKind::Commit | SqlKind::Rollback
+    ) {
+        return None;
+    }
+    let outbox = sql.tables.iter().any(|t| tables.is_outbox(t));
+    let dedup = !outbox
+        && !sql.guarded
+        && (sql.tables.iter().any(|t| tables.is_dedup(t)) || sql.is_claim_shape());
+    let idempotent = if sql.guarded || sql.upsert || sql.ignores_conflict {
+        Some(true)
+    } else if sql.self_referencing || sql.verb == "INSERT" {
+        Some(false)
+    } else if matches!(sql.verb.as_str(), "UPDATE" | "DELETE") {
+        Some(true)
+    } else {
+        None
+    };
+    let describe = if sql.verb.is_empty() {
+        e.describe.clone()
+    } else {
+        sql.describe()
+    };
+    Some((
+        Effect {
+            site: Site {
+                describe,
+                ..site(e)
+            },
+            class: EffectClass::Write,
+            tables: sql.tables.clone(),
+            idempotent,
+            autocommit: *autocommit,
+        },
+        dedup,
+    ))
+}
+
+fn other_effect(e: &crate::ir::Event) -> Option<Effect> {
+    let (class, idempotent) = match &e.kind {
+        EventKind::Publish { non_idempotent, .. } => {
+            (EffectClass::Publish, non_idempotent.then_some(false))
+        }
+        EventKind::External {
+            kind,
+            non_idempotent,
+        } => (
+            match kind {
+                ExternalKind::Http => EffectClass::Http,
+                ExternalKind::Email => EffectClass::Email,
+                ExternalKind::Payment => EffectClass::Payment,
+                ExternalKind::Other(_) => EffectClass::Other,
+            },
+            non_idempotent.then_some(false),
+        ),
+        _ => return None,
+    };
+    Some(Effect {
+        site: site(e),
+        class,
+        tables: Vec::new(),
+        idempotent,
+        autocommit: false,
+    })
+}
+
+/// The API packs an event's call may come from (`rdkafka` for `commit_message`).
+fn libraries(apis: &Apis, e: &crate::ir::Event) -> BTreeSet<String> {
+    let want = match &e.kind {
+        EventKind::Receive { .. } => apis::EventKind::Receive,
+        EventKind::Ack { .. } => apis::EventKind::Ack,
+        EventKind::Nack { .. } => apis::EventKind::Nack,
+        EventKind::Publish { .. } => apis::EventKind::Publish,
+        EventKind::BrokerBegin => apis::EventKind::BrokerBegin,
+        _ => return BTreeSet::new(),
+    };
+    let text = e.text.trim_end_matches("()");
+    let name = text.rsplit(['.', ':']).next().unwrap_or(text);
+    apis.methods
+        .get(name)
+        .into_iter()
+        .chain(apis.paths.get(name))
+        .flatten()
+        .filter(|s| s.event == want)
+        .map(|s| {
+            s.origin
+                .trim_start_matches("rules/")
+                .trim_end_matches(".toml")
+                .to_string()
+        })
+        .collect()
+}
+
+/// One library for a set of broker calls: the packs every call may come from,
+/// narrowed to those the crate certainly uses when that leaves one.
+fn library_of(
+    apis: &Apis,
+    events: &[&crate::ir::Event],
+    used: &BTreeSet<String>,
+) -> Option<String> {
+    let mut acc: Option<BTreeSet<String>> = None;
+    for e in events {
+        let libs = libraries(apis, e);
+        if libs.is_empty() {
+            continue;
+        }
+        acc = Some(match acc {
+            None => libs,
+            Some(a) => {
+                let i: BTreeSet<String> = a.intersection(&libs).cloned().collect();
+                if i.is_empty() {
+                    a.union(&libs).cloned().collect()
+                } else {
+                    i
+                }
+            }
+        });
+    }
+    let libs = acc?;
+    if libs.len() > 1 {
+        let narrowed: Vec<&String> = libs.iter().filter(|l| used.contains(*l)).collect();
+        if narrowed.len() == 1 {
+            return Some(narrowed[0].clone());
+        }
+    }
+    Some(libs.into_iter().collect::<Vec<_>>().join(" or "))
+}
+
+fn is_consumer_client(c: &KafkaClient) -> bool {
+    match c.role.as_deref() {
+        Some("kafka.consumer") => true,
+        Some("kafka.producer") => false,
+        _ => c.prop("group.id").is_some(),
+    }
+}
+
+/// Whether a Kafka consumer configuration auto-commits (SPEC §2, MA007's defaults).
+fn auto_commit(c: &KafkaClient, stores_offsets: bool) -> Option<AutoAck> {
+    if c.dynamic || c.framework {
+        return None;
+    }
+    let val = |k: &str| c.prop(k).and_then(|p| p.value.clone());
+    if val("enable.auto.offset.store").as_deref() == Some("false") && stores_offsets {
+        return None;
+    }
+    match c.prop("enable.auto.commit") {
+        Some(p) if p.value.as_deref() == Some("true") => Some(AutoAck {
+            what: "`enable.auto.commit=true`".into(),
+            loc: p.loc.clone(),
+        }),
+        None => Some(AutoAck {
+            what: "`enable.auto.commit` unset (librdkafka default: `true`)".into(),
+            loc: c.new_loc.clone(),
+        }),
+        _ => None,
+    }
+}
+
+fn sort_dedup<T: Ord>(v: &mut Vec<T>) {
+    v.sort();
+    v.dedup();
+}
+
+/// The inventory of one crate.
+pub fn crate_inventory(input: &CrateInput) -> Inventory {
+    let krate = input.krate;
+    let resolver = Resolver::new(krate);
+    let all_events: Vec<&crate::ir::Event> = krate
+        .functions
+        .iter()
+        .flat_map(|f| f.body.events())
+        .collect();
+    // Libraries the crate certainly uses: calls only one pack knows.
+    let mut used: BTreeSet<String> = all_events
+        .iter()
+        .map(|e| libraries(input.apis, e))
+        .filter(|l| l.len() == 1)
+        .flatten()
+        .collect();
+    let kafka_clients: Vec<&KafkaClient> = krate
+        .functions
+        .iter()
+        .flat_map(|f| f.kafka_clients.iter())
+        .collect();
+    if !kafka_clients.is_empty() {
+        used.insert("rdkafka".into());
+    }
+    let stores_offsets = all_events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Ack { offsets: true, .. }));
+    let confirm_select = all_events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::ConfirmSelect));
+
+    let mut inv = Inventory::default();
+    for (i, f) in krate.functions.iter().enumerate() {
+        let direct = f.body.events();
+        let receives_here = direct
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Receive { .. }))
+            || has_callback(&f.body);
+        if receives_here {
+            inv.consumers.push(consumer(
+                input,
+                &resolver,
+                i,
+                &used,
+                &kafka_clients,
+                stores_offsets,
+            ));
+        }
+        if direct
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Publish { .. }))
+        {
+            inv.producers
+                .push(producer(input, f, &used, &kafka_clients, confirm_select));
+        }
+    }
+    // A function that reaches another consumer (`main` running the consume loops)
+    // orchestrates them: the innermost consumers are the sections.
+    let names: Vec<(String, BTreeSet<String>)> = inv
+        .consumers
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.handlers.iter().map(|h| h.0.clone()).collect(),
+            )
+        })
+        .collect();
+    inv.consumers.retain(|c| {
+        !names
+            .iter()
+            .any(|(other, _)| *other != c.name && c.handlers.iter().any(|h| h.0 == *other))
+    });
+    inv.sort();
+    inv
+}
+
+fn has_callback(n: &Node) -> bool {
+    matches!(
+        n,
+        Node::Closure {
+            run: crate::ir::ClosureRun::Callback,
+            ..
+        }
+    ) || n.children().into_iter().any(has_callback)
+}
+
+fn consumer(
+    input: &CrateInput,
+    resolver: &Resolver,
+    i: usize,
+    used: &BTreeSet<String>,
+    kafka_clients: &[&KafkaClient],
+    stores_offsets: bool,
+) -> Consumer {
+    let krate = input.krate;
+    let f = &krate.functions[i];
+    let r = reach(krate, resolver, i);
+    let mut c = Consumer {
+        name: f.name.clone(),
+        loc: Some(f.loc.clone()),
+        ..Consumer::default()
+    };
+    let mut broker_events = Vec::new();
+    for e in &r.events {
+        match &e.kind {
+            EventKind::Receive { .. } => {
+                c.receives.push(site(e));
+                broker_events.push(*e);
+            }
+            EventKind::Ack { .. } => {
+                c.acks.push(site(e));
+                broker_events.push(*e);
+            }
+            EventKind::Nack { .. } => c.nacks.push(site(e)),
+            EventKind::Write { .. } => {
+                if let Some((eff, dedup)) = write_effect(e, input.tables) {
+                    if dedup {
+                        c.dedup.push(eff);
+                    } else {
+                        c.effects.push(eff);
+                    }
+                }
+            }
+            EventKind::BrokerBegin => {
+                c.broker_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::BrokerOffsets => {
+                c.offsets_in_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::Begin { .. } => {
+                c.locs.insert(key(&e.loc));
+            }
+            _ => {
+                if let Some(eff) = other_effect(e) {
+                    c.effects.push(eff);
+                }
+            }
+        }
+    }
+    for cb in &r.callbacks {
+        c.receives.push(Site {
+            loc: cb.clone(),
+            text: "callback".into(),
+            describe: "handler callback".into(),
+        });
+    }
+    c.library = library_of(input.apis, &broker_events, used);
+    for &j in &r.functions {
+        let g = &krate.functions[j];
+        c.retries.extend(g.retries.iter().cloned());
+        c.fresh_ids.extend(g.id_flows.iter().cloned());
+        c.auto_ack.extend(g.ack_settings.iter().map(|s| AutoAck {
+            what: s.what.clone(),
+            loc: s.loc.clone(),
+        }));
+        let acts = g.body.events().iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::Ack { .. }
+                    | EventKind::Write { .. }
+                    | EventKind::Publish { .. }
+                    | EventKind::External { .. }
+            )
+        });
+        if j != i && acts {
+            c.handlers.push((g.name.clone(), g.loc.clone()));
+        }
+    }
+    // MA002 counts a fresh id only where it reaches what is sent.
+    c.fresh_ids.retain(|x| match &x.sink_call {
+        None => true,
+        Some(callee) => callee_effectful(krate, resolver, f, callee),
+    });
+    let kafka = c.library.as_deref() == Some("rdkafka");
+    if kafka {
+        for k in kafka_clients.iter().filter(|k| is_consumer_client(k)) {
+            c.locs.insert(key(&k.new_loc));
+            c.locs.extend(k.props.iter().map(|p| key(&p.loc)));
+            c.auto_ack.extend(auto_commit(k, stores_offsets));
+        }
+    }
+    c.ack_before_effect = input
+        .facts
+        .acks
+        .iter()
+        .filter(|a| a.entry == f.name)
+        .cloned()
+        .collect();
+    c.pairs = input
+        .facts
+        .pairs
+        .iter()
+        .filter(|p| p.entry == f.name)
+        .cloned()
+        .collect();
+    if !c.dedup.is_empty() {
+        c.retention = input.retention.dedup.clone();
+        c.windows = input.retention.windows.clone();
+        c.locs.extend(
+            c.retention
+                .iter()
+                .flat_map(|d| [key(&d.loc), key(&d.write)]),
+        );
+    }
+    let locs: Vec<(String, u32, u32)> = c
+        .receives
+        .iter()
+        .chain(&c.acks)
+        .chain(&c.nacks)
+        .chain(c.effects.iter().map(|e| &e.site))
+        .chain(c.dedup.iter().map(|e| &e.site))
+        .chain(&c.broker_tx)
+        .chain(&c.offsets_in_tx)
+        .map(|s| key(&s.loc))
+        .chain(c.fresh_ids.iter().map(|x| key(&x.idgen)))
+        .chain(c.auto_ack.iter().map(|a| key(&a.loc)))
+        .collect();
+    c.locs.extend(locs);
+    sort_dedup(&mut c.receives);
+    sort_dedup(&mut c.acks);
+    sort_dedup(&mut c.nacks);
+    sort_dedup(&mut c.effects);
+    sort_dedup(&mut c.dedup);
+    sort_dedup(&mut c.handlers);
+    sort_dedup(&mut c.retries);
+    sort_dedup(&mut c.fresh_ids);
+    sort_dedup(&mut c.auto_ack);
+    c
+}
+
+fn callee_effectful(
+    krate: &Crate,
+    resolver: &Resolver,
+    caller: &Function,
+    callee: &Callee,
+) -> bool {
+    let call = crate::ir::Call {
+        callee: callee.clone(),
+        receiver: None,
+        args: Vec::new(),
+        closures: Vec::new(),
+        propagates_err: false,
+        result_unused: false,
+    };
+    let eff = super::flow::effectful_functions(krate, resolver);
+    resolver.resolve(caller, &call).iter().any(|&j| eff[j])
+}
+
+fn producer(
+    input: &CrateInput,
+    f: &Function,
+    used: &BTreeSet<String>,
+    kafka_clients: &[&KafkaClient],
+    confirm_select: bool,
+) -> Producer {
+    let mut p = Producer {
+        name: f.name.clone(),
+        loc: Some(f.loc.clone()),
+        confirm_select,
+        ..Producer::default()
+    };
+    let events = f.body.events();
+    let mut broker_events = Vec::new();
+    for e in &events {
+        match &e.kind {
+            EventKind::Publish { confirm, .. } => {
+                p.publishes.push(site(e));
+                broker_events.push(*e);
+                if let Some(looked) = confirm {
+                    p.confirms_checked = Some(p.confirms_checked.unwrap_or(true) && *looked);
+                }
+            }
+            EventKind::BrokerBegin => {
+                p.broker_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::BrokerOffsets => {
+                p.offsets_in_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::Write { .. } => {
+                if let Some((eff, _)) = write_effect(e, input.tables) {
+                    p.db_writes.push(eff);
+                }
+            }
+            _ => {}
+        }
+    }
+    p.library = library_of(input.apis, &broker_events, used);
+    if p.library.as_deref() == Some("rdkafka") {
+        p.clients = kafka_clients
+            .iter()
+            .filter(|k| !is_consumer_client(k))
+            .map(|k| (*k).clone())
+            .collect();
+    }
+    p.retries = f.retries.clone();
+    p.fresh_ids = f.id_flows.clone();
+    p.pairs = input
+        .facts
+        .pairs
+        .iter()
+        .filter(|x| {
+            matches!(x.kind, PairKind::DualWrite | PairKind::OffsetsOutsideTx)
+                && p.publishes.iter().any(|s| s.loc == x.primary.loc)
+        })
+        .cloned()
+        .collect();
+    let mut locs: Vec<(String, u32, u32)> = p
+        .publishes
+        .iter()
+        .chain(&p.broker_tx)
+        .map(|s| key(&s.loc))
+        .chain(p.fresh_ids.iter().map(|x| key(&x.idgen)))
+        .collect();
+    for k in &p.clients {
+        locs.push(key(&k.new_loc));
+        locs.extend(k.props.iter().map(|x| key(&x.loc)));
+    }
+    p.locs.extend(locs);
+    sort_dedup(&mut p.publishes);
+    sort_dedup(&mut p.retries);
+    sort_dedup(&mut p.fresh_ids);
+    p
+}
+
+// ---- guarantee inference ----
+
+/// The delivery guarantee a consumer provides (SPEC §6, MODEL §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Guarantee {
+    /// Some path records progress before the effect commits (MA001, MA007).
+    AtMostOnce,
+    /// Progress follows the effect: a crash in between redelivers the message.
+    AtLeastOnce,
+    /// At-least-once, and every effect is idempotent or gated by a dedup claim in its
+    /// transaction (or offsets and output commit in one Kafka transaction).
+    EffectivelyOnce,
+    /// The analysis does not see enough (no ack, no effect) to say.
+    Unknown,
+}
+
+impl Guarantee {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guarantee::AtMostOnce => "at-most-once",
+            Guarantee::AtLeastOnce => "at-least-once",
+            Guarantee::EffectivelyOnce => "effectively-once",
+            Guarantee::Unknown => "unknown",
+        }
+    }
+}
+
+/// The guarantee with why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inference {
+    pub guarantee: Guarantee,
+    /// Sentences, each with the location it is about (emitters add the link).
+    pub reasons: Vec<(String, Option<Loc>)>,
+    /// The findings that decide it.
+    pub deciding: Vec<FindingRef>,
+}
+
+/// Rules whose findings keep an at-least-once consumer from being effectively-once.
+const DUPLICATES: &[&str] = &[
+    "MA002", "MA003", "MA005", "MA006", "MA009", "MA010", "MA011", "MA012", "MA013",
+];
+/// Rules whose findings make a consumer at-most-once.
+const LOSES: &[&str] = &["MA001", "MA007"];
+
+/// A dedup record is written, its claim is tested, and it commits with the effect.
+pub fn dedup_gates(c: &Consumer) -> bool {
+    !c.dedup.is_empty()
+        && !c
+            .pairs
+            .iter()
+            .any(|p| matches!(p.kind, PairKind::SplitDedup | PairKind::UncheckedClaim))
+        && !c
+            .findings
+            .iter()
+            .any(|f| matches!(f.code, "MA003" | "MA005" | "MA013"))
+}
+
+/// Whether every effect is covered: idempotent by shape, or a DB write gated by a
+/// dedup claim that commits with it.
+fn uncovered(c: &Consumer) -> Vec<&Effect> {
+    let gated = dedup_gates(c);
+    let kafka_tx = c.offsets_in_tx.is_some();
+    c.effects
+        .iter()
+        .filter(|e| {
+            let covered = e.idempotent == Some(true)
+                || (gated && e.class == EffectClass::Write && !e.autocommit)
+                || (kafka_tx && e.class == EffectClass::Publish);
+            !covered
+        })
+        .collect()
+}
+
+pub fn infer(c: &Consumer) -> Inference {
+    let pick = |codes: &[&str]| -> Vec<FindingRef> {
+        c.findings
+            .iter()
+            .filter(|f| codes.contains(&f.code))
+            .cloned()
+            .collect()
+    };
+    let mut reasons = Vec::new();
+    // At-most-once: progress before the effect, on some path, or not tied to it at all.
+    let loses = pick(LOSES);
+    if !c.ack_before_effect.is_empty() || !c.auto_ack.is_empty() || !loses.is_empty() {
+        let mut seen = BTreeSet::new();
+        for a in &c.ack_before_effect {
+            if seen.insert((a.ack.loc.clone(), a.effect.loc.clone())) {
+                reasons.push((
+                    format!(
+                        "`{}` ({}) runs before `{}` ({}) is applied",
+                        a.ack.text, a.ack.describe, a.effect.text, a.effect.describe
+                    ),
+                    Some(a.ack.loc.clone()),
+                ));
+            }
+        }
+        for a in &c.auto_ack {
+            reasons.push((
+                format!("{} acknowledges independently of processing", a.what),
+                Some(a.loc.clone()),
+            ));
+        }
+        return Inference {
+            guarantee: Guarantee::AtMostOnce,
+            reasons,
+            deciding: loses,
+        };
+    }
+    if c.effects.is_empty() && c.dedup.is_empty() {
+        return Inference {
+            guarantee: Guarantee::Unknown,
+            reasons: vec![(
+                "no effect is reached from this consumer in the analyzed code".into(),
+                None,
+            )],
+            deciding: Vec::new(),
+        };
+    }
+    if c.acks.is_empty() && c.offsets_in_tx.is_none() {
+        return Inference {
+            guarantee: Guarantee::Unknown,
+            reasons: vec![(
+                "no ack or offset commit is reached: progress is recorded outside the analyzed code"
+                    .into(),
+                None,
+            )],
+            deciding: Vec::new(),
+        };
+    }
+    reasons.push(("every path records progress after its effects".into(), None));
+    let dup = pick(DUPLICATES);
+    let blocking_pairs = c.pairs.iter().any(|p| {
+        matches!(
+            p.kind,
+            PairKind::SplitDedup
+                | PairKind::UncheckedClaim
+                | PairKind::NonIdempotent
+                | PairKind::EffectInBrokerTx
+                | PairKind::OffsetsOutsideTx
+                | PairKind::DualWrite
+        )
+    });
+    let open = uncovered(c);
+    for e in &open {
+        let why = match (e.class, e.idempotent) {
+            (_, Some(false)) => "is not idempotent",
+            (EffectClass::Publish, _) => "re-publishes on redelivery",
+            _ => "has no idempotency the analysis can see",
+        };
+        reasons.push((
+            format!("`{}` ({}) {why}", e.site.text, e.site.describe),
+            Some(e.site.loc.clone()),
+        ));
+    }
+    for x in &c.fresh_ids {
+        reasons.push((
+            format!("`{}` mints a new id for each attempt", x.idgen_text),
+            Some(x.idgen.clone()),
+        ));
+    }
+    let effectively =
+        dup.is_empty() && !blocking_pairs && open.is_empty() && c.fresh_ids.is_empty();
+    if effectively {
+        let why = if c.offsets_in_tx.is_some() {
+            "offsets and output commit in one Kafka transaction"
+        } else if c.dedup.is_empty() {
+            "every effect is idempotent"
+        } else {
+            "every effect is idempotent or gated by a dedup claim in its transaction"
+        };
+        reasons.push((why.into(), None));
+    }
+    Inference {
+        guarantee: if effectively {
+            Guarantee::EffectivelyOnce
+        } else {
+            Guarantee::AtLeastOnce
+        },
+        reasons,
+        deciding: dup,
+    }
+}
+
+/// Producer settings by key, for the checklist: the last value set.
+pub fn producer_settings(p: &Producer) -> BTreeMap<String, (Option<String>, Loc)> {
+    let mut out = BTreeMap::new();
+    for c in &p.clients {
+        for prop in &c.props {
+            out.insert(prop.key.clone(), (prop.value.clone(), prop.loc.clone()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::flow::EvRef;
+    use crate::diagnostic::Span;
+
+    fn loc(line: u32) -> Loc {
+        Loc {
+            path: "src/c.rs".into(),
+            span: Span {
+                line,
+                column: 5,
+                end_line: line,
+                end_column: 9,
+                ..Span::default()
+            },
+        }
+    }
+
+    fn s(line: u32, text: &str, describe: &str) -> Site {
+        Site {
+            loc: loc(line),
+            text: text.into(),
+            describe: describe.into(),
+        }
+    }
+
+    fn evref(line: u32, text: &str) -> EvRef {
+        EvRef {
+            loc: loc(line),
+            text: text.into(),
+            describe: text.into(),
+            phrase: text.into(),
+            via: Vec::new(),
+        }
+    }
+
+    fn write(line: u32, idempotent: Option<bool>, autocommit: bool) -> Effect {
+        Effect {
+            site: s(line, "sqlx::query", "INSERT into `orders`"),
+            class: EffectClass::Write,
+            tables: vec!["orders".into()],
+            idempotent,
+            autocommit,
+        }
+    }
+
+    fn base() -> Consumer {
+        Consumer {
+            name: "handle".into(),
+            receives: vec![s(1, "consumer.recv", "message received")],
+            acks: vec![s(9, "consumer.commit_message", "offset committed")],
+            effects: vec![write(5, Some(false), false)],
+            ..Consumer::default()
+        }
+    }
+
+    fn finding(code: &'static str) -> FindingRef {
+        FindingRef {
+            path: "src/c.rs".into(),
+            line: 9,
+            column: 5,
+            code,
+            name: "x",
+            severity: Severity::Error,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn ack_before_effect_is_at_most_once() {
+        let mut c = base();
+        c.ack_before_effect.push(AckBeforeEffect {
+            ack: evref(3, "consumer.commit_message"),
+            effect: evref(5, "sqlx::query"),
+            kind: crate::analysis::flow::EffectKind::Immediate,
+            entry: "handle".into(),
+        });
+        c.findings.push(finding("MA001"));
+        let inf = infer(&c);
+        assert_eq!(inf.guarantee, Guarantee::AtMostOnce);
+        assert_eq!(inf.deciding.len(), 1);
+        assert_eq!(inf.deciding[0].code, "MA001");
+    }
+
+    #[test]
+    fn auto_ack_is_at_most_once() {
+        let mut c = base();
+        c.auto_ack.push(AutoAck {
+            what: "`no_ack: true`".into(),
+            loc: loc(2),
+        });
+        assert_eq!(infer(&c).guarantee, Guarantee::AtMostOnce);
+    }
+
+    #[test]
+    fn ack_after_non_idempotent_effect_is_at_least_once() {
+        let mut c = base();
+        c.findings.push(finding("MA011"));
+        let inf = infer(&c);
+        assert_eq!(inf.guarantee, Guarantee::AtLeastOnce);
+        assert_eq!(inf.deciding[0].code, "MA011");
+    }
+
+    #[test]
+    fn idempotent_effects_are_effectively_once() {
+        let mut c = base();
+        c.effects = vec![write(5, Some(true), true)];
+        let inf = infer(&c);
+        assert_eq!(inf.guarantee, Guarantee::EffectivelyOnce);
+        assert!(inf.deciding.is_empty());
+    }
+
+    #[test]
+    fn dedup_claim_in_the_same_transaction_is_effectively_once() {
+        let mut c = base();
+        c.dedup = vec![write(4, Some(true), false)];
+        assert_eq!(infer(&c).guarantee, Guarantee::EffectivelyOnce);
+        // ... but not when the claim commits apart from the effect.
+        c.pairs.push(PairFact {
+            kind: PairKind::SplitDedup,
+            primary: evref(4, "sqlx::query"),
+            other: evref(5, "sqlx::query"),
+            related: Vec::new(),
+            entry: "handle".into(),
+        });
+        assert_eq!(infer(&c).guarantee, Guarantee::AtLeastOnce);
+    }
+
+    #[test]
+    fn offsets_in_the_kafka_transaction_are_effectively_once() {
+        let mut c = base();
+        c.acks.clear();
+        c.effects = vec![Effect {
+            class: EffectClass::Publish,
+            idempotent: None,
+            ..write(6, None, false)
+        }];
+        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
+        c.offsets_in_tx = Some(s(7, "producer.send_offsets_to_transaction", "offsets"));
+        assert_eq!(infer(&c).guarantee, Guarantee::EffectivelyOnce);
+    }
+
+    #[test]
+    fn fresh_id_per_attempt_is_not_effectively_once() {
+        let mut c = base();
+        c.effects = vec![write(5, Some(true), false)];
+        c.fresh_ids.push(IdFlow {
+            idgen: loc(4),
+            idgen_text: "Uuid::new_v4".into(),
+            sink: loc(5),
+            sink_text: "sqlx::query".into(),
+            retry: None,
+            sink_call: None,
+        });
+        assert_eq!(infer(&c).guarantee, Guarantee::AtLeastOnce);
+    }
+
+    #[test]
+    fn no_effect_or_no_ack_is_unknown() {
+        let mut c = base();
+        c.effects.clear();
+        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
+        let mut c = base();
+        c.acks.clear();
+        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
+    }
+}

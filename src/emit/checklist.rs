@@ -1,0 +1,650 @@
+//! `--format checklist` and `msgaudit checklist`: the pull-request review checklist of
+//! SPEC §6, as Markdown for a GitHub comment. One section per consumer and producer of
+//! `report.inventory`, the six questions answered from the analysis (`- [x]`) or left
+//! open for the reviewer (`- [ ]`, with the reason), the guarantee each consumer
+//! provides with the findings that decide it, and a summary of findings by rule.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::analysis::inventory::{
+    self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
+};
+use crate::diagnostic::Report;
+use crate::ir::Loc;
+
+/// `[src/consumer.rs:42](src/consumer.rs#L42)`.
+fn link(path: &str, line: u32) -> String {
+    format!("[{path}:{line}]({path}#L{line})")
+}
+
+fn at(loc: &Loc) -> String {
+    link(&loc.path, loc.span.line)
+}
+
+fn call(s: &Site) -> String {
+    if s.describe.is_empty() {
+        format!("`{}` {}", s.text, at(&s.loc))
+    } else {
+        format!("`{}` ({}) {}", s.text, s.describe, at(&s.loc))
+    }
+}
+
+fn effect(e: &Effect) -> String {
+    call(&e.site)
+}
+
+fn finding(f: &FindingRef) -> String {
+    format!("{} {} {}", f.code, f.name, link(&f.path, f.line))
+}
+
+fn findings_of(fs: &[FindingRef], codes: &[&str]) -> Vec<String> {
+    fs.iter()
+        .filter(|f| codes.contains(&f.code))
+        .map(finding)
+        .collect()
+}
+
+fn join(items: &[String]) -> String {
+    items.join(", ")
+}
+
+fn item(out: &mut String, ok: bool, question: &str, answer: &str) {
+    let mark = if ok { "x" } else { " " };
+    let _ = writeln!(out, "- [{mark}] **{question}** {answer}");
+}
+
+pub fn render(report: &Report) -> String {
+    let inv = &report.inventory;
+    let mut out = String::from("## msgaudit review checklist\n\n");
+    let _ = writeln!(
+        out,
+        "{} consumer{} and {} producer{} found. Checked boxes are answered by the analysis; \
+         open ones need the reviewer.",
+        inv.consumers.len(),
+        plural(inv.consumers.len()),
+        inv.producers.len(),
+        plural(inv.producers.len()),
+    );
+    for c in &inv.consumers {
+        out.push('\n');
+        consumer(&mut out, c);
+    }
+    for p in &inv.producers {
+        out.push('\n');
+        producer(&mut out, p);
+    }
+    let elsewhere: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            let cited = |fs: &[FindingRef]| {
+                fs.iter().any(|r| {
+                    r.code == f.code
+                        && r.path == f.path
+                        && r.line == f.span.line
+                        && r.column == f.span.column
+                })
+            };
+            !inv.consumers.iter().any(|c| cited(&c.findings))
+                && !inv.producers.iter().any(|p| cited(&p.findings))
+        })
+        .map(|f| {
+            format!(
+                "- {} {} {}: {}",
+                f.code,
+                f.name,
+                link(&f.path, f.span.line),
+                f.message
+            )
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        out.push_str("\n### Findings outside these message paths\n\n");
+        for e in elsewhere {
+            out.push_str(&e);
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    out.push_str(&summary(report));
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn consumer(out: &mut String, c: &Consumer) {
+    let inf = inventory::infer(c);
+    let _ = writeln!(
+        out,
+        "### Consumer `{}`: {}\n",
+        c.name,
+        inf.guarantee.as_str()
+    );
+    let mut facts = Vec::new();
+    if let Some(l) = &c.loc {
+        facts.push(format!("defined at {}", at(l)));
+    }
+    if let Some(lib) = &c.library {
+        facts.push(format!("library `{lib}`"));
+    }
+    if !c.receives.is_empty() {
+        facts.push(format!(
+            "receives at {}",
+            join(&c.receives.iter().map(|s| at(&s.loc)).collect::<Vec<_>>())
+        ));
+    }
+    if !c.handlers.is_empty() {
+        facts.push(format!(
+            "handlers {}",
+            join(
+                &c.handlers
+                    .iter()
+                    .map(|(n, l)| format!("`{n}` {}", at(l)))
+                    .collect::<Vec<_>>()
+            )
+        ));
+    }
+    let _ = writeln!(out, "{}.\n", capitalize(&facts.join("; ")));
+
+    // 1. Stable event id.
+    let q = "1. Stable event id, reused on every retry and redelivery?";
+    if !c.fresh_ids.is_empty() {
+        let ids: Vec<String> = c
+            .fresh_ids
+            .iter()
+            .map(|x| {
+                format!(
+                    "`{}` {} reaches `{}` {}",
+                    x.idgen_text,
+                    at(&x.idgen),
+                    x.sink_text,
+                    at(&x.sink)
+                )
+            })
+            .collect();
+        item(
+            out,
+            false,
+            q,
+            &format!(
+                "A fresh id is minted per attempt or delivery: {} (MA002).",
+                join(&ids)
+            ),
+        );
+    } else if !c.dedup.is_empty() {
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "No id is minted per attempt; the dedup record is keyed by what the handler receives: {}.",
+                join(&c.dedup.iter().map(effect).collect::<Vec<_>>())
+            ),
+        );
+    } else if !c.effects.is_empty() && c.effects.iter().all(|e| e.idempotent == Some(true)) {
+        item(
+            out,
+            true,
+            q,
+            "No id is minted per attempt, and none is needed: every effect is idempotent by key.",
+        );
+    } else {
+        item(
+            out,
+            false,
+            q,
+            "No id is minted per attempt, but no event id is used either (no dedup record, no \
+             idempotency key the analysis can see): who assigns one?",
+        );
+    }
+
+    // 2. Retries.
+    let q = "2. Which steps may retry?";
+    let mut steps = vec![format!(
+        "broker redelivery{} of any message not yet acked",
+        c.library
+            .as_deref()
+            .map(|l| format!(" (`{l}`)"))
+            .unwrap_or_default()
+    )];
+    if c.retries.is_empty() {
+        steps.push("no application retry loop".into());
+    } else {
+        steps.push(format!(
+            "application retries {}",
+            join(
+                &c.retries
+                    .iter()
+                    .map(|(l, t)| format!("`{}` {}", t.trim(), at(l)))
+                    .collect::<Vec<_>>()
+            )
+        ));
+    }
+    if !c.nacks.is_empty() {
+        steps.push(format!(
+            "nacks requesting redelivery {}",
+            join(&c.nacks.iter().map(call).collect::<Vec<_>>())
+        ));
+    }
+    let retry_ids = c.fresh_ids.iter().any(|x| x.retry.is_some());
+    let mut answer = format!("{}.", capitalize(&join(&steps)));
+    if retry_ids {
+        answer.push_str(" A retry mints a new id (MA002).");
+    }
+    item(out, !retry_ids, q, &answer);
+
+    // 3. The ack.
+    let q = "3. What does the ack confirm, and does it run after the effect commits?";
+    if !c.ack_before_effect.is_empty() || !c.auto_ack.is_empty() {
+        let mut why: Vec<String> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for a in &c.ack_before_effect {
+            if seen.insert((a.ack.loc.clone(), a.effect.loc.clone())) {
+                why.push(format!(
+                    "`{}` ({}) {} runs before `{}` {}",
+                    a.ack.text,
+                    a.ack.describe,
+                    at(&a.ack.loc),
+                    a.effect.text,
+                    at(&a.effect.loc)
+                ));
+            }
+        }
+        for a in &c.auto_ack {
+            why.push(format!("{} {} acks on its own", a.what, at(&a.loc)));
+        }
+        let codes = findings_of(&c.findings, &["MA001", "MA007"]);
+        let suffix = if codes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", join(&codes))
+        };
+        item(out, false, q, &format!("No: {}{suffix}.", why.join("; ")));
+    } else if let Some(o) = &c.offsets_in_tx {
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "The offsets commit with the output in the Kafka transaction: {}.",
+                call(o)
+            ),
+        );
+    } else if c.acks.is_empty() {
+        item(
+            out,
+            false,
+            q,
+            "No ack or offset commit is reached from here: where is progress recorded?",
+        );
+    } else {
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "{}: after the effects on every path.",
+                capitalize(&join(&c.acks.iter().map(call).collect::<Vec<_>>()))
+            ),
+        );
+    }
+
+    // 4. One transaction.
+    let q = "4. Do the effect and the progress (or dedup) record commit in one transaction?";
+    let split = findings_of(&c.findings, &["MA003", "MA005", "MA009", "MA010", "MA013"]);
+    let effects_db: Vec<&Effect> = c
+        .effects
+        .iter()
+        .filter(|e| e.class == EffectClass::Write)
+        .collect();
+    if !split.is_empty() {
+        item(out, false, q, &format!("No: {}.", join(&split)));
+    } else if c.offsets_in_tx.is_some() {
+        item(
+            out,
+            true,
+            q,
+            "Yes: output and offsets commit in one Kafka transaction.",
+        );
+    } else if !c.dedup.is_empty() && inventory::dedup_gates(c) {
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "Yes: the dedup record {} commits with the effects.",
+                join(&c.dedup.iter().map(effect).collect::<Vec<_>>())
+            ),
+        );
+    } else if c.effects.is_empty() {
+        item(out, true, q, "Nothing to commit: no effect is reached.");
+    } else if c.effects.iter().all(|e| e.idempotent == Some(true)) {
+        item(
+            out,
+            true,
+            q,
+            "No, and it need not: the ack follows the effect, and every effect is idempotent \
+             (an upsert or an absolute update), so a redelivery is harmless.",
+        );
+    } else {
+        let open: Vec<String> = c
+            .effects
+            .iter()
+            .filter(|e| e.idempotent != Some(true))
+            .map(effect)
+            .collect();
+        let extra = if effects_db.is_empty() {
+            ""
+        } else {
+            " with no dedup record"
+        };
+        item(
+            out,
+            false,
+            q,
+            &format!(
+                "No: the effect and the ack commit apart{extra}; a crash in between applies {} again.",
+                join(&open)
+            ),
+        );
+    }
+
+    // 5. External side effects.
+    let q = "5. How are external side effects (HTTP, e-mail, payments) made idempotent?";
+    let externals: Vec<&Effect> = c
+        .effects
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.class,
+                EffectClass::Http | EffectClass::Email | EffectClass::Payment | EffectClass::Other
+            )
+        })
+        .collect();
+    if externals.is_empty() {
+        item(out, true, q, "No HTTP, e-mail or payment call is reached.");
+    } else {
+        let nonidem = findings_of(&c.findings, &["MA011"]);
+        let list = join(&externals.iter().map(|e| effect(e)).collect::<Vec<_>>());
+        let answer = if nonidem.is_empty() {
+            format!(
+                "{list}: the analysis cannot see an idempotency key derived from the event id; \
+                 confirm the receiver deduplicates."
+            )
+        } else {
+            format!("{list}: not idempotent ({}).", join(&nonidem))
+        };
+        item(out, false, q, &answer);
+    }
+
+    // 6. Retention.
+    let q = "6. Do dedup records live as long as the source can replay?";
+    let ma012 = findings_of(&c.findings, &["MA012"]);
+    if c.dedup.is_empty() {
+        item(
+            out,
+            true,
+            q,
+            "No dedup records are written: nothing to retain.",
+        );
+    } else if !ma012.is_empty() {
+        item(out, false, q, &format!("No: {}.", join(&ma012)));
+    } else if !c.retention.is_empty() && !c.windows.is_empty() {
+        let r: Vec<String> = c
+            .retention
+            .iter()
+            .map(|d| format!("{} {}", d.store, at(&d.loc)))
+            .collect();
+        let w: Vec<String> = c
+            .windows
+            .iter()
+            .map(|w| format!("{} {}", w.source, at(&w.loc)))
+            .collect();
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "Yes: retention of {} covers the replay window ({}).",
+                join(&r),
+                join(&w)
+            ),
+        );
+    } else {
+        item(
+            out,
+            false,
+            q,
+            "The dedup retention or the source's replay window (topic `retention.ms`) is not \
+             stated in the analyzed code.",
+        );
+    }
+
+    // The guarantee.
+    let _ = write!(out, "\n**Guarantee: {}**", inf.guarantee.as_str());
+    if !inf.reasons.is_empty() {
+        let reasons: Vec<String> = inf
+            .reasons
+            .iter()
+            .map(|(r, l)| match l {
+                Some(l) => format!("{r} {}", at(l)),
+                None => r.clone(),
+            })
+            .collect();
+        let _ = write!(out, ": {}", reasons.join("; "));
+    }
+    out.push('.');
+    if !inf.deciding.is_empty() {
+        let _ = write!(
+            out,
+            " Decided by {}.",
+            join(&inf.deciding.iter().map(finding).collect::<Vec<_>>())
+        );
+    }
+    if inf.guarantee == Guarantee::Unknown {
+        out.push_str(" The reviewer decides.");
+    }
+    out.push('\n');
+}
+
+fn producer(out: &mut String, p: &Producer) {
+    let _ = writeln!(out, "### Producer `{}`\n", p.name);
+    let mut facts = Vec::new();
+    if let Some(l) = &p.loc {
+        facts.push(format!("defined at {}", at(l)));
+    }
+    if let Some(lib) = &p.library {
+        facts.push(format!("library `{lib}`"));
+    }
+    facts.push(format!(
+        "publishes {}",
+        join(&p.publishes.iter().map(call).collect::<Vec<_>>())
+    ));
+    facts.push(match &p.broker_tx {
+        Some(b) => format!("transactional ({})", call(b)),
+        None => "not transactional".into(),
+    });
+    let _ = writeln!(out, "{}.\n", capitalize(&facts.join("; ")));
+
+    let q = "1. Stable event id, reused on every retry?";
+    if p.fresh_ids.is_empty() {
+        item(out, true, q, "No id is minted per send attempt here.");
+    } else {
+        let ids: Vec<String> = p
+            .fresh_ids
+            .iter()
+            .map(|x| format!("`{}` {}", x.idgen_text, at(&x.idgen)))
+            .collect();
+        item(
+            out,
+            false,
+            q,
+            &format!("A fresh id per attempt: {} (MA002).", join(&ids)),
+        );
+    }
+
+    let q = "2. Which steps may retry?";
+    let settings = inventory::producer_settings(p);
+    let mut steps = Vec::new();
+    let mut idempotent = true;
+    if p.library.as_deref() == Some("rdkafka") {
+        steps.push(match settings.get("enable.idempotence") {
+            Some((Some(v), l)) => {
+                idempotent = v == "true";
+                format!(
+                    "client send retries with `enable.idempotence={v}` {}",
+                    at(l)
+                )
+            }
+            _ => {
+                idempotent = false;
+                "client send retries; `enable.idempotence` is not set in the analyzed code \
+                 (librdkafka's default is `false`: a retried send may be written twice)"
+                    .into()
+            }
+        });
+    }
+    if p.retries.is_empty() {
+        steps.push("no application retry loop".into());
+    } else {
+        steps.push(format!(
+            "application retries {}",
+            join(
+                &p.retries
+                    .iter()
+                    .map(|(l, t)| format!("`{}` {}", t.trim(), at(l)))
+                    .collect::<Vec<_>>()
+            )
+        ));
+    }
+    item(
+        out,
+        p.fresh_ids.is_empty() && idempotent,
+        q,
+        &format!("{}.", capitalize(&join(&steps))),
+    );
+
+    let q = "3. What confirms the send?";
+    let ma008 = findings_of(&p.findings, &["MA008"]);
+    if !ma008.is_empty() {
+        item(out, false, q, &format!("Weakened: {}.", join(&ma008)));
+    } else if p.library.as_deref() == Some("lapin") {
+        match (p.confirm_select, p.confirms_checked) {
+            (true, Some(true)) => item(
+                out,
+                true,
+                q,
+                "The channel is in confirm mode and each publish's confirmation is awaited.",
+            ),
+            _ => item(
+                out,
+                false,
+                q,
+                "The analysis cannot see a checked publisher confirm.",
+            ),
+        }
+    } else if let Some((v, l)) = settings.get("acks") {
+        item(
+            out,
+            true,
+            q,
+            &format!(
+                "The broker's acknowledgement with `acks={}` {}.",
+                v.as_deref().unwrap_or("?"),
+                at(l)
+            ),
+        );
+    } else {
+        item(
+            out,
+            false,
+            q,
+            "The client's default acknowledgement: no setting is visible to confirm it.",
+        );
+    }
+
+    let q = "4. Does the publish commit with the state it announces?";
+    let dual = findings_of(&p.findings, &["MA006", "MA010"]);
+    if !dual.is_empty() {
+        item(out, false, q, &format!("No: {}.", join(&dual)));
+    } else if p.offsets_in_tx.is_some() {
+        item(
+            out,
+            true,
+            q,
+            "Yes: output and consumer offsets commit in one Kafka transaction.",
+        );
+    } else if p.db_writes.is_empty() {
+        item(
+            out,
+            true,
+            q,
+            "No database change is made next to the publish here.",
+        );
+    } else {
+        item(
+            out,
+            true,
+            q,
+            "The database writes next to it go through an outbox (no dual write found).",
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Findings here: {}.",
+        if p.findings.is_empty() {
+            "none".to_string()
+        } else {
+            join(&p.findings.iter().map(finding).collect::<Vec<_>>())
+        }
+    );
+}
+
+/// `**Findings:** 3 MA001 ack-before-commit, 1 MA003 … (5 in total).`
+fn summary(report: &Report) -> String {
+    let mut by: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for f in &report.findings {
+        *by.entry((f.code, f.name)).or_default() += 1;
+    }
+    let mut out = String::from("---\n\n**Findings by rule:** ");
+    if by.is_empty() {
+        out.push_str("none");
+    } else {
+        let parts: Vec<String> = by
+            .iter()
+            .map(|((code, name), n)| format!("{n} {code} {name}"))
+            .collect();
+        let _ = write!(
+            out,
+            "{} ({} in total)",
+            parts.join(", "),
+            report.findings.len()
+        );
+    }
+    if !report.errors.is_empty() {
+        let _ = write!(
+            out,
+            "; {} input error{} (see `msgaudit check`)",
+            report.errors.len(),
+            plural(report.errors.len())
+        );
+    }
+    out.push_str(".\n");
+    out
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
