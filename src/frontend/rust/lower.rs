@@ -2184,12 +2184,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             info.absorb(&f);
             return info;
         };
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segs = super::segments(&p.path);
         let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
         let text = segs.join("::");
         let args: Vec<&Expr> = c.args.iter().collect();

@@ -394,12 +394,7 @@ impl IndexCx<'_> {
             fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
                 if self.found.is_none() {
                     if let syn::Expr::Path(p) = &*c.func {
-                        let segs: Vec<String> = p
-                            .path
-                            .segments
-                            .iter()
-                            .map(|s| s.ident.to_string())
-                            .collect();
+                        let segs = segments(&p.path);
                         if self.cx.is_idgen_path(&segs) {
                             self.found =
                                 Some((p.span(), c.paren_token.span.close(), segs.join("::")));
@@ -644,6 +639,11 @@ fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
         }
         _ => None,
     }
+}
+
+/// A path's segments as strings (`rdkafka::consumer::StreamConsumer`).
+pub(crate) fn segments(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
 /// Resolves a path's first segment through the file's `use` imports.

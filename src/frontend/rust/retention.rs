@@ -101,15 +101,7 @@ fn name_unit(name: &str) -> Option<u64> {
 }
 
 fn span_of(lines: &LineIndex, start: PmSpan, end: PmSpan) -> Span {
-    let (s, e) = (start.start(), end.end());
-    Span {
-        line: s.line as u32,
-        column: s.column as u32 + 1,
-        end_line: e.line as u32,
-        end_column: e.column as u32 + 1,
-        byte_start: lines.offset(s.line, s.column),
-        byte_end: lines.offset(e.line, e.column),
-    }
+    lines.span(start, end)
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -187,12 +179,7 @@ impl Cx<'_> {
                 let Expr::Path(p) = strip(&c.func) else {
                     return None;
                 };
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = super::segments(&p.path);
                 let f = segs.last()?.as_str();
                 let typed = segs
                     .iter()
