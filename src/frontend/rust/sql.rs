@@ -102,6 +102,13 @@ fn statement(s: &Statement) -> SqlFacts {
                 || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoUpdate(_)));
             f.returning = i.returning.is_some();
             f.columns = i.columns.len();
+            // `INSERT … SELECT … WHERE NOT EXISTS (…)`: inserts only what is not there.
+            if i.source
+                .as_ref()
+                .is_some_and(|q| q.to_string().to_ascii_uppercase().contains("NOT EXISTS"))
+            {
+                f.upsert = true;
+            }
             f
         }
         Statement::Update {
@@ -268,6 +275,10 @@ mod tests {
         assert!(!facts("UPDATE s SET v = GREATEST(v, $1) WHERE k = $2").self_referencing);
         assert!(!facts("UPDATE s SET v = COALESCE(v, $1) WHERE k = $2").self_referencing);
         assert!(facts("UPDATE s SET v = $1 + v WHERE k = $2").self_referencing);
+        let guarded = facts(
+            "INSERT INTO t (id, v) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = $1)",
+        );
+        assert!(guarded.upsert && !guarded.ignores_conflict);
     }
 
     #[test]
