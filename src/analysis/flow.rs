@@ -950,6 +950,11 @@ impl<'c> Interp<'c> {
                 let m = fr.val(*msg);
                 st.acks
                     .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));
+                // Tasks spawned before this message arrived (a background relay, a
+                // server started in `main`) are not this message's effects.
+                if !*element {
+                    st.floating.clear();
+                }
             }
             EventKind::Ack { offsets: true, .. } if st.broker_seen.is_some() => {
                 // Consume-transform-produce with a transactional producer: the offsets
