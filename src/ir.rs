@@ -157,6 +157,8 @@ pub enum EventKind {
     External {
         kind: ExternalKind,
         non_idempotent: bool,
+        /// The request carries an idempotency-key header (`Idempotency-Key`).
+        idempotency_key: bool,
     },
     /// A fresh id (`Uuid::new_v4()`), bound to `binding` when known.
     IdGen {

@@ -330,6 +330,7 @@ fn other_effect(e: &crate::ir::Event) -> Option<Effect> {
         EventKind::External {
             kind,
             non_idempotent,
+            idempotency_key,
         } => (
             match kind {
                 ExternalKind::Http => EffectClass::Http,
@@ -337,7 +338,11 @@ fn other_effect(e: &crate::ir::Event) -> Option<Effect> {
                 ExternalKind::Payment => EffectClass::Payment,
                 ExternalKind::Other(_) => EffectClass::Other,
             },
-            non_idempotent.then_some(false),
+            if *idempotency_key {
+                Some(true)
+            } else {
+                non_idempotent.then_some(false)
+            },
         ),
         _ => return None,
     };

@@ -325,13 +325,24 @@ fn consumer(out: &mut String, c: &Consumer) {
         );
     } else if c.effects.is_empty() {
         item(out, true, q, "Nothing to commit: no effect is reached.");
+    } else if !findings_of(&c.findings, &["MA001", "MA007"]).is_empty() {
+        item(
+            out,
+            false,
+            q,
+            &format!(
+                "No: progress is recorded before the effect commits ({}), so a crash in between loses the message.",
+                join(&findings_of(&c.findings, &["MA001", "MA007"]))
+            ),
+        );
     } else if c.effects.iter().all(|e| e.idempotent == Some(true)) {
         item(
             out,
             true,
             q,
             "No, and it need not: the ack follows the effect, and every effect is idempotent \
-             (an upsert or an absolute update), so a redelivery is harmless.",
+             (an upsert, an absolute update, a request with an idempotency key), so a \
+             redelivery is harmless.",
         );
     } else {
         let open: Vec<String> = c
@@ -372,8 +383,14 @@ fn consumer(out: &mut String, c: &Consumer) {
         item(out, true, q, "No HTTP, e-mail or payment call is reached.");
     } else {
         let nonidem = findings_of(&c.findings, &["MA011"]);
+        let fresh_keys = findings_of(&c.findings, &["MA002"]);
         let list = join(&externals.iter().map(|e| effect(e)).collect::<Vec<_>>());
-        let answer = if nonidem.is_empty() {
+        let keyed = nonidem.is_empty()
+            && fresh_keys.is_empty()
+            && externals.iter().all(|e| e.idempotent == Some(true));
+        let answer = if keyed {
+            format!("{list}: sent with an idempotency key (the receiver deduplicates by it).")
+        } else if nonidem.is_empty() {
             format!(
                 "{list}: the analysis cannot see an idempotency key derived from the event id; \
                  confirm the receiver deduplicates."
@@ -381,7 +398,7 @@ fn consumer(out: &mut String, c: &Consumer) {
         } else {
             format!("{list}: not idempotent ({}).", join(&nonidem))
         };
-        item(out, false, q, &answer);
+        item(out, keyed, q, &answer);
     }
 
     // 6. Retention.

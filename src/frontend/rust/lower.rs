@@ -149,6 +149,8 @@ struct Lowerer<'a, 'b> {
     confirmable: HashSet<Loc>,
     unconfirmed: HashSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
+    /// String literals of the builder chain whose event is being emitted.
+    builder_strs: Vec<String>,
     /// Lowering the function's return value (its tail or a `return`), outside closures.
     in_return: bool,
     closure_depth: u32,
@@ -272,6 +274,7 @@ fn lower_fn(
         confirmable: HashSet::new(),
         unconfirmed: HashSet::new(),
         bound_publishes: Vec::new(),
+        builder_strs: Vec::new(),
         in_return: false,
         closure_depth: 0,
         returned: HashSet::new(),
@@ -2617,6 +2620,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let spec = b.spec.clone();
         let mut b = b;
+        self.builder_strs.clone_from(&b.strs);
         if let Some(sql) = b.sql.as_mut() {
             // `SET key value NX`: only the first writer succeeds, a claim.
             if sql.verb == "SET" && b.strs.iter().any(|x| x.eq_ignore_ascii_case("NX")) {
@@ -2635,6 +2639,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             b.text.clone(),
             out,
         );
+        self.builder_strs.clear();
         Info {
             value,
             role: spec.returns.clone(),
@@ -2860,6 +2865,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     other => ExternalKind::Other(other.unwrap_or("external").to_string()),
                 },
                 non_idempotent: spec.non_idempotent,
+                idempotency_key: self.builder_strs.iter().any(|s| {
+                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                    s == "idempotencykey" || s == "xidempotencykey"
+                }),
             },
             Api::Idgen => {
                 let v = self.new_value(&text, TypeInfo::default());
