@@ -635,8 +635,12 @@ impl<'c> Interp<'c> {
                 out
             }
             Node::ResultBranch { scrutinee, ok, err } => {
-                // The arms see the callee's success and error states apart.
-                self.split = None;
+                // The arms see the callee's success and error states apart. An empty
+                // scrutinee matches on the result of the call just before it
+                // (`let r = handle(..).await; match r { … }`).
+                if !scrutinee.is_empty() {
+                    self.split = None;
+                }
                 let mut out = self.run(scrutinee, st, fr);
                 let Some(fall) = out.fall.take() else {
                     return out;
@@ -1075,7 +1079,17 @@ impl<'c> Interp<'c> {
                 self.commit(&mut st, fr.val(*tx), ev);
             }
             EventKind::Rollback { tx } => {
-                st.txs.remove(&fr.val(*tx));
+                let t = fr.val(*tx);
+                st.txs.remove(&t);
+                // Its writes (claims included) never happened.
+                let gone: Vec<EvRef> = st
+                    .writes
+                    .iter()
+                    .filter(|w| w.tx == Some(t))
+                    .map(|w| w.ev.clone())
+                    .collect();
+                st.writes.retain(|w| !gone.contains(&w.ev));
+                st.unchecked.retain(|c| !gone.contains(c));
             }
             EventKind::Publish { non_idempotent, .. } => {
                 let ev = self.evref(e);
@@ -1234,9 +1248,35 @@ impl<'c> Interp<'c> {
             };
             self.stack.push(idx);
             self.via.push(e.loc.clone());
-            let o = self.run(&callee.body, st.clone(), &frame);
+            let mut o = self.run(&callee.body, st.clone(), &frame);
             self.via.pop();
             self.stack.pop();
+            // Transactions the callee began and left open are dropped when it returns
+            // (rolled back): their writes never become durable.
+            for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
+                .into_iter()
+                .flatten()
+            {
+                let dropped: Vec<Val> = s
+                    .txs
+                    .iter()
+                    .filter(|((f, _), t)| *f == id && t.open)
+                    .map(|(k, _)| *k)
+                    .collect();
+                if dropped.is_empty() {
+                    continue;
+                }
+                s.txs.retain(|k, _| !dropped.contains(k));
+                // Their writes (claims included) never happened.
+                let gone: Vec<EvRef> = s
+                    .writes
+                    .iter()
+                    .filter(|w| w.tx.is_some_and(|t| dropped.contains(&t)))
+                    .map(|w| w.ev.clone())
+                    .collect();
+                s.writes.retain(|w| !gone.contains(&w.ev));
+                s.unchecked.retain(|c| !gone.contains(c));
+            }
             let mut cont = o.fall;
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);

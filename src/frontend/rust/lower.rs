@@ -151,6 +151,9 @@ struct Lowerer<'a, 'b> {
     bound_publishes: Vec<(ValueId, Loc)>,
     /// String literals of the builder chain whose event is being emitted.
     builder_strs: Vec<String>,
+    /// A binding of a call's result made by the last statement (value, and where the
+    /// output stood after it): a `match` on it right after splits by outcome.
+    last_outcome: Option<(ValueId, usize, usize)>,
     /// Lowering the function's return value (its tail or a `return`), outside closures.
     in_return: bool,
     closure_depth: u32,
@@ -275,6 +278,7 @@ fn lower_fn(
         unconfirmed: HashSet::new(),
         bound_publishes: Vec::new(),
         builder_strs: Vec::new(),
+        last_outcome: None,
         in_return: false,
         closure_depth: 0,
         returned: HashSet::new(),
@@ -541,7 +545,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         for n in nodes.iter().rev() {
             match n {
-                Node::Branch(_) | Node::Exit(_) => continue,
+                // `op?` puts the operation on the success edge: `[op] | return Err`.
+                Node::Branch(alts) => match alts.as_slice() {
+                    [Node::Seq(ok), Node::Exit(_)] => match ok.as_slice() {
+                        [Node::Event(ev)] => return Some(ev),
+                        _ => continue,
+                    },
+                    _ => continue,
+                },
+                Node::Exit(_) => continue,
                 Node::Event(ev) => return Some(ev),
                 _ => return None,
             }
@@ -580,6 +592,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Some(ev) if matches!(ev.kind, EventKind::Call(_)) => Some(ev.loc.clone()),
             _ => None,
         }
+    }
+
+    /// `e` names the call result bound by the statement just before, with nothing
+    /// emitted since: a match on it splits by the call's outcome.
+    fn bound_outcome(&self, e: &Expr, out: &[Node]) -> bool {
+        let Expr::Path(p) = strip(e) else {
+            return false;
+        };
+        let Some(v) = p
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))
+        else {
+            return false;
+        };
+        self.last_outcome == Some((v, out.len(), out.as_ptr() as usize))
     }
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
@@ -995,6 +1023,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                     _ => {}
                 }
+                if let (Expr::Await(_) | Expr::Call(_) | Expr::MethodCall(_), Pat::Ident(pi)) = (
+                    strip(
+                        local
+                            .init
+                            .as_ref()
+                            .map(|i| &*i.expr)
+                            .unwrap_or(&Expr::Verbatim(Default::default())),
+                    ),
+                    &local.pat,
+                ) {
+                    if ends_in_call(out) {
+                        if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                            self.last_outcome = Some((v, out.len(), out.as_ptr() as usize));
+                        }
+                    }
+                }
                 if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
                     if let Some(v) = self.lookup(&pi.ident.to_string()) {
                         self.uses[v as usize] = 0;
@@ -1074,10 +1118,31 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 {
                     c.propagates_err = true;
                 }
-                out.push(Node::Branch(vec![
-                    Node::Seq(vec![]),
-                    Node::Exit(ExitKind::Return { err: Some(true) }),
-                ]));
+                // `tx.commit().await?`, `query.execute(..).await?`, `consumer.commit_message(..)?`:
+                // on the error edge the operation failed, so it did not happen there.
+                let failed_here = matches!(
+                    out.last(),
+                    Some(Node::Event(Event {
+                        kind: EventKind::Commit { .. }
+                            | EventKind::Write { .. }
+                            | EventKind::Publish { .. }
+                            | EventKind::External { .. }
+                            | EventKind::Ack { .. },
+                        ..
+                    }))
+                );
+                if failed_here {
+                    let commit = out.pop().unwrap_or(Node::Seq(vec![]));
+                    out.push(Node::Branch(vec![
+                        Node::Seq(vec![commit]),
+                        Node::Exit(ExitKind::Return { err: Some(true) }),
+                    ]));
+                } else {
+                    out.push(Node::Branch(vec![
+                        Node::Seq(vec![]),
+                        Node::Exit(ExitKind::Return { err: Some(true) }),
+                    ]));
+                }
                 info
             }
             Expr::Field(f) => {
@@ -1131,8 +1196,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     kinds.push(result_pattern(&arm.pat));
                 }
                 // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
-                let by_outcome = is_call_chain(&m.expr)
-                    && ends_in_call(&scr_nodes)
+                let bound = self.bound_outcome(&m.expr, out);
+                let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
                     && kinds.contains(&Some(true))
                     && kinds.contains(&Some(false))
                     && m.arms
@@ -1626,12 +1691,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.expr(e, &mut els);
         }
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
+        let bound = match &*i.cond {
+            Expr::Let(l) => self.bound_outcome(&l.expr, out),
+            _ => false,
+        };
         let outcome = match &*i.cond {
-            Expr::Let(l) if is_call_chain(&l.expr) => result_pattern(&l.pat),
+            Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat),
             _ => None,
         };
         match outcome {
-            Some(is_ok) if ends_in_call(&cond) => {
+            Some(is_ok) if ends_in_call(&cond) || bound => {
                 let (ok, err) = if is_ok { (then, els) } else { (els, then) };
                 out.push(Node::ResultBranch {
                     scrutinee: Box::new(Node::Seq(cond)),
