@@ -924,7 +924,10 @@ impl<'c> Interp<'c> {
                         .collect(),
                 );
             }
-            st.durable.push(ev.clone());
+            // Deleting what was handled (a relay's bookkeeping) is not a business change.
+            if t.business {
+                st.durable.push(ev.clone());
+            }
         }
         if t.open {
             union(&mut st.nonidem, &t.nonidem);
@@ -1065,7 +1068,9 @@ impl<'c> Interp<'c> {
                             for p in earlier {
                                 self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
                             }
-                            st.durable.push(ev.clone());
+                            if sql.verb != "DELETE" {
+                                st.durable.push(ev.clone());
+                            }
                         }
                         if nonidem {
                             st.nonidem.push(ev.clone());
@@ -1106,7 +1111,7 @@ impl<'c> Interp<'c> {
                     let open: Vec<Tx> = st
                         .txs
                         .values()
-                        .filter(|t| t.open && !t.writes.is_empty() && !t.outbox)
+                        .filter(|t| t.open && t.business && !t.outbox)
                         .cloned()
                         .collect();
                     for t in open {
