@@ -765,7 +765,11 @@ impl<'c> Interp<'c> {
             }
             ClosureRun::Later => {
                 let before = st.effects.clone();
-                let o = self.run(body, st.clone(), fr);
+                // Inside the task, effects of tasks spawned before it (siblings) are
+                // not ordered against its acks, and are not its message's effects.
+                let mut inner = st.clone();
+                inner.floating.clear();
+                let o = self.run(body, inner, fr);
                 let mut all = BTreeSet::new();
                 for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
                     all.extend(s.effects.difference(&before).cloned());
@@ -1022,7 +1026,10 @@ impl<'c> Interp<'c> {
                 // A dedup record by its table's name; by its shape (a conflict-ignoring
                 // insert of a key) only when no named dedup record is on the path, since
                 // then a shaped insert is more likely an idempotent effect.
-                let named = sql.tables.iter().any(|t| self.tables.is_dedup(t));
+                // Recording a dedup entry: an insert (or upsert) into a dedup table; a
+                // cleanup `DELETE` of old entries is not a dedup record.
+                let named =
+                    sql.verb != "DELETE" && sql.tables.iter().any(|t| self.tables.is_dedup(t));
                 let named_before = st.writes.iter().any(|w| w.named_dedup);
                 let dedup =
                     !outbox && !sql.guarded && (named || (sql.is_claim_shape() && !named_before));

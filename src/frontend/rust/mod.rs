@@ -679,10 +679,17 @@ pub(crate) fn type_info(
     let Some(last) = resolved.last() else {
         return TypeInfo::default();
     };
+    // `crate::db::Repo`, `Repo`, or `db::Repo` through a module of this crate (a first
+    // segment no API pack names as a crate).
+    let external = resolved.len() >= 2
+        && apis
+            .type_specs(last)
+            .iter()
+            .any(|spec| spec.crates.iter().any(|c| *c == resolved[0]));
     let local = matches!(
         resolved.first().map(String::as_str),
         Some("crate" | "self" | "super")
-    ) || (resolved.len() == 1 && index.type_names.contains(last));
+    ) || (index.type_names.contains(last) && !external);
     if local {
         return TypeInfo {
             role: None,
