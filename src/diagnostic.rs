@@ -2,6 +2,7 @@
 //! analysis (which produces them) and the emitters (which print them).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Severity of a finding, as configured (`off` removes the finding altogether).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -88,12 +89,28 @@ pub struct Summary {
     pub outside_diff: Option<usize>,
 }
 
+/// Where a `check` run spent its time (`--statistics`). Never part of any output
+/// format: timings differ from run to run, output must not.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    /// Loading the config and API packs, `--baseline` and `--diff-base` inputs.
+    pub setup: Duration,
+    /// Walking the PATH arguments and reading every candidate file.
+    pub discovery: Duration,
+    /// Parsing, lowering, facts, rules, then suppressions and adoption filters.
+    pub analysis: Duration,
+    /// Threads in the pool that read and analyzed the files (`--jobs`).
+    pub threads: usize,
+}
+
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub findings: Vec<Finding>,
     pub errors: Vec<InputError>,
     pub summary: Summary,
+    /// Time per phase, for `--statistics`; emitters never read it.
+    pub timings: Timings,
     /// Display path -> file text (BOM removed), for emitters that show source snippets.
     pub sources: BTreeMap<String, String>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).

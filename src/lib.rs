@@ -17,8 +17,9 @@ pub mod source;
 pub mod suppress;
 
 use std::path::PathBuf;
+use std::time::Instant;
 
-pub use diagnostic::{Finding, InputError, Label, Report, Severity, Span, Summary};
+pub use diagnostic::{Finding, InputError, Label, Report, Severity, Span, Summary, Timings};
 
 /// What a `check` run should do, besides the paths.
 #[derive(Clone, Debug, Default)]
@@ -36,12 +37,16 @@ pub struct Options {
     pub write_baseline: Option<PathBuf>,
     /// `--diff-base REV`: report only findings on lines changed since this git revision.
     pub diff_base: Option<String>,
+    /// `--jobs N`: threads that read and analyze files; `None`: one per core.
+    /// The report is the same whatever the number.
+    pub jobs: Option<usize>,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
 /// run before any file is read (exit code 2); input errors in individual files are
 /// in `Report::errors` instead, and the rest of the tree is still analyzed.
 pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
+    let start = Instant::now();
     let default_path = [PathBuf::from(".")];
     let paths = if paths.is_empty() {
         &default_path[..]
@@ -60,11 +65,16 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         None => None,
     };
 
-    let discovery = source::discover(paths, &config);
+    let pool = analysis::thread_pool(options.jobs);
+    let setup_done = Instant::now();
+    // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
+    let discovery = pool.install(|| source::discover(paths, &config));
+    let discovery_done = Instant::now();
     let output = analysis::analyze(&analysis::AnalysisInput {
         files: &discovery.files,
         apis: &apis,
         include_tests: config.include_tests,
+        pool: &pool,
     });
 
     let mut report = Report::default();
@@ -124,5 +134,11 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.finish();
     report.inventory = output.inventory;
     report.inventory.attach(&report.findings);
+    report.timings = Timings {
+        setup: setup_done - start,
+        discovery: discovery_done - setup_done,
+        analysis: discovery_done.elapsed(),
+        threads: pool.current_num_threads(),
+    };
     Ok(report)
 }

@@ -4,12 +4,13 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use msgaudit::config::Selection;
 use msgaudit::emit::{self, Format, HumanOptions};
-use msgaudit::{rules, InputError, Options, Severity};
+use msgaudit::{rules, InputError, Options, Report, Severity};
 
 /// Exit code: no finding at or above `--fail-on`.
 const EXIT_OK: u8 = 0;
@@ -110,6 +111,16 @@ struct CheckArgs {
     /// (commits since it, staged, unstaged and untracked files).
     #[arg(long, value_name = "REV")]
     diff_base: Option<String>,
+
+    /// Threads that read and analyze files [default: one per core]. The output is
+    /// the same whatever the number.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    jobs: Option<usize>,
+
+    /// Print to stderr the files seen, analyzed and skipped (by reason) and the time
+    /// spent in each phase. Standard output is unchanged.
+    #[arg(long)]
+    statistics: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -165,7 +176,33 @@ fn write_stdout(text: &str) {
     let _ = out.flush();
 }
 
+/// `--statistics`: counts and time per phase, on stderr, one item per line.
+fn print_statistics(report: &Report, output: Duration, total: Duration) {
+    let s = &report.summary;
+    let t = &report.timings;
+    let secs = |d: Duration| format!("{:.3} s", d.as_secs_f64());
+    let mut lines = vec![
+        format!("files seen: {}", s.files),
+        format!("files analyzed: {}", s.analyzed),
+    ];
+    for (reason, n) in &s.skipped {
+        lines.push(format!("skipped ({reason}): {n}"));
+    }
+    lines.push(format!("input errors: {}", s.errors));
+    lines.push(format!("threads: {}", t.threads));
+    lines.push(format!("time setup: {}", secs(t.setup)));
+    lines.push(format!("time discovery+reading: {}", secs(t.discovery)));
+    lines.push(format!("time analysis: {}", secs(t.analysis)));
+    lines.push(format!("time output: {}", secs(output)));
+    lines.push(format!("time total: {}", secs(total)));
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "msgaudit: {line}");
+    }
+}
+
 fn check(args: CheckArgs) -> u8 {
+    let start = Instant::now();
     // Validate the selection first so that a typo fails as a usage error.
     if let Err(e) = Selection::new(&args.select, &args.ignore) {
         eprintln!("error: {} in {}", e.message, e.path);
@@ -178,6 +215,7 @@ fn check(args: CheckArgs) -> u8 {
         baseline: args.baseline,
         write_baseline: args.write_baseline,
         diff_base: args.diff_base,
+        jobs: args.jobs,
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -191,6 +229,7 @@ fn check(args: CheckArgs) -> u8 {
         let noun = if n == 1 { "finding" } else { "findings" };
         eprintln!("msgaudit: wrote {n} {noun} to {}", file.display());
     }
+    let output_start = Instant::now();
     let text = match args.format {
         FormatArg::Human => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -210,6 +249,9 @@ fn check(args: CheckArgs) -> u8 {
         FormatArg::Checklist => emit::render(&report, Format::Checklist),
     };
     write_stdout(&text);
+    if args.statistics {
+        print_statistics(&report, output_start.elapsed(), start.elapsed());
+    }
     if !report.errors.is_empty() {
         return EXIT_ERROR;
     }
@@ -249,6 +291,8 @@ fn main() -> ExitCode {
             baseline: None,
             write_baseline: None,
             diff_base: None,
+            jobs: None,
+            statistics: false,
         }),
         Command::Rules { format } => {
             let text = match format {

@@ -413,3 +413,88 @@ fn odd_files_do_not_crash() {
     assert_eq!(v["findings"][0]["column"], 11);
     assert_eq!(v["summary"]["files"], 2);
 }
+
+/// Runs `msgaudit check ARGS` from the repository root; returns (stdout, stderr).
+fn run_in_repo(args: &[&str]) -> (Vec<u8>, String) {
+    let out = msgaudit()
+        .timeout(Duration::from_secs(300))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("check")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.code().unwrap() <= 1, "{out:?}");
+    (out.stdout, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn output_does_not_depend_on_jobs() {
+    let (one, _) = run_in_repo(&["fixtures", "--format", "json", "--jobs", "1"]);
+    let (four, _) = run_in_repo(&["fixtures", "--format", "json", "--jobs", "4"]);
+    let json: Value = serde_json::from_slice(&one).unwrap();
+    assert!(json["findings"].as_array().unwrap().len() > 100);
+    assert!(one == four, "--jobs 1 and --jobs 4 print different reports");
+}
+
+#[test]
+fn jobs_must_be_positive() {
+    msgaudit()
+        .args(["check", "--jobs", "0", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--jobs"));
+}
+
+#[test]
+fn statistics_go_to_stderr_and_leave_stdout_unchanged() {
+    let (plain, plain_err) = run_in_repo(&["fixtures/demo", "--format", "json"]);
+    let (stats, err) = run_in_repo(&["fixtures/demo", "--format", "json", "--statistics"]);
+    assert!(plain == stats, "--statistics changed stdout");
+    assert!(!plain_err.contains("msgaudit: time"));
+    for line in [
+        "msgaudit: files seen: ",
+        "msgaudit: files analyzed: ",
+        "msgaudit: threads: ",
+        "msgaudit: time discovery+reading: ",
+        "msgaudit: time analysis: ",
+        "msgaudit: time output: ",
+        "msgaudit: time total: ",
+    ] {
+        assert!(
+            err.lines().any(|l| l.starts_with(line)),
+            "{line:?} in {err}"
+        );
+    }
+    let json: Value = serde_json::from_slice(&plain).unwrap();
+    let seen = &json["summary"]["files"];
+    assert!(
+        err.contains(&format!("msgaudit: files seen: {seen}\n")),
+        "{err}"
+    );
+}
+
+#[test]
+fn statistics_count_skips_by_reason() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "plain/src/lib.rs",
+        b"pub fn add(a: u8, b: u8) -> u8 { a + b }\n",
+    );
+    write(t.path(), "conf/values.yaml", b"a: {{ .Values.x }}\n");
+    let out = msgaudit()
+        .current_dir(t.path())
+        .args(["check", ".", "--statistics", "--jobs", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("msgaudit: skipped (no_relevant_tokens): 1\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("msgaudit: skipped (templated_yaml): 1\n"),
+        "{err}"
+    );
+    assert!(err.contains("msgaudit: threads: 2\n"), "{err}");
+}

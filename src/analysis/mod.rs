@@ -22,6 +22,19 @@ pub struct AnalysisInput<'a> {
     pub files: &'a [SourceFile],
     pub apis: &'a Apis,
     pub include_tests: bool,
+    /// The big-stack pool the crates and YAML files are analyzed on (see [`thread_pool`]).
+    pub pool: &'a rayon::ThreadPool,
+}
+
+/// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
+/// `RAYON_NUM_THREADS`), each with a [`STACK_SIZE`] stack. Results never depend on
+/// the number of threads: every parallel step collects in input order.
+pub fn thread_pool(jobs: Option<usize>) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .stack_size(STACK_SIZE)
+        .build()
+        .expect("cannot start analysis threads")
 }
 
 #[derive(Default)]
@@ -157,10 +170,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         work.push((key, files));
     }
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .stack_size(STACK_SIZE)
-        .build()
-        .expect("cannot start analysis threads");
+    let pool = input.pool;
     let results: Vec<CrateResult> = pool.install(|| {
         work.par_iter()
             .map(|(key, files)| {
