@@ -108,6 +108,9 @@ pub enum EventKind {
     Receive {
         msg: ValueId,
         element: bool,
+        /// The Kafka client of this function (`Function::kafka_clients`) the
+        /// message comes from, when the consumer was configured here.
+        client: Option<u32>,
     },
     /// Progress recorded: ack, offset commit or store, SQS delete, XACK.
     /// `msg` is the message confirmed, when known.

@@ -106,6 +106,10 @@ pub struct Facts {
     /// Some path applies an effect after receiving a message: the crate's consumers
     /// have side effects (MA007).
     pub handler_effects: bool,
+    /// Kafka clients (function index, client index) whose messages are received in the
+    /// crate, and those followed by an effect on some path.
+    pub received_clients: BTreeSet<(usize, u32)>,
+    pub effect_clients: BTreeSet<(usize, u32)>,
 }
 
 impl Facts {
@@ -181,6 +185,8 @@ struct State {
     received: bool,
     /// Consumer offset commits made before any Kafka transaction began on this path.
     early_offsets: Vec<EvRef>,
+    /// Kafka clients (function, index) whose messages were received on this path.
+    received_clients: Vec<(usize, u32)>,
 }
 
 fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
@@ -207,6 +213,7 @@ impl State {
             nonidem: Vec::new(),
             received: false,
             early_offsets: Vec::new(),
+            received_clients: Vec::new(),
         }
     }
 
@@ -275,6 +282,7 @@ impl State {
         union(&mut self.nonidem, &other.nonidem);
         self.received |= other.received;
         union(&mut self.early_offsets, &other.early_offsets);
+        union(&mut self.received_clients, &other.received_clients);
     }
 }
 
@@ -436,6 +444,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let mut facts = BTreeSet::new();
     let mut pairs = BTreeSet::new();
     let mut handler_effects = false;
+    let mut received_clients = BTreeSet::new();
+    let mut effect_clients = BTreeSet::new();
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] {
             continue;
@@ -443,6 +453,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         let mut an = Interp {
             split: None,
             handler_effects: false,
+            received_clients: BTreeSet::new(),
+            effect_clients: BTreeSet::new(),
 
             pairs: Vec::new(),
             tables,
@@ -463,6 +475,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         };
         an.run(&f.body, State::new(), &frame);
         handler_effects |= an.handler_effects;
+        received_clients.extend(an.received_clients.iter().copied());
+        effect_clients.extend(an.effect_clients.iter().copied());
         facts.extend(an.facts);
         pairs.extend(an.pairs);
     }
@@ -470,6 +484,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         acks: facts.into_iter().collect(),
         pairs: pairs.into_iter().collect(),
         handler_effects,
+        received_clients,
+        effect_clients,
     }
 }
 
@@ -567,6 +583,8 @@ struct Interp<'c> {
     split: Option<(Option<State>, Option<State>)>,
     /// Effects on a path after a receive: the crate's consumers have side effects.
     handler_effects: bool,
+    received_clients: BTreeSet<(usize, u32)>,
+    effect_clients: BTreeSet<(usize, u32)>,
 
     tables: &'c Tables,
     entry: String,
@@ -609,10 +627,17 @@ impl<'c> Interp<'c> {
     }
 
     /// An effect applied now: every pending ack ran before it.
-    fn effect_now(&mut self, st: &mut State, ev: EvRef) {
+    /// An effect on this path: the consumers whose messages led here have side effects.
+    fn note_effect(&mut self, st: &State) {
         if st.received {
             self.handler_effects = true;
         }
+        self.effect_clients
+            .extend(st.received_clients.iter().copied());
+    }
+
+    fn effect_now(&mut self, st: &mut State, ev: EvRef) {
+        self.note_effect(st);
         let pend: Vec<Pending> = st.acks.values().cloned().collect();
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
@@ -935,6 +960,9 @@ impl<'c> Interp<'c> {
         }
         if t.open {
             union(&mut st.nonidem, &t.nonidem);
+            if !t.writes.is_empty() {
+                self.note_effect(st);
+            }
         }
         if t.open && !t.writes.is_empty() {
             let pend: Vec<Pending> = st.acks.values().cloned().collect();
@@ -956,8 +984,19 @@ impl<'c> Interp<'c> {
     fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
         match &e.kind {
-            EventKind::Receive { msg, element } => {
+            EventKind::Receive {
+                msg,
+                element,
+                client,
+            } => {
                 st.received = true;
+                if let Some(c) = client {
+                    let key = (fr.fn_idx, *c);
+                    self.received_clients.insert(key);
+                    if !st.received_clients.contains(&key) {
+                        st.received_clients.push(key);
+                    }
+                }
                 let m = fr.val(*msg);
                 st.acks
                     .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));

@@ -80,7 +80,13 @@ fn any_event(krate: &Crate, pred: &dyn Fn(&EventKind) -> bool) -> bool {
         .any(|f| f.body.events().iter().any(|e| pred(&e.kind)))
 }
 
-pub fn check(krate: &Crate) -> Vec<Finding> {
+/// `facts` tells which consumers have side effects: a Kafka client whose messages the
+/// crate receives where it is configured counts only if an effect follows those
+/// receives; one passed elsewhere falls back to "some consume path has an effect".
+pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding> {
+    if !facts.handler_effects {
+        return Vec::new();
+    }
     let effects = any_event(krate, &|k| {
         matches!(
             k,
@@ -109,8 +115,15 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
         help: "turn automatic acknowledgement off and acknowledge each message after its effect commits".into(),
     }
     };
-    for f in &krate.functions {
-        for c in &f.kafka_clients {
+    for (fi, f) in krate.functions.iter().enumerate() {
+        for (ci, c) in f.kafka_clients.iter().enumerate() {
+            let key = (fi, ci as u32);
+            let received_here = f.body.events().iter().any(
+                |e| matches!(e.kind, EventKind::Receive { client: Some(c), .. } if c == ci as u32),
+            );
+            if received_here && !facts.effect_clients.contains(&key) {
+                continue;
+            }
             if c.dynamic || !is_consumer(c) {
                 continue;
             }

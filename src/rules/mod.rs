@@ -128,9 +128,7 @@ pub fn check_all(
     out.extend(ma005_unchecked_dedup_claim::check(facts));
     out.extend(ma006_dual_write::check(facts));
     // Auto-acknowledgement matters only for consumers with side effects.
-    if facts.handler_effects {
-        out.extend(ma007_auto_ack::check(krate));
-    }
+    out.extend(ma007_auto_ack::check(krate, facts));
     out.extend(ma008_unconfirmed_publish::check(krate));
     out.extend(ma009_effect_in_broker_transaction::check(facts));
     out.extend(ma010_offsets_outside_transaction::check(facts));

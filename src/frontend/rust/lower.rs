@@ -1577,6 +1577,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             kind: EventKind::Receive {
                                 msg: v,
                                 element: true,
+                                client: None,
                             },
                             loc,
                             text: pat_name(&f.pat),
@@ -1782,6 +1783,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 kind: EventKind::Receive {
                     msg: p,
                     element: false,
+                    client: None,
                 },
                 loc: self.cx.loc(c.inputs.span(), c.inputs.span()),
                 text: self.values[p as usize].name.clone(),
@@ -2830,6 +2832,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 EventKind::Receive {
                     msg: v,
                     element: false,
+                    client: target
+                        .and_then(|t| self.values[t as usize].kafka_client)
+                        .map(|i| i as u32),
                 }
             }
             Api::Ack => EventKind::Ack {
