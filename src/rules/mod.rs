@@ -63,28 +63,6 @@ macro_rules! declare_rule {
 }
 pub(crate) use declare_rule;
 
-#[allow(unused_macros)] // for rules catalogued before they are written
-macro_rules! planned {
-    ($ident:ident, $code:literal, $name:literal, $sev:ident, $summary:literal, $boundary:literal) => {
-        static $ident: RuleMeta = RuleMeta {
-            code: $code,
-            name: $name,
-            default_severity: Severity::$sev,
-            summary: $summary,
-            boundary: $boundary,
-            doc: concat!(
-                "## What it does\n\n",
-                $summary,
-                "\n\nBoundary broken: ",
-                $boundary,
-                ".\n\nThis rule is catalogued (its code and name are reserved and accepted in \
-                 configuration and suppressions) but not implemented yet: it reports nothing.\n"
-            ),
-            implemented: false,
-        };
-    };
-}
-
 /// The unused-suppression diagnostic of SPEC §4.
 pub static MA900: RuleMeta = RuleMeta {
     code: "MA900",
