@@ -110,6 +110,8 @@ pub struct Facts {
     /// crate, and those followed by an effect on some path.
     pub received_clients: BTreeSet<(usize, u32)>,
     pub effect_clients: BTreeSet<(usize, u32)>,
+    /// Per function: it applies an effect, directly or through calls.
+    pub effectful: Vec<bool>,
 }
 
 impl Facts {
@@ -333,8 +335,13 @@ impl<'c> Resolver<'c> {
 
     /// Candidate callees of `call` made from `caller`; empty when unknown or ambiguous.
     pub fn resolve(&self, caller: &Function, call: &Call) -> Vec<usize> {
+        self.resolve_callee(caller, &call.callee)
+    }
+
+    /// Candidate functions `callee` names when called from `caller`.
+    pub fn resolve_callee(&self, caller: &Function, callee: &Callee) -> Vec<usize> {
         let fns = &self.krate.functions;
-        match &call.callee {
+        match callee {
             Callee::Path(segs) => {
                 let Some(name) = segs.last() else {
                     return vec![];
@@ -486,6 +493,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         handler_effects,
         received_clients,
         effect_clients,
+        effectful: effectful_functions(krate, &resolver),
     }
 }
 

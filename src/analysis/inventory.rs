@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::apis::{self, Apis};
 use crate::diagnostic::{Finding, Severity};
 use crate::ir::{
-    Callee, Crate, DedupRetention, EventKind, ExternalKind, Function, IdFlow, KafkaClient, Loc,
-    Node, ReplayWindow, RetentionFacts, SqlKind, Tables,
+    Crate, DedupRetention, EventKind, ExternalKind, Function, IdFlow, KafkaClient, Loc, Node,
+    ReplayWindow, RetentionFacts, SqlKind, Tables,
 };
 
 use super::flow::{AckBeforeEffect, Facts, PairFact, PairKind, Resolver, MAX_CALL_DEPTH};
@@ -624,7 +624,10 @@ fn consumer(
     // MA002 counts a fresh id only where it reaches what is sent.
     c.fresh_ids.retain(|x| match &x.sink_call {
         None => true,
-        Some(callee) => callee_effectful(krate, resolver, f, callee),
+        Some(callee) => resolver
+            .resolve_callee(f, callee)
+            .iter()
+            .any(|&j| input.facts.effectful[j]),
     });
     let kafka = c.library.as_deref() == Some("rdkafka");
     if kafka {
@@ -681,24 +684,6 @@ fn consumer(
     sort_dedup(&mut c.fresh_ids);
     sort_dedup(&mut c.auto_ack);
     c
-}
-
-fn callee_effectful(
-    krate: &Crate,
-    resolver: &Resolver,
-    caller: &Function,
-    callee: &Callee,
-) -> bool {
-    let call = crate::ir::Call {
-        callee: callee.clone(),
-        receiver: None,
-        args: Vec::new(),
-        closures: Vec::new(),
-        propagates_err: false,
-        result_unused: false,
-    };
-    let eff = super::flow::effectful_functions(krate, resolver);
-    resolver.resolve(caller, &call).iter().any(|&j| eff[j])
 }
 
 fn producer(

@@ -1,8 +1,8 @@
 use super::declare_rule;
 use super::pairs::{code, label};
-use crate::analysis::flow::{effectful_functions, Resolver};
+use crate::analysis::flow::{Facts, Resolver};
 use crate::diagnostic::Finding;
-use crate::ir::{Call, Crate};
+use crate::ir::Crate;
 
 declare_rule! {
     /// ## What it does
@@ -65,22 +65,16 @@ declare_rule! {
     };
 }
 
-pub fn check(krate: &Crate) -> Vec<Finding> {
+pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let resolver = Resolver::new(krate);
-    let effectful = effectful_functions(krate, &resolver);
     // A fresh id handed to one of the crate's functions counts only if that function
     // sends, writes or publishes something (a helper that only logs is clean).
     let sends = |f: &crate::ir::Function, callee: &crate::ir::Callee| {
-        let call = Call {
-            callee: callee.clone(),
-            receiver: None,
-            args: Vec::new(),
-            closures: Vec::new(),
-            propagates_err: false,
-            result_unused: false,
-        };
-        resolver.resolve(f, &call).iter().any(|&i| effectful[i])
+        resolver
+            .resolve_callee(f, callee)
+            .iter()
+            .any(|&i| facts.effectful[i])
     };
     for f in &krate.functions {
         for flow in &f.id_flows {

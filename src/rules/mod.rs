@@ -101,7 +101,7 @@ pub fn check_all(
     facts: &crate::analysis::flow::Facts,
 ) -> Vec<crate::diagnostic::Finding> {
     let mut out = ma001_ack_before_commit::check(facts);
-    out.extend(ma002_fresh_id_per_attempt::check(krate));
+    out.extend(ma002_fresh_id_per_attempt::check(krate, facts));
     out.extend(ma003_split_dedup_transaction::check(facts));
     out.extend(ma005_unchecked_dedup_claim::check(facts));
     out.extend(ma006_dual_write::check(facts));
