@@ -199,10 +199,7 @@ pub fn lower_items(
                     continue;
                 }
                 let self_ty = super::type_name(&imp.self_ty);
-                let trait_name = imp
-                    .trait_
-                    .as_ref()
-                    .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()));
+                let trait_name = super::impl_trait_name(imp);
                 for it in &imp.items {
                     if let syn::ImplItem::Fn(m) = it {
                         if !include_tests && is_test_attr(&m.attrs) {

@@ -489,10 +489,7 @@ fn collect_sigs(
                     continue;
                 }
                 let self_ty = type_name(&imp.self_ty);
-                let trait_name = imp
-                    .trait_
-                    .as_ref()
-                    .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()));
+                let trait_name = impl_trait_name(imp);
                 for it in &imp.items {
                     if let syn::ImplItem::Fn(m) = it {
                         sigs.push((
@@ -586,6 +583,13 @@ pub(crate) fn str_lit(e: &syn::Expr) -> Option<String> {
 }
 
 /// The name of a type, wrappers and references removed (`&mut Worker` -> `Worker`).
+/// The last segment of the trait an `impl` block implements, if any.
+pub(crate) fn impl_trait_name(imp: &syn::ItemImpl) -> Option<String> {
+    imp.trait_
+        .as_ref()
+        .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()))
+}
+
 pub(crate) fn type_name(ty: &syn::Type) -> Option<String> {
     innermost(ty).and_then(|p| p.segments.last().map(|s| s.ident.to_string()))
 }
