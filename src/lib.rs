@@ -40,6 +40,9 @@ pub struct Options {
     /// `--jobs N`: threads that read and analyze files; `None`: one per core.
     /// The report is the same whatever the number.
     pub jobs: Option<usize>,
+    /// `--no-prefilter`: parse every file, also those that mention no API token and
+    /// that nothing parsed needs. The findings are the same; the run is slower.
+    pub no_prefilter: bool,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -75,6 +78,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         apis: &apis,
         include_tests: config.include_tests,
         pool: &pool,
+        prefilter: !options.no_prefilter,
     });
 
     let mut report = Report::default();

@@ -2,6 +2,7 @@
 //! on threads with large stacks), computes the ordering facts over the model and
 //! hands them to the rules.
 
+pub mod demand;
 pub mod flow;
 pub mod inventory;
 
@@ -24,6 +25,9 @@ pub struct AnalysisInput<'a> {
     pub include_tests: bool,
     /// The big-stack pool the crates and YAML files are analyzed on (see [`thread_pool`]).
     pub pool: &'a rayon::ThreadPool,
+    /// Parse only the files that mention an API token or that the model of those
+    /// files needs (SPEC §3 "Scope and skipping"); false parses every file.
+    pub prefilter: bool,
 }
 
 /// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
@@ -199,13 +203,14 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             }
         }
     }
-    let filter = prefilter(input.apis);
+    let filter = input.prefilter.then(|| prefilter(input.apis));
     let mut work = Vec::new();
     for (key, files) in crates {
-        let user_tokens = !input.apis.tokens.is_empty();
-        if user_tokens && !files.iter().any(|f| filter.is_match(&f.text)) {
-            *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
-            continue;
+        if let Some(filter) = &filter {
+            if !files.iter().any(|f| filter.is_match(&f.text)) {
+                *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
+                continue;
+            }
         }
         work.push((key, files));
     }
@@ -216,7 +221,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|(key, files)| {
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    analyze_crate(key, files, input.apis, input.include_tests)
+                    analyze_crate(key, files, input.apis, input.include_tests, filter.as_ref())
                 }))
                 .unwrap_or_else(|panic| internal_error(files, panic))
             })
@@ -253,6 +258,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         clients.extend(r.clients);
         out.errors.extend(r.errors);
         out.analyzed += r.analyzed;
+        if r.unparsed > 0 {
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() += r.unparsed;
+        }
         if r.skipped_tests > 0 {
             *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
         }
@@ -306,6 +314,8 @@ struct CrateResult {
     errors: Vec<InputError>,
     analyzed: usize,
     skipped_tests: usize,
+    /// Files the prefilter left unparsed.
+    unparsed: usize,
 }
 
 fn analyze_crate(
@@ -313,8 +323,9 @@ fn analyze_crate(
     files: &[&SourceFile],
     apis: &Apis,
     include_tests: bool,
+    filter: Option<&AhoCorasick>,
 ) -> CrateResult {
-    let lowered = rust::lower_crate(key, files, apis, include_tests);
+    let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, filter);
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
         for f in lowered
@@ -363,6 +374,74 @@ fn analyze_crate(
         errors: lowered.errors,
         analyzed: lowered.analyzed,
         skipped_tests: lowered.skipped_tests,
+        unparsed,
+    }
+}
+
+/// Parses the files of a crate that mention an API token, then, round by round,
+/// the files the model of what is parsed needs ([`demand`]); lowers what is parsed.
+/// Returns the lowered crate and the number of files left unparsed.
+fn lower_needed(
+    key: &str,
+    files: &[&SourceFile],
+    apis: &Apis,
+    include_tests: bool,
+    filter: Option<&AhoCorasick>,
+) -> (rust::CrateOutput, usize) {
+    let mut fe = rust::CrateFrontEnd::new(key, apis, include_tests);
+    let Some(filter) = filter else {
+        fe.add(files);
+        return (fe.lower(), 0);
+    };
+    let (seed, rest): (Vec<&SourceFile>, Vec<&SourceFile>) =
+        files.iter().partition(|f| filter.is_match(&f.text));
+    let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
+        .into_iter()
+        .map(|f| (f, rust::scan::scan(&f.text)))
+        .collect();
+    for (f, s) in &rest {
+        fe.declare_unparsed(f, s);
+    }
+    let seed_scans: Vec<rust::scan::FileScan> =
+        seed.iter().map(|f| rust::scan::scan(&f.text)).collect();
+    let mut mentioned: std::collections::HashSet<&str> = seed_scans
+        .iter()
+        .flat_map(|s| s.idents.iter().copied())
+        .collect();
+    fe.add(&seed);
+    loop {
+        let lowered = fe.lower();
+        if rest.is_empty() {
+            return (lowered, 0);
+        }
+        let d = demand::demand(&lowered.krate, &lowered.index);
+        let (take, keep): (Vec<_>, Vec<_>) =
+            rest.into_iter().partition(|(_, s)| d.needs(s, &mentioned));
+        // When most of the crate is needed, one more round of lowering costs more
+        // than parsing the few files left: parse everything.
+        let (take, keep) = if take.len() * 2 > keep.len() * 3 {
+            (take.into_iter().chain(keep).collect(), Vec::new())
+        } else {
+            (take, keep)
+        };
+        rest = keep;
+        // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
+        if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
+            eprintln!(
+                "{key}: {} parsed, {} needed, {} left",
+                lowered.analyzed,
+                take.len(),
+                rest.len()
+            );
+        }
+        if take.is_empty() {
+            return (lowered, rest.len());
+        }
+        let taken: Vec<&SourceFile> = take.iter().map(|(f, _)| *f).collect();
+        for (_, s) in take {
+            mentioned.extend(s.idents);
+        }
+        fe.add(&taken);
     }
 }
 
@@ -394,6 +473,7 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         errors,
         analyzed: 0,
         skipped_tests: 0,
+        unparsed: 0,
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod lower;
 pub mod retention;
+pub mod scan;
 pub mod sql;
 
 use std::collections::{HashMap, HashSet};
@@ -67,6 +68,8 @@ pub struct CrateOutput {
     pub skipped_tests: usize,
     /// Dedup retention, topic retention and subscriptions (MA012).
     pub retention: crate::ir::RetentionFacts,
+    /// The crate-wide facts lowering used (types, fields, signatures).
+    pub index: CrateIndex,
 }
 
 struct Parsed<'a> {
@@ -83,113 +86,210 @@ pub fn lower_crate(
     apis: &Apis,
     include_tests: bool,
 ) -> CrateOutput {
-    let mut errors = Vec::new();
-    let mut parsed = Vec::new();
-    for f in files {
-        if let Some(err) = refuse_pathological(f) {
-            errors.push(err);
-            continue;
-        }
-        match syn::parse_file(&f.text) {
-            Ok(ast) => {
-                let mut uses = UseMap::new();
-                collect_uses(&ast.items, &mut uses);
-                parsed.push(Parsed {
-                    module: module_path(key, &f.path),
-                    file: f,
-                    ast,
-                    uses,
-                });
-            }
-            Err(e) => {
-                let start = e.span().start();
-                errors.push(InputError {
-                    path: f.path.clone(),
-                    line: Some(start.line as u32),
-                    column: Some(start.column as u32 + 1),
-                    message: format!("cannot parse Rust: {e}"),
-                });
-            }
-        }
-    }
+    let mut fe = CrateFrontEnd::new(key, apis, include_tests);
+    fe.add(files);
+    fe.lower()
+}
 
-    let mut index = CrateIndex::default();
-    for p in &parsed {
-        collect_names(&p.ast.items, &mut index, include_tests);
-    }
-    for p in &parsed {
-        let lines = crate::frontend::LineIndex::new(&p.file.text);
-        let cx = IndexCx {
+/// The parsed files of one crate, lowered on demand: the analysis parses the
+/// files that mention what it needs and adds more when the model asks for them
+/// (the prefilter, ARCHITECTURE.md). Syntax trees stay on the thread that made them.
+pub struct CrateFrontEnd<'a> {
+    key: &'a str,
+    apis: &'a Apis,
+    include_tests: bool,
+    parsed: Vec<Parsed<'a>>,
+    errors: Vec<InputError>,
+    /// Items of the files not parsed (from a lexical scan), by path: a value of a
+    /// type declared there is of a crate type, and a call of a function declared
+    /// there is a call into the crate, as if the file were parsed.
+    unparsed: std::collections::BTreeMap<String, Unparsed>,
+}
+
+/// What the lexical scan of a file not parsed declares.
+#[derive(Default)]
+struct Unparsed {
+    types: Vec<(String, bool)>,
+    fns: Vec<(String, FnSig)>,
+}
+
+impl<'a> CrateFrontEnd<'a> {
+    pub fn new(key: &'a str, apis: &'a Apis, include_tests: bool) -> Self {
+        CrateFrontEnd {
+            key,
             apis,
-            uses: &p.uses,
-            index: &index,
-            path: Arc::from(p.file.path.as_str()),
-            lines: &lines,
-        };
-        let mut sigs = Vec::new();
-        let mut fields = Vec::new();
-        let mut consts = Vec::new();
-        collect_sigs(
-            &cx,
-            &p.ast.items,
-            &p.module,
             include_tests,
-            &mut sigs,
-            &mut fields,
-            &mut consts,
-        );
-        for (name, sig) in sigs {
-            index.fns.entry(name).or_default().push(sig);
+            parsed: Vec::new(),
+            errors: Vec::new(),
+            unparsed: Default::default(),
         }
-        for (ty, fs) in fields {
-            index.fields.entry(ty).or_default().extend(fs);
-        }
-        index.consts.extend(consts);
     }
 
-    let mut krate = Crate {
-        key: key.to_string(),
-        functions: Vec::new(),
-    };
-    let mut skipped_tests = 0;
-    for p in &parsed {
-        let path: Arc<str> = Arc::from(p.file.path.as_str());
-        let lines = crate::frontend::LineIndex::new(&p.file.text);
-        let cx = lower::FileCx {
-            path,
-            apis,
-            index: &index,
-            uses: &p.uses,
-            lines: &lines,
-            module: p.module.clone(),
+    /// Declares the items of a file that is not parsed (yet), from its lexical scan.
+    pub fn declare_unparsed(&mut self, file: &SourceFile, scan: &scan::FileScan) {
+        let keep = |test: bool| self.include_tests || !test;
+        let module = module_path(self.key, &file.path);
+        let u = Unparsed {
+            types: scan
+                .types
+                .iter()
+                .filter(|t| keep(t.test))
+                .map(|t| (t.name.to_string(), t.is_trait))
+                .collect(),
+            fns: scan
+                .items
+                .iter()
+                .filter(|f| keep(f.test))
+                .map(|f| {
+                    (
+                        f.name.to_string(),
+                        FnSig {
+                            self_type: f.self_type.map(String::from),
+                            trait_name: f.trait_name.map(String::from),
+                            module: module.clone(),
+                            ret: TypeInfo::default(),
+                            returns_fresh: None,
+                        },
+                    )
+                })
+                .collect(),
         };
-        let mut out: Vec<Function> = Vec::new();
-        skipped_tests += lower::lower_items(&cx, &p.ast.items, include_tests, &mut out);
-        krate.functions.extend(out);
+        self.unparsed.insert(file.path.clone(), u);
     }
-    let analyzed = parsed.len();
-    let retention = retention::collect(
-        &parsed
-            .iter()
-            .map(|p| retention::FileAst {
-                file: p.file,
-                ast: &p.ast,
-            })
-            .collect::<Vec<_>>(),
-        &crate::ir::Tables {
-            dedup: apis.dedup_tables.clone(),
-            outbox: apis.outbox_tables.clone(),
-        },
-        include_tests,
-    );
-    drop(parsed);
-    proc_macro2::extra::invalidate_current_thread_spans();
-    CrateOutput {
-        krate,
-        errors,
-        analyzed,
-        skipped_tests,
-        retention,
+
+    /// Parses `files` (refusing pathological ones with an error).
+    pub fn add(&mut self, files: &[&'a SourceFile]) {
+        for f in files {
+            self.unparsed.remove(&f.path);
+            if let Some(err) = refuse_pathological(f) {
+                self.errors.push(err);
+                continue;
+            }
+            match syn::parse_file(&f.text) {
+                Ok(ast) => {
+                    let mut uses = UseMap::new();
+                    collect_uses(&ast.items, &mut uses);
+                    self.parsed.push(Parsed {
+                        module: module_path(self.key, &f.path),
+                        file: f,
+                        ast,
+                        uses,
+                    });
+                }
+                Err(e) => {
+                    let start = e.span().start();
+                    self.errors.push(InputError {
+                        path: f.path.clone(),
+                        line: Some(start.line as u32),
+                        column: Some(start.column as u32 + 1),
+                        message: format!("cannot parse Rust: {e}"),
+                    });
+                }
+            }
+        }
+        // Lowering sees the files in path order, however they were added.
+        self.parsed.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+    }
+
+    /// Indexes and lowers the files parsed so far.
+    pub fn lower(&self) -> CrateOutput {
+        let (apis, include_tests, key) = (self.apis, self.include_tests, self.key);
+        let parsed = &self.parsed;
+        let mut index = CrateIndex::default();
+        for u in self.unparsed.values() {
+            for (name, is_trait) in &u.types {
+                index.type_names.insert(name.clone());
+                if *is_trait {
+                    index.traits.insert(name.clone());
+                }
+            }
+            for (name, sig) in &u.fns {
+                index.fns.entry(name.clone()).or_default().push(sig.clone());
+            }
+        }
+        for p in parsed {
+            collect_names(&p.ast.items, &mut index, include_tests);
+        }
+        for p in parsed {
+            let lines = crate::frontend::LineIndex::new(&p.file.text);
+            let cx = IndexCx {
+                apis,
+                uses: &p.uses,
+                index: &index,
+                path: Arc::from(p.file.path.as_str()),
+                lines: &lines,
+            };
+            let mut sigs = Vec::new();
+            let mut fields = Vec::new();
+            let mut consts = Vec::new();
+            collect_sigs(
+                &cx,
+                &p.ast.items,
+                &p.module,
+                include_tests,
+                &mut sigs,
+                &mut fields,
+                &mut consts,
+            );
+            for (name, sig) in sigs {
+                index.fns.entry(name).or_default().push(sig);
+            }
+            for (ty, fs) in fields {
+                index.fields.entry(ty).or_default().extend(fs);
+            }
+            index.consts.extend(consts);
+        }
+
+        let mut krate = Crate {
+            key: key.to_string(),
+            functions: Vec::new(),
+        };
+        let mut skipped_tests = 0;
+        for p in parsed {
+            let path: Arc<str> = Arc::from(p.file.path.as_str());
+            let lines = crate::frontend::LineIndex::new(&p.file.text);
+            let cx = lower::FileCx {
+                path,
+                apis,
+                index: &index,
+                uses: &p.uses,
+                lines: &lines,
+                module: p.module.clone(),
+            };
+            let mut out: Vec<Function> = Vec::new();
+            skipped_tests += lower::lower_items(&cx, &p.ast.items, include_tests, &mut out);
+            krate.functions.extend(out);
+        }
+        let retention = retention::collect(
+            &parsed
+                .iter()
+                .map(|p| retention::FileAst {
+                    file: p.file,
+                    ast: &p.ast,
+                })
+                .collect::<Vec<_>>(),
+            &crate::ir::Tables {
+                dedup: apis.dedup_tables.clone(),
+                outbox: apis.outbox_tables.clone(),
+            },
+            include_tests,
+        );
+        CrateOutput {
+            krate,
+            errors: self.errors.clone(),
+            analyzed: parsed.len(),
+            skipped_tests,
+            retention,
+            index,
+        }
+    }
+}
+
+impl Drop for CrateFrontEnd<'_> {
+    fn drop(&mut self) {
+        self.parsed.clear();
+        // Positions of the dropped trees are no longer needed on this thread.
+        proc_macro2::extra::invalidate_current_thread_spans();
     }
 }
 

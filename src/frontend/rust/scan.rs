@@ -1,0 +1,567 @@
+//! A lexical scan of Rust text, for deciding which files of a crate to parse
+//! (the prefilter's closure, ARCHITECTURE.md "Prefilter"): the identifiers a file
+//! mentions outside comments and literals, the functions and constants it defines,
+//! and the types it declares at module level. It never fails: bytes it does not
+//! understand are skipped, and an unterminated literal or comment ends the scan.
+
+use std::collections::HashSet;
+
+/// What a file mentions and defines, as borrowed slices of its text.
+#[derive(Debug, Default)]
+pub struct FileScan<'a> {
+    /// Every identifier outside comments and literals (keywords included).
+    pub idents: HashSet<&'a str>,
+    /// Names after `fn`, anywhere.
+    pub fns: Vec<&'a str>,
+    /// Functions at module level and in `impl` and `trait` blocks, as the front
+    /// end indexes them.
+    pub items: Vec<FnItem<'a>>,
+    /// Names after `const` and `static` (not `const fn`).
+    pub consts: Vec<&'a str>,
+    /// Structs, enums, unions, traits and type aliases declared at module level
+    /// (also inside inline `mod m { .. }` blocks), with whether each is a trait.
+    pub types: Vec<TypeItem<'a>>,
+}
+
+/// A function the front end would index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FnItem<'a> {
+    pub name: &'a str,
+    /// The `impl` block's type, or the trait's name for a trait's provided method.
+    pub self_type: Option<&'a str>,
+    pub trait_name: Option<&'a str>,
+    /// Under `#[test]` or `#[cfg(test)]`.
+    pub test: bool,
+}
+
+/// A type declared at module level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeItem<'a> {
+    pub name: &'a str,
+    pub is_trait: bool,
+    pub test: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Open,
+    Close,
+    Punct(u8),
+    Other,
+}
+
+/// What an open brace opened.
+#[derive(Clone, Copy, Debug)]
+enum Block<'a> {
+    Mod {
+        test: bool,
+    },
+    Impl {
+        self_type: Option<&'a str>,
+        trait_name: Option<&'a str>,
+        test: bool,
+    },
+    Trait {
+        name: &'a str,
+        test: bool,
+    },
+    Other,
+}
+
+/// Scans `text`.
+pub fn scan(text: &str) -> FileScan<'_> {
+    let mut out = FileScan::default();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut prev: [Tok; 2] = [Tok::Other, Tok::Other];
+    // An attribute being read (`#[..]`): its bracket depth and whether it names `test`.
+    let mut attr: Option<(usize, bool)> = None;
+    // The next item is under a test attribute.
+    let mut pending_test = false;
+    // Tokens of an item `impl` header, up to its `{`.
+    let mut impl_header: Option<Vec<Tok>> = None;
+    // The item keyword whose body the next `{` opens (`mod m`, `trait T`).
+    let mut opener: Option<Block> = None;
+    let mut lexer = Lexer {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+    };
+    while let Some(tok) = lexer.next_tok() {
+        if let Some((depth, named)) = &mut attr {
+            match tok {
+                Tok::Punct(b'[') => *depth += 1,
+                Tok::Punct(b']') => {
+                    *depth -= 1;
+                    if *depth == 0 {
+                        pending_test |= *named;
+                        attr = None;
+                    }
+                }
+                Tok::Ident("test") => *named = true,
+                Tok::Ident(id) => {
+                    out.idents.insert(id);
+                }
+                _ => {}
+            }
+            prev = [prev[1], tok];
+            continue;
+        }
+        if let Some(h) = &mut impl_header {
+            if tok != Tok::Open && tok != Tok::Punct(b';') {
+                h.push(tok);
+            }
+        }
+        // Items directly in modules (or in an impl or trait block) are indexed.
+        let at_item_level = blocks
+            .iter()
+            .rev()
+            .skip(1)
+            .all(|b| matches!(b, Block::Mod { .. }))
+            && !matches!(blocks.last(), Some(Block::Other));
+        let in_test = blocks.iter().any(|b| {
+            matches!(
+                b,
+                Block::Mod { test: true }
+                    | Block::Impl { test: true, .. }
+                    | Block::Trait { test: true, .. }
+            )
+        });
+        match tok {
+            Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => attr = Some((1, false)),
+            Tok::Punct(b'[') if prev == [Tok::Punct(b'#'), Tok::Punct(b'!')] => {
+                attr = Some((1, false))
+            }
+            Tok::Ident(id) => {
+                out.idents.insert(id);
+                let kw = match prev[1] {
+                    Tok::Ident(kw) => kw,
+                    _ => "",
+                };
+                let test = pending_test || in_test;
+                match kw {
+                    "fn" => {
+                        out.fns.push(id);
+                        if at_item_level {
+                            let (self_type, trait_name) = match blocks.last() {
+                                Some(Block::Impl {
+                                    self_type,
+                                    trait_name,
+                                    ..
+                                }) => (*self_type, *trait_name),
+                                Some(Block::Trait { name, .. }) => (Some(*name), Some(*name)),
+                                _ => (None, None),
+                            };
+                            out.items.push(FnItem {
+                                name: id,
+                                self_type,
+                                trait_name,
+                                test,
+                            });
+                        }
+                    }
+                    "const" | "static" if id != "fn" && id != "mut" && id != "_" => {
+                        out.consts.push(id)
+                    }
+                    "mut" if prev[0] == Tok::Ident("static") => out.consts.push(id),
+                    "struct" | "enum" | "union" | "trait" | "type"
+                        if blocks.iter().all(|b| matches!(b, Block::Mod { .. })) =>
+                    {
+                        out.types.push(TypeItem {
+                            name: id,
+                            is_trait: kw == "trait",
+                            test,
+                        });
+                        if kw == "trait" {
+                            opener = Some(Block::Trait { name: id, test });
+                        }
+                    }
+                    "mod" => opener = Some(Block::Mod { test }),
+                    _ => {}
+                }
+                let item_start = matches!(
+                    prev[1],
+                    Tok::Open | Tok::Close | Tok::Punct(b';') | Tok::Punct(b']') | Tok::Other
+                ) || matches!(prev[1], Tok::Ident("unsafe" | "default" | "pub"))
+                    || prev[1] == Tok::Punct(b')');
+                if id == "impl" && item_start && impl_header.is_none() && at_item_level {
+                    impl_header = Some(Vec::new());
+                }
+            }
+            Tok::Open => {
+                let block = if let Some(h) = impl_header.take() {
+                    let (self_type, trait_name) = impl_types(&h);
+                    Block::Impl {
+                        self_type,
+                        trait_name,
+                        test: pending_test || in_test,
+                    }
+                } else {
+                    opener.take().unwrap_or(Block::Other)
+                };
+                blocks.push(block);
+                pending_test = false;
+                opener = None;
+            }
+            Tok::Close => {
+                blocks.pop();
+                pending_test = false;
+                opener = None;
+                impl_header = None;
+            }
+            Tok::Punct(b';') => {
+                pending_test = false;
+                opener = None;
+                impl_header = None;
+            }
+            _ => {}
+        }
+        prev = [prev[1], tok];
+    }
+    out
+}
+
+/// The self type and trait of an `impl` header (the tokens after `impl`):
+/// `impl<T> Handler for Repo<T>` -> (`Repo`, `Handler`).
+fn impl_types<'a>(h: &[Tok<'a>]) -> (Option<&'a str>, Option<&'a str>) {
+    // Split at `for` outside angle brackets, after skipping the impl's own generics.
+    let mut depth = 0i32;
+    let mut parts: Vec<Vec<Tok<'a>>> = vec![Vec::new()];
+    let mut started = false;
+    for &t in h {
+        match t {
+            Tok::Punct(b'<') => depth += 1,
+            Tok::Punct(b'>') => depth -= 1,
+            _ => {}
+        }
+        if !started {
+            if depth == 0 && !matches!(t, Tok::Punct(b'>')) {
+                started = true;
+            } else {
+                continue;
+            }
+        }
+        if depth == 0 && t == Tok::Ident("for") {
+            parts.push(Vec::new());
+            continue;
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(t);
+        }
+    }
+    let last_name = |toks: &[Tok<'a>]| -> Option<&'a str> {
+        // The last identifier of the path before its generics: `crate::db::Repo<T>`.
+        let mut name = None;
+        let mut depth = 0i32;
+        for &t in toks {
+            match t {
+                Tok::Punct(b'<') => depth += 1,
+                Tok::Punct(b'>') => depth -= 1,
+                Tok::Ident("dyn" | "mut" | "where" | "const") if depth == 0 => {}
+                Tok::Ident(id) if depth == 0 => name = Some(id),
+                _ => {}
+            }
+            if depth == 0 && t == Tok::Ident("where") {
+                break;
+            }
+        }
+        name
+    };
+    match parts.as_slice() {
+        [ty] => (last_name(ty), None),
+        [tr, ty, ..] => (last_name(ty), last_name(tr)),
+        [] => (None, None),
+    }
+}
+
+struct Lexer<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c == b'_' || c.is_ascii_alphabetic() || c >= 0x80
+}
+
+fn is_ident_char(c: u8) -> bool {
+    c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self, k: usize) -> u8 {
+        self.b.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    fn next_tok(&mut self) -> Option<Tok<'a>> {
+        loop {
+            let c = *self.b.get(self.i)?;
+            match c {
+                b'/' if self.peek(1) == b'/' => {
+                    while self.i < self.b.len() && self.b[self.i] != b'\n' {
+                        self.i += 1;
+                    }
+                }
+                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                b'"' => {
+                    self.i += 1;
+                    self.quoted(b'"');
+                    return Some(Tok::Other);
+                }
+                b'\'' => {
+                    self.char_or_lifetime();
+                    return Some(Tok::Other);
+                }
+                b'{' => {
+                    self.i += 1;
+                    return Some(Tok::Open);
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(Tok::Close);
+                }
+                b'0'..=b'9' => {
+                    while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
+                        self.i += 1;
+                    }
+                    return Some(Tok::Other);
+                }
+                c if is_ident_start(c) => {
+                    if let Some(t) = self.prefixed_literal() {
+                        return Some(t);
+                    }
+                    let start = self.i;
+                    while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
+                        self.i += 1;
+                    }
+                    // `r#type`: the raw identifier's name.
+                    if &self.b[start..self.i] == b"r" && self.peek(0) == b'#' {
+                        self.i += 1;
+                        let s = self.i;
+                        while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
+                            self.i += 1;
+                        }
+                        return Some(self.ident(s));
+                    }
+                    return Some(self.ident(start));
+                }
+                c if c.is_ascii_whitespace() => self.i += 1,
+                c if c.is_ascii() => {
+                    self.i += 1;
+                    return Some(Tok::Punct(c));
+                }
+                _ => {
+                    self.i += 1;
+                    return Some(Tok::Other);
+                }
+            }
+        }
+    }
+
+    fn ident(&self, start: usize) -> Tok<'a> {
+        // Identifier bytes end on a char boundary: they stop at ASCII bytes only.
+        match self.text.get(start..self.i) {
+            Some(s) if !s.is_empty() => Tok::Ident(s),
+            _ => Tok::Other,
+        }
+    }
+
+    /// `b"..."`, `r"..."`, `r#"..."#`, `br#"..."#`, `c"..."`, `b'x'`.
+    fn prefixed_literal(&mut self) -> Option<Tok<'a>> {
+        let mut j = self.i;
+        let mut raw = false;
+        match self.b[j] {
+            b'b' | b'c' => {
+                j += 1;
+                if self.b.get(j) == Some(&b'r') {
+                    raw = true;
+                    j += 1;
+                }
+            }
+            b'r' => {
+                raw = true;
+                j += 1;
+            }
+            _ => return None,
+        }
+        if raw {
+            let mut hashes = 0;
+            while self.b.get(j + hashes) == Some(&b'#') {
+                hashes += 1;
+            }
+            if self.b.get(j + hashes) != Some(&b'"') {
+                return None;
+            }
+            self.i = j + hashes + 1;
+            // Find `"` followed by `hashes` hashes.
+            while self.i < self.b.len() {
+                if self.b[self.i] == b'"'
+                    && self.b[self.i + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&h| h == b'#')
+                        .count()
+                        == hashes
+                {
+                    self.i += 1 + hashes;
+                    return Some(Tok::Other);
+                }
+                self.i += 1;
+            }
+            return Some(Tok::Other);
+        }
+        match self.b.get(j) {
+            Some(b'"') => {
+                self.i = j + 1;
+                self.quoted(b'"');
+                Some(Tok::Other)
+            }
+            Some(b'\'') if self.b[self.i] == b'b' => {
+                self.i = j + 1;
+                self.quoted(b'\'');
+                Some(Tok::Other)
+            }
+            _ => None,
+        }
+    }
+
+    /// Skips to after the closing `quote`, honouring backslash escapes.
+    fn quoted(&mut self, quote: u8) {
+        while self.i < self.b.len() {
+            match self.b[self.i] {
+                b'\\' => self.i += 2,
+                c if c == quote => {
+                    self.i += 1;
+                    return;
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    fn block_comment(&mut self) {
+        let mut depth = 0usize;
+        while self.i < self.b.len() {
+            if self.b[self.i] == b'/' && self.peek(1) == b'*' {
+                depth += 1;
+                self.i += 2;
+            } else if self.b[self.i] == b'*' && self.peek(1) == b'/' {
+                depth -= 1;
+                self.i += 2;
+                if depth == 0 {
+                    return;
+                }
+            } else {
+                self.i += 1;
+            }
+        }
+    }
+
+    /// `'a'`, `'\n'`, `'\u{1F600}'`, `'é'` are characters; `'a` and `'static` lifetimes.
+    fn char_or_lifetime(&mut self) {
+        self.i += 1;
+        if self.peek(0) == b'\\' {
+            self.quoted(b'\'');
+            return;
+        }
+        // One character (possibly multibyte) followed by a quote is a char literal.
+        let rest = &self.text[self.i.min(self.text.len())..];
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            if chars.next() == Some('\'') {
+                self.i += c.len_utf8() + 1;
+                return;
+            }
+        }
+        // A lifetime or label: the identifier is not a mention.
+        while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
+            self.i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_skip_comments_and_literals() {
+        let s = scan(
+            "// save\n/* outer /* nested save */ save */ fn run() { let s = \"save\"; \
+             let r = r#\"save \" save\"#; let c = '\\''; let l: &'static str = x; \
+             let b = b'{'; call(); }",
+        );
+        assert!(s.idents.contains("run"));
+        assert!(s.idents.contains("call"));
+        assert!(!s.idents.contains("save"));
+        assert!(!s.idents.contains("static"));
+        assert_eq!(s.fns, ["run"]);
+    }
+
+    #[test]
+    fn module_level_types_only() {
+        let s = scan(
+            "pub struct Repo { pool: P }\nmod inner { pub enum Kind { A } }\n\
+             impl Repo { type Out = u8; fn new() -> Self { struct Local; todo!() } }\n\
+             pub trait Sink {}\ntype Db = Pool;\nconst SQL: &str = \"x\";\nstatic mut N: u8 = 0;\n\
+             const fn f() {}",
+        );
+        let types: Vec<(&str, bool)> = s.types.iter().map(|t| (t.name, t.is_trait)).collect();
+        assert_eq!(
+            types,
+            [
+                ("Repo", false),
+                ("Kind", false),
+                ("Sink", true),
+                ("Db", false)
+            ]
+        );
+        assert_eq!(s.consts, ["SQL", "N"]);
+        assert_eq!(s.fns, ["new", "f"]);
+    }
+
+    #[test]
+    fn functions_carry_their_impl_type_and_test_gating() {
+        let s = scan(
+            "impl<T: Clone> Handler for crate::svc::Worker<T> where T: Send {\n\
+             fn handle(&self) { fn nested() {} }\n}\n\
+             impl Repo { pub async fn save(&self) {} }\n\
+             trait Sink { fn put(&self) {} }\n\
+             fn f() -> impl Future<Output = ()> { async {} }\n\
+             #[cfg(test)]\nmod tests { fn helper() {} }\n#[test]\nfn t() {}\n",
+        );
+        let items: Vec<(&str, Option<&str>, Option<&str>, bool)> = s
+            .items
+            .iter()
+            .map(|f| (f.name, f.self_type, f.trait_name, f.test))
+            .collect();
+        assert_eq!(
+            items,
+            [
+                ("handle", Some("Worker"), Some("Handler"), false),
+                ("save", Some("Repo"), None, false),
+                ("put", Some("Sink"), Some("Sink"), false),
+                ("f", None, None, false),
+                ("helper", None, None, true),
+                ("t", None, None, true),
+            ]
+        );
+        assert!(s.fns.contains(&"nested"));
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for text in [
+            "\"unterminated",
+            "r#\"x",
+            "'",
+            "/* open",
+            "b'",
+            "é'",
+            "r#",
+            "'\\",
+        ] {
+            let _ = scan(text);
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The prefilter never changes a finding (issue 6): a generated tree whose handlers
+//! reach their effects, or their acks, only through files that mention no API at
+//! all, and the fixture tree, give the same findings and errors with and without it,
+//! while the prefilter still leaves files unparsed.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn check(dir: &Path, extra: &[&str]) -> Value {
+    let out = Command::cargo_bin("msgaudit")
+        .unwrap()
+        .timeout(Duration::from_secs(300))
+        .arg("check")
+        .arg(dir)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.code().unwrap() <= 1, "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn skipped(v: &Value) -> u64 {
+    v["summary"]["skipped"]["no_relevant_tokens"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// A crate with a Kafka handler and a Postgres repository (the only files that name
+/// an API), reached through chains of `depth` pass-through wrappers that name none,
+/// plus `noise` ordinary modules.
+fn write_crate(root: &Path, name: &str, depth: usize, noise: usize) {
+    let src = root.join(name).join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(
+        root.join(name).join("Cargo.toml"),
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n"),
+    )
+    .unwrap();
+    let mut mods = String::from("mod db;\nmod queue;\nmod flow;\n");
+    // The repository: the only file naming sqlx.
+    fs::write(
+        src.join("db.rs"),
+        "use sqlx::PgPool;\n\n\
+         pub struct Repo {\n    pool: PgPool,\n}\n\n\
+         impl Repo {\n    pub async fn insert_order(&self, id: &str) -> anyhow::Result<()> {\n        \
+         sqlx::query(\"INSERT INTO orders (id) VALUES ($1)\").bind(id).execute(&self.pool).await?;\n        \
+         Ok(())\n    }\n}\n",
+    )
+    .unwrap();
+    // The queue: the only file naming rdkafka; its methods receive and commit.
+    fs::write(
+        src.join("queue.rs"),
+        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
+         use rdkafka::message::BorrowedMessage;\n\n\
+         pub struct Queue {\n    consumer: StreamConsumer,\n}\n\n\
+         impl Queue {\n    pub async fn next(&self) -> anyhow::Result<BorrowedMessage<'_>> {\n        \
+         Ok(self.consumer.recv().await?)\n    }\n\n    \
+         pub fn done(&self, m: &BorrowedMessage<'_>) -> anyhow::Result<()> {\n        \
+         self.consumer.commit_message(m, CommitMode::Sync)?;\n        Ok(())\n    }\n}\n",
+    )
+    .unwrap();
+    // Pass-through wrappers: `step_0` calls the repository, `step_k` calls `step_{k-1}`.
+    for k in 0..depth {
+        let body = if k == 0 {
+            "    repo.insert_order(id).await\n".to_string()
+        } else {
+            format!(
+                "    crate::step_{}::step_{}(repo, id).await\n",
+                k - 1,
+                k - 1
+            )
+        };
+        fs::write(
+            src.join(format!("step_{k}.rs")),
+            format!(
+                "use crate::db::Repo;\n\n\
+                 pub async fn step_{k}(repo: &Repo, id: &str) -> anyhow::Result<()> {{\n{body}}}\n"
+            ),
+        )
+        .unwrap();
+        mods.push_str(&format!("mod step_{k};\n"));
+    }
+    let top = depth - 1;
+    // The orchestration names no API either: it commits before the effect (MA001),
+    // through the queue's wrapper methods and the wrapper chain.
+    fs::write(
+        src.join("flow.rs"),
+        format!(
+            "use crate::db::Repo;\nuse crate::queue::Queue;\n\n\
+             pub async fn run(queue: &Queue, repo: &Repo) -> anyhow::Result<()> {{\n    \
+             loop {{\n        let m = queue.next().await?;\n        \
+             queue.done(&m)?;\n        \
+             crate::step_{top}::step_{top}(repo, \"id\").await?;\n    }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    for k in 0..noise {
+        fs::write(
+            src.join(format!("util_{k}.rs")),
+            format!(
+                "/// Ordinary code: no API, nothing the handlers need.\n\
+                 pub struct Counter{k} {{\n    pub n: u64,\n}}\n\n\
+                 impl Counter{k} {{\n    pub fn bump(&mut self) -> u64 {{\n        \
+                 self.n += {k};\n        self.n\n    }}\n}}\n\n\
+                 pub fn format_{k}(x: u64) -> String {{\n    format!(\"{{x}}\")\n}}\n"
+            ),
+        )
+        .unwrap();
+        mods.push_str(&format!("mod util_{k};\n"));
+    }
+    fs::write(src.join("main.rs"), format!("{mods}\nfn main() {{}}\n")).unwrap();
+}
+
+#[test]
+fn wrappers_without_api_tokens_keep_their_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, depth) in [1, 2, 3, 5].into_iter().enumerate() {
+        write_crate(dir.path(), &format!("svc{i}"), depth, 6);
+    }
+    let with = check(dir.path(), &[]);
+    let without = check(dir.path(), &["--no-prefilter"]);
+    assert_eq!(with["findings"], without["findings"]);
+    assert_eq!(with["errors"], without["errors"]);
+    // Each crate's orchestration commits before the wrapped insert: one MA001 at the
+    // commit in queue.rs, found only through flow.rs and the wrapper chain.
+    let ma001: Vec<&str> = with["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "MA001")
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(ma001.len(), 4, "{:#}", with["findings"]);
+    assert!(
+        ma001.iter().all(|p| p.ends_with("src/queue.rs")),
+        "{ma001:?}"
+    );
+    // The ordinary modules are left unparsed (main.rs names them, but needs nothing).
+    assert!(skipped(&with) >= 4 * 6, "{}", with["summary"]);
+    assert_eq!(skipped(&without), 0, "{}", without["summary"]);
+}
+
+#[test]
+fn fixture_tree_findings_do_not_depend_on_the_prefilter() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let with = check(&fixtures, &[]);
+    let without = check(&fixtures, &["--no-prefilter"]);
+    assert!(with["findings"].as_array().unwrap().len() > 100);
+    assert_eq!(with["findings"], without["findings"]);
+    assert_eq!(with["errors"], without["errors"]);
+    assert!(skipped(&with) > skipped(&without), "{}", with["summary"]);
+}
