@@ -437,6 +437,20 @@ fn output_does_not_depend_on_jobs() {
 }
 
 #[test]
+fn output_does_not_depend_on_sharding_crates_over_threads() {
+    // Every crate of two files or more parsed and lowered on several threads.
+    let (one, _) = run_in_repo(&["fixtures", "--format", "json", "--jobs", "1"]);
+    let out = msgaudit()
+        .timeout(Duration::from_secs(300))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MSGAUDIT_SHARD_MIN_FILES", "2")
+        .args(["check", "fixtures", "--format", "json", "--jobs", "3"])
+        .output()
+        .unwrap();
+    assert!(one == out.stdout, "sharded crates print a different report");
+}
+
+#[test]
 fn jobs_must_be_positive() {
     msgaudit()
         .args(["check", "--jobs", "0", "."])

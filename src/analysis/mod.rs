@@ -388,60 +388,76 @@ fn lower_needed(
     include_tests: bool,
     filter: Option<&AhoCorasick>,
 ) -> (rust::CrateOutput, usize) {
-    let mut fe = rust::CrateFrontEnd::new(key, apis, include_tests);
-    let Some(filter) = filter else {
-        fe.add(files);
-        return (fe.lower(), 0);
-    };
-    let (seed, rest): (Vec<&SourceFile>, Vec<&SourceFile>) =
-        files.iter().partition(|f| filter.is_match(&f.text));
-    let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
-        .into_iter()
-        .map(|f| (f, rust::scan::scan(&f.text)))
-        .collect();
-    for (f, s) in &rest {
-        fe.declare_unparsed(f, s);
-    }
-    let seed_scans: Vec<rust::scan::FileScan> =
-        seed.iter().map(|f| rust::scan::scan(&f.text)).collect();
-    let mut mentioned: std::collections::HashSet<&str> = seed_scans
-        .iter()
-        .flat_map(|s| s.idents.iter().copied())
-        .collect();
-    fe.add(&seed);
-    loop {
-        let lowered = fe.lower();
-        if rest.is_empty() {
-            return (lowered, 0);
-        }
-        let d = demand::demand(&lowered.krate, &lowered.index);
-        let (take, keep): (Vec<_>, Vec<_>) =
-            rest.into_iter().partition(|(_, s)| d.needs(s, &mentioned));
-        // When most of the crate is needed, one more round of lowering costs more
-        // than parsing the few files left: parse everything.
-        let (take, keep) = if take.len() * 2 > keep.len() * 3 {
-            (take.into_iter().chain(keep).collect(), Vec::new())
-        } else {
-            (take, keep)
+    rust::with_front_end(key, apis, include_tests, shards_for(files), |fe| {
+        let Some(filter) = filter else {
+            fe.add(files);
+            return (fe.lower(), 0);
         };
-        rest = keep;
-        // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
-        if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
-            eprintln!(
-                "{key}: {} parsed, {} needed, {} left",
-                lowered.analyzed,
-                take.len(),
-                rest.len()
-            );
+        let (seed, rest): (Vec<&SourceFile>, Vec<&SourceFile>) =
+            files.iter().partition(|f| filter.is_match(&f.text));
+        let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
+            .into_iter()
+            .map(|f| (f, rust::scan::scan(&f.text)))
+            .collect();
+        for (f, s) in &rest {
+            fe.declare_unparsed(f, s);
         }
-        if take.is_empty() {
-            return (lowered, rest.len());
+        let mut mentioned: std::collections::HashSet<&str> = seed
+            .iter()
+            .flat_map(|f| rust::scan::scan(&f.text).idents)
+            .collect();
+        fe.add(&seed);
+        loop {
+            let lowered = fe.lower();
+            if rest.is_empty() {
+                return (lowered, 0);
+            }
+            let d = demand::demand(&lowered.krate, &lowered.index);
+            let (take, keep): (Vec<_>, Vec<_>) =
+                rest.into_iter().partition(|(_, s)| d.needs(s, &mentioned));
+            // When most of the crate is needed, one more round of lowering costs more
+            // than parsing the few files left: parse everything.
+            let (take, keep) = if take.len() * 2 > keep.len() * 3 {
+                (take.into_iter().chain(keep).collect(), Vec::new())
+            } else {
+                (take, keep)
+            };
+            rest = keep;
+            // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
+            if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
+                eprintln!(
+                    "{key}: {} parsed, {} needed, {} left",
+                    lowered.analyzed,
+                    take.len(),
+                    rest.len()
+                );
+            }
+            if take.is_empty() {
+                return (lowered, rest.len());
+            }
+            let taken: Vec<&SourceFile> = take.iter().map(|(f, _)| *f).collect();
+            for (_, s) in take {
+                mentioned.extend(s.idents);
+            }
+            fe.add(&taken);
         }
-        let taken: Vec<&SourceFile> = take.iter().map(|(f, _)| *f).collect();
-        for (_, s) in take {
-            mentioned.extend(s.idents);
-        }
-        fe.add(&taken);
+    })
+}
+
+/// Crates with at least this many files are parsed and lowered on several threads.
+const SHARD_MIN_FILES: usize = 48;
+
+/// How many threads parse and lower a crate: one for small crates, else as many as
+/// the pool has (at most 4). `MSGAUDIT_SHARD_MIN_FILES` lowers the threshold (tests).
+fn shards_for(files: &[&SourceFile]) -> usize {
+    let min = std::env::var("MSGAUDIT_SHARD_MIN_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SHARD_MIN_FILES);
+    if files.len() < min.max(2) {
+        1
+    } else {
+        rayon::current_num_threads().clamp(1, 4)
     }
 }
 

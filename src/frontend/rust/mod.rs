@@ -12,7 +12,7 @@ pub mod scan;
 pub mod sql;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use syn::spanned::Spanned;
 
@@ -49,7 +49,7 @@ pub struct FnSig {
 }
 
 /// The crate-wide facts lowering needs about items in other files.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CrateIndex {
     pub type_names: HashSet<String>,
     pub traits: HashSet<String>,
@@ -79,31 +79,88 @@ struct Parsed<'a> {
     module: Vec<String>,
 }
 
-/// Parses and lowers the Rust files of one crate.
+/// Parses and lowers the Rust files of one crate, on this thread.
 pub fn lower_crate(
     key: &str,
     files: &[&SourceFile],
     apis: &Apis,
     include_tests: bool,
 ) -> CrateOutput {
-    let mut fe = CrateFrontEnd::new(key, apis, include_tests);
-    fe.add(files);
-    fe.lower()
+    with_front_end(key, apis, include_tests, 1, |fe| {
+        fe.add(files);
+        fe.lower()
+    })
+}
+
+/// Runs `f` with a front end for one crate whose files are parsed and lowered on
+/// `shards` threads (this one and `shards - 1` more, each with a [`STACK_SIZE`]
+/// stack): syntax trees cannot move between threads, so each file stays on the
+/// thread that parsed it, and every phase merges its per-file results in path
+/// order, so that the output does not depend on the number of shards.
+///
+/// [`STACK_SIZE`]: crate::analysis::STACK_SIZE
+pub fn with_front_end<'a, R>(
+    key: &'a str,
+    apis: &'a Apis,
+    include_tests: bool,
+    shards: usize,
+    f: impl FnOnce(&mut CrateFrontEnd<'a>) -> R,
+) -> R {
+    std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        for _ in 1..shards.max(1) {
+            let (cmd_tx, cmd_rx) = mpsc::channel::<Cmd<'a>>();
+            let (reply_tx, reply_rx) = mpsc::channel::<Reply>();
+            let spawned = std::thread::Builder::new()
+                .stack_size(crate::analysis::STACK_SIZE)
+                .spawn_scoped(scope, move || {
+                    let mut shard = Shard::new(key, apis, include_tests);
+                    for cmd in cmd_rx {
+                        if reply_tx.send(shard.run(cmd)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            // Without a thread, the crate is simply analyzed on fewer.
+            if spawned.is_ok() {
+                workers.push(Worker {
+                    tx: cmd_tx,
+                    rx: reply_rx,
+                    bytes: 0,
+                });
+            }
+        }
+        let mut fe = CrateFrontEnd {
+            local: Shard::new(key, apis, include_tests),
+            local_bytes: 0,
+            workers,
+            include_tests,
+            key,
+            unparsed: Default::default(),
+        };
+        f(&mut fe)
+    })
 }
 
 /// The parsed files of one crate, lowered on demand: the analysis parses the
 /// files that mention what it needs and adds more when the model asks for them
-/// (the prefilter, ARCHITECTURE.md). Syntax trees stay on the thread that made them.
+/// (the prefilter, ARCHITECTURE.md).
 pub struct CrateFrontEnd<'a> {
-    key: &'a str,
-    apis: &'a Apis,
+    local: Shard<'a>,
+    local_bytes: usize,
+    workers: Vec<Worker<'a>>,
     include_tests: bool,
-    parsed: Vec<Parsed<'a>>,
-    errors: Vec<InputError>,
+    key: &'a str,
     /// Items of the files not parsed (from a lexical scan), by path: a value of a
     /// type declared there is of a crate type, and a call of a function declared
     /// there is a call into the crate, as if the file were parsed.
     unparsed: std::collections::BTreeMap<String, Unparsed>,
+}
+
+struct Worker<'a> {
+    tx: mpsc::Sender<Cmd<'a>>,
+    rx: mpsc::Receiver<Reply>,
+    bytes: usize,
 }
 
 /// What the lexical scan of a file not parsed declares.
@@ -113,18 +170,33 @@ struct Unparsed {
     fns: Vec<(String, FnSig)>,
 }
 
-impl<'a> CrateFrontEnd<'a> {
-    pub fn new(key: &'a str, apis: &'a Apis, include_tests: bool) -> Self {
-        CrateFrontEnd {
-            key,
-            apis,
-            include_tests,
-            parsed: Vec::new(),
-            errors: Vec::new(),
-            unparsed: Default::default(),
-        }
-    }
+/// Work for a shard, one phase at a time.
+enum Cmd<'a> {
+    Add(Vec<&'a SourceFile>),
+    Names,
+    Sigs(Arc<CrateIndex>),
+    Lower(Arc<CrateIndex>),
+    Consts,
+    Walk(Arc<Vec<retention::ConstItem>>, Arc<crate::ir::Tables>),
+}
 
+/// A shard's answer, per file where it matters (path first, for merging in order).
+enum Reply {
+    Added,
+    Names(HashSet<String>, HashSet<String>),
+    Sigs(Vec<(String, FileSigs)>),
+    Lower(Vec<(String, Vec<Function>, usize)>, Vec<InputError>, usize),
+    Consts(Vec<(String, Vec<retention::ConstItem>)>),
+    Walk(Vec<(String, retention::FileRetention)>),
+}
+
+type FileSigs = (
+    Vec<(String, FnSig)>,
+    Vec<(String, FieldMap)>,
+    Vec<(String, String)>,
+);
+
+impl<'a> CrateFrontEnd<'a> {
     /// Declares the items of a file that is not parsed (yet), from its lexical scan.
     pub fn declare_unparsed(&mut self, file: &SourceFile, scan: &scan::FileScan) {
         let keep = |test: bool| self.include_tests || !test;
@@ -157,10 +229,201 @@ impl<'a> CrateFrontEnd<'a> {
         self.unparsed.insert(file.path.clone(), u);
     }
 
-    /// Parses `files` (refusing pathological ones with an error).
+    /// Parses `files` (refusing pathological ones with an error), spread over the
+    /// shards by size.
     pub fn add(&mut self, files: &[&'a SourceFile]) {
+        let n = self.workers.len() + 1;
+        let mut parts: Vec<Vec<&'a SourceFile>> = vec![Vec::new(); n];
         for f in files {
             self.unparsed.remove(&f.path);
+            let loads =
+                std::iter::once(self.local_bytes).chain(self.workers.iter().map(|w| w.bytes));
+            let (i, _) = loads
+                .enumerate()
+                .min_by_key(|&(i, b)| (b, i))
+                .unwrap_or((0, 0));
+            if i == 0 {
+                self.local_bytes += f.text.len();
+            } else {
+                self.workers[i - 1].bytes += f.text.len();
+            }
+            parts[i].push(f);
+        }
+        let mut parts = parts.into_iter();
+        let local = parts.next().unwrap_or_default();
+        self.broadcast(|_| Cmd::Add(parts.next().unwrap_or_default()));
+        self.local.add(&local);
+        self.gather(|_| ());
+    }
+
+    /// Sends one command to every worker.
+    fn broadcast(&self, mut cmd: impl FnMut(usize) -> Cmd<'a>) {
+        for (i, w) in self.workers.iter().enumerate() {
+            w.tx.send(cmd(i)).expect("an analysis thread stopped");
+        }
+    }
+
+    /// Receives every worker's reply to the last command.
+    fn gather<T>(&self, mut take: impl FnMut(Reply) -> T) -> Vec<T> {
+        self.workers
+            .iter()
+            .map(|w| take(w.rx.recv().expect("an analysis thread stopped")))
+            .collect()
+    }
+
+    /// Indexes and lowers the files parsed so far.
+    pub fn lower(&self) -> CrateOutput {
+        // Names: the crate's types and traits.
+        let mut index = CrateIndex::default();
+        for u in self.unparsed.values() {
+            for (name, is_trait) in &u.types {
+                index.type_names.insert(name.clone());
+                if *is_trait {
+                    index.traits.insert(name.clone());
+                }
+            }
+            for (name, sig) in &u.fns {
+                index.fns.entry(name.clone()).or_default().push(sig.clone());
+            }
+        }
+        self.broadcast(|_| Cmd::Names);
+        let (types, traits) = self.local.names();
+        index.type_names.extend(types);
+        index.traits.extend(traits);
+        for (types, traits) in self.gather(|r| match r {
+            Reply::Names(t, tr) => (t, tr),
+            _ => unreachable!("reply out of order"),
+        }) {
+            index.type_names.extend(types);
+            index.traits.extend(traits);
+        }
+
+        // Signatures, fields and constants, merged in path order.
+        let names = Arc::new(index);
+        self.broadcast(|_| Cmd::Sigs(names.clone()));
+        let mut sigs = self.local.sigs(&names);
+        for part in self.gather(|r| match r {
+            Reply::Sigs(v) => v,
+            _ => unreachable!("reply out of order"),
+        }) {
+            sigs.extend(part);
+        }
+        sigs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut index = Arc::unwrap_or_clone(names);
+        for (_, (fns, fields, consts)) in sigs {
+            for (name, sig) in fns {
+                index.fns.entry(name).or_default().push(sig);
+            }
+            for (ty, fs) in fields {
+                index.fields.entry(ty).or_default().extend(fs);
+            }
+            index.consts.extend(consts);
+        }
+
+        // Lowering, per file.
+        let index = Arc::new(index);
+        self.broadcast(|_| Cmd::Lower(index.clone()));
+        let (mut fns, mut errors, mut analyzed) = self.local.lower(&index);
+        for (f, e, n) in self.gather(|r| match r {
+            Reply::Lower(f, e, n) => (f, e, n),
+            _ => unreachable!("reply out of order"),
+        }) {
+            fns.extend(f);
+            errors.extend(e);
+            analyzed += n;
+        }
+        fns.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut krate = Crate {
+            key: self.key.to_string(),
+            functions: Vec::new(),
+        };
+        let mut skipped_tests = 0;
+        for (_, f, skipped) in fns {
+            krate.functions.extend(f);
+            skipped_tests += skipped;
+        }
+
+        // Retention: the crate's constants, then each file's facts.
+        self.broadcast(|_| Cmd::Consts);
+        let mut consts = self.local.consts();
+        for part in self.gather(|r| match r {
+            Reply::Consts(v) => v,
+            _ => unreachable!("reply out of order"),
+        }) {
+            consts.extend(part);
+        }
+        consts.sort_by(|a, b| a.0.cmp(&b.0));
+        let consts: Arc<Vec<retention::ConstItem>> =
+            Arc::new(consts.into_iter().flat_map(|(_, c)| c).collect());
+        let apis = self.local.apis;
+        let tables = Arc::new(crate::ir::Tables {
+            dedup: apis.dedup_tables.clone(),
+            outbox: apis.outbox_tables.clone(),
+        });
+        self.broadcast(|_| Cmd::Walk(consts.clone(), tables.clone()));
+        let mut walked = self.local.walk(&consts, &tables);
+        for part in self.gather(|r| match r {
+            Reply::Walk(v) => v,
+            _ => unreachable!("reply out of order"),
+        }) {
+            walked.extend(part);
+        }
+        walked.sort_by(|a, b| a.0.cmp(&b.0));
+        let retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
+
+        CrateOutput {
+            krate,
+            errors,
+            analyzed,
+            skipped_tests,
+            retention,
+            index: Arc::unwrap_or_clone(index),
+        }
+    }
+}
+
+/// The files of a crate one thread parsed, and what each phase makes of them.
+struct Shard<'a> {
+    key: &'a str,
+    apis: &'a Apis,
+    include_tests: bool,
+    parsed: Vec<Parsed<'a>>,
+    errors: Vec<InputError>,
+}
+
+impl<'a> Shard<'a> {
+    fn new(key: &'a str, apis: &'a Apis, include_tests: bool) -> Self {
+        Shard {
+            key,
+            apis,
+            include_tests,
+            parsed: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn run(&mut self, cmd: Cmd<'a>) -> Reply {
+        match cmd {
+            Cmd::Add(files) => {
+                self.add(&files);
+                Reply::Added
+            }
+            Cmd::Names => {
+                let (t, tr) = self.names();
+                Reply::Names(t, tr)
+            }
+            Cmd::Sigs(index) => Reply::Sigs(self.sigs(&index)),
+            Cmd::Lower(index) => {
+                let (f, e, n) = self.lower(&index);
+                Reply::Lower(f, e, n)
+            }
+            Cmd::Consts => Reply::Consts(self.consts()),
+            Cmd::Walk(consts, tables) => Reply::Walk(self.walk(&consts, &tables)),
+        }
+    }
+
+    fn add(&mut self, files: &[&'a SourceFile]) {
+        for f in files {
             if let Some(err) = refuse_pathological(f) {
                 self.errors.push(err);
                 continue;
@@ -187,105 +450,110 @@ impl<'a> CrateFrontEnd<'a> {
                 }
             }
         }
-        // Lowering sees the files in path order, however they were added.
-        self.parsed.sort_by(|a, b| a.file.path.cmp(&b.file.path));
     }
 
-    /// Indexes and lowers the files parsed so far.
-    pub fn lower(&self) -> CrateOutput {
-        let (apis, include_tests, key) = (self.apis, self.include_tests, self.key);
-        let parsed = &self.parsed;
+    fn names(&self) -> (HashSet<String>, HashSet<String>) {
         let mut index = CrateIndex::default();
-        for u in self.unparsed.values() {
-            for (name, is_trait) in &u.types {
-                index.type_names.insert(name.clone());
-                if *is_trait {
-                    index.traits.insert(name.clone());
-                }
-            }
-            for (name, sig) in &u.fns {
-                index.fns.entry(name.clone()).or_default().push(sig.clone());
-            }
+        for p in &self.parsed {
+            collect_names(&p.ast.items, &mut index, self.include_tests);
         }
-        for p in parsed {
-            collect_names(&p.ast.items, &mut index, include_tests);
-        }
-        for p in parsed {
-            let lines = crate::frontend::LineIndex::new(&p.file.text);
-            let cx = IndexCx {
-                apis,
-                uses: &p.uses,
-                index: &index,
-                path: Arc::from(p.file.path.as_str()),
-                lines: &lines,
-            };
-            let mut sigs = Vec::new();
-            let mut fields = Vec::new();
-            let mut consts = Vec::new();
-            collect_sigs(
-                &cx,
-                &p.ast.items,
-                &p.module,
-                include_tests,
-                &mut sigs,
-                &mut fields,
-                &mut consts,
-            );
-            for (name, sig) in sigs {
-                index.fns.entry(name).or_default().push(sig);
-            }
-            for (ty, fs) in fields {
-                index.fields.entry(ty).or_default().extend(fs);
-            }
-            index.consts.extend(consts);
-        }
+        (index.type_names, index.traits)
+    }
 
-        let mut krate = Crate {
-            key: key.to_string(),
-            functions: Vec::new(),
-        };
-        let mut skipped_tests = 0;
-        for p in parsed {
-            let path: Arc<str> = Arc::from(p.file.path.as_str());
-            let lines = crate::frontend::LineIndex::new(&p.file.text);
-            let cx = lower::FileCx {
-                path,
-                apis,
-                index: &index,
-                uses: &p.uses,
-                lines: &lines,
-                module: p.module.clone(),
-            };
-            let mut out: Vec<Function> = Vec::new();
-            skipped_tests += lower::lower_items(&cx, &p.ast.items, include_tests, &mut out);
-            krate.functions.extend(out);
-        }
-        let retention = retention::collect(
-            &parsed
-                .iter()
-                .map(|p| retention::FileAst {
+    fn sigs(&self, index: &CrateIndex) -> Vec<(String, FileSigs)> {
+        self.parsed
+            .iter()
+            .map(|p| {
+                let lines = crate::frontend::LineIndex::new(&p.file.text);
+                let cx = IndexCx {
+                    apis: self.apis,
+                    uses: &p.uses,
+                    index,
+                    path: Arc::from(p.file.path.as_str()),
+                    lines: &lines,
+                };
+                let mut sigs = Vec::new();
+                let mut fields = Vec::new();
+                let mut consts = Vec::new();
+                collect_sigs(
+                    &cx,
+                    &p.ast.items,
+                    &p.module,
+                    self.include_tests,
+                    &mut sigs,
+                    &mut fields,
+                    &mut consts,
+                );
+                (p.file.path.clone(), (sigs, fields, consts))
+            })
+            .collect()
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn lower(
+        &self,
+        index: &CrateIndex,
+    ) -> (Vec<(String, Vec<Function>, usize)>, Vec<InputError>, usize) {
+        let fns = self
+            .parsed
+            .iter()
+            .map(|p| {
+                let lines = crate::frontend::LineIndex::new(&p.file.text);
+                let cx = lower::FileCx {
+                    path: Arc::from(p.file.path.as_str()),
+                    apis: self.apis,
+                    index,
+                    uses: &p.uses,
+                    lines: &lines,
+                    module: p.module.clone(),
+                };
+                let mut out: Vec<Function> = Vec::new();
+                let skipped = lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
+                (p.file.path.clone(), out, skipped)
+            })
+            .collect();
+        (fns, self.errors.clone(), self.parsed.len())
+    }
+
+    fn consts(&self) -> Vec<(String, Vec<retention::ConstItem>)> {
+        self.parsed
+            .iter()
+            .map(|p| {
+                let fa = retention::FileAst {
                     file: p.file,
                     ast: &p.ast,
-                })
-                .collect::<Vec<_>>(),
-            &crate::ir::Tables {
-                dedup: apis.dedup_tables.clone(),
-                outbox: apis.outbox_tables.clone(),
-            },
-            include_tests,
-        );
-        CrateOutput {
-            krate,
-            errors: self.errors.clone(),
-            analyzed: parsed.len(),
-            skipped_tests,
-            retention,
-            index,
-        }
+                };
+                (
+                    p.file.path.clone(),
+                    retention::file_consts(&fa, self.include_tests),
+                )
+            })
+            .collect()
+    }
+
+    fn walk(
+        &self,
+        consts: &[retention::ConstItem],
+        tables: &crate::ir::Tables,
+    ) -> Vec<(String, retention::FileRetention)> {
+        let consts = retention::Consts::new(consts);
+        self.parsed
+            .iter()
+            .map(|p| {
+                let fa = retention::FileAst {
+                    file: p.file,
+                    ast: &p.ast,
+                };
+                (
+                    p.file.path.clone(),
+                    retention::walk_file(&fa, &consts, tables, self.include_tests),
+                )
+            })
+            .collect()
     }
 }
 
-impl Drop for CrateFrontEnd<'_> {
+impl Drop for Shard<'_> {
     fn drop(&mut self) {
         self.parsed.clear();
         // Positions of the dropped trees are no longer needed on this thread.

@@ -75,8 +75,8 @@ impl Evaled {
 }
 
 struct Cx<'a> {
-    consts: HashMap<String, ConstDef>,
-    str_consts: HashMap<String, (String, Loc)>,
+    consts: &'a HashMap<String, ConstDef>,
+    str_consts: &'a HashMap<String, (String, Loc)>,
     tables: &'a Tables,
 }
 
@@ -305,39 +305,140 @@ impl FileCx<'_> {
 
 /// Collects the crate's retention facts.
 pub fn collect(files: &[FileAst], tables: &Tables, include_tests: bool) -> RetentionFacts {
-    let mut cx = Cx {
-        consts: HashMap::new(),
-        str_consts: HashMap::new(),
+    let consts: Vec<ConstItem> = files
+        .iter()
+        .flat_map(|f| file_consts(f, include_tests))
+        .collect();
+    let consts = Consts::new(&consts);
+    finish(
+        files
+            .iter()
+            .map(|f| walk_file(f, &consts, tables, include_tests))
+            .collect(),
+    )
+}
+
+/// A constant of the crate, in a form that crosses threads: its value's source text.
+#[derive(Clone, Debug)]
+pub struct ConstItem {
+    name: String,
+    expr: String,
+    loc: Loc,
+    str_value: Option<(String, Loc)>,
+}
+
+/// The constants of one file, in order.
+pub fn file_consts(f: &FileAst, include_tests: bool) -> Vec<ConstItem> {
+    let lines = LineIndex::new(&f.file.text);
+    let fc = FileCx {
+        path: Arc::from(f.file.path.as_str()),
+        lines: &lines,
+        text: &f.file.text,
+    };
+    let mut out = Vec::new();
+    collect_consts(&f.ast.items, &fc, &mut out, include_tests);
+    out
+}
+
+/// The crate's constants, the later of two with one name winning (files in path order).
+pub struct Consts {
+    consts: HashMap<String, ConstDef>,
+    str_consts: HashMap<String, (String, Loc)>,
+}
+
+impl Consts {
+    pub fn new(items: &[ConstItem]) -> Consts {
+        let mut c = Consts {
+            consts: HashMap::new(),
+            str_consts: HashMap::new(),
+        };
+        for it in items {
+            if let Some(sv) = &it.str_value {
+                c.str_consts.insert(it.name.clone(), sv.clone());
+            }
+            // The text came from a parsed expression: it parses again.
+            let Ok(expr) = syn::parse_str::<Expr>(&it.expr) else {
+                c.consts.remove(&it.name);
+                continue;
+            };
+            c.consts.insert(
+                it.name.clone(),
+                ConstDef {
+                    expr,
+                    loc: it.loc.clone(),
+                    name_unit: name_unit(&it.name),
+                },
+            );
+        }
+        c
+    }
+}
+
+/// What one file contributes: its facts and its SQL sites, in the order met.
+pub struct FileRetention {
+    facts: RetentionFacts,
+    sites: Vec<((Arc<str>, Span), Site)>,
+}
+
+/// Walks one file for retention facts.
+pub fn walk_file(
+    f: &FileAst,
+    consts: &Consts,
+    tables: &Tables,
+    include_tests: bool,
+) -> FileRetention {
+    let cx = Cx {
+        consts: &consts.consts,
+        str_consts: &consts.str_consts,
         tables,
     };
-    let indexes: Vec<LineIndex> = files.iter().map(|f| LineIndex::new(&f.file.text)).collect();
-    for (f, lines) in files.iter().zip(&indexes) {
-        let fc = FileCx {
-            path: Arc::from(f.file.path.as_str()),
-            lines,
-            text: &f.file.text,
-        };
-        collect_consts(&f.ast.items, &fc, &mut cx, include_tests);
-    }
+    let lines = LineIndex::new(&f.file.text);
+    let fc = FileCx {
+        path: Arc::from(f.file.path.as_str()),
+        lines: &lines,
+        text: &f.file.text,
+    };
+    let mut out = FileRetention {
+        facts: RetentionFacts::default(),
+        sites: Vec::new(),
+    };
+    let mut v = Walker {
+        cx: &cx,
+        fc: &fc,
+        include_tests,
+        redis: f.file.text.contains("redis"),
+        out: &mut out.facts,
+        sites: &mut out.sites,
+        frames: vec![Frame::default()],
+    };
+    v.visit_file(f.ast);
+    v.end_frame();
+    out
+}
+
+/// The crate's facts from its files' parts, in path order.
+pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
     let mut out = RetentionFacts::default();
     let mut sql_sites: BTreeMap<(Arc<str>, Span), Site> = BTreeMap::new();
-    for (f, lines) in files.iter().zip(&indexes) {
-        let fc = FileCx {
-            path: Arc::from(f.file.path.as_str()),
-            lines,
-            text: &f.file.text,
-        };
-        let mut v = Walker {
-            cx: &cx,
-            fc: &fc,
-            include_tests,
-            redis: f.file.text.contains("redis"),
-            out: &mut out,
-            sites: &mut sql_sites,
-            frames: vec![Frame::default()],
-        };
-        v.visit_file(f.ast);
-        v.end_frame();
+    for part in parts {
+        out.dedup.extend(part.facts.dedup);
+        out.windows.extend(part.facts.windows);
+        out.consumer_topics.extend(part.facts.consumer_topics);
+        for (key, site) in part.sites {
+            // A statement met again without binds adds nothing; otherwise the
+            // statement with the most binds (and a retention) wins.
+            if site.binds == 0 && sql_sites.contains_key(&key) {
+                continue;
+            }
+            match sql_sites.get(&key) {
+                Some(old)
+                    if old.binds > site.binds
+                        || (old.retention.is_some() && site.retention.is_none()) => {}
+                _ => {
+                    sql_sites.insert(key, site);
+                }
+            }
+        }
     }
     for site in sql_sites.into_values() {
         if let Some(r) = site.retention {
@@ -352,22 +453,17 @@ pub fn collect(files: &[FileAst], tables: &Tables, include_tests: bool) -> Reten
     out
 }
 
-fn collect_consts(items: &[syn::Item], fc: &FileCx, cx: &mut Cx, include_tests: bool) {
+fn collect_consts(items: &[syn::Item], fc: &FileCx, out: &mut Vec<ConstItem>, include_tests: bool) {
     let mut add = |ident: &syn::Ident, expr: &Expr| {
         let name = ident.to_string();
         let loc = fc.loc(expr.span(), expr.span());
-        if let Some(s) = lit_str(expr) {
-            cx.str_consts
-                .insert(name.clone(), (s.value(), fc.loc(s.span(), s.span())));
-        }
-        cx.consts.insert(
-            name.clone(),
-            ConstDef {
-                expr: expr.clone(),
-                loc,
-                name_unit: name_unit(&name),
-            },
-        );
+        let str_value = lit_str(expr).map(|s| (s.value(), fc.loc(s.span(), s.span())));
+        out.push(ConstItem {
+            name,
+            expr: quote::ToTokens::to_token_stream(expr).to_string(),
+            loc,
+            str_value,
+        });
     };
     let mut mods = Vec::new();
     for item in items {
@@ -390,12 +486,12 @@ fn collect_consts(items: &[syn::Item], fc: &FileCx, cx: &mut Cx, include_tests: 
         }
     }
     for inner in mods {
-        collect_consts(inner, fc, cx, include_tests);
+        collect_consts(inner, fc, out, include_tests);
     }
 }
 
 /// A SQL statement found at a call, with what is bound to it.
-struct Site {
+pub struct Site {
     binds: usize,
     retention: Option<DedupRetention>,
 }
@@ -413,7 +509,7 @@ struct Walker<'a, 'b> {
     include_tests: bool,
     redis: bool,
     out: &'b mut RetentionFacts,
-    sites: &'b mut BTreeMap<(Arc<str>, Span), Site>,
+    sites: &'b mut Vec<((Arc<str>, Span), Site)>,
     frames: Vec<Frame>,
 }
 
@@ -695,11 +791,7 @@ impl Walker<'_, '_> {
     /// A SQL statement with its bound values: a cleanup of a dedup table?
     fn sql_site(&mut self, lit: &SqlLit, binds: &[&Expr], write: &Loc) {
         let key = (lit.loc.path.clone(), lit.loc.span);
-        if self
-            .sites
-            .get(&key)
-            .is_some_and(|s| s.binds >= binds.len() && binds.is_empty())
-        {
+        if binds.is_empty() && self.sites.iter().any(|(k, _)| *k == key) {
             return;
         }
         let facts = sql::facts(&lit.text);
@@ -727,14 +819,7 @@ impl Walker<'_, '_> {
             binds: binds.len(),
             retention,
         };
-        match self.sites.get(&key) {
-            Some(old)
-                if old.binds > site.binds
-                    || (old.retention.is_some() && site.retention.is_none()) => {}
-            _ => {
-                self.sites.insert(key, site);
-            }
-        }
+        self.sites.push((key, site));
     }
 
     fn cleanup_retention(&self, lit: &SqlLit, binds: &[&Expr]) -> Option<(u64, Loc)> {

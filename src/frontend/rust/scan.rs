@@ -69,10 +69,23 @@ enum Block<'a> {
     Other,
 }
 
+impl Block<'_> {
+    fn is_test(&self) -> bool {
+        matches!(
+            self,
+            Block::Mod { test: true }
+                | Block::Impl { test: true, .. }
+                | Block::Trait { test: true, .. }
+        )
+    }
+}
+
 /// Scans `text`.
 pub fn scan(text: &str) -> FileScan<'_> {
     let mut out = FileScan::default();
     let mut blocks: Vec<Block> = Vec::new();
+    // Open blocks that are not module bodies, and open blocks under a test attribute.
+    let (mut non_mod, mut test_blocks) = (0usize, 0usize);
     let mut prev: [Tok; 2] = [Tok::Other, Tok::Other];
     // An attribute being read (`#[..]`): its bracket depth and whether it names `test`.
     let mut attr: Option<(usize, bool)> = None;
@@ -113,20 +126,13 @@ pub fn scan(text: &str) -> FileScan<'_> {
             }
         }
         // Items directly in modules (or in an impl or trait block) are indexed.
-        let at_item_level = blocks
-            .iter()
-            .rev()
-            .skip(1)
-            .all(|b| matches!(b, Block::Mod { .. }))
-            && !matches!(blocks.last(), Some(Block::Other));
-        let in_test = blocks.iter().any(|b| {
-            matches!(
-                b,
-                Block::Mod { test: true }
-                    | Block::Impl { test: true, .. }
-                    | Block::Trait { test: true, .. }
-            )
-        });
+        // (Counters, not a walk of the stack: a file may nest thousands of braces.)
+        let at_item_level = match blocks.last() {
+            None | Some(Block::Mod { .. }) => non_mod == 0,
+            Some(Block::Other) => false,
+            Some(_) => non_mod == 1,
+        };
+        let in_test = test_blocks > 0;
         match tok {
             Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => attr = Some((1, false)),
             Tok::Punct(b'[') if prev == [Tok::Punct(b'#'), Tok::Punct(b'!')] => {
@@ -164,9 +170,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
                         out.consts.push(id)
                     }
                     "mut" if prev[0] == Tok::Ident("static") => out.consts.push(id),
-                    "struct" | "enum" | "union" | "trait" | "type"
-                        if blocks.iter().all(|b| matches!(b, Block::Mod { .. })) =>
-                    {
+                    "struct" | "enum" | "union" | "trait" | "type" if non_mod == 0 => {
                         out.types.push(TypeItem {
                             name: id,
                             is_trait: kw == "trait",
@@ -199,12 +203,17 @@ pub fn scan(text: &str) -> FileScan<'_> {
                 } else {
                     opener.take().unwrap_or(Block::Other)
                 };
+                non_mod += usize::from(!matches!(block, Block::Mod { .. }));
+                test_blocks += usize::from(block.is_test());
                 blocks.push(block);
                 pending_test = false;
                 opener = None;
             }
             Tok::Close => {
-                blocks.pop();
+                if let Some(b) = blocks.pop() {
+                    non_mod -= usize::from(!matches!(b, Block::Mod { .. }));
+                    test_blocks -= usize::from(b.is_test());
+                }
                 pending_test = false;
                 opener = None;
                 impl_header = None;
