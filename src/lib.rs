@@ -43,6 +43,9 @@ pub struct Options {
     /// `--no-prefilter`: parse every file, also those that mention no API token and
     /// that nothing parsed needs. The findings are the same; the run is slower.
     pub no_prefilter: bool,
+    /// Show a progress bar on stderr (the binary sets it when stderr is a terminal
+    /// and `--quiet` is not given).
+    pub progress: bool,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -79,6 +82,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         include_tests: config.include_tests,
         pool: &pool,
         prefilter: !options.no_prefilter,
+        progress: options.progress,
     });
 
     let mut report = Report::default();

@@ -126,6 +126,10 @@ struct CheckArgs {
     /// parsed code needs. The findings are the same; the run is slower.
     #[arg(long)]
     no_prefilter: bool,
+
+    /// No progress bar on stderr (it is shown only when stderr is a terminal).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -222,6 +226,7 @@ fn check(args: CheckArgs) -> u8 {
         diff_base: args.diff_base,
         jobs: args.jobs,
         no_prefilter: args.no_prefilter,
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -300,6 +305,7 @@ fn main() -> ExitCode {
             jobs: None,
             statistics: false,
             no_prefilter: false,
+            quiet: false,
         }),
         Command::Rules { format } => {
             let text = match format {

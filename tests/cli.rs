@@ -512,3 +512,40 @@ fn statistics_count_skips_by_reason() {
     );
     assert!(err.contains("msgaudit: threads: 2\n"), "{err}");
 }
+
+#[test]
+fn progress_only_on_a_terminal_and_never_with_quiet() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo");
+    // Piped stderr: no progress bar.
+    let out = msgaudit()
+        .args(["check", demo, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A terminal (script(1) gives the run one), when the machine has script.
+    let bin = assert_cmd::cargo::cargo_bin("msgaudit");
+    let run_in_tty = |extra: &str| {
+        std::process::Command::new("script")
+            .args(["-qec"])
+            .arg(format!(
+                "{} check {demo} --format json {extra} > /dev/null",
+                bin.display()
+            ))
+            .arg("/dev/null")
+            .output()
+    };
+    let Ok(tty) = run_in_tty("") else {
+        return;
+    };
+    if !tty.status.success() && tty.status.code() != Some(1) {
+        return;
+    }
+    let shown = String::from_utf8_lossy(&tty.stdout).into_owned();
+    assert!(shown.contains("analyzing"), "{shown:?}");
+    let quiet = run_in_tty("--quiet").unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("analyzing"));
+}

@@ -28,6 +28,8 @@ pub struct AnalysisInput<'a> {
     /// Parse only the files that mention an API token or that the model of those
     /// files needs (SPEC §3 "Scope and skipping"); false parses every file.
     pub prefilter: bool,
+    /// Shows a progress bar (crates and YAML files analyzed) on stderr.
+    pub progress: bool,
 }
 
 /// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
@@ -216,9 +218,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
 
     let pool = input.pool;
+    let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
     let results: Vec<CrateResult> = pool.install(|| {
         work.par_iter()
             .map(|(key, files)| {
+                let _tick = Tick(&bar);
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     analyze_crate(key, files, input.apis, input.include_tests, filter.as_ref())
@@ -233,6 +237,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         yaml_files
             .par_iter()
             .map(|f| {
+                let _tick = Tick(&bar);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| yaml::lower_file(f)))
                     .unwrap_or_else(|_| yaml::Lowered {
                         windows: Vec::new(),
@@ -249,6 +254,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             })
             .collect()
     });
+    bar.finish_and_clear();
     let mut clients = Vec::new();
     let mut retention = Vec::new();
     for r in results {
@@ -301,6 +307,32 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             &config_clients,
         ));
     out
+}
+
+/// A progress bar on stderr, or a hidden one: drawn at most a few times a second.
+fn progress_bar(show: bool, len: u64) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} analyzing: {pos}/{len} crates and YAML files {wide_bar} {elapsed}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Counts one unit of work done when dropped (also when the work panicked).
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
+    }
 }
 
 struct CrateResult {
