@@ -161,6 +161,9 @@ pub struct Config {
     pub overrides: Vec<Override>,
     /// `exclude`, compiled.
     pub exclude_globs: PathGlobs,
+    /// `max_file_size`: files larger than this many bytes are not read (an input
+    /// error). `None`: not set here (`--max-file-size`, or else the default).
+    pub max_file_size: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +179,9 @@ struct RawConfig {
     overrides: Vec<RawOverride>,
     #[serde(default)]
     apis: BTreeMap<Spanned<String>, Vec<String>>,
+    /// An integer number of bytes, or a string with a unit (`"10MB"`, `"1MiB"`).
+    #[serde(default)]
+    max_file_size: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -390,6 +396,27 @@ impl Config {
             }
             lists.insert(kind.get_ref().clone(), entries.clone());
         }
+        let max_file_size = match &raw.max_file_size {
+            None => None,
+            Some(v) => {
+                let parsed = match v.get_ref() {
+                    toml::Value::Integer(n) => match u64::try_from(*n) {
+                        Ok(0) | Err(_) => {
+                            Err(format!("must be a positive number of bytes, not {n}"))
+                        }
+                        Ok(n) => Ok(n),
+                    },
+                    toml::Value::String(text) => parse_size(text),
+                    other => Err(format!(
+                        "expected a number of bytes or a size such as \"10MB\", found {}",
+                        other.type_str()
+                    )),
+                };
+                Some(parsed.map_err(|m| {
+                    ctx.error(v.span().start, format!("invalid `max_file_size`: {m}"))
+                })?)
+            }
+        };
         Ok(Config {
             root: None,
             file: Some(path.to_string()),
@@ -402,6 +429,7 @@ impl Config {
             rules,
             overrides,
             exclude_globs,
+            max_file_size,
         })
     }
 
@@ -477,6 +505,71 @@ impl Config {
             }
         }
         level
+    }
+}
+
+/// Parses a file size: a number of bytes (`1048576`), or a number with a unit,
+/// case-insensitive, with or without a space: `B`, `KB`/`MB`/`GB` (powers of 1000),
+/// `KiB`/`MiB`/`GiB` (powers of 1024). Zero is refused. The error is a phrase for
+/// `invalid size: …` messages.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = t.split_at(digits);
+    let unit = unit.trim_start();
+    let invalid = || {
+        format!(
+            "`{text}` is not a size: expected a number of bytes, or a number with a unit \
+             (B, KB, MB, GB, KiB, MiB, GiB), such as `10MB` or `512KiB`"
+        )
+    };
+    if number.is_empty() {
+        return Err(invalid());
+    }
+    let factor: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => return Err(invalid()),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is too large"))?;
+    let bytes = n
+        .checked_mul(factor)
+        .ok_or_else(|| format!("`{text}` is too large"))?;
+    if bytes == 0 {
+        return Err(format!(
+            "`{text}` is zero: the limit must be at least 1 byte"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A byte count for messages: `10485760 bytes (10 MiB)`, `2000000 bytes (2 MB)`,
+/// `1234 bytes`.
+pub fn describe_size(bytes: u64) -> String {
+    let units: [(u64, &str); 6] = [
+        (1 << 30, "GiB"),
+        (1_000_000_000, "GB"),
+        (1 << 20, "MiB"),
+        (1_000_000, "MB"),
+        (1 << 10, "KiB"),
+        (1_000, "KB"),
+    ];
+    for (factor, unit) in units {
+        if bytes >= factor && bytes % factor == 0 {
+            return format!("{bytes} bytes ({} {unit})", bytes / factor);
+        }
+    }
+    if bytes == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -624,6 +717,61 @@ dedup_tables = ["processed_events", "inbox"]
         let e = err("exclude = [\"a/[\"]\n");
         assert!(e.message.starts_with("invalid glob `a/[`"), "{}", e.message);
         assert_eq!((e.line, e.column), (Some(1), Some(12)));
+    }
+
+    #[test]
+    fn max_file_size_takes_bytes_or_a_size_with_a_unit() {
+        let size = |text: &str| Config::parse(text, "m").unwrap().max_file_size;
+        assert_eq!(size(""), None);
+        assert_eq!(size("max_file_size = 1048576"), Some(1 << 20));
+        assert_eq!(size("max_file_size = \"10MB\""), Some(10_000_000));
+        assert_eq!(size("max_file_size = \"512 KiB\""), Some(512 << 10));
+        assert_eq!(size("max_file_size = \"1mib\""), Some(1 << 20));
+        assert_eq!(size("max_file_size = \"2GB\""), Some(2_000_000_000));
+        assert_eq!(size("max_file_size = \"300\""), Some(300));
+        let e = err("include_tests = true\nmax_file_size = 0\n");
+        assert_eq!(
+            e.message,
+            "invalid `max_file_size`: must be a positive number of bytes, not 0"
+        );
+        assert_eq!((e.line, e.column), (Some(2), Some(17)));
+        let e = err("max_file_size = \"ten megs\"\n");
+        assert!(
+            e.message
+                .starts_with("invalid `max_file_size`: `ten megs` is not a size"),
+            "{}",
+            e.message
+        );
+        assert_eq!((e.line, e.column), (Some(1), Some(17)));
+        let e = err("max_file_size = -5\n");
+        assert!(e.message.ends_with("not -5"), "{}", e.message);
+        let e = err("max_file_size = 1.5\n");
+        assert!(e.message.ends_with("found float"), "{}", e.message);
+        let e = err("max_file_size = \"0 KB\"\n");
+        assert!(e.message.contains("is zero"), "{}", e.message);
+        let e = err("max_file_size = \"99999999999999999999GB\"\n");
+        assert!(e.message.ends_with("is too large"), "{}", e.message);
+    }
+
+    #[test]
+    fn sizes_parse_and_describe() {
+        assert_eq!(parse_size("10MB"), Ok(10_000_000));
+        assert_eq!(parse_size(" 10 mb "), Ok(10_000_000));
+        assert_eq!(parse_size("10MiB"), Ok(10 << 20));
+        assert_eq!(parse_size("7B"), Ok(7));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("MB").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("1.5MB").is_err());
+        assert!(parse_size("10 TB").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("20000000000GB").is_err());
+        assert_eq!(describe_size(10 << 20), "10485760 bytes (10 MiB)");
+        assert_eq!(describe_size(2_000_000), "2000000 bytes (2 MB)");
+        assert_eq!(describe_size(1234), "1234 bytes");
+        assert_eq!(describe_size(1), "1 byte");
+        assert_eq!(describe_size(1024), "1024 bytes (1 KiB)");
     }
 
     #[test]

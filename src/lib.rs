@@ -46,6 +46,9 @@ pub struct Options {
     /// Show a progress bar on stderr (the binary sets it when stderr is a terminal
     /// and `--quiet` is not given).
     pub progress: bool,
+    /// `--max-file-size`: files larger than this many bytes are input errors. Wins over
+    /// the config's `max_file_size`; `None` and no config key: [`source::MAX_FILE_BYTES`].
+    pub max_file_size: Option<u64>,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -74,7 +77,11 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let pool = analysis::thread_pool(options.jobs);
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
-    let discovery = pool.install(|| source::discover(paths, &config));
+    let max_file_bytes = options
+        .max_file_size
+        .or(config.max_file_size)
+        .unwrap_or(source::MAX_FILE_BYTES);
+    let discovery = pool.install(|| source::discover(paths, &config, max_file_bytes));
     let discovery_done = Instant::now();
     let output = analysis::analyze(&analysis::AnalysisInput {
         files: &discovery.files,

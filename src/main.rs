@@ -130,6 +130,11 @@ struct CheckArgs {
     /// No progress bar on stderr (it is shown only when stderr is a terminal).
     #[arg(long, short)]
     quiet: bool,
+    /// Larger files are not read (an input error): a number of bytes, or a size with
+    /// a unit (`20MB`, `512KiB`; KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024).
+    /// Wins over `max_file_size` in the config [default: 10MiB].
+    #[arg(long, value_name = "BYTES|SIZE", value_parser = msgaudit::config::parse_size)]
+    max_file_size: Option<u64>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -227,6 +232,7 @@ fn check(args: CheckArgs) -> u8 {
         jobs: args.jobs,
         no_prefilter: args.no_prefilter,
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        max_file_size: args.max_file_size,
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -306,6 +312,7 @@ fn main() -> ExitCode {
             statistics: false,
             no_prefilter: false,
             quiet: false,
+            max_file_size: None,
         }),
         Command::Rules { format } => {
             let text = match format {

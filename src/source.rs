@@ -20,7 +20,8 @@ use rayon::prelude::*;
 use crate::config::Config;
 use crate::diagnostic::InputError;
 
-/// Files larger than this are not read (an input error).
+/// Files larger than this are not read (an input error), unless `max_file_size` in
+/// the config or `--max-file-size` sets another limit: 10 MiB.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Directory names never walked into.
@@ -330,9 +331,22 @@ enum ReadOutcome {
     Error(InputError),
 }
 
-/// Reads one candidate: size limit, UTF-8 check with the position of the first
-/// invalid byte, BOM removal, templated YAML detection.
-fn read_file(display: &str, abs: &Path, kind: FileKind) -> ReadOutcome {
+/// The error for a file over the size limit.
+fn too_large(size: Option<u64>, limit: u64) -> String {
+    let size = match size {
+        Some(n) => format!("{n} bytes"),
+        None => "more bytes".to_string(),
+    };
+    format!(
+        "file too large: {size}, over the limit of {}; raise it with \
+         `--max-file-size` or `max_file_size` in msgaudit.toml",
+        crate::config::describe_size(limit)
+    )
+}
+
+/// Reads one candidate: size limit (`max_bytes`), UTF-8 check with the position of
+/// the first invalid byte, BOM removal, templated YAML detection.
+fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadOutcome {
     let err = |line: Option<u32>, column: Option<u32>, message: String| {
         ReadOutcome::Error(InputError {
             path: display.to_string(),
@@ -352,22 +366,22 @@ fn read_file(display: &str, abs: &Path, kind: FileKind) -> ReadOutcome {
         Ok(m) if !m.is_file() => {
             return err(None, None, "not a regular file".to_string());
         }
-        Ok(m) if m.len() > MAX_FILE_BYTES => {
-            return err(
-                None,
-                None,
-                format!("file too large: {} bytes (limit 10 MB)", m.len()),
-            );
+        Ok(m) if m.len() > max_bytes => {
+            return err(None, None, too_large(Some(m.len()), max_bytes));
         }
         Err(e) => return err(None, None, format!("cannot read file: {}", io_message(&e))),
         Ok(_) => {}
     }
     let mut bytes = Vec::new();
-    if let Err(e) = file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+    if let Err(e) = file
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+    {
         return err(None, None, format!("cannot read file: {}", io_message(&e)));
     }
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return err(None, None, "file too large (limit 10 MB)".to_string());
+    if bytes.len() as u64 > max_bytes {
+        // The file grew after its size was read.
+        return err(None, None, too_large(None, max_bytes));
     }
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
@@ -397,7 +411,8 @@ fn read_file(display: &str, abs: &Path, kind: FileKind) -> ReadOutcome {
 }
 
 /// Walks the PATH arguments and reads every candidate file (see the module docs).
-pub fn discover(paths: &[PathBuf], config: &Config) -> Discovery {
+/// A file larger than `max_file_bytes` is an input error ([`MAX_FILE_BYTES`] by default).
+pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Discovery {
     let mut walker = Walker::default();
     for p in paths {
         walker.walk_path(p, config);
@@ -422,7 +437,7 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Discovery {
     let candidates: Vec<(String, Candidate)> = walker.candidates.into_iter().collect();
     let read: Vec<ReadOutcome> = candidates
         .par_iter()
-        .map(|(display, c)| read_file(display, &c.abs, c.kind))
+        .map(|(display, c)| read_file(display, &c.abs, c.kind, max_file_bytes))
         .collect();
     for ((display, c), outcome) in candidates.into_iter().zip(read) {
         match outcome {
@@ -485,7 +500,7 @@ mod tests {
         write(r, "conf/app.yaml", b"a: 1\n");
         write(r, "notes.txt", b"x");
         write(r, "target/debug/x.rs", b"x");
-        let d = discover(&[r.to_path_buf()], &Config::default());
+        let d = discover(&[r.to_path_buf()], &Config::default(), MAX_FILE_BYTES);
         let base = display_of(r);
         let names: Vec<String> = d
             .files
@@ -511,7 +526,11 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         write(t.path(), "bad.rs", b"fn a() {}\n  // \xC3\xA9 \xFF\n");
         write(t.path(), "good.rs", b"fn b() {}\n");
-        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        let d = discover(
+            &[t.path().to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert_eq!(d.seen, 2);
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.errors.len(), 1);
@@ -527,7 +546,11 @@ mod tests {
         write(t.path(), "chart/templates/cm.yaml", b"a: 1\n");
         write(t.path(), "values.yaml", b"a: {{ .Values.x }}\n");
         write(t.path(), "plain.yml", b"a: 1\n");
-        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        let d = discover(
+            &[t.path().to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.skipped["templated_yaml"], 2);
         assert_eq!(d.seen, 3);
@@ -539,7 +562,11 @@ mod tests {
         write(t.path(), "Cargo.toml", b"");
         write(t.path(), "a/x.rs", b"");
         let file = t.path().join("a/x.rs");
-        let d = discover(std::slice::from_ref(&file), &Config::default());
+        let d = discover(
+            std::slice::from_ref(&file),
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.files[0].crate_key, d.files[0].path);
     }
@@ -552,7 +579,11 @@ mod tests {
         let missing = t.path().join("missing");
         let txt = t.path().join("x.txt");
         write(t.path(), "x.txt", b"");
-        let d = discover(&[t.path().to_path_buf(), missing, txt], &Config::default());
+        let d = discover(
+            &[t.path().to_path_buf(), missing, txt],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert_eq!(paths(&d).len(), 1);
         assert!(paths(&d)[0].ends_with("dir.rs/inner.rs"));
         assert_eq!(d.errors.len(), 2);
@@ -565,7 +596,11 @@ mod tests {
         write(t.path(), "a/x.rs", b"");
         std::os::unix::fs::symlink(t.path(), t.path().join("a/loop")).unwrap();
         std::os::unix::fs::symlink(t.path().join("a/x.rs"), t.path().join("y.rs")).unwrap();
-        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        let d = discover(
+            &[t.path().to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.skipped["symlink"], 2);
         assert_eq!(d.seen, 3);
@@ -584,6 +619,7 @@ mod tests {
                 t.path().join("real/x.rs"),
             ],
             &Config::default(),
+            MAX_FILE_BYTES,
         );
         assert_eq!(paths(&d).len(), 1);
         assert!(paths(&d)[0].ends_with("link/x.rs"));
@@ -599,13 +635,14 @@ mod tests {
         write(t.path(), "kept.rs", b"");
         let mut config = Config::parse("exclude = [\"vendor/**\"]", "msgaudit.toml").unwrap();
         config.root = Some(t.path().canonicalize().unwrap());
-        let d = discover(&[t.path().to_path_buf()], &config);
+        let d = discover(&[t.path().to_path_buf()], &config, MAX_FILE_BYTES);
         assert_eq!(paths(&d).len(), 1);
         assert!(paths(&d)[0].ends_with("kept.rs"));
         // An explicit file is read even when ignored or excluded.
         let d = discover(
             &[t.path().join("ignored.rs"), t.path().join("vendor/v.rs")],
             &config,
+            MAX_FILE_BYTES,
         );
         assert_eq!(d.files.len(), 2);
     }
@@ -615,8 +652,30 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let f = fs::File::create(t.path().join("big.rs")).unwrap();
         f.set_len(MAX_FILE_BYTES + 1).unwrap();
-        let d = discover(&[t.path().to_path_buf()], &Config::default());
+        let d = discover(
+            &[t.path().to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
         assert!(d.files.is_empty());
-        assert!(d.errors[0].message.starts_with("file too large"));
+        assert_eq!(
+            d.errors[0].message,
+            "file too large: 10485761 bytes, over the limit of 10485760 bytes (10 MiB); \
+             raise it with `--max-file-size` or `max_file_size` in msgaudit.toml"
+        );
+    }
+
+    #[test]
+    fn the_size_limit_is_a_parameter() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a.rs", &[b'x'; 100]);
+        write(t.path(), "b.yaml", &[b'x'; 101]);
+        let d = discover(&[t.path().to_path_buf()], &Config::default(), 100);
+        assert_eq!(paths(&d).len(), 1);
+        assert!(paths(&d)[0].ends_with("a.rs"));
+        assert!(d.errors[0].path.ends_with("b.yaml"));
+        assert!(d.errors[0]
+            .message
+            .starts_with("file too large: 101 bytes, over the limit of 100 bytes;"));
     }
 }

@@ -549,3 +549,76 @@ fn progress_only_on_a_terminal_and_never_with_quiet() {
     let quiet = run_in_tty("--quiet").unwrap();
     assert!(!String::from_utf8_lossy(&quiet.stdout).contains("analyzing"));
 }
+
+#[test]
+fn max_file_size_from_config_and_flag() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "src/small.rs", STALE.as_bytes());
+    let big = format!("{STALE}// {}\n", "x".repeat(2_000));
+    write(t.path(), "src/big.rs", big.as_bytes());
+    let size = big.len();
+    // The default (10 MiB) reads both.
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(finding_paths(&v), ["src/big.rs", "src/small.rs"]);
+
+    // The config's limit refuses the big file, naming it, its size, the limit and the
+    // ways to raise it; the small one is still analyzed.
+    write(t.path(), "msgaudit.toml", b"max_file_size = \"1KiB\"\n");
+    let (code, v) = check_json(t.path(), &["."]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        v["errors"],
+        serde_json::json!([{
+            "path": "src/big.rs",
+            "message": format!(
+                "file too large: {size} bytes, over the limit of 1024 bytes (1 KiB); raise it \
+                 with `--max-file-size` or `max_file_size` in msgaudit.toml"
+            )
+        }])
+    );
+    assert_eq!(finding_paths(&v), ["src/small.rs"]);
+
+    // The flag wins over the config, in both directions.
+    let (code, v) = check_json(t.path(), &[".", "--max-file-size", "1MB"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(finding_paths(&v).len(), 2);
+    assert!(STALE.len() > 50);
+    let (code, v) = check_json(t.path(), &[".", "--max-file-size", "50"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["errors"].as_array().unwrap().len(), 2);
+    msgaudit()
+        .current_dir(t.path())
+        .args(["check", "--format", "short", ".", "--max-file-size", "50"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(format!(
+            "src/big.rs: error: file too large: {size} bytes, over the limit of 50 bytes;"
+        )));
+}
+
+#[test]
+fn bad_max_file_size_is_a_usage_or_config_error() {
+    for bad in ["0", "ten", "5TB", "-1", "1.5MB", ""] {
+        msgaudit()
+            .args(["check", &format!("--max-file-size={bad}"), "."])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "invalid value '{bad}' for '--max-file-size <BYTES|SIZE>'"
+            )));
+    }
+    config_error(
+        "max_file_size = 0\n",
+        "msgaudit.toml:1:17: error: invalid `max_file_size`: must be a positive number of bytes, not 0",
+    );
+    config_error(
+        "max_file_size = \"lots\"\n",
+        "msgaudit.toml:1:17: error: invalid `max_file_size`: `lots` is not a size",
+    );
+    config_error(
+        "max_file_size = [1]\n",
+        "msgaudit.toml:1:17: error: invalid `max_file_size`: expected a number of bytes or a size such as \"10MB\", found array",
+    );
+}
