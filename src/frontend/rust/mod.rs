@@ -6,6 +6,7 @@
 //! A crate's files are handled on one thread (syn trees are not `Send`); the caller
 //! runs crates in parallel on threads with large stacks.
 
+pub mod guard;
 mod lower;
 pub mod retention;
 pub mod scan;
@@ -21,11 +22,7 @@ use crate::diagnostic::InputError;
 use crate::ir::{Crate, Function};
 use crate::source::SourceFile;
 
-/// Deepest bracket nesting accepted before parsing; deeper files are refused
-/// with an error, since syn recurses and a stack overflow cannot be caught.
-pub const MAX_NESTING: usize = 200;
-/// Longest run of prefix operators or closure bars accepted (see CRATES.md).
-pub const MAX_PREFIX_RUN: usize = 500;
+pub use guard::{MAX_CHAIN, MAX_NESTING, MAX_PREFIX_RUN};
 
 /// What the front end knows about a declared type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -561,63 +558,16 @@ impl Drop for Shard<'_> {
     }
 }
 
-/// Refuses input that would overflow syn's recursion: deep brackets and long runs
-/// of prefix operators or closure bars.
+/// Refuses input that would overflow the stack while it is parsed or lowered
+/// (deep brackets, long runs of prefix operators, deep expression and type chains):
+/// see [`guard`].
 fn refuse_pathological(f: &SourceFile) -> Option<InputError> {
-    let mut depth = 0usize;
-    let mut run = 0usize;
-    let (mut line, mut col) = (1u32, 0u32);
-    let mut in_str = false;
-    let mut prev = '\0';
-    for c in f.text.chars() {
-        col += 1;
-        if c == '\n' {
-            line += 1;
-            col = 0;
-        }
-        if in_str {
-            if c == '"' && prev != '\\' {
-                in_str = false;
-            }
-            prev = if prev == '\\' && c == '\\' { '\0' } else { c };
-            continue;
-        }
-        match c {
-            '"' => in_str = true,
-            '(' | '[' | '{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Some(InputError {
-                        path: f.path.clone(),
-                        line: Some(line),
-                        column: Some(col),
-                        message: format!(
-                            "nesting deeper than {MAX_NESTING} levels; file not analyzed"
-                        ),
-                    });
-                }
-            }
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if matches!(c, '!' | '-' | '*' | '&' | '|') {
-            run += 1;
-            if run > MAX_PREFIX_RUN {
-                return Some(InputError {
-                    path: f.path.clone(),
-                    line: Some(line),
-                    column: Some(col),
-                    message: format!(
-                        "more than {MAX_PREFIX_RUN} operators in a row; file not analyzed"
-                    ),
-                });
-            }
-        } else if !c.is_whitespace() {
-            run = 0;
-        }
-        prev = c;
-    }
-    None
+    guard::scan(&f.text).map(|r| InputError {
+        path: f.path.clone(),
+        line: Some(r.line),
+        column: Some(r.column),
+        message: r.message,
+    })
 }
 
 /// Module path of a file inside its crate: `src/handlers/orders.rs` -> `handlers::orders`.

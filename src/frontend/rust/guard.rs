@@ -1,0 +1,599 @@
+//! The pre-parse scan that keeps syn from overflowing the stack.
+//!
+//! syn parses recursively, and the syntax tree it builds is dropped, walked and
+//! lowered recursively too: a file whose expressions, types or patterns nest deep
+//! enough overflows the analysis thread's stack, which aborts the whole process
+//! (a stack overflow cannot be caught). Such a file is refused before parsing.
+//!
+//! The scan runs a small lexer that knows what the Rust lexer knows about comments,
+//! string, raw string, byte and char literals and lifetimes, so that a quote inside
+//! a comment or a char literal (`'"'`) cannot hide the code that follows. On its
+//! tokens it measures three things:
+//!
+//! - bracket nesting (`(`, `[`, `{`): more than [`MAX_NESTING`] is refused;
+//! - runs of prefix operators and closure bars (`!`, `-`, `*`, `&`, `|`): more than
+//!   [`MAX_PREFIX_RUN`] in a row is refused;
+//! - *chains*: every level of a syntax tree (a generic argument, an `else if`, a
+//!   `?`, a method call, an operand, a `return` or `&mut` prefix) has at least one
+//!   token of its own, so the tokens from the start of a statement up to a point,
+//!   summed over the enclosing brackets, bound how deep the tree is there. Siblings
+//!   do not add up: a `,` goes back to where its list started (after the innermost
+//!   `(`, `[`, `{`, `<` or `|`), and `;`, `=>` and a `}` that ends a statement or
+//!   item start over. More than [`MAX_CHAIN`] tokens on one such path is refused.
+//!
+//! The limits sit far above hand-written and generated code, and below what the
+//! analysis threads' stack survives in an unoptimized build.
+
+use crate::source::line_col;
+
+/// Deepest bracket nesting accepted before parsing; deeper files are refused
+/// with an error, since syn recurses and a stack overflow cannot be caught.
+pub const MAX_NESTING: usize = 200;
+/// Longest run of prefix operators or closure bars accepted.
+pub const MAX_PREFIX_RUN: usize = 500;
+/// Most tokens accepted on one path into an expression, type or pattern (see the
+/// module documentation).
+pub const MAX_CHAIN: usize = 1_000;
+
+/// Why a file is refused: 1-based line and column (in characters) of the token
+/// over the limit, and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+/// The largest values the scan measured (for tests and calibration).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub nesting: usize,
+    pub prefix_run: usize,
+    pub chain: usize,
+}
+
+/// Refuses `text` when a limit is exceeded; `None` when it may be parsed.
+pub fn scan(text: &str) -> Option<Refusal> {
+    let limits = Measure {
+        nesting: MAX_NESTING,
+        prefix_run: MAX_PREFIX_RUN,
+        chain: MAX_CHAIN,
+    };
+    let (_, over) = run(text, limits);
+    let (at, what) = over?;
+    let (line, column) = line_col(text, at);
+    let message = match what {
+        Limit::Nesting => format!("nesting deeper than {MAX_NESTING} levels; file not analyzed"),
+        Limit::PrefixRun => {
+            format!("more than {MAX_PREFIX_RUN} operators in a row; file not analyzed")
+        }
+        Limit::Chain => format!(
+            "an expression, type or pattern nested too deeply (more than {MAX_CHAIN} tokens \
+             on one path into it); file not analyzed"
+        ),
+    };
+    Some(Refusal {
+        line,
+        column,
+        message,
+    })
+}
+
+/// The largest nesting, prefix run and chain in `text`, without limits.
+pub fn measure(text: &str) -> Measure {
+    run(
+        text,
+        Measure {
+            nesting: usize::MAX,
+            prefix_run: usize::MAX,
+            chain: usize::MAX,
+        },
+    )
+    .0
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    Nesting,
+    PrefixRun,
+    Chain,
+}
+
+/// What the lexer found at one position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok {
+    /// An identifier, keyword, literal or lifetime.
+    Word(Word),
+    Open(u8),
+    Close(u8),
+    Punct(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Word {
+    /// An identifier that is no keyword, or a literal. Two of them in a row never
+    /// belong to one expression, type or pattern: the first ends it (or the parse
+    /// fails there), so the second starts over.
+    Plain,
+    /// `else` and `as`, which let an expression go on after a `}`.
+    ElseOrAs,
+    /// Any other keyword (strict, reserved or contextual), or a lifetime.
+    Keyword,
+}
+
+/// Words that may stand next to an identifier or literal inside one expression,
+/// type, pattern or item header; generous on purpose (a word missing here could
+/// hide a chain, one too many only counts a little more).
+const KEYWORDS: &[&[u8]] = &[
+    b"abstract", b"as", b"async", b"auto", b"await", b"become", b"box", b"break",
+    b"const", b"continue", b"crate", b"default", b"do", b"dyn", b"else", b"enum",
+    b"extern", b"false", b"final", b"fn", b"for", b"gen", b"if", b"impl", b"in", b"let",
+    b"loop", b"macro", b"macro_rules", b"match", b"mod", b"move", b"mut", b"override",
+    b"priv", b"pub", b"raw", b"ref", b"return", b"safe", b"self", b"Self", b"static",
+    b"struct", b"super", b"trait", b"true", b"try", b"type", b"typeof", b"union",
+    b"unsafe", b"unsized", b"use", b"virtual", b"where", b"while", b"yield",
+];
+
+/// One open bracket (or the file itself).
+struct Frame {
+    /// Chain tokens of the enclosing frames, up to and including this bracket.
+    base: usize,
+    /// Chain tokens since the current statement or list element began.
+    seg: usize,
+    /// Index into `marks` where this frame's list starts begin.
+    marks_from: usize,
+    /// This frame's bracket.
+    close_of: u8,
+    /// The previous token closed a `{}` block: a statement or item may end here.
+    after_block: bool,
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// Where the string literal whose opening quote is at `i` ends (one past the
+/// closing quote), or `None` when it is not terminated.
+fn skip_string(s: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while j < s.len() {
+        match s[j] {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// Where the raw string starting at `i` (at its first `#` or `"`) ends.
+fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
+    let hashes = s[i..].iter().take_while(|&&b| b == b'#').count();
+    let quote = i + hashes;
+    if s.get(quote) != Some(&b'"') {
+        return None;
+    }
+    let mut j = quote + 1;
+    while j < s.len() {
+        if s[j] == b'"' && s[j + 1..].iter().take(hashes).filter(|&&b| b == b'#').count() == hashes
+        {
+            return Some(j + 1 + hashes);
+        }
+        j += 1;
+    }
+    None
+}
+
+/// Where the char literal or lifetime starting at the `'` at `i` ends.
+fn skip_quote(s: &[u8], i: usize) -> usize {
+    let next = i + 1;
+    match s.get(next) {
+        Some(b'\\') => {
+            // An escape: `'\n'`, `'\''`, `'\u{1F600}'`.
+            let from = next + 2;
+            match s[from.min(s.len())..]
+                .iter()
+                .take(12)
+                .position(|&b| b == b'\'')
+            {
+                Some(k) => from + k + 1,
+                None => next,
+            }
+        }
+        Some(&b) => {
+            let len = match b {
+                0x00..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            if s.get(next + len) == Some(&b'\'') {
+                next + len + 1
+            } else {
+                // A lifetime or label: `'a`, `'static`.
+                let mut j = next;
+                while j < s.len() && is_ident_byte(s[j]) {
+                    j += 1;
+                }
+                j
+            }
+        }
+        None => next,
+    }
+}
+
+/// Runs the scan; stops at the first token over one of `limits`.
+fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
+    let s = text.as_bytes();
+    let mut seen = Measure::default();
+    let mut frames = vec![Frame {
+        base: 0,
+        seg: 0,
+        marks_from: 0,
+        close_of: 0,
+        after_block: false,
+    }];
+    // Chain values where the current list elements began (after `<` and `|`).
+    let mut marks: Vec<usize> = Vec::new();
+    let mut run_len = 0usize;
+    let mut prev = Tok::Punct(b';');
+    let mut i = 0usize;
+    while i < s.len() {
+        let b = s[i];
+        let start = i;
+        let tok = match b {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C => {
+                i += 1;
+                continue;
+            }
+            b'/' if s.get(i + 1) == Some(&b'/') => {
+                i = s[i..].iter().position(|&c| c == b'\n').map_or(s.len(), |k| i + k);
+                continue;
+            }
+            b'/' if s.get(i + 1) == Some(&b'*') => {
+                // Block comments nest.
+                let mut depth = 0usize;
+                let mut j = i;
+                loop {
+                    if j + 1 >= s.len() {
+                        // Unterminated: syn refuses the file before parsing it.
+                        return (seen, None);
+                    }
+                    if s[j] == b'/' && s[j + 1] == b'*' {
+                        depth += 1;
+                        j += 2;
+                    } else if s[j] == b'*' && s[j + 1] == b'/' {
+                        depth -= 1;
+                        j += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        j += 1;
+                    }
+                }
+                i = j;
+                continue;
+            }
+            b'"' => {
+                let Some(end) = skip_string(s, i) else {
+                    return (seen, None);
+                };
+                i = end;
+                Tok::Word(Word::Plain)
+            }
+            b'\'' => {
+                i = skip_quote(s, i);
+                if s[i - 1] == b'\'' && i - start > 2 {
+                    Tok::Word(Word::Plain)
+                } else {
+                    // A lifetime or label.
+                    Tok::Word(Word::Keyword)
+                }
+            }
+            b'0'..=b'9' => {
+                i += 1;
+                loop {
+                    while i < s.len() && is_ident_byte(s[i]) {
+                        i += 1;
+                    }
+                    if s.get(i) == Some(&b'.') && s.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                Tok::Word(Word::Plain)
+            }
+            _ if is_ident_byte(b) => {
+                while i < s.len() && is_ident_byte(s[i]) {
+                    i += 1;
+                }
+                let word = &s[start..i];
+                let raw_prefix = matches!(word, b"r" | b"br" | b"cr");
+                if raw_prefix && matches!(s.get(i), Some(b'"' | b'#')) {
+                    if let Some(end) = skip_raw_string(s, i) {
+                        i = end;
+                    } else if word == b"r" && s.get(i) == Some(&b'#') {
+                        // A raw identifier: `r#type`.
+                        i += 1;
+                        while i < s.len() && is_ident_byte(s[i]) {
+                            i += 1;
+                        }
+                    } else if s.get(i) == Some(&b'"') {
+                        // An unterminated raw string.
+                        return (seen, None);
+                    }
+                } else if matches!(word, b"b" | b"c") && s.get(i) == Some(&b'"') {
+                    let Some(end) = skip_string(s, i) else {
+                        return (seen, None);
+                    };
+                    i = end;
+                } else if word == b"b" && s.get(i) == Some(&b'\'') {
+                    i = skip_quote(s, i);
+                }
+                Tok::Word(if matches!(word, b"else" | b"as") {
+                    Word::ElseOrAs
+                } else if i == start + word.len() && KEYWORDS.contains(&word) {
+                    Word::Keyword
+                } else {
+                    Word::Plain
+                })
+            }
+            b'(' | b'[' | b'{' => {
+                i += 1;
+                Tok::Open(b)
+            }
+            b')' | b']' | b'}' => {
+                i += 1;
+                Tok::Close(b)
+            }
+            _ => {
+                i += 1;
+                Tok::Punct(b)
+            }
+        };
+
+        // Prefix operators and closure bars in a row (whitespace and comments between).
+        if matches!(tok, Tok::Punct(b'!' | b'-' | b'*' | b'&' | b'|')) {
+            run_len += 1;
+            seen.prefix_run = seen.prefix_run.max(run_len);
+            if run_len > limits.prefix_run {
+                return (seen, Some((start, Limit::PrefixRun)));
+            }
+        } else {
+            run_len = 0;
+        }
+
+        let frame = frames.last_mut().expect("the file's frame is never closed");
+        // A `}` followed by a word that cannot continue an expression ended a
+        // statement or an item, and so does a plain word after a plain word: the
+        // next one starts over.
+        let after_block = std::mem::take(&mut frame.after_block);
+        let plain_twice = tok == Tok::Word(Word::Plain) && prev == Tok::Word(Word::Plain);
+        prev = tok;
+        if plain_twice
+            || after_block
+                && matches!(
+                    tok,
+                    Tok::Word(Word::Plain | Word::Keyword) | Tok::Punct(b'#')
+                )
+        {
+            frame.seg = 0;
+            marks.truncate(frame.marks_from);
+        }
+        match tok {
+            Tok::Close(c) => {
+                if frames.len() > 1 {
+                    let closed = frames.pop().expect("checked");
+                    marks.truncate(closed.marks_from);
+                    if closed.close_of == b'{' && c == b'}' {
+                        if let Some(outer) = frames.last_mut() {
+                            outer.after_block = true;
+                        }
+                    }
+                }
+                continue;
+            }
+            Tok::Punct(b';') => {
+                frame.seg = 0;
+                marks.truncate(frame.marks_from);
+                continue;
+            }
+            Tok::Punct(b',') => {
+                frame.seg = marks[frame.marks_from..].last().copied().unwrap_or(0);
+                continue;
+            }
+            Tok::Punct(b'>') if start > 0 && s[start - 1] == b'=' => {
+                // `=>`: a match arm's body or a macro rule's expansion.
+                frame.seg = 0;
+                marks.truncate(frame.marks_from);
+                continue;
+            }
+            _ => {}
+        }
+        frame.seg += 1;
+        let chain = frame.base + frame.seg;
+        seen.chain = seen.chain.max(chain);
+        if chain > limits.chain {
+            return (seen, Some((start, Limit::Chain)));
+        }
+        match tok {
+            Tok::Open(o) => {
+                let close_of = o;
+                frames.push(Frame {
+                    base: chain,
+                    seg: 0,
+                    marks_from: marks.len(),
+                    close_of,
+                    after_block: false,
+                });
+                let nesting = frames.len() - 1;
+                seen.nesting = seen.nesting.max(nesting);
+                if nesting > limits.nesting {
+                    return (seen, Some((start, Limit::Nesting)));
+                }
+            }
+            Tok::Punct(b'<' | b'|') => marks.push(frame.seg),
+            Tok::Punct(b'>')
+                if !(start > 0 && s[start - 1] == b'-') && s.get(start + 1) != Some(&b'=') =>
+            {
+                // Closes the innermost `<` (not `->`, `>=`); a `|` list stays open.
+                if marks.len() > frame.marks_from {
+                    marks.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    (seen, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(text: &str) -> usize {
+        measure(text).chain
+    }
+
+    #[test]
+    fn deep_brackets_are_refused_with_their_position() {
+        let text = format!("fn f() {{\n  let x = {}1; }}", "(".repeat(1000));
+        let r = scan(&text).unwrap();
+        assert_eq!(r.line, 2);
+        // `{` of the function, then 200 parentheses: the 200th is over the limit.
+        assert_eq!(r.column, 11 + 199);
+        assert_eq!(
+            r.message,
+            "nesting deeper than 200 levels; file not analyzed"
+        );
+    }
+
+    #[test]
+    fn prefix_runs_are_refused_and_comments_do_not_break_them() {
+        let r = scan(&format!("fn f() {{ {}x }}", "!".repeat(501))).unwrap();
+        assert!(r.message.starts_with("more than 500 operators"));
+        assert!(scan(&format!("fn f() {{ {}x }}", "!".repeat(500))).is_none());
+        let r = scan(&format!("fn f() {{ {}x }}", "! /* */ ".repeat(501))).unwrap();
+        assert!(r.message.starts_with("more than 500 operators"));
+        // Operators inside comments and strings are not code.
+        assert!(scan(&format!("// {}\nfn f() {{}}", "-".repeat(2000))).is_none());
+        assert!(scan(&format!("const S: &str = \"{}\";", "*".repeat(2000))).is_none());
+    }
+
+    #[test]
+    fn quotes_in_comments_char_literals_and_raw_strings_hide_no_code() {
+        let deep = format!("{}1{}", "(".repeat(300), ")".repeat(300));
+        for prefix in [
+            "let q = '\"';",
+            "// \"\n",
+            "/* \" /* nested \" */ \" */",
+            "let q = r\"\\\";",
+            "let q = r#\"\"\\\"#;",
+            "let q = br\"\\\";",
+            "let q = b'\"';",
+            "let q = '\\'';",
+            "let q = \"\\\\\";",
+            "let r#match = 1;",
+        ] {
+            let text = format!("fn f() {{ {prefix} let x = {deep}; }}");
+            let r = scan(&text).unwrap_or_else(|| panic!("not refused after {prefix:?}"));
+            assert!(r.message.starts_with("nesting deeper"), "{prefix:?}");
+        }
+        // Brackets inside literals and comments do not count.
+        let text = format!("const S: &str = \"{}\"; // {}", "(".repeat(300), "[".repeat(300));
+        assert_eq!(measure(&text).nesting, 0);
+        let text = format!("const S: &str = r#\"{}\"#;", "(\"".repeat(300));
+        assert_eq!(measure(&text).nesting, 0);
+        // Lifetimes are not char literals.
+        let text = format!("fn f<'a>(x: &'a u8) {{ let x = {deep}; }}");
+        assert!(scan(&text).is_some());
+    }
+
+    #[test]
+    fn chains_without_brackets_are_refused() {
+        let cases = [
+            format!("type T = {}u8{};", "Vec<".repeat(600), ">".repeat(600)),
+            format!(
+                "type T = {}u8{};",
+                "HashMap<K, ".repeat(600),
+                ">".repeat(600)
+            ),
+            format!("type T = {}u8;", "*const ".repeat(600)),
+            format!("type T = {}u8{};", "<".repeat(1100), " as A>::B".repeat(1100)),
+            format!("fn f() {{ let x = {}1; }}", "&mut ".repeat(600)),
+            format!("fn f() {{ let x = y{}; }}", "?".repeat(1100)),
+            format!("fn f() {{ let x = y{}; }}", ".a()".repeat(600)),
+            format!("fn f() {{ let x = {}1; }}", "1 + ".repeat(600)),
+            format!("fn f() {{ if a {{}} {} }}", "else if a {} ".repeat(300)),
+            format!("fn f() {{ let x = {}1; }}", "return ".repeat(1100)),
+            format!("fn f() {{ let x = {}1; }}", "move |a, b| ".repeat(300)),
+            format!("fn f() {{ let x = {}1; }}", "!{x} + ".repeat(600)),
+            format!("fn f() {{ let x = {}1; }}", "break 'a x + ".repeat(300)),
+            format!("fn f() {{ let x = {}1; }}", "x as u8 + ".repeat(300)),
+        ];
+        for text in &cases {
+            let r = scan(text).unwrap_or_else(|| panic!("not refused: {}", &text[..40]));
+            assert!(
+                r.message.starts_with("an expression, type or pattern nested too deeply"),
+                "{}",
+                r.message
+            );
+        }
+    }
+
+    #[test]
+    fn siblings_and_statements_do_not_add_up() {
+        let many = |item: &str, n: usize| item.repeat(n);
+        // Statements, items, list elements and match arms start over.
+        assert!(chain(&format!("fn f() {{ {} }}", many("let x = a.b(c) + 1; ", 5000))) < 20);
+        assert!(chain(&many("fn f() {} ", 5000)) < 20);
+        assert!(chain(&many("#[test] fn f() { g(); } ", 5000)) < 20);
+        assert!(chain(&format!("const A: [u8; 5000] = [{}];", many("1, ", 5000))) < 20);
+        assert!(chain(&format!("fn f() {{ g({}) }}", many("a + b, ", 5000))) < 20);
+        assert!(
+            chain(&format!(
+                "fn f() {{ match x {{ {} }} }}",
+                many("A | B => {} ", 5000)
+            )) < 20
+        );
+        assert!(
+            chain(&format!(
+                "fn f() {{ match x {{ {} }} }}",
+                many("A(x) if x > 1 => g(x), ", 5000)
+            )) < 20
+        );
+        assert!(
+            chain(&format!(
+                "type T = HashMap<{}u8>;",
+                many("Vec<u8>, ", 5000)
+            )) < 20
+        );
+        assert!(chain(&format!("fn f() {{ {} }}", many("if a { b(); } ", 5000))) < 20);
+        assert!(chain(&format!("fn f() {{ {} }}", many("for x in y { b(); } ", 5000))) < 20);
+        // A closure's parameters are siblings too.
+        assert!(chain("let f = |a, b, c, d, e, f, g| a;") < 10);
+        // The chain is the sum over the enclosing brackets.
+        assert_eq!(chain("a + (c + [e + f])"), 9);
+        assert_eq!(chain("a + b; c"), 3);
+        assert_eq!(chain("x = {} y + z"), 3);
+        assert_eq!(chain("x = {} else y"), 5);
+        // Two plain words in a row: a macro's own syntax, or a parse error.
+        assert_eq!(chain("m! { 0 Black (0, 0, 0) 1 Maroon (128, 0, 0) }"), 6);
+        assert!(chain(&format!("m! {{ {} }}", many("0 Black (0, 0, 0) ", 5000))) < 10);
+        assert_eq!(chain("break 'a x"), 3);
+        assert_eq!(chain("x as u8"), 3);
+        assert_eq!(chain("let r#x = y"), 4);
+    }
+
+    #[test]
+    fn real_code_is_far_below_the_limits() {
+        for path in ["src/frontend/rust/lower.rs", "src/analysis/flow.rs", "src/config.rs"] {
+            let text = std::fs::read_to_string(path).unwrap();
+            let m = measure(&text);
+            assert!(m.nesting < 40 && m.prefix_run < 5 && m.chain < 200, "{path}: {m:?}");
+            assert!(scan(&text).is_none());
+        }
+    }
+}
