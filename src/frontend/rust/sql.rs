@@ -1,5 +1,6 @@
 //! SQL inside string literals: what a statement does, from sqlparser. A string that
-//! does not parse is `SqlKind::Unknown`, never a guess.
+//! does not parse is `SqlKind::Unknown`, never a guess. So is a string longer than
+//! [`MAX_SQL_BYTES`]: its syntax tree could take hundreds of times its size in memory.
 
 use sqlparser::ast::{
     FromTable, ObjectName, OnConflictAction, OnInsert, SetExpr, SqliteOnConflict, Statement,
@@ -10,8 +11,15 @@ use sqlparser::parser::Parser;
 
 use crate::ir::{SqlFacts, SqlKind};
 
+/// Longest SQL text parsed. A 10 MB `INSERT ... VALUES (1),(1),...` literal took
+/// 4.6 GB to parse; real statements in code are a few kilobytes.
+pub const MAX_SQL_BYTES: usize = 64 * 1024;
+
 /// Facts about the statements in `sql` (several statements: the strongest kind wins).
 pub fn facts(sql: &str) -> SqlFacts {
+    if sql.len() > MAX_SQL_BYTES {
+        return keyword_fallback(sql);
+    }
     let dialects: [&dyn Dialect; 4] = [
         &PostgreSqlDialect {},
         &SQLiteDialect {},
@@ -239,6 +247,15 @@ fn keyword_fallback(sql: &str) -> SqlFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_sql_is_not_parsed() {
+        let values = "(1),".repeat(MAX_SQL_BYTES / 4);
+        let sql = format!("INSERT INTO orders VALUES {values}(1)");
+        assert_eq!(facts(&sql).kind, SqlKind::Unknown);
+        let sql = format!("INSERT INTO orders VALUES {}(1)", "(1),".repeat(100));
+        assert_eq!(facts(&sql).kind, SqlKind::Write);
+    }
 
     #[test]
     fn kinds() {
