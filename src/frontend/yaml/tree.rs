@@ -12,7 +12,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{Location, Spanned};
 
 use crate::diagnostic::Span;
-use crate::source::line_col;
+use crate::frontend::LineIndex;
 
 /// One YAML node with the span of its text (for collections: of their first token).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,9 @@ pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
     let docs: Vec<Spanned<Raw>> =
         serde_saphyr::from_str_multiple_with_options::<Spanned<Raw>, Vec<_>>(text, options)
             .map_err(|e| error(&e))?;
-    Ok(docs.into_iter().map(|d| convert(text, d)).collect())
+    // One index for the file: a line/column lookup per node must not walk the text.
+    let lines = LineIndex::new(text);
+    Ok(docs.into_iter().map(|d| convert(&lines, d)).collect())
 }
 
 fn error(e: &serde_saphyr::Error) -> ParseError {
@@ -157,12 +159,13 @@ fn error(e: &serde_saphyr::Error) -> ParseError {
     }
 }
 
-fn span_of(text: &str, loc: &Location) -> Span {
+fn span_of(lines: &LineIndex, loc: &Location) -> Span {
+    let text = lines.text();
     let s = loc.span();
     if let (Some(start), Some(len)) = (s.byte_offset(), s.byte_len()) {
         let (start, len) = (start as usize, len as usize);
-        let (line, column) = line_col(text, start);
-        let (end_line, end_column) = line_col(text, start + len);
+        let (line, column) = lines.line_col(start);
+        let (end_line, end_column) = lines.line_col(start + len);
         return Span {
             line,
             column,
@@ -183,17 +186,17 @@ fn span_of(text: &str, loc: &Location) -> Span {
     }
 }
 
-fn convert(text: &str, raw: Spanned<Raw>) -> Node {
-    let span = span_of(text, &raw.defined);
+fn convert(lines: &LineIndex, raw: Spanned<Raw>) -> Node {
+    let span = span_of(lines, &raw.defined);
     let value = match raw.value {
         Raw::Null => Value::Null,
         Raw::Scalar(s) => Value::Scalar(s),
-        Raw::Seq(v) => Value::Seq(v.into_iter().map(|n| convert(text, n)).collect()),
+        Raw::Seq(v) => Value::Seq(v.into_iter().map(|n| convert(lines, n)).collect()),
         Raw::Map(m) => Value::Map(
             m.into_iter()
                 .map(|(k, v)| Entry {
-                    key: convert(text, k),
-                    value: convert(text, v),
+                    key: convert(lines, k),
+                    value: convert(lines, v),
                 })
                 .collect(),
         ),
