@@ -562,7 +562,7 @@ pub fn describe_size(bytes: u64) -> String {
         (1_000, "KB"),
     ];
     for (factor, unit) in units {
-        if bytes >= factor && bytes % factor == 0 {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
             return format!("{bytes} bytes ({} {unit})", bytes / factor);
         }
     }

@@ -125,13 +125,64 @@ enum Word {
 /// type, pattern or item header; generous on purpose (a word missing here could
 /// hide a chain, one too many only counts a little more).
 const KEYWORDS: &[&[u8]] = &[
-    b"abstract", b"as", b"async", b"auto", b"await", b"become", b"box", b"break",
-    b"const", b"continue", b"crate", b"default", b"do", b"dyn", b"else", b"enum",
-    b"extern", b"false", b"final", b"fn", b"for", b"gen", b"if", b"impl", b"in", b"let",
-    b"loop", b"macro", b"macro_rules", b"match", b"mod", b"move", b"mut", b"override",
-    b"priv", b"pub", b"raw", b"ref", b"return", b"safe", b"self", b"Self", b"static",
-    b"struct", b"super", b"trait", b"true", b"try", b"type", b"typeof", b"union",
-    b"unsafe", b"unsized", b"use", b"virtual", b"where", b"while", b"yield",
+    b"abstract",
+    b"as",
+    b"async",
+    b"auto",
+    b"await",
+    b"become",
+    b"box",
+    b"break",
+    b"const",
+    b"continue",
+    b"crate",
+    b"default",
+    b"do",
+    b"dyn",
+    b"else",
+    b"enum",
+    b"extern",
+    b"false",
+    b"final",
+    b"fn",
+    b"for",
+    b"gen",
+    b"if",
+    b"impl",
+    b"in",
+    b"let",
+    b"loop",
+    b"macro",
+    b"macro_rules",
+    b"match",
+    b"mod",
+    b"move",
+    b"mut",
+    b"override",
+    b"priv",
+    b"pub",
+    b"raw",
+    b"ref",
+    b"return",
+    b"safe",
+    b"self",
+    b"Self",
+    b"static",
+    b"struct",
+    b"super",
+    b"trait",
+    b"true",
+    b"try",
+    b"type",
+    b"typeof",
+    b"union",
+    b"unsafe",
+    b"unsized",
+    b"use",
+    b"virtual",
+    b"where",
+    b"while",
+    b"yield",
 ];
 
 /// One open bracket (or the file itself).
@@ -175,7 +226,13 @@ fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = quote + 1;
     while j < s.len() {
-        if s[j] == b'"' && s[j + 1..].iter().take(hashes).filter(|&&b| b == b'#').count() == hashes
+        if s[j] == b'"'
+            && s[j + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&b| b == b'#')
+                .count()
+                == hashes
         {
             return Some(j + 1 + hashes);
         }
@@ -247,7 +304,10 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
                 continue;
             }
             b'/' if s.get(i + 1) == Some(&b'/') => {
-                i = s[i..].iter().position(|&c| c == b'\n').map_or(s.len(), |k| i + k);
+                i = s[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(s.len(), |k| i + k);
                 continue;
             }
             b'/' if s.get(i + 1) == Some(&b'*') => {
@@ -435,13 +495,15 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
                 }
             }
             Tok::Punct(b'<' | b'|') => marks.push(frame.seg),
+            // Ends the innermost list (`->` and `>=` do not). A `>` in valid code
+            // closes a `<`, or follows a closure's parameters: the next `,` is in a
+            // later list, which pushes its own start first.
             Tok::Punct(b'>')
-                if !(start > 0 && s[start - 1] == b'-') && s.get(start + 1) != Some(&b'=') =>
+                if !(start > 0 && s[start - 1] == b'-')
+                    && s.get(start + 1) != Some(&b'=')
+                    && marks.len() > frame.marks_from =>
             {
-                // Closes the innermost `<` (not `->`, `>=`); a `|` list stays open.
-                if marks.len() > frame.marks_from {
-                    marks.pop();
-                }
+                marks.pop();
             }
             _ => {}
         }
@@ -502,7 +564,11 @@ mod tests {
             assert!(r.message.starts_with("nesting deeper"), "{prefix:?}");
         }
         // Brackets inside literals and comments do not count.
-        let text = format!("const S: &str = \"{}\"; // {}", "(".repeat(300), "[".repeat(300));
+        let text = format!(
+            "const S: &str = \"{}\"; // {}",
+            "(".repeat(300),
+            "[".repeat(300)
+        );
         assert_eq!(measure(&text).nesting, 0);
         let text = format!("const S: &str = r#\"{}\"#;", "(\"".repeat(300));
         assert_eq!(measure(&text).nesting, 0);
@@ -521,7 +587,11 @@ mod tests {
                 ">".repeat(600)
             ),
             format!("type T = {}u8;", "*const ".repeat(600)),
-            format!("type T = {}u8{};", "<".repeat(1100), " as A>::B".repeat(1100)),
+            format!(
+                "type T = {}u8{};",
+                "<".repeat(1100),
+                " as A>::B".repeat(1100)
+            ),
             format!("fn f() {{ let x = {}1; }}", "&mut ".repeat(600)),
             format!("fn f() {{ let x = y{}; }}", "?".repeat(1100)),
             format!("fn f() {{ let x = y{}; }}", ".a()".repeat(600)),
@@ -536,7 +606,8 @@ mod tests {
         for text in &cases {
             let r = scan(text).unwrap_or_else(|| panic!("not refused: {}", &text[..40]));
             assert!(
-                r.message.starts_with("an expression, type or pattern nested too deeply"),
+                r.message
+                    .starts_with("an expression, type or pattern nested too deeply"),
                 "{}",
                 r.message
             );
@@ -547,7 +618,12 @@ mod tests {
     fn siblings_and_statements_do_not_add_up() {
         let many = |item: &str, n: usize| item.repeat(n);
         // Statements, items, list elements and match arms start over.
-        assert!(chain(&format!("fn f() {{ {} }}", many("let x = a.b(c) + 1; ", 5000))) < 20);
+        assert!(
+            chain(&format!(
+                "fn f() {{ {} }}",
+                many("let x = a.b(c) + 1; ", 5000)
+            )) < 20
+        );
         assert!(chain(&many("fn f() {} ", 5000)) < 20);
         assert!(chain(&many("#[test] fn f() { g(); } ", 5000)) < 20);
         assert!(chain(&format!("const A: [u8; 5000] = [{}];", many("1, ", 5000))) < 20);
@@ -564,14 +640,14 @@ mod tests {
                 many("A(x) if x > 1 => g(x), ", 5000)
             )) < 20
         );
+        assert!(chain(&format!("type T = HashMap<{}u8>;", many("Vec<u8>, ", 5000))) < 20);
+        assert!(chain(&format!("fn f() {{ {} }}", many("if a { b(); } ", 5000))) < 20);
         assert!(
             chain(&format!(
-                "type T = HashMap<{}u8>;",
-                many("Vec<u8>, ", 5000)
+                "fn f() {{ {} }}",
+                many("for x in y { b(); } ", 5000)
             )) < 20
         );
-        assert!(chain(&format!("fn f() {{ {} }}", many("if a { b(); } ", 5000))) < 20);
-        assert!(chain(&format!("fn f() {{ {} }}", many("for x in y { b(); } ", 5000))) < 20);
         // A closure's parameters are siblings too.
         assert!(chain("let f = |a, b, c, d, e, f, g| a;") < 10);
         // The chain is the sum over the enclosing brackets.
@@ -589,10 +665,17 @@ mod tests {
 
     #[test]
     fn real_code_is_far_below_the_limits() {
-        for path in ["src/frontend/rust/lower.rs", "src/analysis/flow.rs", "src/config.rs"] {
+        for path in [
+            "src/frontend/rust/lower.rs",
+            "src/analysis/flow.rs",
+            "src/config.rs",
+        ] {
             let text = std::fs::read_to_string(path).unwrap();
             let m = measure(&text);
-            assert!(m.nesting < 40 && m.prefix_run < 5 && m.chain < 200, "{path}: {m:?}");
+            assert!(
+                m.nesting < 40 && m.prefix_run < 5 && m.chain < 200,
+                "{path}: {m:?}"
+            );
             assert!(scan(&text).is_none());
         }
     }
