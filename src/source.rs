@@ -7,8 +7,12 @@
 //! every machine. The config's `exclude` globs prune further. `target/` and VCS
 //! directories (`.git`, `.hg`, `.svn`) are skipped; other hidden directories are
 //! walked. Symlinks are never followed: each one met in a walk is counted as
-//! skipped (`symlink`). A PATH that names a file is read even when ignored or
-//! excluded.
+//! skipped (`symlink`). FIFOs, sockets and devices with a candidate name are never
+//! opened (`not_a_regular_file`). A PATH that names a file is read even when ignored
+//! or excluded.
+//!
+//! Display paths are printable: on Unix, bytes of a file name that are not UTF-8,
+//! and control characters, print as `\xNN`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -69,7 +73,8 @@ pub struct Discovery {
     pub errors: Vec<InputError>,
     /// reason -> count (e.g. `templated_yaml`)
     pub skipped: BTreeMap<String, usize>,
-    /// Number of candidate files seen (`.rs`, `.yml`, `.yaml`), symlinks included.
+    /// Number of candidate files seen (`.rs`, `.yml`, `.yaml`), symlinks, FIFOs,
+    /// sockets and devices included.
     pub seen: usize,
 }
 
@@ -87,10 +92,39 @@ pub fn line_col(text: &str, byte: usize) -> (u32, u32) {
     (line as u32, column as u32)
 }
 
+/// A path as printed: `/` separators; on Unix, a byte that is not valid UTF-8 and
+/// a control character (a newline in a file name) are written `\xNN`, so that every
+/// name prints on one line and two names never print alike.
+fn printable(path: &Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::fmt::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_ascii_control() {
+                    let _ = write!(out, "\\x{:02X}", c as u32);
+                } else {
+                    out.push(c);
+                }
+            }
+            for b in chunk.invalid() {
+                let _ = write!(out, "\\x{b:02X}");
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        path.to_string_lossy().replace('\\', "/")
+    }
+}
+
 /// Turns a path as given on the command line into its display form: `/`
 /// separators, `.` components dropped (`./src` → `src`, `.` → ``).
 fn display_of(path: &Path) -> String {
-    let s = path.to_string_lossy().replace('\\', "/");
+    let s = printable(path);
     let absolute = s.starts_with('/');
     let parts: Vec<&str> = s
         .split('/')
@@ -126,6 +160,10 @@ struct Walker {
     errors: Vec<InputError>,
     /// Display paths of symlinks met (a set, so that overlapping PATHs count once).
     symlinks: std::collections::BTreeSet<String>,
+    /// Display paths of FIFOs, sockets and devices with a `.rs`/`.yml`/`.yaml` name.
+    special: std::collections::BTreeSet<String>,
+    /// Files refused because another one prints under the same name.
+    clashes: usize,
     cargo_toml: HashMap<PathBuf, bool>,
 }
 
@@ -229,6 +267,9 @@ impl Walker {
             .hidden(false)
             .git_global(false)
             .require_git(false)
+            // A fixed order, so that which of two files printing alike is refused
+            // does not depend on the file system.
+            .sort_by_file_name(|a, b| a.cmp(b))
             .filter_entry(move |entry| {
                 if entry.depth() == 0 {
                     return true;
@@ -262,7 +303,7 @@ impl Walker {
                 continue;
             }
             let rel = match entry.path().strip_prefix(arg) {
-                Ok(r) => r.to_string_lossy().replace('\\', "/"),
+                Ok(r) => printable(r),
                 Err(_) => continue,
             };
             let display = join_display(&base, &rel);
@@ -273,13 +314,34 @@ impl Walker {
                 self.symlinks.insert(display);
                 continue;
             }
-            if !ft.is_file() {
-                // Directories are walked; FIFOs, sockets and devices are never opened.
-                continue;
-            }
             let Some(kind) = FileKind::from_path(entry.path()) else {
                 continue;
             };
+            if ft.is_dir() {
+                continue;
+            }
+            if !ft.is_file() {
+                // FIFOs, sockets and devices are never opened (a FIFO would block).
+                self.special.insert(display);
+                continue;
+            }
+            if let Some(other) = self.candidates.get(&display) {
+                let same = |a: &Path, b: &Path| {
+                    fs::canonicalize(a)
+                        .ok()
+                        .is_some_and(|a| Some(a) == fs::canonicalize(b).ok())
+                };
+                if !same(&other.abs, entry.path()) {
+                    self.clashes += 1;
+                    self.error(
+                        display,
+                        "not analyzed: another file prints under the same name \
+                         (bytes that are not UTF-8 print as \\xNN); rename one of them"
+                            .to_string(),
+                    );
+                    continue;
+                }
+            }
             let rel_dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
             let crate_key = self.crate_key(arg, &base, rel_dir, &display);
             self.candidates.insert(
@@ -425,12 +487,19 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
         by_file.insert(key)
     });
     let mut out = Discovery {
-        seen: walker.candidates.len() + walker.symlinks.len(),
+        seen: walker.candidates.len()
+            + walker.symlinks.len()
+            + walker.special.len()
+            + walker.clashes,
         ..Discovery::default()
     };
     if !walker.symlinks.is_empty() {
         out.skipped
             .insert("symlink".to_string(), walker.symlinks.len());
+    }
+    if !walker.special.is_empty() {
+        out.skipped
+            .insert("not_a_regular_file".to_string(), walker.special.len());
     }
     out.errors = walker.errors;
     // Reading is I/O bound and independent per file; collect keeps the order.
@@ -604,6 +673,77 @@ mod tests {
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.skipped["symlink"], 2);
         assert_eq!(d.seen, 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_print_escaped_and_distinct() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("src");
+        fs::create_dir_all(&dir).unwrap();
+        for name in [
+            &b"bad\xff.rs"[..],
+            b"bad\xfe.rs",
+            b"new\nline.rs",
+            b"caf\xc3\xa9.rs",
+        ] {
+            fs::write(dir.join(std::ffi::OsStr::from_bytes(name)), b"fn f() {}\n").unwrap();
+        }
+        let d = discover(
+            std::slice::from_ref(&dir),
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
+        let base = display_of(&dir);
+        let names: Vec<&str> = d
+            .files
+            .iter()
+            .map(|f| f.path.strip_prefix(&format!("{base}/")).unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["bad\\xFE.rs", "bad\\xFF.rs", "café.rs", "new\\x0Aline.rs"]
+        );
+        assert!(d.errors.is_empty());
+        assert_eq!(d.seen, 4);
+        // A real name that prints like an escaped one is refused, not lost.
+        fs::write(dir.join("bad\\xFF.rs"), b"fn g() {}\n").unwrap();
+        let d = discover(
+            std::slice::from_ref(&dir),
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
+        assert_eq!(d.files.len(), 4);
+        assert_eq!(d.seen, 5);
+        assert_eq!(d.errors.len(), 1);
+        assert!(d.errors[0].path.ends_with("bad\\xFF.rs"));
+        assert!(d.errors[0]
+            .message
+            .starts_with("not analyzed: another file prints"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_are_counted_not_opened() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a.rs", b"");
+        let fifo = t.path().join("pipe.rs");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            return; // no mkfifo here: nothing to check
+        }
+        let d = discover(
+            &[t.path().to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+        );
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.skipped["not_a_regular_file"], 1);
+        assert_eq!(d.seen, 2);
     }
 
     #[cfg(unix)]

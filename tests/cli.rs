@@ -389,15 +389,17 @@ fn odd_files_do_not_crash() {
         "bom.rs",
         b"\xEF\xBB\xBFfn a() {} // msgaudit:allow(MA001)\n",
     );
+    #[cfg(not(unix))]
+    let fifo_made = false;
     #[cfg(unix)]
-    {
+    let fifo_made = {
         let fifo = t.path().join("pipe.rs");
         let ok = std::process::Command::new("mkfifo")
             .arg(&fifo)
             .status()
             .is_ok_and(|s| s.success());
         if ok {
-            // Named explicitly, a FIFO is an error; walked, it is ignored.
+            // Named explicitly, a FIFO is an error; walked, it is skipped unopened.
             msgaudit()
                 .current_dir(t.path())
                 .args(["check", "pipe.rs"])
@@ -405,13 +407,20 @@ fn odd_files_do_not_crash() {
                 .code(2)
                 .stderr(predicate::str::is_empty());
         }
-    }
+        ok
+    };
     let (code, v) = check_json(t.path(), &["."]);
     assert_eq!(code, 1);
     assert_eq!(finding_paths(&v), ["bom.rs"]);
     // The BOM is stripped: the comment starts at column 11 of the text.
     assert_eq!(v["findings"][0]["column"], 11);
-    assert_eq!(v["summary"]["files"], 2);
+    // A walked FIFO is counted as skipped, never opened.
+    if fifo_made {
+        assert_eq!(v["summary"]["files"], 3);
+        assert_eq!(v["summary"]["skipped"]["not_a_regular_file"], 1);
+    } else {
+        assert_eq!(v["summary"]["files"], 2);
+    }
 }
 
 /// Runs `msgaudit check ARGS` from the repository root; returns (stdout, stderr).
