@@ -146,7 +146,8 @@ fn error(e: &serde_saphyr::Error) -> ParseError {
                 m.truncate(i);
             }
             if m.trim() == "recursion limit exceeded" {
-                "refused: nesting too deep".to_string()
+                // The scanner's own limit on flow nesting (`[[[…`), met before the budget's.
+                format!("refused: nesting deeper than {MAX_DEPTH} levels")
             } else {
                 m.trim().to_string()
             }
