@@ -50,12 +50,14 @@ fn usage(message: String) -> InputError {
     }
 }
 
-/// `git` with settings that make its output parseable and keep it offline.
+/// `git` with settings that make its output parseable, keep it offline, and keep the
+/// analyzed repository's own configuration from running programs (an fsmonitor
+/// hook runs when `git diff` refreshes the index).
 fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(dir)
-        .args(["-c", "core.quotePath=false"])
+        .args(["-c", "core.quotePath=false", "-c", "core.fsmonitor=false"])
         .env("GIT_NO_LAZY_FETCH", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_EXTERNAL_DIFF");

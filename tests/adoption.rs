@@ -481,3 +481,37 @@ fn the_action_runs_check_as_sarif_and_uploads_it() {
         assert!(action["inputs"].get(input).is_some(), "{input}");
     }
 }
+
+/// `--diff-base` runs git in the analyzed repository; git would run the program the
+/// repository configures as its fsmonitor hook on `git diff`. msgaudit turns it off.
+#[cfg(unix)]
+#[test]
+fn diff_base_does_not_run_the_repositorys_fsmonitor_hook() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo, "src/a.rs", CLEAN);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    let marker = dir.path().join("hook-ran");
+    let hook = dir.path().join("hook.sh");
+    fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    git(&repo, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    write(&repo, "src/a.rs", &format!("{CLEAN}// changed\n"));
+    let (code, v, stderr) = check_json(&repo, &[".", "--diff-base", "HEAD"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(v["summary"]["files"], 1);
+    assert!(
+        !marker.exists(),
+        "msgaudit ran the repository's fsmonitor hook"
+    );
+    // The hook is real: git on its own runs it.
+    git(&repo, &["diff", "HEAD", "--stat"]);
+    assert!(marker.exists());
+}
