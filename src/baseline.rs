@@ -257,9 +257,15 @@ pub fn render(entries: &[Entry]) -> String {
 
 /// Writes `text` to `path` atomically: a new temporary file in the same
 /// directory, flushed to disk, then renamed over `path`. The temporary file is
-/// removed when any step fails.
+/// removed when any step fails. A `path` that exists and is not a regular file
+/// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), InputError> {
     let fail = |message: String| error(path, None, None, message);
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(fail(
+            "cannot write baseline: the path exists and is not a regular file".to_string(),
+        ));
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -278,7 +278,34 @@ fn writing_a_baseline_is_atomic_and_leaves_no_temporary_file() {
     write(root, "adir/keep", "");
     let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "adir"]);
     assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
     assert_eq!(listing(), ["adir", "baseline.json", "msgaudit.toml", "src"]);
+    // A FIFO (or a device such as /dev/null) is refused, not replaced by a file:
+    // the rename would otherwise swap the special file for a regular one.
+    #[cfg(unix)]
+    if std::process::Command::new("mkfifo")
+        .arg(root.join("fifo"))
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let (code, _, stderr) = check_json(root, &[".", "--write-baseline", "fifo"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(
+                "fifo: error: cannot write baseline: the path exists and is not a regular file"
+            ),
+            "{stderr}"
+        );
+        assert!(fs::symlink_metadata(root.join("fifo"))
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        assert_eq!(
+            listing(),
+            ["adir", "baseline.json", "fifo", "msgaudit.toml", "src"]
+        );
+    }
 }
 
 #[test]
