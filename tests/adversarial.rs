@@ -375,7 +375,6 @@ fn one_run_over_every_hostile_input() {
     );
     add("empty.rs", b"", None);
     add("empty.yaml", b"", None);
-    add("fan_out.rs", call_fan_out().as_bytes(), None);
     // A large ordinary YAML file: one line/column lookup per node used to walk the text.
     let keys: String = (0..20_000).map(|i| format!("key{i}: value{i}\n")).collect();
     add(
