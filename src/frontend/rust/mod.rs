@@ -76,6 +76,15 @@ struct Parsed<'a> {
     module: Vec<String>,
 }
 
+impl Parsed<'_> {
+    fn file_ast(&self) -> retention::FileAst<'_> {
+        retention::FileAst {
+            file: self.file,
+            ast: &self.ast,
+        }
+    }
+}
+
 /// Parses and lowers the Rust files of one crate, on this thread.
 pub fn lower_crate(
     key: &str,
@@ -516,13 +525,9 @@ impl<'a> Shard<'a> {
         self.parsed
             .iter()
             .map(|p| {
-                let fa = retention::FileAst {
-                    file: p.file,
-                    ast: &p.ast,
-                };
                 (
                     p.file.path.clone(),
-                    retention::file_consts(&fa, self.include_tests),
+                    retention::file_consts(&p.file_ast(), self.include_tests),
                 )
             })
             .collect()
@@ -537,13 +542,9 @@ impl<'a> Shard<'a> {
         self.parsed
             .iter()
             .map(|p| {
-                let fa = retention::FileAst {
-                    file: p.file,
-                    ast: &p.ast,
-                };
                 (
                     p.file.path.clone(),
-                    retention::walk_file(&fa, &consts, tables, self.include_tests),
+                    retention::walk_file(&p.file_ast(), &consts, tables, self.include_tests),
                 )
             })
             .collect()
