@@ -208,24 +208,26 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let filter = input.prefilter.then(|| prefilter(input.apis));
     let mut work = Vec::new();
     for (key, files) in crates {
-        if let Some(filter) = &filter {
-            if !files.iter().any(|f| filter.is_match(&f.text)) {
-                *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
-                continue;
-            }
+        // Which files name an API (`None`: all are parsed).
+        let named: Option<Vec<bool>> = filter
+            .as_ref()
+            .map(|filter| files.iter().map(|f| filter.is_match(&f.text)).collect());
+        if named.as_ref().is_some_and(|n| !n.contains(&true)) {
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
+            continue;
         }
-        work.push((key, files));
+        work.push((key, files, named));
     }
 
     let pool = input.pool;
     let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
     let results: Vec<CrateResult> = pool.install(|| {
         work.par_iter()
-            .map(|(key, files)| {
+            .map(|(key, files, named)| {
                 let _tick = Tick(&bar);
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    analyze_crate(key, files, input.apis, input.include_tests, filter.as_ref())
+                    analyze_crate(key, files, input.apis, input.include_tests, named.as_deref())
                 }))
                 .unwrap_or_else(|panic| internal_error(files, panic))
             })
@@ -355,9 +357,9 @@ fn analyze_crate(
     files: &[&SourceFile],
     apis: &Apis,
     include_tests: bool,
-    filter: Option<&AhoCorasick>,
+    named: Option<&[bool]>,
 ) -> CrateResult {
-    let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, filter);
+    let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, named);
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
         for f in lowered
@@ -418,18 +420,19 @@ fn lower_needed(
     files: &[&SourceFile],
     apis: &Apis,
     include_tests: bool,
-    filter: Option<&AhoCorasick>,
+    named: Option<&[bool]>,
 ) -> (rust::CrateOutput, usize) {
     rust::with_front_end(key, apis, include_tests, shards_for(files), |fe| {
-        let Some(filter) = filter else {
+        let Some(named) = named else {
             fe.add(files);
             return (fe.lower(), 0);
         };
-        let (seed, rest): (Vec<&SourceFile>, Vec<&SourceFile>) =
-            files.iter().partition(|f| filter.is_match(&f.text));
+        let (seed, rest): (Vec<(&SourceFile, bool)>, Vec<(&SourceFile, bool)>) =
+            files.iter().copied().zip(named.iter().copied()).partition(|(_, n)| *n);
+        let seed: Vec<&SourceFile> = seed.into_iter().map(|(f, _)| f).collect();
         let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
             .into_iter()
-            .map(|f| (f, rust::scan::scan(&f.text)))
+            .map(|(f, _)| (f, rust::scan::scan(&f.text)))
             .collect();
         for (f, s) in &rest {
             fe.declare_unparsed(f, s);
