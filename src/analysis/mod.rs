@@ -427,12 +427,18 @@ fn lower_needed(
             fe.add(files);
             return (fe.lower(), 0);
         };
-        let (seed, rest): (Vec<(&SourceFile, bool)>, Vec<(&SourceFile, bool)>) =
-            files.iter().copied().zip(named.iter().copied()).partition(|(_, n)| *n);
-        let seed: Vec<&SourceFile> = seed.into_iter().map(|(f, _)| f).collect();
+        let mut seed: Vec<&SourceFile> = Vec::new();
+        let mut rest: Vec<&SourceFile> = Vec::new();
+        for (f, n) in files.iter().zip(named) {
+            if *n {
+                seed.push(f);
+            } else {
+                rest.push(f);
+            }
+        }
         let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
             .into_iter()
-            .map(|(f, _)| (f, rust::scan::scan(&f.text)))
+            .map(|f| (f, rust::scan::scan(&f.text)))
             .collect();
         for (f, s) in &rest {
             fe.declare_unparsed(f, s);
