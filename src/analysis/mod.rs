@@ -227,7 +227,13 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                 let _tick = Tick(&bar);
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    analyze_crate(key, files, input.apis, input.include_tests, named.as_deref())
+                    analyze_crate(
+                        key,
+                        files,
+                        input.apis,
+                        input.include_tests,
+                        named.as_deref(),
+                    )
                 }))
                 .unwrap_or_else(|panic| internal_error(files, panic))
             })
