@@ -443,16 +443,24 @@ fn lower_needed(
             }
         }
         let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
-            .into_iter()
+            .into_par_iter()
             .map(|f| (f, rust::scan::scan(&f.text)))
             .collect();
         for (f, s) in &rest {
             fe.declare_unparsed(f, s);
         }
-        let mut mentioned: std::collections::HashSet<&str> = seed
-            .iter()
-            .flat_map(|f| rust::scan::scan(&f.text).idents)
-            .collect();
+        let seed_scans: Vec<rust::scan::FileScan> =
+            seed.par_iter().map(|f| rust::scan::scan(&f.text)).collect();
+        // A crate whose other files mostly name what the API files define (a plugin
+        // architecture, one trait implemented everywhere) would need nearly all of
+        // them: parse everything at once rather than lowering round by round. This
+        // only decides speed; either way the result is the same.
+        if mostly_linked(&seed_scans, &rest) {
+            fe.add(files);
+            return (fe.lower(), 0);
+        }
+        let mut mentioned: std::collections::HashSet<&str> =
+            seed_scans.into_iter().flat_map(|s| s.idents).collect();
         fe.add(&seed);
         loop {
             let lowered = fe.lower();
@@ -489,6 +497,51 @@ fn lower_needed(
             fe.add(&taken);
         }
     })
+}
+
+/// Whether most unparsed files mention a function or type the API files define
+/// (names every crate defines, such as `new` or `fmt`, aside).
+fn mostly_linked(
+    seed: &[rust::scan::FileScan],
+    rest: &[(&SourceFile, rust::scan::FileScan)],
+) -> bool {
+    const UBIQUITOUS: &[&str] = &[
+        "new",
+        "default",
+        "fmt",
+        "from",
+        "into",
+        "clone",
+        "eq",
+        "hash",
+        "drop",
+        "deref",
+        "as_ref",
+        "try_from",
+        "from_str",
+        "to_string",
+        "serialize",
+        "deserialize",
+        "main",
+        "Error",
+        "Result",
+        "Config",
+    ];
+    let defined: std::collections::HashSet<&str> = seed
+        .iter()
+        .flat_map(|s| {
+            s.items
+                .iter()
+                .map(|f| f.name)
+                .chain(s.types.iter().map(|t| t.name))
+        })
+        .filter(|n| !UBIQUITOUS.contains(n))
+        .collect();
+    let linked = rest
+        .iter()
+        .filter(|(_, s)| s.idents.iter().any(|i| defined.contains(i)))
+        .count();
+    rest.len() >= 8 && linked * 5 > rest.len() * 3
 }
 
 /// Crates with at least this many files are parsed and lowered on several threads.
