@@ -456,6 +456,8 @@ fn lower_needed(
         // them: parse everything at once rather than lowering round by round. This
         // only decides speed; either way the result is the same.
         if mostly_linked(&seed_scans, &rest) {
+            // The scans and the declared items are not needed any more.
+            drop((seed_scans, rest));
             fe.add(files);
             return (fe.lower(), 0);
         }
