@@ -176,3 +176,40 @@ fn config_apis_declare_the_projects_own_wrappers() {
     let (code, v) = json(&["--config", "tests/data/empty.toml", case]);
     assert_eq!(code, 0, "{v}");
 }
+
+#[test]
+fn an_internal_failure_loses_only_its_file() {
+    // Two files of one crate, each with a finding; lowering one of them panics.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"two\"\n").unwrap();
+    let bad = fs::read_to_string(BAD).unwrap();
+    fs::write(src.join("first.rs"), &bad).unwrap();
+    fs::write(src.join("second.rs"), &bad).unwrap();
+    let out = msgaudit()
+        .env("MSGAUDIT_FAULT_INJECT", "src/second.rs")
+        .args(["check", dir.path().to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("src/second.rs"));
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("internal error while analyzing this file"));
+    let paths: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 1, "{paths:?}");
+    assert!(paths[0].ends_with("src/first.rs"));
+}

@@ -193,7 +193,8 @@ enum Reply {
     Sigs(Vec<(String, FileSigs)>),
     Lower(Vec<(String, Vec<Function>, usize)>, Vec<InputError>, usize),
     Consts(Vec<(String, Vec<retention::ConstItem>)>),
-    Walk(Vec<(String, retention::FileRetention)>),
+    /// The retention parts, and the internal failures of every phase so far.
+    Walk(Vec<(String, retention::FileRetention)>, Vec<InputError>),
 }
 
 type FileSigs = (
@@ -368,11 +369,13 @@ impl<'a> CrateFrontEnd<'a> {
         });
         self.broadcast(|_| Cmd::Walk(consts.clone(), tables.clone()));
         let mut walked = self.local.walk(&consts, &tables);
-        for part in self.gather(|r| match r {
-            Reply::Walk(v) => v,
+        errors.extend(self.local.internal_errors());
+        for (part, internal) in self.gather(|r| match r {
+            Reply::Walk(v, e) => (v, e),
             _ => unreachable!("reply out of order"),
         }) {
             walked.extend(part);
+            errors.extend(internal);
         }
         walked.sort_by(|a, b| a.0.cmp(&b.0));
         let retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
@@ -395,6 +398,12 @@ struct Shard<'a> {
     include_tests: bool,
     parsed: Vec<Parsed<'a>>,
     errors: Vec<InputError>,
+    /// Internal failures, by file: the file's part of a phase is left out, the
+    /// other files go on (reported once, however many rounds run).
+    internal: std::cell::RefCell<std::collections::BTreeMap<String, String>>,
+    /// `MSGAUDIT_FAULT_INJECT=suffix`: lowering a file whose path ends so panics
+    /// (tests of the isolation).
+    fault: Option<String>,
 }
 
 impl<'a> Shard<'a> {
@@ -405,7 +414,44 @@ impl<'a> Shard<'a> {
             include_tests,
             parsed: Vec::new(),
             errors: Vec::new(),
+            internal: Default::default(),
+            fault: std::env::var("MSGAUDIT_FAULT_INJECT").ok(),
         }
+    }
+
+    /// Runs one file's part of a phase; a panic becomes an internal error naming
+    /// the file, and an empty part.
+    fn isolated<T: Default>(&self, path: &str, work: impl FnOnce() -> T) -> T {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+            Ok(v) => v,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                self.internal
+                    .borrow_mut()
+                    .entry(path.to_string())
+                    .or_insert(what);
+                T::default()
+            }
+        }
+    }
+
+    fn internal_errors(&self) -> Vec<InputError> {
+        self.internal
+            .borrow()
+            .iter()
+            .map(|(path, what)| InputError {
+                path: path.clone(),
+                line: None,
+                column: None,
+                message: format!(
+                    "internal error while analyzing this file ({what}); the rest of the crate is analyzed without it; please report"
+                ),
+            })
+            .collect()
     }
 
     fn run(&mut self, cmd: Cmd<'a>) -> Reply {
@@ -424,7 +470,10 @@ impl<'a> Shard<'a> {
                 Reply::Lower(f, e, n)
             }
             Cmd::Consts => Reply::Consts(self.consts()),
-            Cmd::Walk(consts, tables) => Reply::Walk(self.walk(&consts, &tables)),
+            Cmd::Walk(consts, tables) => {
+                let walked = self.walk(&consts, &tables);
+                Reply::Walk(walked, self.internal_errors())
+            }
         }
     }
 
@@ -434,7 +483,9 @@ impl<'a> Shard<'a> {
                 self.errors.push(err);
                 continue;
             }
-            match syn::parse_file(&f.text) {
+            let parsed = self.isolated(&f.path, || Some(syn::parse_file(&f.text)));
+            let Some(parsed) = parsed else { continue };
+            match parsed {
                 Ok(ast) => {
                     let mut uses = UseMap::new();
                     collect_uses(&ast.items, &mut uses);
@@ -470,27 +521,30 @@ impl<'a> Shard<'a> {
         self.parsed
             .iter()
             .map(|p| {
-                let lines = crate::frontend::LineIndex::new(&p.file.text);
-                let cx = IndexCx {
-                    apis: self.apis,
-                    uses: &p.uses,
-                    index,
-                    path: Arc::from(p.file.path.as_str()),
-                    lines: &lines,
-                };
-                let mut sigs = Vec::new();
-                let mut fields = Vec::new();
-                let mut consts = Vec::new();
-                collect_sigs(
-                    &cx,
-                    &p.ast.items,
-                    &p.module,
-                    self.include_tests,
-                    &mut sigs,
-                    &mut fields,
-                    &mut consts,
-                );
-                (p.file.path.clone(), (sigs, fields, consts))
+                let part = self.isolated(&p.file.path, || {
+                    let lines = crate::frontend::LineIndex::new(&p.file.text);
+                    let cx = IndexCx {
+                        apis: self.apis,
+                        uses: &p.uses,
+                        index,
+                        path: Arc::from(p.file.path.as_str()),
+                        lines: &lines,
+                    };
+                    let mut sigs = Vec::new();
+                    let mut fields = Vec::new();
+                    let mut consts = Vec::new();
+                    collect_sigs(
+                        &cx,
+                        &p.ast.items,
+                        &p.module,
+                        self.include_tests,
+                        &mut sigs,
+                        &mut fields,
+                        &mut consts,
+                    );
+                    (sigs, fields, consts)
+                });
+                (p.file.path.clone(), part)
             })
             .collect()
     }
@@ -504,17 +558,28 @@ impl<'a> Shard<'a> {
             .parsed
             .iter()
             .map(|p| {
-                let lines = crate::frontend::LineIndex::new(&p.file.text);
-                let cx = lower::FileCx {
-                    path: Arc::from(p.file.path.as_str()),
-                    apis: self.apis,
-                    index,
-                    uses: &p.uses,
-                    lines: &lines,
-                    module: p.module.clone(),
-                };
-                let mut out: Vec<Function> = Vec::new();
-                let skipped = lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
+                let (out, skipped) = self.isolated(&p.file.path, || {
+                    if self
+                        .fault
+                        .as_deref()
+                        .is_some_and(|s| p.file.path.ends_with(s))
+                    {
+                        panic!("fault injected by MSGAUDIT_FAULT_INJECT");
+                    }
+                    let lines = crate::frontend::LineIndex::new(&p.file.text);
+                    let cx = lower::FileCx {
+                        path: Arc::from(p.file.path.as_str()),
+                        apis: self.apis,
+                        index,
+                        uses: &p.uses,
+                        lines: &lines,
+                        module: p.module.clone(),
+                    };
+                    let mut out: Vec<Function> = Vec::new();
+                    let skipped =
+                        lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
+                    (out, skipped)
+                });
                 (p.file.path.clone(), out, skipped)
             })
             .collect();
@@ -527,7 +592,9 @@ impl<'a> Shard<'a> {
             .map(|p| {
                 (
                     p.file.path.clone(),
-                    retention::file_consts(&p.file_ast(), self.include_tests),
+                    self.isolated(&p.file.path, || {
+                        retention::file_consts(&p.file_ast(), self.include_tests)
+                    }),
                 )
             })
             .collect()
@@ -544,7 +611,9 @@ impl<'a> Shard<'a> {
             .map(|p| {
                 (
                     p.file.path.clone(),
-                    retention::walk_file(&p.file_ast(), &consts, tables, self.include_tests),
+                    self.isolated(&p.file.path, || {
+                        retention::walk_file(&p.file_ast(), &consts, tables, self.include_tests)
+                    }),
                 )
             })
             .collect()

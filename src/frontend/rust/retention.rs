@@ -375,6 +375,7 @@ impl Consts {
 }
 
 /// What one file contributes: its facts and its SQL sites, in the order met.
+#[derive(Default)]
 pub struct FileRetention {
     facts: RetentionFacts,
     sites: Vec<((Arc<str>, Span), Site)>,
