@@ -1,12 +1,13 @@
 //! Adoption in an existing codebase: `--baseline`, `--write-baseline` and
 //! `--diff-base`, run through the binary on generated trees and git repositories.
 
+mod common;
+use common::{msgaudit, write};
+
 use std::fs;
 use std::path::Path;
 use std::process::Command as StdCommand;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 /// An rdkafka consumer that commits the offset before the transaction (MA001 on line 16).
@@ -15,18 +16,6 @@ const TPL_COMMIT: &str =
 /// A lapin consumer that acks before writing the file (MA001 on line 11).
 const ACK_THEN_WRITE: &str =
     include_str!("../fixtures/ma001_ack_before_commit/bad_ack_then_file_write.rs");
-
-fn msgaudit() -> Command {
-    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
-    cmd.timeout(Duration::from_secs(60));
-    cmd
-}
-
-fn write(root: &Path, rel: &str, content: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
-}
 
 /// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON, stderr).
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
@@ -129,7 +118,7 @@ fn baseline_survives_inserted_lines_and_new_findings_are_reported() {
         .map(|l| format!("{l}\n"))
         .collect();
     let current = fs::read_to_string(root.join("src/consumer.rs")).unwrap();
-    write(root, "src/consumer.rs", &format!("{current}{second}"));
+    write(root, "src/consumer.rs", format!("{current}{second}"));
     fs::remove_file(root.join("src/spool.rs")).unwrap();
     let (_, all, _) = check_json(root, &["."]);
     assert_eq!(findings(&all).len(), 2, "{all}");
@@ -354,9 +343,9 @@ fn diff_base_reports_only_changed_lines() {
     git(&root, &["add", "."]);
     git(&root, &["commit", "-q", "-m", "second"]);
     // Staged, unstaged, untracked.
-    write(&root, "src/staged.rs", &format!("{CLEAN}{TPL_COMMIT}"));
+    write(&root, "src/staged.rs", format!("{CLEAN}{TPL_COMMIT}"));
     git(&root, &["add", "src/staged.rs"]);
-    write(&root, "src/unstaged.rs", &format!("{TPL_COMMIT}{CLEAN}"));
+    write(&root, "src/unstaged.rs", format!("{TPL_COMMIT}{CLEAN}"));
     write(&root, "src/untracked.rs", ACK_THEN_WRITE);
     // The old finding moves down, but its own line is unchanged.
     prepend(&root.join("src/old.rs"), "// moved\n\n");
@@ -530,7 +519,7 @@ fn diff_base_does_not_run_the_repositorys_fsmonitor_hook() {
     .unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
     git(&repo, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
-    write(&repo, "src/a.rs", &format!("{CLEAN}// changed\n"));
+    write(&repo, "src/a.rs", format!("{CLEAN}// changed\n"));
     let (code, v, stderr) = check_json(&repo, &[".", "--diff-base", "HEAD"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(v["summary"]["files"], 1);

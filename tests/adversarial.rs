@@ -8,12 +8,14 @@
 //! Each hostile Rust file mentions an API (`use sqlx::PgPool;`) and each YAML file a
 //! Kafka key, so that no prefilter skips it unparsed.
 
+mod common;
+use common::{msgaudit, write};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 /// An rdkafka consumer that commits its offset before the transaction: MA001 at 67:14.
@@ -25,18 +27,6 @@ const BAD_COLUMN: u64 = 14;
 const HEAD: &str = "use sqlx::PgPool;\n";
 /// The default `max_file_size`.
 const LIMIT: usize = 10 * 1024 * 1024;
-
-fn msgaudit() -> Command {
-    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
-    cmd.timeout(Duration::from_secs(60));
-    cmd
-}
-
-fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
-}
 
 /// `msgaudit check --format json ARGS` in `dir`: (exit code, JSON, stderr). Fails on
 /// a crash (no exit code), output that is not JSON, or a panic message.

@@ -4,27 +4,17 @@
 //! finds nothing yet, a stale `// msgaudit:allow(MA001)` comment (reported as
 //! MA900) is how these tests see that a file was read and under which path.
 
+mod common;
+use common::{msgaudit, write};
+
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
 const STALE: &str = "fn f() {} // msgaudit:allow(MA001) kept on purpose\n";
-
-fn msgaudit() -> Command {
-    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
-    cmd.timeout(Duration::from_secs(60));
-    cmd
-}
-
-fn write(root: &Path, rel: &str, content: &[u8]) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
-}
 
 /// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON).
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {

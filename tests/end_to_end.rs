@@ -1,18 +1,13 @@
 //! End to end on real analysis results: exit codes, selection, suppressions, bad
 //! input next to good input, and snapshots of every format on the bundled demo.
 
+mod common;
+use common::msgaudit;
+
 use std::fs;
 use std::path::Path;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn msgaudit() -> Command {
-    let mut cmd = Command::cargo_bin("msgaudit").unwrap();
-    cmd.timeout(Duration::from_secs(60));
-    cmd
-}
 
 fn run(args: &[&str]) -> (i32, String) {
     let out = msgaudit().args(args).output().unwrap();

@@ -1,7 +1,9 @@
 //! Bad YAML: each file is a clear input error with its position, exit code 2, and
 //! the other files are still analyzed and reported.
 
-use std::fs;
+mod common;
+use common::write;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,12 +13,6 @@ use serde_json::Value;
 /// A file with a finding (MA007 at 4:25), reported beside every bad file.
 const GOOD: &str =
     "consumer:\n  bootstrap.servers: kafka:9092\n  group.id: audit\n  enable.auto.commit: true\n";
-
-fn write(root: &Path, rel: &str, content: &[u8]) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
-}
 
 /// `msgaudit check --format json .` in `dir`: (exit code, JSON).
 fn check(dir: &Path) -> (i32, Value) {
