@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use crate::frontend::rust::scan::FileScan;
 use crate::frontend::rust::CrateIndex;
-use crate::ir::{Callee, Crate, EventKind, Function, Node};
+use crate::ir::{Callee, Crate, EventKind, Function};
 
 use super::flow::Resolver;
 
@@ -62,14 +62,17 @@ pub fn demand(krate: &Crate, index: &CrateIndex) -> Demand {
     let mut calls: Vec<Vec<&Callee>> = vec![Vec::new(); n];
     for (i, f) in fns.iter().enumerate() {
         relevant[i] = has_own_facts(f, index);
-        scan_body(
-            &f.body,
-            f,
-            &resolver,
-            &mut relevant[i],
-            &mut edges[i],
-            &mut calls[i],
-        );
+        // Any delivery event makes a function relevant; its calls are listed.
+        for e in f.body.events() {
+            match &e.kind {
+                EventKind::Call(c) => {
+                    edges[i].extend(resolver.resolve(f, c));
+                    calls[i].push(&c.callee);
+                }
+                EventKind::CallValue { .. } => {}
+                _ => relevant[i] = true,
+            }
+        }
     }
     // Callers of relevant functions are relevant, and so are the types that hold or
     // serve relevant things, to a fixpoint. (A function returning a relevant crate
@@ -170,40 +173,4 @@ fn has_own_facts(f: &Function, index: &CrateIndex) -> bool {
                 s.self_type == f.self_type && (s.ret.role.is_some() || s.returns_fresh.is_some())
             })
         })
-}
-
-/// Marks a function with any delivery event as relevant, and lists its calls.
-fn scan_body<'c>(
-    n: &'c Node,
-    f: &Function,
-    r: &Resolver,
-    relevant: &mut bool,
-    edges: &mut Vec<usize>,
-    calls: &mut Vec<&'c Callee>,
-) {
-    match n {
-        Node::Seq(v) | Node::Branch(v) => v
-            .iter()
-            .for_each(|c| scan_body(c, f, r, relevant, edges, calls)),
-        Node::Loop { body, .. } | Node::Closure { body, .. } => {
-            scan_body(body, f, r, relevant, edges, calls)
-        }
-        Node::ResultBranch { scrutinee, ok, err } => {
-            for c in [scrutinee, ok, err] {
-                scan_body(c, f, r, relevant, edges, calls);
-            }
-        }
-        Node::Event(e) => match &e.kind {
-            EventKind::Call(c) => {
-                edges.extend(r.resolve(f, c));
-                calls.push(&c.callee);
-                for (_, n) in &c.closures {
-                    scan_body(n, f, r, relevant, edges, calls);
-                }
-            }
-            EventKind::CallValue { .. } => {}
-            _ => *relevant = true,
-        },
-        Node::Exit(_) => {}
-    }
 }
