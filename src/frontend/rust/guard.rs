@@ -205,7 +205,7 @@ fn is_ident_byte(b: u8) -> bool {
 
 /// Where the string literal whose opening quote is at `i` ends (one past the
 /// closing quote), or `None` when it is not terminated.
-fn skip_string(s: &[u8], i: usize) -> Option<usize> {
+pub(super) fn skip_string(s: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     while j < s.len() {
         match s[j] {
@@ -218,7 +218,7 @@ fn skip_string(s: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Where the raw string starting at `i` (at its first `#` or `"`) ends.
-fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
+pub(super) fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
     let hashes = s[i..].iter().take_while(|&&b| b == b'#').count();
     let quote = i + hashes;
     if s.get(quote) != Some(&b'"') {
@@ -242,7 +242,7 @@ fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Where the char literal or lifetime starting at the `'` at `i` ends.
-fn skip_quote(s: &[u8], i: usize) -> usize {
+pub(super) fn skip_quote(s: &[u8], i: usize) -> usize {
     let next = i + 1;
     match s.get(next) {
         Some(b'\\') => {

@@ -6,6 +6,8 @@
 
 use std::collections::HashSet;
 
+use super::guard::{skip_quote, skip_raw_string, skip_string};
+
 /// What a file mentions and defines, as borrowed slices of its text.
 #[derive(Debug, Default)]
 pub struct FileScan<'a> {
@@ -313,12 +315,12 @@ impl<'a> Lexer<'a> {
                 }
                 b'/' if self.peek(1) == b'*' => self.block_comment(),
                 b'"' => {
-                    self.i += 1;
-                    self.quoted(b'"');
+                    self.i = skip_string(self.b, self.i).unwrap_or(self.b.len());
                     return Some(Tok::Other);
                 }
+                // A char literal, or a lifetime or label (its name is not a mention).
                 b'\'' => {
-                    self.char_or_lifetime();
+                    self.i = skip_quote(self.b, self.i);
                     return Some(Tok::Other);
                 }
                 b'{' => {
@@ -394,57 +396,22 @@ impl<'a> Lexer<'a> {
             _ => return None,
         }
         if raw {
-            let mut hashes = 0;
-            while self.b.get(j + hashes) == Some(&b'#') {
-                hashes += 1;
-            }
-            if self.b.get(j + hashes) != Some(&b'"') {
+            if !matches!(self.b.get(j), Some(b'#' | b'"')) {
                 return None;
             }
-            self.i = j + hashes + 1;
-            // Find `"` followed by `hashes` hashes.
-            while self.i < self.b.len() {
-                if self.b[self.i] == b'"'
-                    && self.b[self.i + 1..]
-                        .iter()
-                        .take(hashes)
-                        .filter(|&&h| h == b'#')
-                        .count()
-                        == hashes
-                {
-                    self.i += 1 + hashes;
-                    return Some(Tok::Other);
-                }
-                self.i += 1;
-            }
+            self.i = skip_raw_string(self.b, j).unwrap_or(self.b.len());
             return Some(Tok::Other);
         }
         match self.b.get(j) {
             Some(b'"') => {
-                self.i = j + 1;
-                self.quoted(b'"');
+                self.i = skip_string(self.b, j).unwrap_or(self.b.len());
                 Some(Tok::Other)
             }
             Some(b'\'') if self.b[self.i] == b'b' => {
-                self.i = j + 1;
-                self.quoted(b'\'');
+                self.i = skip_quote(self.b, j);
                 Some(Tok::Other)
             }
             _ => None,
-        }
-    }
-
-    /// Skips to after the closing `quote`, honouring backslash escapes.
-    fn quoted(&mut self, quote: u8) {
-        while self.i < self.b.len() {
-            match self.b[self.i] {
-                b'\\' => self.i += 2,
-                c if c == quote => {
-                    self.i += 1;
-                    return;
-                }
-                _ => self.i += 1,
-            }
         }
     }
 
@@ -463,28 +430,6 @@ impl<'a> Lexer<'a> {
             } else {
                 self.i += 1;
             }
-        }
-    }
-
-    /// `'a'`, `'\n'`, `'\u{1F600}'`, `'é'` are characters; `'a` and `'static` lifetimes.
-    fn char_or_lifetime(&mut self) {
-        self.i += 1;
-        if self.peek(0) == b'\\' {
-            self.quoted(b'\'');
-            return;
-        }
-        // One character (possibly multibyte) followed by a quote is a char literal.
-        let rest = &self.text[self.i.min(self.text.len())..];
-        let mut chars = rest.chars();
-        if let Some(c) = chars.next() {
-            if chars.next() == Some('\'') {
-                self.i += c.len_utf8() + 1;
-                return;
-            }
-        }
-        // A lifetime or label: the identifier is not a mention.
-        while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
-            self.i += 1;
         }
     }
 }
