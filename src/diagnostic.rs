@@ -132,3 +132,12 @@ impl Report {
         self.summary.errors = self.errors.len();
     }
 }
+
+/// The message a panic carried (`panic!("…")`), for an internal-error entry.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

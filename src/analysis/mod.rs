@@ -564,11 +564,7 @@ fn shards_for(files: &[&SourceFile]) -> usize {
 }
 
 fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -> CrateResult {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let what = crate::diagnostic::panic_message(&*panic);
     let errors = files
         .iter()
         .take(1)

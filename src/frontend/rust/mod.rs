@@ -425,11 +425,7 @@ impl<'a> Shard<'a> {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
             Ok(v) => v,
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let what = crate::diagnostic::panic_message(&*panic);
                 self.internal
                     .borrow_mut()
                     .entry(path.to_string())
