@@ -71,6 +71,8 @@ pub struct CrateOutput {
 
 struct Parsed<'a> {
     file: &'a SourceFile,
+    /// Line starts of the file, for positions (every phase uses them).
+    lines: crate::frontend::LineIndex<'a>,
     ast: syn::File,
     uses: UseMap,
     module: Vec<String>,
@@ -81,6 +83,7 @@ impl Parsed<'_> {
         retention::FileAst {
             file: self.file,
             ast: &self.ast,
+            lines: &self.lines,
         }
     }
 }
@@ -488,6 +491,7 @@ impl<'a> Shard<'a> {
                     self.parsed.push(Parsed {
                         module: module_path(self.key, &f.path),
                         file: f,
+                        lines: crate::frontend::LineIndex::new(&f.text),
                         ast,
                         uses,
                     });
@@ -518,13 +522,12 @@ impl<'a> Shard<'a> {
             .iter()
             .map(|p| {
                 let part = self.isolated(&p.file.path, || {
-                    let lines = crate::frontend::LineIndex::new(&p.file.text);
                     let cx = IndexCx {
                         apis: self.apis,
                         uses: &p.uses,
                         index,
                         path: Arc::from(p.file.path.as_str()),
-                        lines: &lines,
+                        lines: &p.lines,
                     };
                     let mut sigs = Vec::new();
                     let mut fields = Vec::new();
@@ -562,13 +565,12 @@ impl<'a> Shard<'a> {
                     {
                         panic!("fault injected by MSGAUDIT_FAULT_INJECT");
                     }
-                    let lines = crate::frontend::LineIndex::new(&p.file.text);
                     let cx = lower::FileCx {
                         path: Arc::from(p.file.path.as_str()),
                         apis: self.apis,
                         index,
                         uses: &p.uses,
-                        lines: &lines,
+                        lines: &p.lines,
                         module: p.module.clone(),
                     };
                     let mut out: Vec<Function> = Vec::new();

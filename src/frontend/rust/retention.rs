@@ -37,6 +37,7 @@ use crate::source::{line_col, SourceFile};
 pub struct FileAst<'a> {
     pub file: &'a SourceFile,
     pub ast: &'a syn::File,
+    pub lines: &'a LineIndex<'a>,
 }
 
 struct ConstDef {
@@ -303,21 +304,6 @@ impl FileCx<'_> {
     }
 }
 
-/// Collects the crate's retention facts.
-pub fn collect(files: &[FileAst], tables: &Tables, include_tests: bool) -> RetentionFacts {
-    let consts: Vec<ConstItem> = files
-        .iter()
-        .flat_map(|f| file_consts(f, include_tests))
-        .collect();
-    let consts = Consts::new(&consts);
-    finish(
-        files
-            .iter()
-            .map(|f| walk_file(f, &consts, tables, include_tests))
-            .collect(),
-    )
-}
-
 /// A constant of the crate, in a form that crosses threads: its value's source text.
 #[derive(Clone, Debug)]
 pub struct ConstItem {
@@ -329,10 +315,9 @@ pub struct ConstItem {
 
 /// The constants of one file, in order.
 pub fn file_consts(f: &FileAst, include_tests: bool) -> Vec<ConstItem> {
-    let lines = LineIndex::new(&f.file.text);
     let fc = FileCx {
         path: Arc::from(f.file.path.as_str()),
-        lines: &lines,
+        lines: f.lines,
         text: &f.file.text,
     };
     let mut out = Vec::new();
@@ -393,10 +378,9 @@ pub fn walk_file(
         str_consts: &consts.str_consts,
         tables,
     };
-    let lines = LineIndex::new(&f.file.text);
     let fc = FileCx {
         path: Arc::from(f.file.path.as_str()),
-        lines: &lines,
+        lines: f.lines,
         text: &f.file.text,
     };
     let mut out = FileRetention {
