@@ -501,6 +501,22 @@ pub struct Function {
 pub struct Crate {
     pub key: String,
     pub functions: Vec<Function>,
+    /// Functions of the files the prefilter did not parse, known by name only: a
+    /// call that may reach one of them resolves as it would with the file parsed
+    /// (the same candidates, the same ambiguity), without its body.
+    pub unparsed: Vec<UnparsedFn>,
+}
+
+/// A function declared in a file that was not parsed (from a lexical scan).
+#[derive(Clone, Debug)]
+pub struct UnparsedFn {
+    pub ident: String,
+    pub self_type: Option<String>,
+    pub trait_name: Option<String>,
+    pub module: Vec<String>,
+    pub has_self: bool,
+    /// The file that declares it.
+    pub path: String,
 }
 
 // ---- MA012: dedup retention and replay windows ----

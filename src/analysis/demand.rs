@@ -2,66 +2,156 @@
 //! (the prefilter's closure; ARCHITECTURE.md "Prefilter").
 //!
 //! A file that mentions no API token has no delivery event of its own; it matters
-//! only through what connects it to the files that have one:
+//! only through what connects it to the files that have one. The links are those
+//! the lowering and the call resolution follow, so a file is needed when it could
+//! change the model of the parsed ones:
 //!
-//! - **callers**: it mentions a *relevant* function (one that reaches a delivery
-//!   event, configures a client, returns a role-typed value or a fresh id, ...) or
-//!   a relevant type (a type whose fields hold roles or relevant types, or whose
-//!   methods are relevant): it may be the handler that orders those events;
-//! - **callees**: it defines a function that a parsed function calls and that does
-//!   not resolve to a relevant one (a pass-through wrapper, or one more candidate
-//!   that changes how a call resolves);
+//! - **callers**: it may call a *relevant* function (one that reaches a delivery
+//!   event, configures a client, returns a role-typed value or a fresh id, ...):
+//!   it names a relevant free function; it names a relevant method that a call on
+//!   a receiver of unknown type links to (see `links_untyped_receiver`); or it
+//!   names a type through which such a call resolves (the method's own type, its
+//!   trait when a call on the trait resolves, a type whose fields hold one, a type
+//!   whose functions return one): it may be the handler that orders those events;
+//! - **callees**: it declares a function a call of a parsed function may reach, or
+//!   whose signature gives the call its return type (the call resolves the same
+//!   whichever files are parsed: unparsed functions count as candidates);
+//! - **fields**: it declares a type whose fields a parsed function reads;
 //! - **constants**: it defines a constant that a parsed file names (SQL, a TTL).
 //!
 //! The driver parses the files so named, lowers again and asks again, until
 //! nothing new is needed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::frontend::rust::scan::FileScan;
-use crate::frontend::rust::CrateIndex;
+use crate::frontend::rust::{links_untyped_receiver, CrateIndex, CrateOutput};
 use crate::ir::{Callee, Crate, EventKind, Function};
 
-use super::flow::Resolver;
+use super::flow::{Candidate, Resolver};
 
-/// Names the parsed part of a crate needs from the rest.
+/// What the parsed part of a crate needs from the rest.
 #[derive(Debug, Default)]
 pub struct Demand {
-    /// Relevant functions (by identifier) and relevant types: a file mentioning one is needed.
-    pub mentioned: HashSet<String>,
-    /// Functions called by name (`save(..)`, `x.save(..)`) that reach nothing relevant yet.
-    pub called: HashSet<String>,
-    /// `Type::name(..)` calls that reach nothing relevant yet: a file defining
-    /// `name` and mentioning `Type` is needed.
-    pub called_on: HashSet<(String, String)>,
+    /// Crate types and traits that relevant calls resolve through: a file
+    /// mentioning one is needed.
+    pub types: HashSet<String>,
+    /// Other types with relevant methods (`impl Trait for String`): a file with a
+    /// method for one is needed (`self` is of that type there).
+    pub impl_types: HashSet<String>,
+    /// Methods a call on a receiver of unknown type reaches: a file calling
+    /// `.name(..)` is needed.
+    pub methods: HashSet<String>,
+    /// Functions reached by path: a file calling `path::name(..)` is needed.
+    pub paths: HashSet<String>,
+    /// Free functions reached by a bare call `name(..)`: from any module (`None`),
+    /// or only from the modules listed (where one is the module's own).
+    pub bare: HashMap<String, Option<HashSet<Vec<String>>>>,
+    /// Files declaring a function a parsed call may reach (by path).
+    pub files: HashSet<String>,
 }
 
 impl Demand {
-    /// Whether the unparsed file scanned as `scan` is needed; `consts` are the
-    /// identifiers the parsed files mention (a constant they name is needed).
-    pub fn needs(&self, scan: &FileScan, consts: &HashSet<&str>) -> bool {
-        scan.idents.iter().any(|id| self.mentioned.contains(*id))
-            || scan.fns.iter().any(|f| {
-                self.called.contains(*f)
-                    || self
-                        .called_on
-                        .iter()
-                        .any(|(ty, name)| name == f && scan.idents.contains(ty.as_str()))
+    /// Whether the unparsed file `path` of module `module`, scanned as `scan`, is
+    /// needed; `consts` are the identifiers the parsed files mention (a constant
+    /// they name is needed).
+    pub fn needs(
+        &self,
+        path: &str,
+        module: &[String],
+        scan: &FileScan,
+        consts: &HashSet<&str>,
+    ) -> bool {
+        self.files.contains(path)
+            || scan.method_calls.iter().any(|m| self.methods.contains(*m))
+            || scan.path_calls.iter().any(|m| self.paths.contains(*m))
+            || scan.calls.iter().any(|c| match self.bare.get(*c) {
+                Some(None) => true,
+                Some(Some(modules)) => modules.contains(module),
+                None => false,
             })
+            || scan.idents.iter().any(|id| self.types.contains(*id))
+            || scan
+                .items
+                .iter()
+                .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
             || scan.consts.iter().any(|c| consts.contains(c))
+    }
+
+    /// Records how a call can reach the function `ident` declared with
+    /// `self_type`, `trait_name` in `module` (a relevant one, or one returning a
+    /// type that relevant calls resolve through).
+    fn reach(
+        &mut self,
+        cx: &Cx,
+        ident: &str,
+        self_type: Option<&str>,
+        trait_name: Option<&str>,
+        module: &[String],
+    ) {
+        let Some(t) = self_type else {
+            self.paths.insert(ident.to_string());
+            let entry = self
+                .bare
+                .entry(ident.to_string())
+                .or_insert_with(|| Some(HashSet::new()));
+            if cx.resolver.free_count(ident) == 1 {
+                *entry = None;
+            } else if let Some(modules) = entry {
+                modules.insert(module.to_vec());
+            }
+            return;
+        };
+        // `T::name(..)`, `x.name(..)` with `x: T`, `self.name(..)` in an impl for `T`.
+        if cx.index.type_names.contains(t) || cx.index.traits.contains(t) {
+            self.types.insert(t.to_string());
+        } else {
+            self.paths.insert(ident.to_string());
+            self.impl_types.insert(t.to_string());
+        }
+        // `x.name(..)` with `x` of unknown type.
+        if links_untyped_receiver(cx.index, ident) {
+            self.methods.insert(ident.to_string());
+        }
+        // `x.name(..)` with `x: dyn Trait`, when such a call resolves.
+        if let Some(tr) = trait_name.filter(|tr| cx.index.traits.contains(*tr)) {
+            if !cx.resolver.method_candidates(ident, Some(tr)).is_empty() {
+                self.types.insert(tr.to_string());
+            }
+        }
+    }
+
+    fn holds(&self, ty: &str) -> bool {
+        self.types.contains(ty) || self.impl_types.contains(ty)
     }
 }
 
-/// What the crate lowered so far needs.
-pub fn demand(krate: &Crate, index: &CrateIndex) -> Demand {
-    let resolver = Resolver::new(krate);
+struct Cx<'a> {
+    resolver: &'a Resolver<'a>,
+    index: &'a CrateIndex,
+}
+
+/// Which functions of the crate are relevant: they have delivery facts of their
+/// own (only those for which `own` holds count) or call one that is.
+pub fn relevant(krate: &Crate, index: &CrateIndex, own: impl Fn(&Function) -> bool) -> Vec<bool> {
+    relevance(krate, index, &Resolver::new(krate), own).0
+}
+
+/// Relevance, and the calls of each function.
+fn relevance<'k>(
+    krate: &'k Crate,
+    index: &CrateIndex,
+    resolver: &Resolver,
+    own: impl Fn(&Function) -> bool,
+) -> (Vec<bool>, Vec<Vec<&'k Callee>>) {
     let fns = &krate.functions;
     let n = fns.len();
     let mut relevant = vec![false; n];
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut calls: Vec<Vec<&Callee>> = vec![Vec::new(); n];
     for (i, f) in fns.iter().enumerate() {
-        relevant[i] = has_own_facts(f, index);
+        let own = own(f);
+        relevant[i] = own && has_own_facts(f, index);
         // Any delivery event makes a function relevant; its calls are listed.
         for e in f.body.events() {
             match &e.kind {
@@ -70,17 +160,12 @@ pub fn demand(krate: &Crate, index: &CrateIndex) -> Demand {
                     calls[i].push(&c.callee);
                 }
                 EventKind::CallValue { .. } => {}
-                _ => relevant[i] = true,
+                _ => relevant[i] |= own,
             }
         }
     }
-    // Callers of relevant functions are relevant, and so are the types that hold or
-    // serve relevant things, to a fixpoint. (A function returning a relevant crate
-    // type is not: its callers use the value through relevant methods, which they
-    // name, and the call itself is a callee the forward rule finds.)
-    let mut types: HashSet<String> = HashSet::new();
+    // Callers of relevant functions are relevant.
     loop {
-        let before = types.len();
         let mut changed = false;
         for i in 0..n {
             if !relevant[i] && edges[i].iter().any(|&j| relevant[j]) {
@@ -88,70 +173,105 @@ pub fn demand(krate: &Crate, index: &CrateIndex) -> Demand {
                 changed = true;
             }
         }
-        for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {
-            types.extend(f.self_type.iter().cloned());
-            // Only the crate's own traits type a receiver (`dyn Handler`).
-            types.extend(
-                f.trait_name
-                    .iter()
-                    .filter(|t| index.traits.contains(*t))
-                    .cloned(),
-            );
+        if !changed {
+            break;
         }
+    }
+    (relevant, calls)
+}
+
+/// What the crate lowered so far needs.
+pub fn demand(lowered: &CrateOutput) -> Demand {
+    let (krate, index) = (&lowered.krate, &lowered.index);
+    let resolver = Resolver::new(krate);
+    let cx = Cx {
+        resolver: &resolver,
+        index,
+    };
+    let fns = &krate.functions;
+    let (relevant, calls) = relevance(krate, index, &resolver, |_| true);
+
+    // How calls reach the relevant functions; then, to a fixpoint, the types whose
+    // fields hold roles or types calls resolve through, and the functions that
+    // return such types.
+    let mut d = Demand::default();
+    for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {
+        d.reach(
+            &cx,
+            &f.ident,
+            f.self_type.as_deref(),
+            f.trait_name.as_deref(),
+            &f.module,
+        );
+    }
+    let mut producers: HashSet<(&str, usize)> = HashSet::new();
+    loop {
+        let before = (d.types.len(), d.impl_types.len());
         for (ty, fields) in &index.fields {
-            if !types.contains(ty)
+            if !d.types.contains(ty)
                 && fields.values().any(|t| {
-                    t.role.is_some() || t.crate_type.as_ref().is_some_and(|c| types.contains(c))
+                    t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| d.holds(c))
                 })
             {
-                types.insert(ty.clone());
+                d.types.insert(ty.clone());
             }
         }
-        if !changed && types.len() == before {
+        for (name, sigs) in &index.fns {
+            for (k, s) in sigs.iter().enumerate() {
+                if s.ret.crate_type.as_deref().is_some_and(|c| d.holds(c))
+                    && producers.insert((name.as_str(), k))
+                {
+                    d.reach(
+                        &cx,
+                        name,
+                        s.self_type.as_deref(),
+                        s.trait_name.as_deref(),
+                        &s.module,
+                    );
+                }
+            }
+        }
+        if (d.types.len(), d.impl_types.len()) == before {
             break;
         }
     }
 
-    let mut d = Demand::default();
-    for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {
-        // `Repo::new` is called as `Repo::new(..)`: the type's name finds its callers.
-        if f.has_self || f.self_type.is_none() {
-            d.mentioned.insert(f.ident.clone());
-        }
-    }
-    d.mentioned.extend(types);
+    // The structs whose fields parsed functions read.
+    d.files.extend(lowered.undeclared_fields.iter().cloned());
 
-    // Calls that reach nothing relevant: their callee may be a wrapper not parsed yet.
+    // The functions in unparsed files that a parsed call may reach, or whose
+    // signature types its result.
     for (i, cs) in calls.iter().enumerate() {
+        let caller = &fns[i];
         for callee in cs {
-            let cands = resolver.resolve_callee(&fns[i], callee);
-            if cands.iter().any(|&j| relevant[j]) {
-                continue;
-            }
-            match callee {
+            let mut reach = resolver.candidates(caller, callee);
+            let (name, owner) = match callee {
                 Callee::Path(segs) => {
-                    let Some(name) = segs.last() else { continue };
                     let owner = segs
                         .len()
                         .checked_sub(2)
                         .map(|k| segs[k].as_str())
-                        .filter(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
-                    match owner {
-                        Some("Self") => {
-                            if let Some(t) = &fns[i].self_type {
-                                d.called_on.insert((t.clone(), name.clone()));
+                        .and_then(|o| {
+                            if o == "Self" {
+                                caller.self_type.as_deref()
+                            } else {
+                                Some(o)
                             }
-                        }
-                        Some(t) => {
-                            d.called_on.insert((t.to_string(), name.clone()));
-                        }
-                        None => {
-                            d.called.insert(name.clone());
-                        }
-                    }
+                        })
+                        .filter(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
+                    (segs.last().map(String::as_str), owner)
                 }
-                Callee::Method { name, .. } => {
-                    d.called.insert(name.clone());
+                Callee::Method {
+                    name,
+                    receiver_type,
+                } => (Some(name.as_str()), receiver_type.as_deref()),
+            };
+            if let Some(sig) = name.and_then(|name| resolver.signature_of(name, owner)) {
+                reach.push(sig);
+            }
+            for c in reach {
+                if let Candidate::Unparsed(k) = c {
+                    d.files.insert(krate.unparsed[k].path.clone());
                 }
             }
         }

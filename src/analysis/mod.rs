@@ -366,6 +366,12 @@ fn analyze_crate(
     named: Option<&[bool]>,
 ) -> CrateResult {
     let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, named);
+    // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
+    // every function modeled differently (development aid for the prefilter's
+    // exactness, stronger than comparing findings).
+    if named.is_some() && std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some() {
+        check_prefilter(key, files, apis, include_tests, &lowered.krate);
+    }
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
         for f in lowered
@@ -442,11 +448,17 @@ fn lower_needed(
                 rest.push(f);
             }
         }
-        let mut rest: Vec<(&SourceFile, rust::scan::FileScan)> = rest
+        let mut rest: Vec<(&SourceFile, rust::scan::FileScan, Vec<String>)> = rest
             .into_par_iter()
-            .map(|f| (f, rust::scan::scan(&f.text)))
+            .map(|f| {
+                (
+                    f,
+                    rust::scan::scan(&f.text),
+                    rust::module_path(key, &f.path),
+                )
+            })
             .collect();
-        for (f, s) in &rest {
+        for (f, s, _) in &rest {
             fe.declare_unparsed(f, s);
         }
         let seed_scans: Vec<rust::scan::FileScan> =
@@ -455,7 +467,10 @@ fn lower_needed(
         // architecture, one trait implemented everywhere) would need nearly all of
         // them: parse everything at once rather than lowering round by round. This
         // only decides speed; either way the result is the same.
-        if mostly_linked(&seed_scans, &rest) {
+        // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
+        if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none()
+            && mostly_linked(&seed_scans, &rest)
+        {
             // The scans and the declared items are not needed any more.
             drop((seed_scans, rest));
             fe.add(files);
@@ -464,14 +479,19 @@ fn lower_needed(
         let mut mentioned: std::collections::HashSet<&str> =
             seed_scans.into_iter().flat_map(|s| s.idents).collect();
         fe.add(&seed);
+        // Rounds lower only the files parsed since the last one (the others keep
+        // their model); when a round needs nothing, the whole is lowered afresh and
+        // asked again, since the files added may change the older files' models.
+        let mut fresh = false;
         loop {
-            let lowered = fe.lower();
+            let lowered = if fresh { fe.lower() } else { fe.lower_new() };
             if rest.is_empty() {
-                return (lowered, 0);
+                return (if fresh { lowered } else { fe.lower() }, 0);
             }
-            let d = demand::demand(&lowered.krate, &lowered.index);
-            let (take, keep): (Vec<_>, Vec<_>) =
-                rest.into_iter().partition(|(_, s)| d.needs(s, &mentioned));
+            let d = demand::demand(&lowered);
+            let (take, keep): (Vec<_>, Vec<_>) = rest
+                .into_iter()
+                .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned));
             // When most of the crate is needed, one more round of lowering costs more
             // than parsing the few files left: parse everything.
             let (take, keep) = if take.len() * 2 > keep.len() * 3 {
@@ -483,17 +503,23 @@ fn lower_needed(
             // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
             if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
                 eprintln!(
-                    "{key}: {} parsed, {} needed, {} left",
+                    "{key}: {} parsed{}, {} needed, {} left",
                     lowered.analyzed,
+                    if fresh { " (all lowered)" } else { "" },
                     take.len(),
                     rest.len()
                 );
             }
             if take.is_empty() {
-                return (lowered, rest.len());
+                if fresh {
+                    return (lowered, rest.len());
+                }
+                fresh = true;
+                continue;
             }
-            let taken: Vec<&SourceFile> = take.iter().map(|(f, _)| *f).collect();
-            for (_, s) in take {
+            fresh = false;
+            let taken: Vec<&SourceFile> = take.iter().map(|(f, _, _)| *f).collect();
+            for (_, s, _) in take {
                 mentioned.extend(s.idents);
             }
             fe.add(&taken);
@@ -501,11 +527,89 @@ fn lower_needed(
     })
 }
 
+/// Compares the model of the prefilter's parsed part with the model of the whole
+/// crate: every function lowered must be lowered alike, and every function the
+/// whole crate finds relevant must be lowered.
+fn check_prefilter(
+    key: &str,
+    files: &[&SourceFile],
+    apis: &Apis,
+    include_tests: bool,
+    partial: &crate::ir::Crate,
+) {
+    let (full, _) = lower_needed(key, files, apis, include_tests, None);
+    let id = |f: &crate::ir::Function| {
+        (
+            f.loc.path.to_string(),
+            f.loc.span.byte_start,
+            f.name.clone(),
+        )
+    };
+    let lowered: std::collections::HashMap<_, String> = partial
+        .functions
+        .iter()
+        .map(|f| (id(f), format!("{:?}", f)))
+        .collect();
+    // Functions with delivery facts in files that name no API token are not
+    // parsed by design (their events alone make no finding); only relevance that
+    // starts in a file naming one must be parsed.
+    let filter = prefilter(apis);
+    let seeds: std::collections::HashSet<&str> = files
+        .iter()
+        .filter(|f| filter.is_match(&f.text))
+        .map(|f| f.path.as_str())
+        .collect();
+    let relevant = demand::relevant(&full.krate, &full.index, |f| seeds.contains(&*f.loc.path));
+    for (f, r) in full.krate.functions.iter().zip(relevant) {
+        match lowered.get(&id(f)) {
+            Some(text) if *text != format!("{:?}", f) => {
+                let full = format!("{:?}", f);
+                let at = text
+                    .bytes()
+                    .zip(full.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let from = text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(150)
+                    .map_or(0, |(i, _)| i);
+                eprintln!(
+                    "prefilter check: {} ({}) is modeled differently:\n  parsed part: {}\n  whole crate: {}",
+                    f.name,
+                    f.loc.path,
+                    text[from..].chars().take(400).collect::<String>(),
+                    full[from..].chars().take(400).collect::<String>()
+                )
+            }
+            None if r => {
+                let own: Vec<String> = f
+                    .body
+                    .events()
+                    .into_iter()
+                    .filter(|e| {
+                        !matches!(
+                            e.kind,
+                            crate::ir::EventKind::Call(_) | crate::ir::EventKind::CallValue { .. }
+                        )
+                    })
+                    .map(|e| e.text.clone())
+                    .collect();
+                eprintln!(
+                    "prefilter check: {} ({}) is relevant but not parsed; own events: {own:?}",
+                    f.name, f.loc.path
+                )
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Whether most unparsed files mention a function or type the API files define
 /// (names every crate defines, such as `new` or `fmt`, aside).
 fn mostly_linked(
     seed: &[rust::scan::FileScan],
-    rest: &[(&SourceFile, rust::scan::FileScan)],
+    rest: &[(&SourceFile, rust::scan::FileScan, Vec<String>)],
 ) -> bool {
     const UBIQUITOUS: &[&str] = &[
         "new",
@@ -541,7 +645,7 @@ fn mostly_linked(
         .collect();
     let linked = rest
         .iter()
-        .filter(|(_, s)| s.idents.iter().any(|i| defined.contains(i)))
+        .filter(|(_, s, _)| s.idents.iter().any(|i| defined.contains(i)))
         .count();
     rest.len() >= 8 && linked * 5 > rest.len() * 3
 }

@@ -30,6 +30,9 @@ pub struct FileCx<'a> {
     pub uses: &'a UseMap,
     pub lines: &'a LineIndex<'a>,
     pub module: Vec<String>,
+    /// Crate types whose fields were read: the prefilter parses the files that
+    /// declare them (fields are known by type name, all declarations merged).
+    pub field_reads: &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl FileCx<'_> {
@@ -240,6 +243,7 @@ pub fn lower_items(
                         uses: cx.uses,
                         lines: cx.lines,
                         module: cx.module.clone(),
+                        field_reads: cx.field_reads,
                     };
                     sub.module.push(m.ident.to_string());
                     skipped += lower_items(&sub, inner, include_tests, out);
@@ -370,6 +374,20 @@ const ALIAS_METHODS: &[&str] = &[
 
 /// Method names of standard types: a receiver of unknown type calling one of these is
 /// not taken for the crate's own method of that name.
+/// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:
+/// the crate has one to three methods so named, and standard types have no method
+/// of that name. (The prefilter's demand relies on this rule.)
+pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
+    if STD_METHODS.contains(&name) || ALIAS_METHODS.contains(&name) {
+        return false;
+    }
+    let n = index
+        .fns
+        .get(name)
+        .map_or(0, |v| v.iter().filter(|s| s.self_type.is_some()).count());
+    (1..=3).contains(&n)
+}
+
 const STD_METHODS: &[&str] = &[
     "as_str",
     "as_bytes",
@@ -1662,6 +1680,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.value_info(v);
         }
         let base_val = self.values[b as usize].clone();
+        if let Some(t) = &base_val.crate_type {
+            if !self.cx.field_reads.borrow().contains(t) {
+                self.cx.field_reads.borrow_mut().insert(t.clone());
+            }
+        }
         let ti = base_val
             .crate_type
             .as_ref()
@@ -1984,29 +2007,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if recv.crate_type.is_none()
             && recv.role.is_none()
             && !message_api
-            && !STD_METHODS.contains(&name.as_str())
+            && links_untyped_receiver(self.cx.index, &name)
         {
-            let n = self
-                .cx
-                .index
-                .fns
-                .get(&name)
-                .map(|v| v.iter().filter(|s| s.self_type.is_some()).count());
-            if matches!(n, Some(1..=3)) && !ALIAS_METHODS.contains(&name.as_str()) {
-                let (arg_infos, closures) = self.crate_args(&args, out);
-                return self.crate_call(
-                    Callee::Method {
-                        name,
-                        receiver_type: None,
-                    },
-                    recv.value,
-                    &arg_infos,
-                    closures,
-                    loc,
-                    text,
-                    out,
-                );
-            }
+            let (arg_infos, closures) = self.crate_args(&args, out);
+            return self.crate_call(
+                Callee::Method {
+                    name,
+                    receiver_type: None,
+                },
+                recv.value,
+                &arg_infos,
+                closures,
+                loc,
+                text,
+                out,
+            );
         }
 
         // rdkafka `ClientConfig` chains.

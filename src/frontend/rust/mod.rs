@@ -23,6 +23,7 @@ use crate::ir::{Crate, Function};
 use crate::source::SourceFile;
 
 pub use guard::{MAX_CHAIN, MAX_NESTING, MAX_PREFIX_RUN};
+pub(crate) use lower::links_untyped_receiver;
 
 /// What the front end knows about a declared type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,6 +68,8 @@ pub struct CrateOutput {
     pub retention: crate::ir::RetentionFacts,
     /// The crate-wide facts lowering used (types, fields, signatures).
     pub index: CrateIndex,
+    /// Files not parsed that declare a type whose fields lowering read.
+    pub undeclared_fields: Vec<String>,
 }
 
 struct Parsed<'a> {
@@ -146,6 +149,7 @@ pub fn with_front_end<'a, R>(
             include_tests,
             key,
             unparsed: Default::default(),
+            models: HashMap::new(),
         };
         f(&mut fe)
     })
@@ -164,6 +168,8 @@ pub struct CrateFrontEnd<'a> {
     /// type declared there is of a crate type, and a call of a function declared
     /// there is a call into the crate, as if the file were parsed.
     unparsed: std::collections::BTreeMap<String, Unparsed>,
+    /// The last model of each parsed file (for [`CrateFrontEnd::lower_new`]).
+    models: HashMap<String, LoweredFile>,
 }
 
 struct Worker<'a> {
@@ -176,7 +182,18 @@ struct Worker<'a> {
 #[derive(Default)]
 struct Unparsed {
     types: Vec<(String, bool)>,
-    fns: Vec<(String, FnSig)>,
+    /// Each function's signature as the index holds it, and whether it takes `self`.
+    fns: Vec<(String, FnSig, bool)>,
+}
+
+/// The functions of one file, as lowered.
+struct LoweredFile {
+    path: String,
+    fns: Vec<Function>,
+    /// Test items left out.
+    skipped: usize,
+    /// Crate types whose fields the file's functions read.
+    field_reads: std::collections::BTreeSet<String>,
 }
 
 /// Work for a shard, one phase at a time.
@@ -184,7 +201,8 @@ enum Cmd<'a> {
     Add(Vec<&'a SourceFile>),
     Names,
     Sigs(Arc<CrateIndex>),
-    Lower(Arc<CrateIndex>),
+    /// Lower with this index, leaving out the files listed.
+    Lower(Arc<CrateIndex>, Arc<HashSet<String>>),
     Consts,
     Walk(Arc<Vec<retention::ConstItem>>, Arc<crate::ir::Tables>),
 }
@@ -194,7 +212,7 @@ enum Reply {
     Added,
     Names(HashSet<String>, HashSet<String>),
     Sigs(Vec<(String, FileSigs)>),
-    Lower(Vec<(String, Vec<Function>, usize)>, Vec<InputError>, usize),
+    Lower(Vec<LoweredFile>, Vec<InputError>, usize),
     Consts(Vec<(String, Vec<retention::ConstItem>)>),
     /// The retention parts, and the internal failures of every phase so far.
     Walk(Vec<(String, retention::FileRetention)>, Vec<InputError>),
@@ -228,10 +246,15 @@ impl<'a> CrateFrontEnd<'a> {
                         FnSig {
                             self_type: f.self_type.map(String::from),
                             trait_name: f.trait_name.map(String::from),
-                            module: module.clone(),
+                            module: module
+                                .iter()
+                                .cloned()
+                                .chain(f.module.iter().map(|m| m.to_string()))
+                                .collect(),
                             ret: TypeInfo::default(),
                             returns_fresh: None,
                         },
+                        f.has_self,
                     )
                 })
                 .collect(),
@@ -282,7 +305,19 @@ impl<'a> CrateFrontEnd<'a> {
     }
 
     /// Indexes and lowers the files parsed so far.
-    pub fn lower(&self) -> CrateOutput {
+    pub fn lower(&mut self) -> CrateOutput {
+        self.lower_with(false)
+    }
+
+    /// Indexes the files parsed so far, and lowers only those not lowered before:
+    /// the others keep the model the last lowering gave them, which the files
+    /// parsed since may have changed (a return type, a field now known). For the
+    /// prefilter's intermediate rounds; no retention facts.
+    pub fn lower_new(&mut self) -> CrateOutput {
+        self.lower_with(true)
+    }
+
+    fn lower_with(&mut self, incremental: bool) -> CrateOutput {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
         for u in self.unparsed.values() {
@@ -292,7 +327,7 @@ impl<'a> CrateFrontEnd<'a> {
                     index.traits.insert(name.clone());
                 }
             }
-            for (name, sig) in &u.fns {
+            for (name, sig, _) in &u.fns {
                 index.fns.entry(name.clone()).or_default().push(sig.clone());
             }
         }
@@ -332,25 +367,75 @@ impl<'a> CrateFrontEnd<'a> {
 
         // Lowering, per file.
         let index = Arc::new(index);
-        self.broadcast(|_| Cmd::Lower(index.clone()));
-        let (mut fns, mut errors, mut analyzed) = self.local.lower(&index);
+        let skip: Arc<HashSet<String>> = Arc::new(if incremental {
+            self.models.keys().cloned().collect()
+        } else {
+            HashSet::new()
+        });
+        self.broadcast(|_| Cmd::Lower(index.clone(), skip.clone()));
+        let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip);
+        let mut fresh = fresh;
         for (f, e, n) in self.gather(|r| match r {
             Reply::Lower(f, e, n) => (f, e, n),
             _ => unreachable!("reply out of order"),
         }) {
-            fns.extend(f);
+            fresh.extend(f);
             errors.extend(e);
             analyzed += n;
         }
-        fns.sort_by(|a, b| a.0.cmp(&b.0));
+        if !incremental {
+            self.models.clear();
+        }
+        for f in fresh {
+            self.models.insert(f.path.clone(), f);
+        }
+        let mut fns: Vec<&LoweredFile> = self.models.values().collect();
+        fns.sort_by(|a, b| a.path.cmp(&b.path));
         let mut krate = Crate {
             key: self.key.to_string(),
             functions: Vec::new(),
+            unparsed: self
+                .unparsed
+                .iter()
+                .flat_map(|(path, u)| {
+                    u.fns
+                        .iter()
+                        .map(|(name, sig, has_self)| crate::ir::UnparsedFn {
+                            ident: name.clone(),
+                            self_type: sig.self_type.clone(),
+                            trait_name: sig.trait_name.clone(),
+                            module: sig.module.clone(),
+                            has_self: *has_self,
+                            path: path.clone(),
+                        })
+                })
+                .collect(),
         };
         let mut skipped_tests = 0;
-        for (_, f, skipped) in fns {
-            krate.functions.extend(f);
-            skipped_tests += skipped;
+        let mut field_reads = std::collections::BTreeSet::new();
+        for f in fns {
+            krate.functions.extend(f.fns.iter().cloned());
+            skipped_tests += f.skipped;
+            field_reads.extend(f.field_reads.iter().cloned());
+        }
+        // The files not parsed that declare types whose fields were read.
+        let undeclared_fields = self
+            .unparsed
+            .iter()
+            .filter(|(_, u)| u.types.iter().any(|(t, _)| field_reads.contains(t)))
+            .map(|(path, _)| path.clone())
+            .collect();
+
+        if incremental {
+            return CrateOutput {
+                krate,
+                errors,
+                analyzed,
+                skipped_tests,
+                retention: Default::default(),
+                index: Arc::unwrap_or_clone(index),
+                undeclared_fields,
+            };
         }
 
         // Retention: the crate's constants, then each file's facts.
@@ -390,6 +475,7 @@ impl<'a> CrateFrontEnd<'a> {
             skipped_tests,
             retention,
             index: Arc::unwrap_or_clone(index),
+            undeclared_fields,
         }
     }
 }
@@ -464,8 +550,8 @@ impl<'a> Shard<'a> {
                 Reply::Names(t, tr)
             }
             Cmd::Sigs(index) => Reply::Sigs(self.sigs(&index)),
-            Cmd::Lower(index) => {
-                let (f, e, n) = self.lower(&index);
+            Cmd::Lower(index, skip) => {
+                let (f, e, n) = self.lower(&index, &skip);
                 Reply::Lower(f, e, n)
             }
             Cmd::Consts => Reply::Consts(self.consts()),
@@ -548,16 +634,18 @@ impl<'a> Shard<'a> {
             .collect()
     }
 
-    #[allow(clippy::type_complexity)]
     fn lower(
         &self,
         index: &CrateIndex,
-    ) -> (Vec<(String, Vec<Function>, usize)>, Vec<InputError>, usize) {
+        skip: &HashSet<String>,
+    ) -> (Vec<LoweredFile>, Vec<InputError>, usize) {
         let fns = self
             .parsed
             .iter()
+            .filter(|p| !skip.contains(&p.file.path))
             .map(|p| {
-                let (out, skipped) = self.isolated(&p.file.path, || {
+                let field_reads = Default::default();
+                let (fns, skipped) = self.isolated(&p.file.path, || {
                     if self
                         .fault
                         .as_deref()
@@ -572,13 +660,19 @@ impl<'a> Shard<'a> {
                         uses: &p.uses,
                         lines: &p.lines,
                         module: p.module.clone(),
+                        field_reads: &field_reads,
                     };
                     let mut out: Vec<Function> = Vec::new();
                     let skipped =
                         lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
                     (out, skipped)
                 });
-                (p.file.path.clone(), out, skipped)
+                LoweredFile {
+                    path: p.file.path.clone(),
+                    fns,
+                    skipped,
+                    field_reads: field_reads.into_inner(),
+                }
             })
             .collect();
         (fns, self.errors.clone(), self.parsed.len())
@@ -639,7 +733,7 @@ fn refuse_pathological(f: &SourceFile) -> Option<InputError> {
 }
 
 /// Module path of a file inside its crate: `src/handlers/orders.rs` -> `handlers::orders`.
-fn module_path(crate_key: &str, path: &str) -> Vec<String> {
+pub(crate) fn module_path(crate_key: &str, path: &str) -> Vec<String> {
     let rel = path
         .strip_prefix(crate_key)
         .map(|r| r.trim_start_matches('/'))
@@ -1006,6 +1100,11 @@ const WRAPPERS: &[&str] = &[
     "Data",
 ];
 
+/// A type the front end looks through to its first type argument (`Arc<Repo>`).
+pub(crate) fn is_wrapper(name: &str) -> bool {
+    (WRAPPERS.contains(&name) || name.ends_with("Result")) && name != "PoolConnection"
+}
+
 fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
     match ty {
         syn::Type::Reference(r) => innermost(&r.elem),
@@ -1014,9 +1113,7 @@ fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if (WRAPPERS.contains(&name.as_str()) || name.ends_with("Result"))
-                && name != "PoolConnection"
-            {
+            if is_wrapper(&name) {
                 if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
                     for a in &args.args {
                         if let syn::GenericArgument::Type(t) = a {

@@ -15,6 +15,13 @@ pub struct FileScan<'a> {
     pub idents: HashSet<&'a str>,
     /// Names after `fn`, anywhere.
     pub fns: Vec<&'a str>,
+    /// Identifiers called bare: `name(`, `name::<T>(` (tuple-struct constructors
+    /// and calls in macro arguments alike), not `fn name(`.
+    pub calls: HashSet<&'a str>,
+    /// Identifiers called through a path: `a::name(`, `Type::name::<T>(`.
+    pub path_calls: HashSet<&'a str>,
+    /// Methods called: `.name(`, `.name::<T>(`.
+    pub method_calls: HashSet<&'a str>,
     /// Functions at module level and in `impl` and `trait` blocks, as the front
     /// end indexes them.
     pub items: Vec<FnItem<'a>>,
@@ -26,14 +33,27 @@ pub struct FileScan<'a> {
 }
 
 /// A function the front end would index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FnItem<'a> {
     pub name: &'a str,
     /// The `impl` block's type, or the trait's name for a trait's provided method.
     pub self_type: Option<&'a str>,
     pub trait_name: Option<&'a str>,
+    /// The inline modules (`mod m { .. }`) it is declared in, outermost first.
+    pub module: Vec<&'a str>,
+    /// Its first parameter is `self` (`self`, `&self`, `&'a mut self`, `self: Box<Self>`).
+    pub has_self: bool,
     /// Under `#[test]` or `#[cfg(test)]`.
     pub test: bool,
+}
+
+/// Where the scan is in the signature of the last function item, looking for `self`.
+#[derive(Clone, Copy, Debug)]
+enum Receiver {
+    /// After the name: generic parameters (at this `<` depth), then `(`.
+    Generics(usize),
+    /// After `(`: `&`, a lifetime or `mut` may come before `self`.
+    Params,
 }
 
 /// A type declared at module level.
@@ -57,6 +77,7 @@ enum Tok<'a> {
 #[derive(Clone, Copy, Debug)]
 enum Block<'a> {
     Mod {
+        name: &'a str,
         test: bool,
     },
     Impl {
@@ -75,7 +96,7 @@ impl Block<'_> {
     fn is_test(&self) -> bool {
         matches!(
             self,
-            Block::Mod { test: true }
+            Block::Mod { test: true, .. }
                 | Block::Impl { test: true, .. }
                 | Block::Trait { test: true, .. }
         )
@@ -89,6 +110,10 @@ pub fn scan(text: &str) -> FileScan<'_> {
     // Open blocks that are not module bodies, and open blocks under a test attribute.
     let (mut non_mod, mut test_blocks) = (0usize, 0usize);
     let mut prev: [Tok; 2] = [Tok::Other, Tok::Other];
+    // The token before `prev` (what comes before an identifier in call position).
+    let mut before = Tok::Other;
+    // An identifier followed by `::` (a turbofish may follow), with its own `before`.
+    let mut path_ident: Option<(Tok, &str)> = None;
     // An attribute being read (`#[..]`): its bracket depth and whether it names `test`.
     let mut attr: Option<(usize, bool)> = None;
     // The next item is under a test attribute.
@@ -97,12 +122,63 @@ pub fn scan(text: &str) -> FileScan<'_> {
     let mut impl_header: Option<Vec<Tok>> = None;
     // The item keyword whose body the next `{` opens (`mod m`, `trait T`).
     let mut opener: Option<Block> = None;
+    // The last function item's signature, until its receiver is known.
+    let mut receiver: Option<Receiver> = None;
+    // A trait's function item, until its body or its `;` (bracket depth): one
+    // without a body is not a function the front end indexes.
+    let mut trait_fn: Option<usize> = None;
     let mut lexer = Lexer {
         text,
         b: text.as_bytes(),
         i: 0,
     };
     while let Some(tok) = lexer.next_tok() {
+        match (prev, tok) {
+            ([p, Tok::Ident(id)], Tok::Punct(b'(')) if p != Tok::Ident("fn") => out.called(p, id),
+            // `id::` (`before` precedes `id`): a turbofish may follow.
+            ([Tok::Ident(id), Tok::Punct(b':')], Tok::Punct(b':')) => {
+                path_ident = Some((before, id))
+            }
+            ([Tok::Punct(b':'), Tok::Punct(b':')], Tok::Punct(b'<')) => {
+                if let Some((p, id)) = path_ident.take() {
+                    out.called(p, id);
+                }
+            }
+            _ => {}
+        }
+        if let Some(r) = receiver {
+            receiver = match (r, tok) {
+                (Receiver::Generics(d), Tok::Punct(b'<')) => Some(Receiver::Generics(d + 1)),
+                // `->` in a bound (`F: Fn() -> u8`) closes nothing.
+                (Receiver::Generics(d), Tok::Punct(b'>'))
+                    if d > 0 && prev[1] != Tok::Punct(b'-') =>
+                {
+                    Some(Receiver::Generics(d - 1))
+                }
+                (Receiver::Generics(0), Tok::Punct(b'(')) => Some(Receiver::Params),
+                (Receiver::Generics(d), _) if d > 0 => Some(r),
+                (Receiver::Params, Tok::Punct(b'&') | Tok::Other | Tok::Ident("mut")) => Some(r),
+                (Receiver::Params, Tok::Ident("self")) => {
+                    if let Some(f) = out.items.last_mut() {
+                        f.has_self = true;
+                    }
+                    None
+                }
+                _ => None,
+            };
+        }
+        if let Some(depth) = &mut trait_fn {
+            match tok {
+                Tok::Punct(b'(' | b'[') => *depth += 1,
+                Tok::Punct(b')' | b']') => *depth = depth.saturating_sub(1),
+                Tok::Punct(b';') if *depth == 0 => {
+                    out.items.pop();
+                    trait_fn = None;
+                }
+                Tok::Open | Tok::Close => trait_fn = None,
+                _ => {}
+            }
+        }
         if let Some((depth, named)) = &mut attr {
             match tok {
                 Tok::Punct(b'[') => *depth += 1,
@@ -119,6 +195,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
                 }
                 _ => {}
             }
+            before = prev[0];
             prev = [prev[1], tok];
             continue;
         }
@@ -160,12 +237,25 @@ pub fn scan(text: &str) -> FileScan<'_> {
                                 Some(Block::Trait { name, .. }) => (Some(*name), Some(*name)),
                                 _ => (None, None),
                             };
+                            let module = blocks
+                                .iter()
+                                .filter_map(|b| match b {
+                                    Block::Mod { name, .. } => Some(*name),
+                                    _ => None,
+                                })
+                                .collect();
                             out.items.push(FnItem {
                                 name: id,
                                 self_type,
                                 trait_name,
+                                module,
+                                has_self: false,
                                 test,
                             });
+                            receiver = Some(Receiver::Generics(0));
+                            if matches!(blocks.last(), Some(Block::Trait { .. })) {
+                                trait_fn = Some(0);
+                            }
                         }
                     }
                     "const" | "static" if id != "fn" && id != "mut" && id != "_" => {
@@ -182,7 +272,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
                             opener = Some(Block::Trait { name: id, test });
                         }
                     }
-                    "mod" => opener = Some(Block::Mod { test }),
+                    "mod" => opener = Some(Block::Mod { name: id, test }),
                     _ => {}
                 }
                 let item_start = matches!(
@@ -227,9 +317,21 @@ pub fn scan(text: &str) -> FileScan<'_> {
             }
             _ => {}
         }
+        before = prev[0];
         prev = [prev[1], tok];
     }
     out
+}
+
+impl<'a> FileScan<'a> {
+    /// Records a call of `id`, preceded by the token `p`.
+    fn called(&mut self, p: Tok<'a>, id: &'a str) {
+        match p {
+            Tok::Punct(b'.') => self.method_calls.insert(id),
+            Tok::Punct(b':') => self.path_calls.insert(id),
+            _ => self.calls.insert(id),
+        };
+    }
 }
 
 /// The self type and trait of an `impl` header (the tokens after `impl`):
@@ -279,9 +381,67 @@ fn impl_types<'a>(h: &[Tok<'a>]) -> (Option<&'a str>, Option<&'a str>) {
         name
     };
     match parts.as_slice() {
-        [ty] => (last_name(ty), None),
-        [tr, ty, ..] => (last_name(ty), last_name(tr)),
+        [ty] => (type_name(ty), None),
+        [tr, ty, ..] => (type_name(ty), last_name(tr)),
         [] => (None, None),
+    }
+}
+
+/// The name the front end gives a type written as `toks` (`type_name`): the last
+/// segment of its path, looking through references and wrappers (`&Arc<Repo>`:
+/// `Repo`); none for tuples, slices, pointers, `dyn` and `impl` types.
+fn type_name<'a>(toks: &[Tok<'a>]) -> Option<&'a str> {
+    let mut i = 0;
+    while matches!(
+        toks.get(i),
+        Some(Tok::Punct(b'&') | Tok::Other | Tok::Ident("mut"))
+    ) {
+        i += 1;
+    }
+    let mut name = None;
+    while let Some(t) = toks.get(i) {
+        match t {
+            Tok::Ident("dyn" | "impl" | "fn" | "unsafe" | "extern" | "where") => break,
+            Tok::Ident(id) => name = Some(*id),
+            Tok::Punct(b':') => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let name = name?;
+    if toks.get(i) != Some(&Tok::Punct(b'<')) || !super::is_wrapper(name) {
+        return Some(name);
+    }
+    // The wrapper's first type argument (lifetimes are skipped).
+    let mut depth = 0usize;
+    let mut start = i + 1;
+    for (k, &t) in toks.iter().enumerate().skip(i) {
+        match t {
+            Tok::Punct(b'<') => depth += 1,
+            Tok::Punct(b'>') if k > 0 && toks[k - 1] == Tok::Punct(b'-') => {}
+            Tok::Punct(b'>') => {
+                depth -= 1;
+                if depth == 0 {
+                    return first_type(&toks[start..k]).or(Some(name));
+                }
+            }
+            Tok::Punct(b',') if depth == 1 => {
+                if let Some(t) = first_type(&toks[start..k]) {
+                    return Some(t);
+                }
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    Some(name)
+}
+
+/// A generic argument's type name; none for a lifetime.
+fn first_type<'a>(arg: &[Tok<'a>]) -> Option<&'a str> {
+    match arg {
+        [Tok::Other] | [] => None,
+        _ => type_name(arg),
     }
 }
 
@@ -396,7 +556,9 @@ impl<'a> Lexer<'a> {
             _ => return None,
         }
         if raw {
-            if !matches!(self.b.get(j), Some(b'#' | b'"')) {
+            // `r"..."`, `r#"..."#`; `r#type` is a raw identifier.
+            let quote = j + self.b[j..].iter().take_while(|&&c| c == b'#').count();
+            if self.b.get(quote) != Some(&b'"') {
                 return None;
             }
             self.i = skip_raw_string(self.b, j).unwrap_or(self.b.len());
@@ -480,7 +642,7 @@ mod tests {
             "impl<T: Clone> Handler for crate::svc::Worker<T> where T: Send {\n\
              fn handle(&self) { fn nested() {} }\n}\n\
              impl Repo { pub async fn save(&self) {} }\n\
-             trait Sink { fn put(&self) {} }\n\
+             trait Sink { fn put(&self) {} fn take(&self) -> [u8; 4]; fn peek(&self) -> u8 { 0 } }\n\
              fn f() -> impl Future<Output = ()> { async {} }\n\
              #[cfg(test)]\nmod tests { fn helper() {} }\n#[test]\nfn t() {}\n",
         );
@@ -495,12 +657,108 @@ mod tests {
                 ("handle", Some("Worker"), Some("Handler"), false),
                 ("save", Some("Repo"), None, false),
                 ("put", Some("Sink"), Some("Sink"), false),
+                ("peek", Some("Sink"), Some("Sink"), false),
                 ("f", None, None, false),
                 ("helper", None, None, true),
                 ("t", None, None, true),
             ]
         );
         assert!(s.fns.contains(&"nested"));
+    }
+
+    #[test]
+    fn functions_know_their_inline_module() {
+        let s = scan(
+            "fn a() {}\n#[cfg(feature = \"x\")]\npub mod fds { pub fn b() {} mod inner { fn c() {} } }\n\
+             mod m;\nfn d() {}\n",
+        );
+        let items: Vec<(&str, Vec<&str>)> =
+            s.items.iter().map(|f| (f.name, f.module.clone())).collect();
+        assert_eq!(
+            items,
+            [
+                ("a", vec![]),
+                ("b", vec!["fds"]),
+                ("c", vec!["fds", "inner"]),
+                ("d", vec![])
+            ]
+        );
+    }
+
+    #[test]
+    fn methods_know_their_receiver() {
+        let s = scan(
+            "impl W {\n fn a(&self) {}\n fn b<'a, T: Into<Vec<u8>>>(&'a mut self, t: T) {}\n\
+             fn c(self: Box<Self>) {}\n fn d(mut self) {}\n fn e() -> Self { todo!() }\n\
+             fn f(x: u8, s: &str) {}\n fn g<F: Fn(u8) -> u8>(f: F) {}\\n fn i<F: Fn() -> u8>(&self, f: F) {}\n}\nfn h(&self) {}\n",
+        );
+        let items: Vec<(&str, bool)> = s.items.iter().map(|f| (f.name, f.has_self)).collect();
+        assert_eq!(
+            items,
+            [
+                ("a", true),
+                ("b", true),
+                ("c", true),
+                ("d", true),
+                ("e", false),
+                ("f", false),
+                ("g", false),
+                ("i", true),
+                ("h", true),
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_are_identifiers_before_parentheses() {
+        let s = scan(
+            "fn handle(config: Config) { let client = make(config); client.send (x); \
+             parse::<u8>(s); Vec::<u8>::new(); y.map::<u8>(z); println!(\"{}\", fmt(y)); let f = run; }",
+        );
+        let sorted = |set: &HashSet<&'static str>| {
+            let mut v: Vec<&str> = set.iter().copied().collect();
+            v.sort_unstable();
+            v
+        };
+        // `Vec::<u8>` reads as a call too: over-approximate, never under.
+        assert_eq!(sorted(&s.calls), ["Vec", "fmt", "make", "parse"]);
+        assert_eq!(sorted(&s.path_calls), ["new"]);
+        assert_eq!(sorted(&s.method_calls), ["map", "send"]);
+        assert!(s.idents.contains("run") && s.idents.contains("config"));
+    }
+
+    #[test]
+    fn raw_identifiers_are_not_raw_strings() {
+        let s = scan(
+            "impl A { fn e(&self) -> X { X { r#type: k, br#x: 1, s: r#\"a\"#, t: br##\"b\"## } } }\n\
+             fn after() {}\n",
+        );
+        let names: Vec<&str> = s.items.iter().map(|f| f.name).collect();
+        assert_eq!(names, ["e", "after"]);
+        assert!(s.idents.contains("type"));
+    }
+
+    #[test]
+    fn impl_types_look_through_wrappers_as_the_front_end_does() {
+        let s = scan(
+            "impl<E> Tr for Option<&Arc<crate::x::Ref<E>>> { fn a(&self) {} }\n\
+             impl Tr for dyn Other { fn b(&self) {} }\n\
+             impl<'a> Cow<'a, Repo> { fn c(&self) {} }\n\
+             impl Tr for (A, B) { fn d(&self) {} }\n\
+             impl<T> Tr for Vec<T> where T: Fn() -> u8 { fn e(&self) {} }\n",
+        );
+        let items: Vec<(&str, Option<&str>)> =
+            s.items.iter().map(|f| (f.name, f.self_type)).collect();
+        assert_eq!(
+            items,
+            [
+                ("a", Some("Ref")),
+                ("b", None),
+                ("c", Some("Repo")),
+                ("d", None),
+                ("e", Some("T"))
+            ]
+        );
     }
 
     #[test]
