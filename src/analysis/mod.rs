@@ -183,7 +183,10 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .filter(|t| !COMMON.contains(t) && t.len() >= 4)
         .collect();
     pats.extend(CRATE_TOKENS);
-    AhoCorasick::new(pats).expect("prefilter patterns are valid")
+    AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(pats)
+        .expect("prefilter patterns are valid")
 }
 
 pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
