@@ -518,9 +518,11 @@ fn lower_needed(
                     return (lowered, rest.len());
                 }
                 fresh = true;
+                fe.restore(lowered);
                 continue;
             }
             fresh = false;
+            fe.restore(lowered);
             let taken: Vec<&SourceFile> = take.iter().map(|(f, _, _)| *f).collect();
             for (_, s, _) in take {
                 mentioned.extend(s.idents);

@@ -12,7 +12,7 @@ pub mod retention;
 pub mod scan;
 pub mod sql;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{mpsc, Arc};
 
 use syn::spanned::Spanned;
@@ -149,7 +149,9 @@ pub fn with_front_end<'a, R>(
             include_tests,
             key,
             unparsed: Default::default(),
-            models: HashMap::new(),
+            models: BTreeMap::new(),
+            sigs: BTreeMap::new(),
+            sigs_names: Default::default(),
         };
         f(&mut fe)
     })
@@ -169,7 +171,11 @@ pub struct CrateFrontEnd<'a> {
     /// there is a call into the crate, as if the file were parsed.
     unparsed: std::collections::BTreeMap<String, Unparsed>,
     /// The last model of each parsed file (for [`CrateFrontEnd::lower_new`]).
-    models: HashMap<String, LoweredFile>,
+    models: BTreeMap<String, LoweredFile>,
+    /// Each parsed file's signatures, fields and constants, and the crate's type and
+    /// trait names they were read with (they depend on nothing else).
+    sigs: BTreeMap<String, FileSigs>,
+    sigs_names: (HashSet<String>, HashSet<String>),
 }
 
 struct Worker<'a> {
@@ -200,7 +206,8 @@ struct LoweredFile {
 enum Cmd<'a> {
     Add(Vec<&'a SourceFile>),
     Names,
-    Sigs(Arc<CrateIndex>),
+    /// Read signatures with these names, leaving out the files listed.
+    Sigs(Arc<CrateIndex>, Arc<HashSet<String>>),
     /// Lower with this index, leaving out the files listed.
     Lower(Arc<CrateIndex>, Arc<HashSet<String>>),
     Consts,
@@ -317,6 +324,17 @@ impl<'a> CrateFrontEnd<'a> {
         self.lower_with(true)
     }
 
+    /// Takes back the models of a crate [`CrateFrontEnd::lower_new`] or
+    /// [`CrateFrontEnd::lower`] returned, before lowering new files again.
+    pub fn restore(&mut self, out: CrateOutput) {
+        let mut fns = out.krate.functions.into_iter().peekable();
+        for (path, model) in self.models.iter_mut() {
+            while let Some(f) = fns.next_if(|f| *f.loc.path == **path) {
+                model.fns.push(f);
+            }
+        }
+    }
+
     fn lower_with(&mut self, incremental: bool) -> CrateOutput {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
@@ -343,26 +361,38 @@ impl<'a> CrateFrontEnd<'a> {
             index.traits.extend(traits);
         }
 
-        // Signatures, fields and constants, merged in path order.
+        // Signatures, fields and constants, merged in path order (read again only
+        // for new files while the names stay the same).
+        if self.sigs_names.0 != index.type_names || self.sigs_names.1 != index.traits {
+            self.sigs.clear();
+            self.sigs_names = (index.type_names.clone(), index.traits.clone());
+        }
         let names = Arc::new(index);
-        self.broadcast(|_| Cmd::Sigs(names.clone()));
-        let mut sigs = self.local.sigs(&names);
+        let known: Arc<HashSet<String>> = Arc::new(self.sigs.keys().cloned().collect());
+        self.broadcast(|_| Cmd::Sigs(names.clone(), known.clone()));
+        let mut fresh = self.local.sigs(&names, &known);
         for part in self.gather(|r| match r {
             Reply::Sigs(v) => v,
             _ => unreachable!("reply out of order"),
         }) {
-            sigs.extend(part);
+            fresh.extend(part);
         }
-        sigs.sort_by(|a, b| a.0.cmp(&b.0));
+        self.sigs.extend(fresh);
         let mut index = Arc::unwrap_or_clone(names);
-        for (_, (fns, fields, consts)) in sigs {
+        for (fns, fields, consts) in self.sigs.values() {
             for (name, sig) in fns {
-                index.fns.entry(name).or_default().push(sig);
+                index.fns.entry(name.clone()).or_default().push(sig.clone());
             }
             for (ty, fs) in fields {
-                index.fields.entry(ty).or_default().extend(fs);
+                index
+                    .fields
+                    .entry(ty.clone())
+                    .or_default()
+                    .extend(fs.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
-            index.consts.extend(consts);
+            index
+                .consts
+                .extend(consts.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
 
         // Lowering, per file.
@@ -389,8 +419,6 @@ impl<'a> CrateFrontEnd<'a> {
         for f in fresh {
             self.models.insert(f.path.clone(), f);
         }
-        let mut fns: Vec<&LoweredFile> = self.models.values().collect();
-        fns.sort_by(|a, b| a.path.cmp(&b.path));
         let mut krate = Crate {
             key: self.key.to_string(),
             functions: Vec::new(),
@@ -411,10 +439,12 @@ impl<'a> CrateFrontEnd<'a> {
                 })
                 .collect(),
         };
+        // The models move into the crate; `restore` gives them back for the next
+        // incremental lowering.
         let mut skipped_tests = 0;
         let mut field_reads = std::collections::BTreeSet::new();
-        for f in fns {
-            krate.functions.extend(f.fns.iter().cloned());
+        for f in self.models.values_mut() {
+            krate.functions.append(&mut f.fns);
             skipped_tests += f.skipped;
             field_reads.extend(f.field_reads.iter().cloned());
         }
@@ -549,7 +579,7 @@ impl<'a> Shard<'a> {
                 let (t, tr) = self.names();
                 Reply::Names(t, tr)
             }
-            Cmd::Sigs(index) => Reply::Sigs(self.sigs(&index)),
+            Cmd::Sigs(index, known) => Reply::Sigs(self.sigs(&index, &known)),
             Cmd::Lower(index, skip) => {
                 let (f, e, n) = self.lower(&index, &skip);
                 Reply::Lower(f, e, n)
@@ -603,9 +633,10 @@ impl<'a> Shard<'a> {
         (index.type_names, index.traits)
     }
 
-    fn sigs(&self, index: &CrateIndex) -> Vec<(String, FileSigs)> {
+    fn sigs(&self, index: &CrateIndex, known: &HashSet<String>) -> Vec<(String, FileSigs)> {
         self.parsed
             .iter()
+            .filter(|p| !known.contains(&p.file.path))
             .map(|p| {
                 let part = self.isolated(&p.file.path, || {
                     let cx = IndexCx {
