@@ -482,14 +482,13 @@ fn lower_needed(
         let mut mentioned: std::collections::HashSet<&str> =
             seed_scans.into_iter().flat_map(|s| s.idents).collect();
         fe.add(&seed);
-        // Rounds lower only the files parsed since the last one (the others keep
-        // their model); when a round needs nothing, the whole is lowered afresh and
-        // asked again, since the files added may change the older files' models.
-        let mut fresh = false;
+        // Each round lowers only what the files parsed since may change (see
+        // `lower_new`), so its model is the one a full lowering would give.
         loop {
-            let lowered = if fresh { fe.lower() } else { fe.lower_new() };
+            let lowered = fe.lower_new();
             if rest.is_empty() {
-                return (if fresh { lowered } else { fe.lower() }, 0);
+                fe.restore(lowered);
+                return (fe.lower(), 0);
             }
             let d = demand::demand(&lowered);
             let (take, keep): (Vec<_>, Vec<_>) = rest
@@ -506,23 +505,16 @@ fn lower_needed(
             // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
             if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
                 eprintln!(
-                    "{key}: {} parsed{}, {} needed, {} left",
+                    "{key}: {} parsed, {} needed, {} left",
                     lowered.analyzed,
-                    if fresh { " (all lowered)" } else { "" },
                     take.len(),
                     rest.len()
                 );
             }
-            if take.is_empty() {
-                if fresh {
-                    return (lowered, rest.len());
-                }
-                fresh = true;
-                fe.restore(lowered);
-                continue;
-            }
-            fresh = false;
             fe.restore(lowered);
+            if take.is_empty() {
+                return (fe.lower(), rest.len());
+            }
             let taken: Vec<&SourceFile> = take.iter().map(|(f, _, _)| *f).collect();
             for (_, s, _) in take {
                 mentioned.extend(s.idents);

@@ -30,9 +30,53 @@ pub struct FileCx<'a> {
     pub uses: &'a UseMap,
     pub lines: &'a LineIndex<'a>,
     pub module: Vec<String>,
-    /// Crate types whose fields were read: the prefilter parses the files that
-    /// declare them (fields are known by type name, all declarations merged).
-    pub field_reads: &'a std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// The crate-wide facts the file's lowering read (the front end re-lowers a file
+    /// when one of them changes; the prefilter parses the files declaring the types
+    /// whose fields were read).
+    pub reads: &'a std::cell::RefCell<IndexReads>,
+}
+
+/// Keys of the [`CrateIndex`] a file's lowering read, found or not.
+#[derive(Clone, Debug, Default)]
+pub struct IndexReads {
+    /// Function names (`fns`).
+    pub fns: HashSet<String>,
+    /// Types whose fields were read (`fields`).
+    pub fields: HashSet<String>,
+    /// Constant names (`consts`).
+    pub consts: HashSet<String>,
+}
+
+fn note(set: &mut HashSet<String>, key: &str) {
+    if !set.contains(key) {
+        set.insert(key.to_string());
+    }
+}
+
+impl FileCx<'_> {
+    /// The crate's functions named `name`.
+    fn fn_sigs(&self, name: &str) -> Option<&Vec<super::FnSig>> {
+        note(&mut self.reads.borrow_mut().fns, name);
+        self.index.fns.get(name)
+    }
+
+    /// The value of the crate's constant `name`.
+    fn const_value(&self, name: &str) -> Option<&String> {
+        note(&mut self.reads.borrow_mut().consts, name);
+        self.index.consts.get(name)
+    }
+
+    /// The fields of the crate's type `ty`.
+    fn fields_of(&self, ty: &str) -> Option<&HashMap<String, TypeInfo>> {
+        note(&mut self.reads.borrow_mut().fields, ty);
+        self.index.fields.get(ty)
+    }
+
+    /// [`links_untyped_receiver`], noted as a read.
+    fn links_untyped(&self, name: &str) -> bool {
+        note(&mut self.reads.borrow_mut().fns, name);
+        links_untyped_receiver(self.index, name)
+    }
 }
 
 impl FileCx<'_> {
@@ -243,7 +287,7 @@ pub fn lower_items(
                         uses: cx.uses,
                         lines: cx.lines,
                         module: cx.module.clone(),
-                        field_reads: cx.field_reads,
+                        reads: cx.reads,
                     };
                     sub.module.push(m.ident.to_string());
                     skipped += lower_items(&sub, inner, include_tests, out);
@@ -1649,7 +1693,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if let Some(v) = self.lookup(&name) {
                 return self.value_info(v);
             }
-            if let Some(s) = self.cx.index.consts.get(&name) {
+            if let Some(s) = self.cx.const_value(&name) {
                 return Info {
                     str_lit: Some(s.clone()),
                     idents: vec![name],
@@ -1664,7 +1708,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let idents: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         let mut info = Info::default();
         if let Some(last) = idents.last() {
-            if let Some(s) = self.cx.index.consts.get(last) {
+            if let Some(s) = self.cx.const_value(last) {
                 info.str_lit = Some(s.clone());
             }
         }
@@ -1680,15 +1724,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.value_info(v);
         }
         let base_val = self.values[b as usize].clone();
-        if let Some(t) = &base_val.crate_type {
-            if !self.cx.field_reads.borrow().contains(t) {
-                self.cx.field_reads.borrow_mut().insert(t.clone());
-            }
-        }
         let ti = base_val
             .crate_type
             .as_ref()
-            .and_then(|t| self.cx.index.fields.get(t))
+            .and_then(|t| self.cx.fields_of(t))
             .and_then(|fs| fs.get(name))
             .cloned()
             .unwrap_or_default();
@@ -2007,7 +2046,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if recv.crate_type.is_none()
             && recv.role.is_none()
             && !message_api
-            && links_untyped_receiver(self.cx.index, &name)
+            && self.cx.links_untyped(&name)
         {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
@@ -2114,7 +2153,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn has_method(&self, ty: &str, name: &str) -> bool {
-        self.cx.index.fns.get(name).is_some_and(|sigs| {
+        self.cx.fn_sigs(name).is_some_and(|sigs| {
             sigs.iter()
                 .any(|s| s.self_type.as_deref() == Some(ty) || s.trait_name.as_deref() == Some(ty))
         })
@@ -2370,7 +2409,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let Some(last) = segs.last() else {
             return false;
         };
-        let Some(sigs) = self.cx.index.fns.get(last) else {
+        let Some(sigs) = self.cx.fn_sigs(last) else {
             return false;
         };
         let resolved = resolve_path(self.cx.uses, segs);
@@ -2387,7 +2426,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             let first = resolved[0].as_str();
             let local = matches!(first, "crate" | "self" | "super")
-                || self.cx.index.fns.contains_key(last) && !is_external_crate(first);
+                || self.cx.fn_sigs(last).is_some() && !is_external_crate(first);
             return local
                 && sigs.iter().any(|s| {
                     s.self_type.is_none() && s.module.last() == Some(owner)
@@ -2503,7 +2542,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 receiver_type,
             } => (name.clone(), receiver_type.clone()),
         };
-        let sigs = self.cx.index.fns.get(&name)?;
+        let sigs = self.cx.fn_sigs(&name)?;
         let mut found = sigs
             .iter()
             .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);

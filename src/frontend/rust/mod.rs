@@ -152,6 +152,7 @@ pub fn with_front_end<'a, R>(
             models: BTreeMap::new(),
             sigs: BTreeMap::new(),
             sigs_names: Default::default(),
+            changed: Default::default(),
         };
         f(&mut fe)
     })
@@ -176,6 +177,8 @@ pub struct CrateFrontEnd<'a> {
     /// trait names they were read with (they depend on nothing else).
     sigs: BTreeMap<String, FileSigs>,
     sigs_names: (HashSet<String>, HashSet<String>),
+    /// Index keys whose entries changed since the last lowering (files parsed since).
+    changed: lower::IndexReads,
 }
 
 struct Worker<'a> {
@@ -198,8 +201,8 @@ struct LoweredFile {
     fns: Vec<Function>,
     /// Test items left out.
     skipped: usize,
-    /// Crate types whose fields the file's functions read.
-    field_reads: std::collections::BTreeSet<String>,
+    /// What of the crate index the lowering read.
+    reads: lower::IndexReads,
 }
 
 /// Work for a shard, one phase at a time.
@@ -275,7 +278,12 @@ impl<'a> CrateFrontEnd<'a> {
         let n = self.workers.len() + 1;
         let mut parts: Vec<Vec<&'a SourceFile>> = vec![Vec::new(); n];
         for f in files {
-            self.unparsed.remove(&f.path);
+            // Its declared functions are replaced by what parsing finds.
+            if let Some(u) = self.unparsed.remove(&f.path) {
+                self.changed
+                    .fns
+                    .extend(u.fns.into_iter().map(|(name, _, _)| name));
+            }
             let loads =
                 std::iter::once(self.local_bytes).chain(self.workers.iter().map(|w| w.bytes));
             let (i, _) = loads
@@ -311,17 +319,18 @@ impl<'a> CrateFrontEnd<'a> {
             .collect()
     }
 
-    /// Indexes and lowers the files parsed so far.
+    /// Indexes and lowers the files parsed so far, with the retention facts.
     pub fn lower(&mut self) -> CrateOutput {
-        self.lower_with(false)
+        self.lower_with(true)
     }
 
-    /// Indexes the files parsed so far, and lowers only those not lowered before:
-    /// the others keep the model the last lowering gave them, which the files
-    /// parsed since may have changed (a return type, a field now known). For the
-    /// prefilter's intermediate rounds; no retention facts.
+    /// Indexes and lowers the files parsed so far, without the retention facts (the
+    /// prefilter's rounds). Both lower only what may have changed: the files parsed
+    /// since the last lowering, and the files whose lowering read an index entry
+    /// (a function's signatures, a type's fields, a constant) those files changed;
+    /// every other file keeps its model, which is what lowering it again would give.
     pub fn lower_new(&mut self) -> CrateOutput {
-        self.lower_with(true)
+        self.lower_with(false)
     }
 
     /// Takes back the models of a crate [`CrateFrontEnd::lower_new`] or
@@ -335,7 +344,7 @@ impl<'a> CrateFrontEnd<'a> {
         }
     }
 
-    fn lower_with(&mut self, incremental: bool) -> CrateOutput {
+    fn lower_with(&mut self, retention: bool) -> CrateOutput {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
         for u in self.unparsed.values() {
@@ -363,8 +372,11 @@ impl<'a> CrateFrontEnd<'a> {
 
         // Signatures, fields and constants, merged in path order (read again only
         // for new files while the names stay the same).
+        // Type names decide what is a crate type everywhere: when they change,
+        // everything is read and lowered again.
         if self.sigs_names.0 != index.type_names || self.sigs_names.1 != index.traits {
             self.sigs.clear();
+            self.models.clear();
             self.sigs_names = (index.type_names.clone(), index.traits.clone());
         }
         let names = Arc::new(index);
@@ -376,6 +388,16 @@ impl<'a> CrateFrontEnd<'a> {
             _ => unreachable!("reply out of order"),
         }) {
             fresh.extend(part);
+        }
+        for (_, (fns, fields, consts)) in &fresh {
+            let changed = &mut self.changed;
+            changed.fns.extend(fns.iter().map(|(name, _)| name.clone()));
+            changed
+                .fields
+                .extend(fields.iter().map(|(ty, _)| ty.clone()));
+            changed
+                .consts
+                .extend(consts.iter().map(|(name, _)| name.clone()));
         }
         self.sigs.extend(fresh);
         let mut index = Arc::unwrap_or_clone(names);
@@ -397,11 +419,18 @@ impl<'a> CrateFrontEnd<'a> {
 
         // Lowering, per file.
         let index = Arc::new(index);
-        let skip: Arc<HashSet<String>> = Arc::new(if incremental {
-            self.models.keys().cloned().collect()
-        } else {
-            HashSet::new()
-        });
+        let changed = std::mem::take(&mut self.changed);
+        let skip: Arc<HashSet<String>> = Arc::new(
+            self.models
+                .iter()
+                .filter(|(_, m)| {
+                    !(m.reads.fns.iter().any(|k| changed.fns.contains(k))
+                        || m.reads.fields.iter().any(|k| changed.fields.contains(k))
+                        || m.reads.consts.iter().any(|k| changed.consts.contains(k)))
+                })
+                .map(|(path, _)| path.clone())
+                .collect(),
+        );
         self.broadcast(|_| Cmd::Lower(index.clone(), skip.clone()));
         let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip);
         let mut fresh = fresh;
@@ -412,9 +441,6 @@ impl<'a> CrateFrontEnd<'a> {
             fresh.extend(f);
             errors.extend(e);
             analyzed += n;
-        }
-        if !incremental {
-            self.models.clear();
         }
         for f in fresh {
             self.models.insert(f.path.clone(), f);
@@ -442,21 +468,25 @@ impl<'a> CrateFrontEnd<'a> {
         // The models move into the crate; `restore` gives them back for the next
         // incremental lowering.
         let mut skipped_tests = 0;
-        let mut field_reads = std::collections::BTreeSet::new();
+        let mut field_reads = HashSet::new();
         for f in self.models.values_mut() {
             krate.functions.append(&mut f.fns);
             skipped_tests += f.skipped;
-            field_reads.extend(f.field_reads.iter().cloned());
+            field_reads.extend(f.reads.fields.iter().map(String::as_str));
         }
         // The files not parsed that declare types whose fields were read.
         let undeclared_fields = self
             .unparsed
             .iter()
-            .filter(|(_, u)| u.types.iter().any(|(t, _)| field_reads.contains(t)))
+            .filter(|(_, u)| {
+                u.types
+                    .iter()
+                    .any(|(t, _)| field_reads.contains(t.as_str()))
+            })
             .map(|(path, _)| path.clone())
             .collect();
 
-        if incremental {
+        if !retention {
             return CrateOutput {
                 krate,
                 errors,
@@ -675,7 +705,7 @@ impl<'a> Shard<'a> {
             .iter()
             .filter(|p| !skip.contains(&p.file.path))
             .map(|p| {
-                let field_reads = Default::default();
+                let reads = Default::default();
                 let (fns, skipped) = self.isolated(&p.file.path, || {
                     if self
                         .fault
@@ -691,7 +721,7 @@ impl<'a> Shard<'a> {
                         uses: &p.uses,
                         lines: &p.lines,
                         module: p.module.clone(),
-                        field_reads: &field_reads,
+                        reads: &reads,
                     };
                     let mut out: Vec<Function> = Vec::new();
                     let skipped =
@@ -702,7 +732,7 @@ impl<'a> Shard<'a> {
                     path: p.file.path.clone(),
                     fns,
                     skipped,
-                    field_reads: field_reads.into_inner(),
+                    reads: reads.into_inner(),
                 }
             })
             .collect();
