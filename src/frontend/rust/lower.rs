@@ -36,15 +36,32 @@ pub struct FileCx<'a> {
     pub reads: &'a std::cell::RefCell<IndexReads>,
 }
 
-/// Keys of the [`CrateIndex`] a file's lowering read, found or not.
+/// Keys of the [`CrateIndex`] a file's lowering read, found or not (and, in the
+/// front end, the keys whose entries changed).
 #[derive(Clone, Debug, Default)]
 pub struct IndexReads {
-    /// Function names (`fns`).
+    /// Function names whose signatures were read whatever their owner.
     pub fns: HashSet<String>,
+    /// Function names read for one owner: a type or trait (`self_type` or
+    /// `trait_name`), or `""` for free functions.
+    pub owned: HashSet<(String, String)>,
+    /// Function names whose number of methods was read ([`links_untyped_receiver`]).
+    pub counted: HashSet<String>,
     /// Types whose fields were read (`fields`).
     pub fields: HashSet<String>,
     /// Constant names (`consts`).
     pub consts: HashSet<String>,
+}
+
+impl IndexReads {
+    /// Whether any key read is among the keys `changed`.
+    pub fn touches(&self, changed: &IndexReads) -> bool {
+        self.fns.iter().any(|k| changed.fns.contains(k))
+            || self.owned.iter().any(|k| changed.owned.contains(k))
+            || self.counted.iter().any(|k| changed.counted.contains(k))
+            || self.fields.iter().any(|k| changed.fields.contains(k))
+            || self.consts.iter().any(|k| changed.consts.contains(k))
+    }
 }
 
 fn note(set: &mut HashSet<String>, key: &str) {
@@ -54,9 +71,19 @@ fn note(set: &mut HashSet<String>, key: &str) {
 }
 
 impl FileCx<'_> {
-    /// The crate's functions named `name`.
+    /// The crate's functions named `name`, read whatever their owner.
     fn fn_sigs(&self, name: &str) -> Option<&Vec<super::FnSig>> {
         note(&mut self.reads.borrow_mut().fns, name);
+        self.index.fns.get(name)
+    }
+
+    /// The crate's functions named `name`, of which only those of `owner` (a type
+    /// or trait; `""`: free functions) will be used.
+    fn owned_sigs(&self, name: &str, owner: &str) -> Option<&Vec<super::FnSig>> {
+        let mut reads = self.reads.borrow_mut();
+        if !reads.owned.iter().any(|(n, o)| n == name && o == owner) {
+            reads.owned.insert((name.to_string(), owner.to_string()));
+        }
         self.index.fns.get(name)
     }
 
@@ -74,7 +101,7 @@ impl FileCx<'_> {
 
     /// [`links_untyped_receiver`], noted as a read.
     fn links_untyped(&self, name: &str) -> bool {
-        note(&mut self.reads.borrow_mut().fns, name);
+        note(&mut self.reads.borrow_mut().counted, name);
         links_untyped_receiver(self.index, name)
     }
 }
@@ -2153,7 +2180,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn has_method(&self, ty: &str, name: &str) -> bool {
-        self.cx.fn_sigs(name).is_some_and(|sigs| {
+        self.cx.owned_sigs(name, ty).is_some_and(|sigs| {
             sigs.iter()
                 .any(|s| s.self_type.as_deref() == Some(ty) || s.trait_name.as_deref() == Some(ty))
         })
@@ -2409,24 +2436,29 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let Some(last) = segs.last() else {
             return false;
         };
-        let Some(sigs) = self.cx.fn_sigs(last) else {
-            return false;
-        };
         let resolved = resolve_path(self.cx.uses, segs);
         if resolved.len() >= 2 {
             let owner = &resolved[resolved.len() - 2];
             if owner == "Self" {
+                let Some(t) = &self.self_type else {
+                    return false;
+                };
                 return self
-                    .self_type
-                    .as_ref()
-                    .is_some_and(|t| sigs.iter().any(|s| s.self_type.as_ref() == Some(t)));
+                    .cx
+                    .owned_sigs(last, t)
+                    .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.as_ref() == Some(t)));
             }
             if owner.starts_with(|c: char| c.is_ascii_uppercase()) {
-                return sigs.iter().any(|s| s.self_type.as_ref() == Some(owner));
+                return self
+                    .cx
+                    .owned_sigs(last, owner)
+                    .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.as_ref() == Some(owner)));
             }
+            let Some(sigs) = self.cx.fn_sigs(last) else {
+                return false;
+            };
             let first = resolved[0].as_str();
-            let local = matches!(first, "crate" | "self" | "super")
-                || self.cx.fn_sigs(last).is_some() && !is_external_crate(first);
+            let local = matches!(first, "crate" | "self" | "super") || !is_external_crate(first);
             return local
                 && sigs.iter().any(|s| {
                     s.self_type.is_none() && s.module.last() == Some(owner)
@@ -2434,7 +2466,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             && matches!(owner.as_str(), "crate" | "self" | "super")
                 });
         }
-        sigs.iter().any(|s| s.self_type.is_none())
+        self.cx
+            .owned_sigs(last, "")
+            .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.is_none()))
     }
 
     /// Arguments of a call into the crate: closures and async blocks are kept apart,
@@ -2542,7 +2576,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 receiver_type,
             } => (name.clone(), receiver_type.clone()),
         };
-        let sigs = self.cx.fn_sigs(&name)?;
+        let sigs = match &ty {
+            Some(t) => self.cx.owned_sigs(&name, t)?,
+            None => self.cx.fn_sigs(&name)?,
+        };
         let mut found = sigs
             .iter()
             .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);

@@ -153,6 +153,7 @@ pub fn with_front_end<'a, R>(
             sigs: BTreeMap::new(),
             sigs_names: Default::default(),
             changed: Default::default(),
+            method_counts: HashMap::new(),
         };
         f(&mut fe)
     })
@@ -177,8 +178,10 @@ pub struct CrateFrontEnd<'a> {
     /// trait names they were read with (they depend on nothing else).
     sigs: BTreeMap<String, FileSigs>,
     sigs_names: (HashSet<String>, HashSet<String>),
-    /// Index keys whose entries changed since the last lowering (files parsed since).
+    /// Index keys whose entries changed since the last lowering (files parsed since),
+    /// and for each function name, how many more methods it has since then.
     changed: lower::IndexReads,
+    method_counts: HashMap<String, isize>,
 }
 
 struct Worker<'a> {
@@ -280,9 +283,9 @@ impl<'a> CrateFrontEnd<'a> {
         for f in files {
             // Its declared functions are replaced by what parsing finds.
             if let Some(u) = self.unparsed.remove(&f.path) {
-                self.changed
-                    .fns
-                    .extend(u.fns.into_iter().map(|(name, _, _)| name));
+                for (name, sig, _) in &u.fns {
+                    self.changed_sig(name, sig, -1);
+                }
             }
             let loads =
                 std::iter::once(self.local_bytes).chain(self.workers.iter().map(|w| w.bytes));
@@ -331,6 +334,20 @@ impl<'a> CrateFrontEnd<'a> {
     /// every other file keeps its model, which is what lowering it again would give.
     pub fn lower_new(&mut self) -> CrateOutput {
         self.lower_with(false)
+    }
+
+    /// Notes that the signature `sig` of `name` was added (`delta` 1) or removed (-1).
+    fn changed_sig(&mut self, name: &str, sig: &FnSig, delta: isize) {
+        let changed = &mut self.changed;
+        changed.fns.insert(name.to_string());
+        let owner = sig.self_type.as_deref().unwrap_or("");
+        changed.owned.insert((name.to_string(), owner.to_string()));
+        if let Some(t) = &sig.trait_name {
+            changed.owned.insert((name.to_string(), t.clone()));
+        }
+        if sig.self_type.is_some() {
+            *self.method_counts.entry(name.to_string()).or_default() += delta;
+        }
     }
 
     /// Takes back the models of a crate [`CrateFrontEnd::lower_new`] or
@@ -390,8 +407,10 @@ impl<'a> CrateFrontEnd<'a> {
             fresh.extend(part);
         }
         for (_, (fns, fields, consts)) in &fresh {
+            for (name, sig) in fns {
+                self.changed_sig(name, sig, 1);
+            }
             let changed = &mut self.changed;
-            changed.fns.extend(fns.iter().map(|(name, _)| name.clone()));
             changed
                 .fields
                 .extend(fields.iter().map(|(ty, _)| ty.clone()));
@@ -419,15 +438,16 @@ impl<'a> CrateFrontEnd<'a> {
 
         // Lowering, per file.
         let index = Arc::new(index);
-        let changed = std::mem::take(&mut self.changed);
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.counted = std::mem::take(&mut self.method_counts)
+            .into_iter()
+            .filter(|(_, n)| *n != 0)
+            .map(|(name, _)| name)
+            .collect();
         let skip: Arc<HashSet<String>> = Arc::new(
             self.models
                 .iter()
-                .filter(|(_, m)| {
-                    !(m.reads.fns.iter().any(|k| changed.fns.contains(k))
-                        || m.reads.fields.iter().any(|k| changed.fields.contains(k))
-                        || m.reads.consts.iter().any(|k| changed.consts.contains(k)))
-                })
+                .filter(|(_, m)| !m.reads.touches(&changed))
                 .map(|(path, _)| path.clone())
                 .collect(),
         );
