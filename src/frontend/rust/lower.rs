@@ -44,7 +44,7 @@ pub struct IndexReads {
     pub fns: HashSet<String>,
     /// Function names read for one owner: a type or trait (`self_type` or
     /// `trait_name`), or `""` for free functions.
-    pub owned: HashSet<(String, String)>,
+    pub owned: HashMap<String, HashSet<String>>,
     /// Function names whose number of methods was read ([`links_untyped_receiver`]).
     pub counted: HashSet<String>,
     /// Types whose fields were read (`fields`).
@@ -57,7 +57,12 @@ impl IndexReads {
     /// Whether any key read is among the keys `changed`.
     pub fn touches(&self, changed: &IndexReads) -> bool {
         self.fns.iter().any(|k| changed.fns.contains(k))
-            || self.owned.iter().any(|k| changed.owned.contains(k))
+            || self.owned.iter().any(|(name, owners)| {
+                changed
+                    .owned
+                    .get(name)
+                    .is_some_and(|o| owners.iter().any(|t| o.contains(t)))
+            })
             || self.counted.iter().any(|k| changed.counted.contains(k))
             || self.fields.iter().any(|k| changed.fields.contains(k))
             || self.consts.iter().any(|k| changed.consts.contains(k))
@@ -81,8 +86,13 @@ impl FileCx<'_> {
     /// or trait; `""`: free functions) will be used.
     fn owned_sigs(&self, name: &str, owner: &str) -> Option<&Vec<super::FnSig>> {
         let mut reads = self.reads.borrow_mut();
-        if !reads.owned.iter().any(|(n, o)| n == name && o == owner) {
-            reads.owned.insert((name.to_string(), owner.to_string()));
+        match reads.owned.get_mut(name) {
+            Some(owners) => note(owners, owner),
+            None => {
+                reads
+                    .owned
+                    .insert(name.to_string(), HashSet::from([owner.to_string()]));
+            }
         }
         self.index.fns.get(name)
     }

@@ -340,10 +340,10 @@ impl<'a> CrateFrontEnd<'a> {
     fn changed_sig(&mut self, name: &str, sig: &FnSig, delta: isize) {
         let changed = &mut self.changed;
         changed.fns.insert(name.to_string());
-        let owner = sig.self_type.as_deref().unwrap_or("");
-        changed.owned.insert((name.to_string(), owner.to_string()));
+        let owners = changed.owned.entry(name.to_string()).or_default();
+        owners.insert(sig.self_type.clone().unwrap_or_default());
         if let Some(t) = &sig.trait_name {
-            changed.owned.insert((name.to_string(), t.clone()));
+            owners.insert(t.clone());
         }
         if sig.self_type.is_some() {
             *self.method_counts.entry(name.to_string()).or_default() += delta;
