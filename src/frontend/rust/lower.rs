@@ -2056,40 +2056,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
         }
 
-        // Methods of the crate's own types.
-        if let Some(ty) = recv.crate_type.clone() {
-            if self.has_method(&ty, &name) {
-                let (arg_infos, closures) = self.crate_args(&args, out);
-                return self.crate_call(
-                    Callee::Method {
-                        name,
-                        receiver_type: Some(ty),
-                    },
-                    recv.value,
-                    &arg_infos,
-                    closures,
-                    loc,
-                    text,
-                    out,
-                );
+        // Methods of the crate's own types; or, receiver type unknown, methods of the
+        // crate's types by name: not for names that standard types have (`as_str`,
+        // `len`, …), nor for a received message's methods when the API knows them
+        // (`delivery.ack(..)`).
+        let receiver_type = match recv.crate_type.clone() {
+            Some(ty) if self.has_method(&ty, &name) => Some(Some(ty)),
+            Some(_) => None,
+            None => {
+                let message_api = recv.value.is_some_and(|v| self.is_message(v))
+                    && self.cx.apis.methods.contains_key(&name);
+                (recv.role.is_none() && !message_api && self.cx.links_untyped(&name))
+                    .then_some(None)
             }
-        }
-
-        // Methods of the crate's types, receiver type unknown: not for names that
-        // standard types have (`as_str`, `len`, …), nor for a received message's
-        // methods when the API knows them (`delivery.ack(..)`).
-        let message_api = recv.value.is_some_and(|v| self.is_message(v))
-            && self.cx.apis.methods.contains_key(&name);
-        if recv.crate_type.is_none()
-            && recv.role.is_none()
-            && !message_api
-            && self.cx.links_untyped(&name)
-        {
+        };
+        if let Some(receiver_type) = receiver_type {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
                 Callee::Method {
                     name,
-                    receiver_type: None,
+                    receiver_type,
                 },
                 recv.value,
                 &arg_infos,
