@@ -241,3 +241,78 @@ fn fields_read_are_parsed_wherever_their_type_is_declared() {
         check(dir.path(), &["--no-prefilter"])["findings"]
     );
 }
+
+/// The closure follows calls as resolution does: a method that many types define
+/// (`build`) links only through a value of a known type, so files that merely
+/// define or call another `build` stay unparsed, while the caller holding the
+/// repository is parsed and keeps its finding.
+#[test]
+fn common_method_names_do_not_pull_in_unrelated_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("svc").join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(
+        dir.path().join("svc").join("Cargo.toml"),
+        "[package]\nname = \"svc\"\n",
+    )
+    .unwrap();
+    let mut mods = String::from("mod db;\nmod queue;\nmod flow;\nmod user;\n");
+    fs::write(
+        src.join("db.rs"),
+        "use sqlx::PgPool;\n\npub struct Repo {\n    pool: PgPool,\n}\n\n\
+         impl Repo {\n    pub async fn build(&self, id: &str) -> anyhow::Result<()> {\n        \
+         sqlx::query(\"INSERT INTO orders (id) VALUES ($1)\").bind(id).execute(&self.pool).await?;\n        \
+         Ok(())\n    }\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        src.join("queue.rs"),
+        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
+         use crate::db::Repo;\n\n\
+         pub async fn run(c: &StreamConsumer, repo: &Repo) -> anyhow::Result<()> {\n    \
+         loop {\n        let m = c.recv().await?;\n        \
+         c.commit_message(&m, CommitMode::Sync)?;\n        \
+         crate::flow::store(repo).await?;\n    }\n}\n",
+    )
+    .unwrap();
+    // Names no API; holds the repository: needed, and the effect is found through it.
+    fs::write(
+        src.join("flow.rs"),
+        "use crate::db::Repo;\n\npub async fn store(repo: &Repo) -> anyhow::Result<()> {\n    \
+         repo.build(\"id\").await\n}\n",
+    )
+    .unwrap();
+    // Four more `build` methods, and a call of `.build()` on a generic value.
+    for k in 0..4 {
+        fs::write(
+            src.join(format!("part_{k}.rs")),
+            format!(
+                "pub struct Part{k};\n\nimpl Part{k} {{\n    pub fn build(&self) -> u8 {{\n        {k}\n    }}\n}}\n"
+            ),
+        )
+        .unwrap();
+        mods.push_str(&format!("mod part_{k};\n"));
+    }
+    fs::write(
+        src.join("user.rs"),
+        "pub trait Make {\n    fn build(&self) -> u8;\n}\n\n\
+         pub fn total<T: Make>(items: &[T]) -> u64 {\n    \
+         items.iter().map(|i| u64::from(i.build())).sum()\n}\n",
+    )
+    .unwrap();
+    fs::write(src.join("main.rs"), format!("{mods}\nfn main() {{}}\n")).unwrap();
+
+    let with = check(dir.path(), &[]);
+    let without = check(dir.path(), &["--no-prefilter"]);
+    assert_eq!(with["findings"], without["findings"]);
+    let codes: Vec<&str> = with["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"MA001"), "{:#}", with["findings"]);
+    // main.rs, the four parts and user.rs stay unparsed; flow.rs is parsed.
+    assert_eq!(skipped(&with), 6, "{}", with["summary"]);
+    assert_eq!(model_differences(dir.path()), Vec::<String>::new());
+}
