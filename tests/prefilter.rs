@@ -3,16 +3,17 @@
 //! all, and the fixture tree, give the same findings and errors with and without it,
 //! while the prefilter still leaves files unparsed.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
+use common::{msgaudit, write};
 use serde_json::Value;
 
 fn check(dir: &Path, extra: &[&str]) -> Value {
-    let out = Command::cargo_bin("msgaudit")
-        .unwrap()
+    let out = msgaudit()
         .env_remove("MSGAUDIT_CHECK_PREFILTER")
         .timeout(Duration::from_secs(300))
         .arg("check")
@@ -169,8 +170,7 @@ fn fixture_tree_findings_do_not_depend_on_the_prefilter() {
 /// function the prefilter's rounds model differently, and each function relevant
 /// from a file naming an API that they leave unparsed: stronger than equal findings.
 fn model_differences(dir: &Path) -> Vec<String> {
-    let out = Command::cargo_bin("msgaudit")
-        .unwrap()
+    let out = msgaudit()
         .timeout(Duration::from_secs(300))
         .env("MSGAUDIT_CHECK_PREFILTER", "1")
         .arg("check")
@@ -204,41 +204,30 @@ fn parsed_functions_are_modeled_as_in_the_whole_crate() {
 #[test]
 fn fields_read_are_parsed_wherever_their_type_is_declared() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("svc").join("src");
-    fs::create_dir_all(&src).unwrap();
-    fs::write(
-        dir.path().join("svc").join("Cargo.toml"),
-        "[package]\nname = \"svc\"\n",
-    )
-    .unwrap();
-    fs::write(
-        src.join("main.rs"),
+    let root = dir.path();
+    write(root, "svc/Cargo.toml", "[package]\nname = \"svc\"\n");
+    write(
+        root,
+        "svc/src/main.rs",
         "mod a;\nmod b;\nmod stream;\nfn main() {}\n",
-    )
-    .unwrap();
-    fs::write(
-        src.join("a.rs"),
+    );
+    write(
+        root,
+        "svc/src/a.rs",
         "use rdkafka::consumer::StreamConsumer;\nuse crate::stream::Fixed;\n\n\
          struct Param {\n    input: Fixed,\n}\n\n\
          pub async fn run(c: &StreamConsumer) {\n    let p = Param { input: Fixed };\n    \
          let _m = c.recv().await;\n    p.input.size();\n}\n",
-    )
-    .unwrap();
-    fs::write(
-        src.join("b.rs"),
-        "struct Param {\n    input: u64,\n}\n\npub fn other() -> u64 {\n    Param { input: 1 }.input\n}\n",
-    )
-    .unwrap();
-    fs::write(
-        src.join("stream.rs"),
-        "pub struct Fixed;\n\nimpl Fixed {\n    pub fn size(&self) -> usize {\n        0\n    }\n}\n",
-    )
-    .unwrap();
-    assert_eq!(model_differences(dir.path()), Vec::<String>::new());
-    let with = check(dir.path(), &[]);
+    );
+    write(root, "svc/src/b.rs", "struct Param {\n    input: u64,\n}\n\npub fn other() -> u64 {\n    Param { input: 1 }.input\n}\n",
+    );
+    write(root, "svc/src/stream.rs", "pub struct Fixed;\n\nimpl Fixed {\n    pub fn size(&self) -> usize {\n        0\n    }\n}\n",
+    );
+    assert_eq!(model_differences(root), Vec::<String>::new());
+    let with = check(root, &[]);
     assert_eq!(
         with["findings"],
-        check(dir.path(), &["--no-prefilter"])["findings"]
+        check(root, &["--no-prefilter"])["findings"]
     );
 }
 
@@ -249,61 +238,50 @@ fn fields_read_are_parsed_wherever_their_type_is_declared() {
 #[test]
 fn common_method_names_do_not_pull_in_unrelated_files() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("svc").join("src");
-    fs::create_dir_all(&src).unwrap();
-    fs::write(
-        dir.path().join("svc").join("Cargo.toml"),
-        "[package]\nname = \"svc\"\n",
-    )
-    .unwrap();
+    let root = dir.path();
+    write(root, "svc/Cargo.toml", "[package]\nname = \"svc\"\n");
     let mut mods = String::from("mod db;\nmod queue;\nmod flow;\nmod user;\n");
-    fs::write(
-        src.join("db.rs"),
-        "use sqlx::PgPool;\n\npub struct Repo {\n    pool: PgPool,\n}\n\n\
+    write(root, "svc/src/db.rs", "use sqlx::PgPool;\n\npub struct Repo {\n    pool: PgPool,\n}\n\n\
          impl Repo {\n    pub async fn build(&self, id: &str) -> anyhow::Result<()> {\n        \
          sqlx::query(\"INSERT INTO orders (id) VALUES ($1)\").bind(id).execute(&self.pool).await?;\n        \
          Ok(())\n    }\n}\n",
-    )
-    .unwrap();
-    fs::write(
-        src.join("queue.rs"),
+    );
+    write(
+        root,
+        "svc/src/queue.rs",
         "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
          use crate::db::Repo;\n\n\
          pub async fn run(c: &StreamConsumer, repo: &Repo) -> anyhow::Result<()> {\n    \
          loop {\n        let m = c.recv().await?;\n        \
          c.commit_message(&m, CommitMode::Sync)?;\n        \
          crate::flow::store(repo).await?;\n    }\n}\n",
-    )
-    .unwrap();
+    );
     // Names no API; holds the repository: needed, and the effect is found through it.
-    fs::write(
-        src.join("flow.rs"),
+    write(
+        root,
+        "svc/src/flow.rs",
         "use crate::db::Repo;\n\npub async fn store(repo: &Repo) -> anyhow::Result<()> {\n    \
          repo.build(\"id\").await\n}\n",
-    )
-    .unwrap();
+    );
     // Four more `build` methods, and a call of `.build()` on a generic value.
     for k in 0..4 {
-        fs::write(
-            src.join(format!("part_{k}.rs")),
-            format!(
+        write(root, &format!("svc/src/part_{k}.rs"), format!(
                 "pub struct Part{k};\n\nimpl Part{k} {{\n    pub fn build(&self) -> u8 {{\n        {k}\n    }}\n}}\n"
             ),
-        )
-        .unwrap();
+        );
         mods.push_str(&format!("mod part_{k};\n"));
     }
-    fs::write(
-        src.join("user.rs"),
+    write(
+        root,
+        "svc/src/user.rs",
         "pub trait Make {\n    fn build(&self) -> u8;\n}\n\n\
          pub fn total<T: Make>(items: &[T]) -> u64 {\n    \
          items.iter().map(|i| u64::from(i.build())).sum()\n}\n",
-    )
-    .unwrap();
-    fs::write(src.join("main.rs"), format!("{mods}\nfn main() {{}}\n")).unwrap();
+    );
+    write(root, "svc/src/main.rs", format!("{mods}\nfn main() {{}}\n"));
 
-    let with = check(dir.path(), &[]);
-    let without = check(dir.path(), &["--no-prefilter"]);
+    let with = check(root, &[]);
+    let without = check(root, &["--no-prefilter"]);
     assert_eq!(with["findings"], without["findings"]);
     let codes: Vec<&str> = with["findings"]
         .as_array()
@@ -314,5 +292,5 @@ fn common_method_names_do_not_pull_in_unrelated_files() {
     assert!(codes.contains(&"MA001"), "{:#}", with["findings"]);
     // main.rs, the four parts and user.rs stay unparsed; flow.rs is parsed.
     assert_eq!(skipped(&with), 6, "{}", with["summary"]);
-    assert_eq!(model_differences(dir.path()), Vec::<String>::new());
+    assert_eq!(model_differences(root), Vec::<String>::new());
 }

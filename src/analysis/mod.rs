@@ -372,8 +372,8 @@ fn analyze_crate(
     // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
     // every function modeled differently (development aid for the prefilter's
     // exactness, stronger than comparing findings).
-    if named.is_some() && std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some() {
-        check_prefilter(key, files, apis, include_tests, &lowered.krate);
+    if let Some(named) = named.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
+        check_prefilter(key, files, named, apis, include_tests, &lowered.krate);
     }
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
@@ -530,6 +530,7 @@ fn lower_needed(
 fn check_prefilter(
     key: &str,
     files: &[&SourceFile],
+    named: &[bool],
     apis: &Apis,
     include_tests: bool,
     partial: &crate::ir::Crate,
@@ -550,11 +551,11 @@ fn check_prefilter(
     // Functions with delivery facts in files that name no API token are not
     // parsed by design (their events alone make no finding); only relevance that
     // starts in a file naming one must be parsed.
-    let filter = prefilter(apis);
     let seeds: std::collections::HashSet<&str> = files
         .iter()
-        .filter(|f| filter.is_match(&f.text))
-        .map(|f| f.path.as_str())
+        .zip(named)
+        .filter(|(_, n)| **n)
+        .map(|(f, _)| f.path.as_str())
         .collect();
     let relevant = demand::relevant(&full.krate, &full.index, |f| seeds.contains(&*f.loc.path));
     for (f, r) in full.krate.functions.iter().zip(relevant) {
