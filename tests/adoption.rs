@@ -2,7 +2,7 @@
 //! `--diff-base`, run through the binary on generated trees and git repositories.
 
 mod common;
-use common::{msgaudit, write};
+use common::{check_output, msgaudit, write};
 
 use std::fs;
 use std::path::Path;
@@ -19,13 +19,7 @@ const ACK_THEN_WRITE: &str =
 
 /// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON, stderr).
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
-    let out = msgaudit()
-        .current_dir(dir)
-        .arg("check")
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
+    let out = check_output(dir, args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code().unwrap(), json, stderr)

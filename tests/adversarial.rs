@@ -9,7 +9,7 @@
 //! Kafka key, so that no prefilter skips it unparsed.
 
 mod common;
-use common::{msgaudit, write};
+use common::{check_output, msgaudit, write};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -31,13 +31,7 @@ const LIMIT: usize = 10 * 1024 * 1024;
 /// `msgaudit check --format json ARGS` in `dir`: (exit code, JSON, stderr). Fails on
 /// a crash (no exit code), output that is not JSON, or a panic message.
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
-    let out = msgaudit()
-        .current_dir(dir)
-        .arg("check")
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
+    let out = check_output(dir, args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let code = out
         .status

@@ -5,7 +5,7 @@
 //! MA900) is how these tests see that a file was read and under which path.
 
 mod common;
-use common::{msgaudit, write};
+use common::{check_output, msgaudit, write};
 
 use std::fs;
 use std::path::Path;
@@ -18,13 +18,7 @@ const STALE: &str = "fn f() {} // msgaudit:allow(MA001) kept on purpose\n";
 
 /// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON).
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
-    let out = msgaudit()
-        .current_dir(dir)
-        .arg("check")
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
+    let out = check_output(dir, args);
     let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: stdout {:?} stderr {:?}",

@@ -16,6 +16,18 @@ pub fn msgaudit() -> Command {
     cmd
 }
 
+/// Runs `msgaudit check --format json ARGS` in `dir` (each suite reads the output
+/// its own way).
+pub fn check_output(dir: &Path, args: &[&str]) -> std::process::Output {
+    msgaudit()
+        .current_dir(dir)
+        .arg("check")
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Writes `content` to `root/rel`, creating the directories on the way.
 pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
     let p = root.join(rel);
