@@ -487,8 +487,7 @@ fn lower_needed(
         loop {
             let lowered = fe.lower_new();
             if rest.is_empty() {
-                fe.restore(lowered);
-                return (fe.lower(), 0);
+                return (fe.finish(lowered), 0);
             }
             let d = demand::demand(&lowered);
             let (take, keep): (Vec<_>, Vec<_>) = rest
@@ -511,10 +510,10 @@ fn lower_needed(
                     rest.len()
                 );
             }
-            fe.restore(lowered);
             if take.is_empty() {
-                return (fe.lower(), rest.len());
+                return (fe.finish(lowered), rest.len());
             }
+            fe.restore(lowered);
             let taken: Vec<&SourceFile> = take.iter().map(|(f, _, _)| *f).collect();
             for (_, s, _) in take {
                 mentioned.extend(s.idents);
@@ -559,12 +558,12 @@ fn check_prefilter(
         .collect();
     let relevant = demand::relevant(&full.krate, &full.index, |f| seeds.contains(&*f.loc.path));
     for (f, r) in full.krate.functions.iter().zip(relevant) {
+        let whole = format!("{:?}", f);
         match lowered.get(&id(f)) {
-            Some(text) if *text != format!("{:?}", f) => {
-                let full = format!("{:?}", f);
+            Some(text) if *text != whole => {
                 let at = text
                     .bytes()
-                    .zip(full.bytes())
+                    .zip(whole.bytes())
                     .take_while(|(a, b)| a == b)
                     .count();
                 let from = text[..at]
@@ -577,7 +576,7 @@ fn check_prefilter(
                     f.name,
                     f.loc.path,
                     text[from..].chars().take(400).collect::<String>(),
-                    full[from..].chars().take(400).collect::<String>()
+                    whole[from..].chars().take(400).collect::<String>()
                 )
             }
             None if r => {

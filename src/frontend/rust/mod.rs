@@ -324,16 +324,8 @@ impl<'a> CrateFrontEnd<'a> {
 
     /// Indexes and lowers the files parsed so far, with the retention facts.
     pub fn lower(&mut self) -> CrateOutput {
-        self.lower_with(true)
-    }
-
-    /// Indexes and lowers the files parsed so far, without the retention facts (the
-    /// prefilter's rounds). Both lower only what may have changed: the files parsed
-    /// since the last lowering, and the files whose lowering read an index entry
-    /// (a function's signatures, a type's fields, a constant) those files changed;
-    /// every other file keeps its model, which is what lowering it again would give.
-    pub fn lower_new(&mut self) -> CrateOutput {
-        self.lower_with(false)
+        let out = self.lower_new();
+        self.finish(out)
     }
 
     /// Notes that the signature `sig` of `name` was added (`delta` 1) or removed (-1).
@@ -361,7 +353,13 @@ impl<'a> CrateFrontEnd<'a> {
         }
     }
 
-    fn lower_with(&mut self, retention: bool) -> CrateOutput {
+    /// Indexes and lowers the files parsed so far, without the retention facts (the
+    /// prefilter's rounds; [`CrateFrontEnd::finish`] adds them). It lowers only what
+    /// may have changed: the files parsed since the last lowering, and the files
+    /// whose lowering read an index entry (a function's signatures, a type's fields,
+    /// a constant) those files changed; every other file keeps its model, which is
+    /// what lowering it again would give.
+    pub fn lower_new(&mut self) -> CrateOutput {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
         for u in self.unparsed.values() {
@@ -506,19 +504,20 @@ impl<'a> CrateFrontEnd<'a> {
             .map(|(path, _)| path.clone())
             .collect();
 
-        if !retention {
-            return CrateOutput {
-                krate,
-                errors,
-                analyzed,
-                skipped_tests,
-                retention: Default::default(),
-                index: Arc::unwrap_or_clone(index),
-                undeclared_fields,
-            };
+        CrateOutput {
+            krate,
+            errors,
+            analyzed,
+            skipped_tests,
+            retention: Default::default(),
+            index: Arc::unwrap_or_clone(index),
+            undeclared_fields,
         }
+    }
 
-        // Retention: the crate's constants, then each file's facts.
+    /// Adds the retention facts (the crate's constants, then each file's facts) to
+    /// the last lowering's output.
+    pub fn finish(&self, mut out: CrateOutput) -> CrateOutput {
         self.broadcast(|_| Cmd::Consts);
         let mut consts = self.local.consts();
         for part in self.gather(|r| match r {
@@ -537,26 +536,17 @@ impl<'a> CrateFrontEnd<'a> {
         });
         self.broadcast(|_| Cmd::Walk(consts.clone(), tables.clone()));
         let mut walked = self.local.walk(&consts, &tables);
-        errors.extend(self.local.internal_errors());
+        out.errors.extend(self.local.internal_errors());
         for (part, internal) in self.gather(|r| match r {
             Reply::Walk(v, e) => (v, e),
             _ => unreachable!("reply out of order"),
         }) {
             walked.extend(part);
-            errors.extend(internal);
+            out.errors.extend(internal);
         }
         walked.sort_by(|a, b| a.0.cmp(&b.0));
-        let retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
-
-        CrateOutput {
-            krate,
-            errors,
-            analyzed,
-            skipped_tests,
-            retention,
-            index: Arc::unwrap_or_clone(index),
-            undeclared_fields,
-        }
+        out.retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
+        out
     }
 }
 
