@@ -638,12 +638,20 @@ impl<'a> Shard<'a> {
                 self.errors.push(err);
                 continue;
             }
-            let parsed = self.isolated(&f.path, || Some(syn::parse_file(&f.text)));
+            // Test items are skipped by every phase: their insides are not parsed
+            // (blanked, so that every other position stays where it is).
+            let parsed = self.isolated(&f.path, || {
+                let blanked = (!self.include_tests)
+                    .then(|| scan::test_bodies(&f.text))
+                    .filter(|r| !r.is_empty())
+                    .map(|r| scan::blank(&f.text, &r));
+                Some(syn::parse_file(blanked.as_deref().unwrap_or(&f.text)))
+            });
             let Some(parsed) = parsed else { continue };
             match parsed {
                 Ok(ast) => {
                     let mut uses = UseMap::new();
-                    collect_uses(&ast.items, &mut uses);
+                    collect_uses(&ast.items, self.include_tests, &mut uses);
                     self.parsed.push(Parsed {
                         module: module_path(self.key, &f.path),
                         file: f,
@@ -825,7 +833,9 @@ pub(crate) fn module_path(crate_key: &str, path: &str) -> Vec<String> {
     segs
 }
 
-fn collect_uses(items: &[syn::Item], uses: &mut UseMap) {
+/// The file's `use` imports, inline modules' included (test modules' only with the
+/// tests: their imports do not reach the code around them).
+fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
     fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, uses: &mut UseMap) {
         match tree {
             syn::UseTree::Path(p) => {
@@ -862,9 +872,9 @@ fn collect_uses(items: &[syn::Item], uses: &mut UseMap) {
     for item in items {
         match item {
             syn::Item::Use(u) => walk(&u.tree, &mut Vec::new(), uses),
-            syn::Item::Mod(m) => {
+            syn::Item::Mod(m) if include_tests || !is_test_attr(&m.attrs) => {
                 if let Some((_, inner)) = &m.content {
-                    collect_uses(inner, uses);
+                    collect_uses(inner, include_tests, uses);
                 }
             }
             _ => {}
@@ -1312,6 +1322,104 @@ mod tests {
         assert_eq!(
             type_info(&apis, &UseMap::new(), &index, &ty, None).role,
             None
+        );
+    }
+
+    /// The ranges `scan::test_bodies` blanks are insides of module-level items that
+    /// `is_test_attr` (which every phase follows) takes for tests, and parsing the
+    /// blanked text gives every other token at the same position: checked on this
+    /// crate's own sources and fixtures, which have test items of every kind.
+    #[test]
+    fn blanked_test_bodies_are_test_items_and_keep_every_other_position() {
+        fn item_bodies(items: &[syn::Item], out: &mut Vec<(usize, usize)>) {
+            let brace = |b: &syn::token::Brace| {
+                let (s, e) = (b.span.open().end(), b.span.close().start());
+                out_pos(s, e)
+            };
+            for item in items {
+                match item {
+                    syn::Item::Fn(f) if is_test_attr(&f.attrs) => {
+                        out.push(brace(&f.block.brace_token))
+                    }
+                    syn::Item::Impl(i) if is_test_attr(&i.attrs) => out.push(brace(&i.brace_token)),
+                    syn::Item::Mod(m) => match &m.content {
+                        Some((b, _)) if is_test_attr(&m.attrs) => out.push(brace(b)),
+                        Some((_, inner)) => item_bodies(inner, out),
+                        None => {}
+                    },
+                    _ => {}
+                }
+            }
+        }
+        // (line, column) pairs packed in one number, for comparing positions.
+        fn out_pos(s: proc_macro2::LineColumn, e: proc_macro2::LineColumn) -> (usize, usize) {
+            (s.line << 20 | s.column, e.line << 20 | e.column)
+        }
+        fn tokens(ts: proc_macro2::TokenStream, out: &mut Vec<(String, usize)>) {
+            for t in ts {
+                let s = t.span().start();
+                let at = s.line << 20 | s.column;
+                match t {
+                    proc_macro2::TokenTree::Group(g) => {
+                        out.push((format!("{:?}", g.delimiter()), at));
+                        tokens(g.stream(), out);
+                    }
+                    t => out.push((t.to_string(), at)),
+                }
+            }
+        }
+        let mut files = Vec::new();
+        for root in ["src", "fixtures", "tests"] {
+            for e in ignore::WalkBuilder::new(root).build().flatten() {
+                if e.path().extension().is_some_and(|x| x == "rs") {
+                    files.push(e.into_path());
+                }
+            }
+        }
+        let mut blanked_files = 0;
+        for path in files {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(ast) = syn::parse_file(&text) else {
+                continue;
+            };
+            let ranges = scan::test_bodies(&text);
+            if ranges.is_empty() {
+                continue;
+            }
+            blanked_files += 1;
+            let lines = crate::frontend::LineIndex::new(&text);
+            let mut bodies = Vec::new();
+            item_bodies(&ast.items, &mut bodies);
+            let pos = |b: usize| {
+                let (l, c) = lines.line_col(b);
+                (l as usize) << 20 | (c as usize - 1)
+            };
+            for r in &ranges {
+                let r = (pos(r.start), pos(r.end));
+                assert!(
+                    bodies.contains(&r),
+                    "{}: {r:?} is not a test item's body",
+                    path.display()
+                );
+            }
+            let blanked = scan::blank(&text, &ranges);
+            let mut want = Vec::new();
+            tokens(text.parse().unwrap(), &mut want);
+            want.retain(|(_, at)| {
+                !ranges
+                    .iter()
+                    .any(|r| (pos(r.start)..pos(r.end)).contains(at))
+            });
+            let mut got = Vec::new();
+            tokens(blanked.parse().unwrap(), &mut got);
+            assert_eq!(got, want, "{}", path.display());
+            assert!(syn::parse_file(&blanked).is_ok(), "{}", path.display());
+        }
+        assert!(
+            blanked_files > 20,
+            "only {blanked_files} files with test items"
         );
     }
 

@@ -323,6 +323,147 @@ pub fn scan(text: &str) -> FileScan<'_> {
     out
 }
 
+/// The byte ranges inside the braces of the module-level test items the front end
+/// skips (unless tests are included): the body of a `#[test]` (`#[tokio::test]`, ..)
+/// function, the contents of a `#[cfg(test)]` module or `impl` block. Parsing the
+/// text with these ranges blanked ([`blank`]) gives the same syntax tree outside
+/// them, at the same positions, for a fraction of the work: test code is often a
+/// third of a crate. Only attributes that `is_test_attr` recognizes are followed
+/// (a subset of its cases: whatever is blanked here, every phase skips).
+pub fn test_bodies(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut lexer = Lexer {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+    };
+    // Open braces: whether each is a module's (items directly inside are at item
+    // level), and the depth of parentheses and brackets it is in (`m!( .. )` holds
+    // tokens, not items).
+    let mut blocks: Vec<(bool, usize)> = Vec::new();
+    let mut nest = 0usize;
+    let (mut before, mut prev) = (Tok::Other, Tok::Other);
+    // The next item is under a test attribute; the item keyword seen since.
+    let mut pending_test = false;
+    let mut keyword: Option<&str> = None;
+    while let Some(tok) = lexer.next_tok() {
+        let at_item_level = nest == 0 && blocks.last().is_none_or(|(m, _)| *m);
+        match tok {
+            // `#[..]`, and `#![..]` (never a test item's).
+            Tok::Punct(b'[')
+                if at_item_level
+                    && (prev == Tok::Punct(b'#')
+                        || (prev == Tok::Punct(b'!') && before == Tok::Punct(b'#'))) =>
+            {
+                let mut toks = Vec::new();
+                let mut depth = 1usize;
+                while let Some(t) = lexer.next_tok() {
+                    match t {
+                        Tok::Punct(b'[') => depth += 1,
+                        Tok::Punct(b']') => depth -= 1,
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    toks.push(t);
+                }
+                pending_test |= prev == Tok::Punct(b'#') && is_test_attr(&toks);
+                (before, prev) = (Tok::Other, Tok::Punct(b']'));
+                continue;
+            }
+            Tok::Ident(id @ ("mod" | "fn" | "impl")) if at_item_level && keyword.is_none() => {
+                keyword = Some(id)
+            }
+            Tok::Ident(
+                "struct" | "enum" | "union" | "trait" | "const" | "static" | "use" | "type"
+                | "extern" | "macro_rules",
+            ) if at_item_level && keyword.is_none() => keyword = Some(""),
+            Tok::Open => {
+                let start = lexer.i;
+                if pending_test && at_item_level && keyword.is_some_and(|k| !k.is_empty()) {
+                    // Skip to the matching brace.
+                    let mut depth = 1usize;
+                    while let Some(t) = lexer.next_tok() {
+                        match t {
+                            Tok::Open => depth += 1,
+                            Tok::Close => depth -= 1,
+                            _ => {}
+                        }
+                        if depth == 0 {
+                            out.push(start..lexer.i - 1);
+                            break;
+                        }
+                    }
+                } else {
+                    blocks.push((at_item_level && keyword == Some("mod"), nest));
+                    nest = 0;
+                }
+                pending_test = false;
+                keyword = None;
+            }
+            Tok::Close => {
+                nest = blocks.pop().map_or(0, |(_, n)| n);
+                pending_test = false;
+                keyword = None;
+            }
+            Tok::Punct(b'(' | b'[') => nest += 1,
+            Tok::Punct(b')' | b']') => nest = nest.saturating_sub(1),
+            Tok::Punct(b';') if at_item_level => {
+                pending_test = false;
+                keyword = None;
+            }
+            _ => {}
+        }
+        (before, prev) = (prev, tok);
+    }
+    out
+}
+
+/// Whether the tokens of an attribute (inside `#[..]`) are one that the front end's
+/// `is_test_attr` takes for a test attribute: a path ending in `test` (`test`,
+/// `tokio::test(..)`), or `cfg(..)` whose tokens are `test ..` or contain a
+/// parenthesis opening on an identifier that starts with `test` (`all(test, ..)`).
+fn is_test_attr(toks: &[Tok]) -> bool {
+    let mut last = None;
+    let mut i = 0;
+    while let Some(Tok::Ident(id)) = toks.get(i) {
+        last = Some(*id);
+        i += 1;
+        if toks.get(i..i + 2) == Some(&[Tok::Punct(b':'), Tok::Punct(b':')]) {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    if last == Some("test") {
+        return true;
+    }
+    if i != 1 || last != Some("cfg") || toks.get(1) != Some(&Tok::Punct(b'(')) {
+        return false;
+    }
+    toks.get(2) == Some(&Tok::Ident("test"))
+        || toks[2..].windows(2).any(|w| {
+            w[0] == Tok::Punct(b'(') && matches!(w[1], Tok::Ident(id) if id.starts_with("test"))
+        })
+}
+
+/// `text` with the `ranges` blanked: every character but a line break becomes a
+/// space, so that every position outside them keeps its line and column.
+pub fn blank(text: &str, ranges: &[std::ops::Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in ranges {
+        out.push_str(&text[at..r.start]);
+        for c in text[r.clone()].chars() {
+            out.push(if c == '\n' { '\n' } else { ' ' });
+        }
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 impl<'a> FileScan<'a> {
     /// Records a call of `id`, preceded by the token `p`.
     fn called(&mut self, p: Tok<'a>, id: &'a str) {
@@ -725,6 +866,47 @@ mod tests {
         assert_eq!(sorted(&s.path_calls), ["new"]);
         assert_eq!(sorted(&s.method_calls), ["map", "send"]);
         assert!(s.idents.contains("run") && s.idents.contains("config"));
+    }
+
+    #[test]
+    fn test_bodies_are_those_of_module_level_test_items() {
+        let text = "#[test]\nfn t1() { a(); }\n\
+             #[tokio::test(flavor = \"multi_thread\")]\npub async fn t2() { b(); }\n\
+             #[cfg(test)]\nmod t3 { fn c() {} }\n\
+             #[cfg(all(test, feature = \"x\"))]\nimpl Repo { fn d() {} }\n\
+             #[cfg(test)]\n#[allow(unused)]\npub(crate) mod t5 { #[test] fn e() {} }\n\
+             mod outer { #[test] fn t6() { f(); } }\n\
+             #[cfg(feature = \"test\")]\nmod n1 { fn g() {} }\n\
+             #[cfg_attr(test, allow(unused))]\nfn n2() { x(); }\n\
+             #[cfg(test)]\nmod n3;\n#[cfg(test)]\nuse n4::X;\nfn n5() { h(); }\n\
+             impl N6 { #[test] fn i() { j(); } }\n\
+             fn n7() { #[cfg(test)] fn k() { l(); } }\n\
+             mac!( #[test] fn n8() { m(); } );\n\
+             #[cfg(test)]\nconst N9: S = S { n: 1 };\n\
+             #[cfg(testing)]\nfn n10() { o(); }\n\
+             #[cfg(test)]\nstruct N11 { p: u8 }\nfn n12() { q(); }\n";
+        let ranges = test_bodies(text);
+        let bodies: Vec<&str> = ranges.iter().map(|r| text[r.clone()].trim()).collect();
+        assert_eq!(
+            bodies,
+            [
+                "a();",
+                "b();",
+                "fn c() {}",
+                "fn d() {}",
+                "#[test] fn e() {}",
+                "f();"
+            ]
+        );
+        let blanked = blank(text, &ranges);
+        assert_eq!(blanked.lines().count(), text.lines().count());
+        assert!(blanked.contains("fn t1() {      }\n"));
+        // Columns count characters: a blanked `é` is one space.
+        let text = "#[test] fn t() { \"é\"; }\nfn f() {}";
+        assert_eq!(
+            blank(text, &test_bodies(text)),
+            "#[test] fn t() {      }\nfn f() {}"
+        );
     }
 
     #[test]
