@@ -91,7 +91,7 @@ pub struct Summary {
 
 /// Where a `check` run spent its time (`--statistics`). Never part of any output
 /// format: timings differ from run to run, output must not.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Timings {
     /// Loading the config and API packs, `--baseline` and `--diff-base` inputs.
     pub setup: Duration,
@@ -101,6 +101,8 @@ pub struct Timings {
     pub analysis: Duration,
     /// Threads in the pool that read and analyzed the files (`--jobs`).
     pub threads: usize,
+    /// Processor time per phase of the analysis, summed over threads.
+    pub cpu: Vec<(&'static str, Duration)>,
 }
 
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.

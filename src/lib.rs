@@ -83,6 +83,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         .unwrap_or(source::MAX_FILE_BYTES);
     let discovery = pool.install(|| source::discover(paths, &config, max_file_bytes));
     let discovery_done = Instant::now();
+    let cpu_before = analysis::cpu::snapshot();
     let output = analysis::analyze(&analysis::AnalysisInput {
         files: &discovery.files,
         apis: &apis,
@@ -154,6 +155,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         discovery: discovery_done - setup_done,
         analysis: discovery_done.elapsed(),
         threads: pool.current_num_threads(),
+        cpu: analysis::cpu::since(cpu_before),
     };
     Ok(report)
 }

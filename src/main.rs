@@ -212,6 +212,9 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     lines.push(format!("time setup: {}", secs(t.setup)));
     lines.push(format!("time discovery+reading: {}", secs(t.discovery)));
     lines.push(format!("time analysis: {}", secs(t.analysis)));
+    for (phase, d) in &t.cpu {
+        lines.push(format!("cpu {phase}: {}", secs(*d)));
+    }
     lines.push(format!("time output: {}", secs(output)));
     lines.push(format!("time total: {}", secs(total)));
     let mut err = std::io::stderr().lock();

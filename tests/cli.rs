@@ -453,11 +453,26 @@ fn statistics_go_to_stderr_and_leave_stdout_unchanged() {
         "msgaudit: time analysis: ",
         "msgaudit: time output: ",
         "msgaudit: time total: ",
+        "msgaudit: cpu lexical: ",
+        "msgaudit: cpu parse: ",
+        "msgaudit: cpu lower: ",
+        "msgaudit: cpu rules: ",
     ] {
         assert!(
             err.lines().any(|l| l.starts_with(line)),
             "{line:?} in {err}"
         );
+    }
+    // The fixture tree (hundreds of files) is parsed and lowered: those phases took
+    // measurable time.
+    let (_, fixtures_err) = run_in_repo(&["fixtures", "--format", "json", "--statistics"]);
+    for phase in ["parse", "lower"] {
+        let line = fixtures_err
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("msgaudit: cpu {phase}: ")))
+            .unwrap();
+        let secs: f64 = line.trim_end_matches(" s").parse().unwrap();
+        assert!(secs > 0.0, "{phase}: {line}");
     }
     let json: Value = serde_json::from_slice(&plain).unwrap();
     let seen = &json["summary"]["files"];

@@ -2,6 +2,7 @@
 //! on threads with large stacks), computes the ordering facts over the model and
 //! hands them to the rules.
 
+pub mod cpu;
 pub mod demand;
 pub mod flow;
 pub mod inventory;
@@ -212,9 +213,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut work = Vec::new();
     for (key, files) in crates {
         // Which files name an API (`None`: all are parsed).
-        let named: Option<Vec<bool>> = filter
-            .as_ref()
-            .map(|filter| files.iter().map(|f| filter.is_match(&f.text)).collect());
+        let named: Option<Vec<bool>> = filter.as_ref().map(|filter| {
+            cpu::timed(cpu::Phase::Lexical, || {
+                files.iter().map(|f| filter.is_match(&f.text)).collect()
+            })
+        });
         if named.as_ref().is_some_and(|n| !n.contains(&true)) {
             *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
             continue;
@@ -249,19 +252,21 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .par_iter()
             .map(|f| {
                 let _tick = Tick(&bar);
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| yaml::lower_file(f)))
-                    .unwrap_or_else(|_| yaml::Lowered {
-                        windows: Vec::new(),
-                        stages: Vec::new(),
-                        clients: Vec::new(),
-                        errors: vec![InputError {
-                            path: f.path.clone(),
-                            line: None,
-                            column: None,
-                            message: "internal error while analyzing this YAML file; please report"
-                                .into(),
-                        }],
-                    })
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    cpu::timed(cpu::Phase::Yaml, || yaml::lower_file(f))
+                }))
+                .unwrap_or_else(|_| yaml::Lowered {
+                    windows: Vec::new(),
+                    stages: Vec::new(),
+                    clients: Vec::new(),
+                    errors: vec![InputError {
+                        path: f.path.clone(),
+                        line: None,
+                        column: None,
+                        message: "internal error while analyzing this YAML file; please report"
+                            .into(),
+                    }],
+                })
             })
             .collect()
     });
@@ -390,14 +395,17 @@ fn analyze_crate(
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),
     };
-    let facts = flow::crate_facts(&lowered.krate, &tables);
-    let findings = crate::rules::check_all(&lowered.krate, &facts);
-    let inventory = inventory::crate_inventory(&inventory::CrateInput {
-        krate: &lowered.krate,
-        facts: &facts,
-        tables: &tables,
-        apis,
-        retention: &lowered.retention,
+    let (findings, inventory) = cpu::timed(cpu::Phase::Rules, || {
+        let facts = flow::crate_facts(&lowered.krate, &tables);
+        let findings = crate::rules::check_all(&lowered.krate, &facts);
+        let inventory = inventory::crate_inventory(&inventory::CrateInput {
+            krate: &lowered.krate,
+            facts: &facts,
+            tables: &tables,
+            apis,
+            retention: &lowered.retention,
+        });
+        (findings, inventory)
     });
     let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
@@ -456,7 +464,7 @@ fn lower_needed(
             .map(|f| {
                 (
                     f,
-                    rust::scan::scan(&f.text),
+                    cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text)),
                     rust::module_path(key, &f.path),
                 )
             })
@@ -464,15 +472,17 @@ fn lower_needed(
         for (f, s, _) in &rest {
             fe.declare_unparsed(f, s);
         }
-        let seed_scans: Vec<rust::scan::FileScan> =
-            seed.par_iter().map(|f| rust::scan::scan(&f.text)).collect();
+        let seed_scans: Vec<rust::scan::FileScan> = seed
+            .par_iter()
+            .map(|f| cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text)))
+            .collect();
         // A crate whose other files mostly name what the API files define (a plugin
         // architecture, one trait implemented everywhere) would need nearly all of
         // them: parse everything at once rather than lowering round by round. This
         // only decides speed; either way the result is the same.
         // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
         if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none()
-            && mostly_linked(&seed_scans, &rest)
+            && cpu::timed(cpu::Phase::Closure, || mostly_linked(&seed_scans, &rest))
         {
             // The scans and the declared items are not needed any more.
             drop((seed_scans, rest));
@@ -489,10 +499,11 @@ fn lower_needed(
             if rest.is_empty() {
                 return (fe.finish(lowered), 0);
             }
-            let d = demand::demand(&lowered);
-            let (take, keep): (Vec<_>, Vec<_>) = rest
-                .into_iter()
-                .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned));
+            let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
+                let d = demand::demand(&lowered);
+                rest.into_iter()
+                    .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
+            });
             // When most of the crate is needed, one more round of lowering costs more
             // than parsing the few files left: parse everything.
             let (take, keep) = if take.len() * 2 > keep.len() * 3 {

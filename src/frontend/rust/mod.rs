@@ -17,6 +17,7 @@ use std::sync::{mpsc, Arc};
 
 use syn::spanned::Spanned;
 
+use crate::analysis::cpu::{timed, untimed, Phase};
 use crate::apis::Apis;
 use crate::diagnostic::InputError;
 use crate::ir::{Crate, Function};
@@ -314,11 +315,17 @@ impl<'a> CrateFrontEnd<'a> {
         }
     }
 
-    /// Receives every worker's reply to the last command.
+    /// Receives every worker's reply to the last command (the wait is not counted
+    /// to the lowering's processor time: the workers count their own).
     fn gather<T>(&self, mut take: impl FnMut(Reply) -> T) -> Vec<T> {
         self.workers
             .iter()
-            .map(|w| take(w.rx.recv().expect("an analysis thread stopped")))
+            .map(|w| {
+                let reply = untimed(Phase::Lower, || {
+                    w.rx.recv().expect("an analysis thread stopped")
+                });
+                take(reply)
+            })
             .collect()
     }
 
@@ -360,6 +367,10 @@ impl<'a> CrateFrontEnd<'a> {
     /// a constant) those files changed; every other file keeps its model, which is
     /// what lowering it again would give.
     pub fn lower_new(&mut self) -> CrateOutput {
+        timed(Phase::Lower, || self.lower_round())
+    }
+
+    fn lower_round(&mut self) -> CrateOutput {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
         for u in self.unparsed.values() {
@@ -517,7 +528,11 @@ impl<'a> CrateFrontEnd<'a> {
 
     /// Adds the retention facts (the crate's constants, then each file's facts) to
     /// the last lowering's output.
-    pub fn finish(&self, mut out: CrateOutput) -> CrateOutput {
+    pub fn finish(&self, out: CrateOutput) -> CrateOutput {
+        timed(Phase::Lower, || self.add_retention(out))
+    }
+
+    fn add_retention(&self, mut out: CrateOutput) -> CrateOutput {
         self.broadcast(|_| Cmd::Consts);
         let mut consts = self.local.consts();
         for part in self.gather(|r| match r {
@@ -610,6 +625,14 @@ impl<'a> Shard<'a> {
     }
 
     fn run(&mut self, cmd: Cmd<'a>) -> Reply {
+        if let Cmd::Add(files) = cmd {
+            self.add(&files);
+            return Reply::Added;
+        }
+        timed(Phase::Lower, || self.run_lowering(cmd))
+    }
+
+    fn run_lowering(&mut self, cmd: Cmd<'a>) -> Reply {
         match cmd {
             Cmd::Add(files) => {
                 self.add(&files);
@@ -634,18 +657,21 @@ impl<'a> Shard<'a> {
 
     fn add(&mut self, files: &[&'a SourceFile]) {
         for f in files {
-            if let Some(err) = refuse_pathological(f) {
+            if let Some(err) = timed(Phase::Lexical, || refuse_pathological(f)) {
                 self.errors.push(err);
                 continue;
             }
             // Test items are skipped by every phase: their insides are not parsed
             // (blanked, so that every other position stays where it is).
             let parsed = self.isolated(&f.path, || {
-                let blanked = (!self.include_tests)
-                    .then(|| scan::test_bodies(&f.text))
-                    .filter(|r| !r.is_empty())
-                    .map(|r| scan::blank(&f.text, &r));
-                Some(syn::parse_file(blanked.as_deref().unwrap_or(&f.text)))
+                let blanked = timed(Phase::Lexical, || {
+                    (!self.include_tests)
+                        .then(|| scan::test_bodies(&f.text))
+                        .filter(|r| !r.is_empty())
+                        .map(|r| scan::blank(&f.text, &r))
+                });
+                let text = blanked.as_deref().unwrap_or(&f.text);
+                Some(timed(Phase::Parse, || syn::parse_file(text)))
             });
             let Some(parsed) = parsed else { continue };
             match parsed {
