@@ -4,7 +4,9 @@
 //! and the types it declares at module level. It never fails: bytes it does not
 //! understand are skipped, and an unterminated literal or comment ends the scan.
 
-use std::collections::HashSet;
+/// Sets of short borrowed names, hashed with a fast non-cryptographic hash (the scan
+/// inserts every identifier of every file).
+type HashSet<T> = foldhash::HashSet<T>;
 
 use super::guard::{skip_quote, skip_raw_string, skip_string};
 
