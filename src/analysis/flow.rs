@@ -35,9 +35,26 @@ pub const MAX_INLINED_CALLS: u32 = 1_000;
 /// A value in the analysis: (frame of the function activation, value in that function).
 type Val = (u32, ValueId);
 
-/// An event as the facts refer to it.
+/// An event as the facts refer to it (shared: the analysis states that hold it are
+/// copied at every branch).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct EvRef {
+pub struct EvRef(std::sync::Arc<EvData>);
+
+impl EvRef {
+    pub fn new(data: EvData) -> EvRef {
+        EvRef(std::sync::Arc::new(data))
+    }
+}
+
+impl std::ops::Deref for EvRef {
+    type Target = EvData;
+    fn deref(&self) -> &EvData {
+        &self.0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EvData {
     pub loc: Loc,
     pub text: String,
     pub describe: String,
@@ -711,13 +728,13 @@ impl<'c> Interp<'c> {
             EventKind::External { .. } => format!("sends the {d}"),
             _ => d.to_string(),
         };
-        EvRef {
+        EvRef::new(EvData {
             loc: e.loc.clone(),
             text: e.text.clone(),
             describe: d.to_string(),
             phrase,
             via: self.via.clone(),
-        }
+        })
     }
 
     fn fact(&mut self, p: &Pending, effect: EvRef, kind: EffectKind) {
@@ -913,13 +930,13 @@ impl<'c> Interp<'c> {
                 out.fall = Some(st);
             }
             ClosureRun::Transaction => {
-                let ev = EvRef {
+                let ev = EvRef::new(EvData {
                     loc: loc.clone(),
                     text: text.to_string(),
                     describe: "transaction".into(),
                     phrase: "commits the transaction".into(),
                     via: self.via.clone(),
-                };
+                });
                 let tx = param.map(|p| fr.val(p));
                 if let Some(tx) = tx {
                     st.txs.insert(

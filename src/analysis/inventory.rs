@@ -985,13 +985,13 @@ mod tests {
     }
 
     fn evref(line: u32, text: &str) -> EvRef {
-        EvRef {
+        EvRef::new(crate::analysis::flow::EvData {
             loc: loc(line),
             text: text.into(),
             describe: text.into(),
             phrase: text.into(),
             via: Vec::new(),
-        }
+        })
     }
 
     fn write(line: u32, idempotent: Option<bool>, autocommit: bool) -> Effect {
