@@ -1259,7 +1259,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let mut body = Vec::new();
                 self.block_value(&a.block, &mut body);
                 let sp = a.async_token.span.join(a.block.brace_token.span.close());
-                let sp = sp.filter(|_| a.attrs.is_empty()).unwrap_or_else(|| a.span());
+                let sp = sp
+                    .filter(|_| a.attrs.is_empty())
+                    .unwrap_or_else(|| a.span());
                 let loc = self.cx.loc(sp, sp);
                 out.push(Node::Closure {
                     body: Box::new(Node::Seq(body)),

@@ -661,14 +661,12 @@ impl<'a> Shard<'a> {
                 self.errors.push(err);
                 continue;
             }
-            // Test items are skipped by every phase: their insides are not parsed
-            // (blanked, so that every other position stays where it is).
+            // Test items and doc comments are ignored by every phase: they are not
+            // parsed (blanked, so that every other position stays where it is).
             let parsed = self.isolated(&f.path, || {
                 let blanked = timed(Phase::Lexical, || {
-                    (!self.include_tests)
-                        .then(|| scan::test_bodies(&f.text))
-                        .filter(|r| !r.is_empty())
-                        .map(|r| scan::blank(&f.text, &r))
+                    let ranges = scan::ignored_ranges(&f.text, self.include_tests);
+                    (!ranges.is_empty()).then(|| scan::blank(&f.text, &ranges))
                 });
                 let text = blanked.as_deref().unwrap_or(&f.text);
                 Some(timed(Phase::Parse, || syn::parse_file(text)))
@@ -1351,12 +1349,13 @@ mod tests {
         );
     }
 
-    /// The ranges `scan::test_bodies` blanks are insides of module-level items that
-    /// `is_test_attr` (which every phase follows) takes for tests, and parsing the
-    /// blanked text gives every other token at the same position: checked on this
-    /// crate's own sources and fixtures, which have test items of every kind.
+    /// The ranges `scan::ignored_ranges` blanks are doc comments or insides of
+    /// module-level items that `is_test_attr` (which every phase follows) takes for
+    /// tests, and parsing the blanked text gives every other token at the same
+    /// position: checked on this crate's own sources and fixtures, which have test
+    /// items of every kind.
     #[test]
-    fn blanked_test_bodies_are_test_items_and_keep_every_other_position() {
+    fn blanked_ranges_are_test_items_or_docs_and_keep_every_other_position() {
         fn item_bodies(items: &[syn::Item], out: &mut Vec<(usize, usize)>) {
             let brace = |b: &syn::token::Brace| {
                 let (s, e) = (b.span.open().end(), b.span.close().start());
@@ -1410,7 +1409,7 @@ mod tests {
             let Ok(ast) = syn::parse_file(&text) else {
                 continue;
             };
-            let ranges = scan::test_bodies(&text);
+            let ranges = scan::ignored_ranges(&text, false);
             if ranges.is_empty() {
                 continue;
             }
@@ -1423,9 +1422,12 @@ mod tests {
                 (l as usize) << 20 | (c as usize - 1)
             };
             for r in &ranges {
+                let doc = ["///", "//!", "/**", "/*!"]
+                    .iter()
+                    .any(|d| text[r.clone()].starts_with(d));
                 let r = (pos(r.start), pos(r.end));
                 assert!(
-                    bodies.contains(&r),
+                    doc || bodies.contains(&r),
                     "{}: {r:?} is not a test item's body",
                     path.display()
                 );

@@ -133,6 +133,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
         text,
         b: text.as_bytes(),
         i: 0,
+        docs: None,
     };
     while let Some(tok) = lexer.next_tok() {
         match (prev, tok) {
@@ -325,19 +326,23 @@ pub fn scan(text: &str) -> FileScan<'_> {
     out
 }
 
-/// The byte ranges inside the braces of the module-level test items the front end
-/// skips (unless tests are included): the body of a `#[test]` (`#[tokio::test]`, ..)
-/// function, the contents of a `#[cfg(test)]` module or `impl` block. Parsing the
-/// text with these ranges blanked ([`blank`]) gives the same syntax tree outside
-/// them, at the same positions, for a fraction of the work: test code is often a
-/// third of a crate. Only attributes that `is_test_attr` recognizes are followed
-/// (a subset of its cases: whatever is blanked here, every phase skips).
-pub fn test_bodies(text: &str) -> Vec<std::ops::Range<usize>> {
+/// The byte ranges of `text` that no phase of the analysis reads, in order: doc
+/// comments (`///`, `//!`, `/** */`, `/*! */`: attributes no phase looks at), and,
+/// unless `tests` (test items included), the insides of the braces of the
+/// module-level test items the front end skips: the body of a `#[test]`
+/// (`#[tokio::test]`, ..) function, the contents of a `#[cfg(test)]` module or
+/// `impl` block. Parsing the text with these ranges blanked ([`blank`]) gives the
+/// same syntax tree outside them, at the same positions, for a fraction of the work:
+/// test code is often a third of a crate. Only attributes that `is_test_attr`
+/// recognizes are followed (a subset of its cases: whatever is blanked here, every
+/// phase skips).
+pub fn ignored_ranges(text: &str, tests: bool) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut lexer = Lexer {
         text,
         b: text.as_bytes(),
         i: 0,
+        docs: Some(Vec::new()),
     };
     // Open braces: whether each is a module's (items directly inside are at item
     // level), and the depth of parentheses and brackets it is in (`m!( .. )` holds
@@ -383,7 +388,8 @@ pub fn test_bodies(text: &str) -> Vec<std::ops::Range<usize>> {
             ) if at_item_level && keyword.is_none() => keyword = Some(""),
             Tok::Open => {
                 let start = lexer.i;
-                if pending_test && at_item_level && keyword.is_some_and(|k| !k.is_empty()) {
+                if !tests && pending_test && at_item_level && keyword.is_some_and(|k| !k.is_empty())
+                {
                     // Skip to the matching brace.
                     let mut depth = 1usize;
                     while let Some(t) = lexer.next_tok() {
@@ -419,7 +425,20 @@ pub fn test_bodies(text: &str) -> Vec<std::ops::Range<usize>> {
         }
         (before, prev) = (prev, tok);
     }
-    out
+    // Doc comments inside test items are blanked with them.
+    let docs = lexer.docs.unwrap_or_default();
+    let mut merged = Vec::with_capacity(out.len() + docs.len());
+    let mut bodies = out.into_iter().peekable();
+    for d in docs {
+        while let Some(t) = bodies.next_if(|t| t.end <= d.start) {
+            merged.push(t);
+        }
+        if bodies.peek().is_none_or(|t| d.start < t.start) {
+            merged.push(d);
+        }
+    }
+    merged.extend(bodies);
+    merged
 }
 
 /// Whether the tokens of an attribute (inside `#[..]`) are one that the front end's
@@ -592,6 +611,8 @@ struct Lexer<'a> {
     text: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Where the doc comments skipped so far are, when asked for.
+    docs: Option<Vec<std::ops::Range<usize>>>,
 }
 
 fn is_ident_start(c: u8) -> bool {
@@ -612,11 +633,31 @@ impl<'a> Lexer<'a> {
             let c = *self.b.get(self.i)?;
             match c {
                 b'/' if self.peek(1) == b'/' => {
+                    let start = self.i;
                     while self.i < self.b.len() && self.b[self.i] != b'\n' {
                         self.i += 1;
                     }
+                    // `///` (not `////`) and `//!` are doc comments.
+                    let doc = (self.b.get(start + 2) == Some(&b'/')
+                        && self.b.get(start + 3) != Some(&b'/'))
+                        || self.b.get(start + 2) == Some(&b'!');
+                    if let Some(docs) = self.docs.as_mut().filter(|_| doc) {
+                        docs.push(start..self.i);
+                    }
                 }
-                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                b'/' if self.peek(1) == b'*' => {
+                    let start = self.i;
+                    self.block_comment();
+                    // `/** .. */` (not `/***` or `/**/`) and `/*! .. */` are doc comments.
+                    let doc = match self.b.get(start + 2) {
+                        Some(b'*') => !matches!(self.b.get(start + 3), Some(b'*' | b'/')),
+                        Some(b'!') => true,
+                        _ => false,
+                    };
+                    if let Some(docs) = self.docs.as_mut().filter(|_| doc) {
+                        docs.push(start..self.i);
+                    }
+                }
                 b'"' => {
                     self.i = skip_string(self.b, self.i).unwrap_or(self.b.len());
                     return Some(Tok::Other);
@@ -871,7 +912,7 @@ mod tests {
     }
 
     #[test]
-    fn test_bodies_are_those_of_module_level_test_items() {
+    fn ignored_ranges_are_doc_comments_and_module_level_test_bodies() {
         let text = "#[test]\nfn t1() { a(); }\n\
              #[tokio::test(flavor = \"multi_thread\")]\npub async fn t2() { b(); }\n\
              #[cfg(test)]\nmod t3 { fn c() {} }\n\
@@ -887,7 +928,7 @@ mod tests {
              #[cfg(test)]\nconst N9: S = S { n: 1 };\n\
              #[cfg(testing)]\nfn n10() { o(); }\n\
              #[cfg(test)]\nstruct N11 { p: u8 }\nfn n12() { q(); }\n";
-        let ranges = test_bodies(text);
+        let ranges = ignored_ranges(text, false);
         let bodies: Vec<&str> = ranges.iter().map(|r| text[r.clone()].trim()).collect();
         assert_eq!(
             bodies,
@@ -900,13 +941,32 @@ mod tests {
                 "f();"
             ]
         );
+        // Tests included: nothing to blank.
+        assert!(ignored_ranges(text, true).is_empty());
         let blanked = blank(text, &ranges);
         assert_eq!(blanked.lines().count(), text.lines().count());
         assert!(blanked.contains("fn t1() {      }\n"));
+        // Doc comments, outer and inner, line and block, in order with test bodies.
+        let text = "//! crate\n/// f\n//// not\nfn f() {}\n/** g */ /**/ /*** no */ /*! i */\n\
+                    #[test]\nfn t() {\n/// inside\n}\n// plain\n";
+        let docs: Vec<&str> = ignored_ranges(text, false)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            docs,
+            [
+                "//! crate",
+                "/// f",
+                "/** g */",
+                "/*! i */",
+                "\n/// inside\n"
+            ]
+        );
         // Columns count characters: a blanked `é` is one space.
         let text = "#[test] fn t() { \"é\"; }\nfn f() {}";
         assert_eq!(
-            blank(text, &test_bodies(text)),
+            blank(text, &ignored_ranges(text, false)),
             "#[test] fn t() {      }\nfn f() {}"
         );
     }
