@@ -159,23 +159,44 @@ impl Inventory {
     /// Attaches each finding to the consumers and producers whose locations it
     /// points at (its primary location or a label).
     pub fn attach(&mut self, findings: &[Finding]) {
+        // Findings by each place they point at (primary location and labels).
+        let mut at: std::collections::HashMap<(&str, u32, u32), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, f) in findings.iter().enumerate() {
+            at.entry((f.path.as_str(), f.span.line, f.span.column))
+                .or_default()
+                .push(i);
+            for l in &f.labels {
+                at.entry((l.path.as_str(), l.span.line, l.span.column))
+                    .or_default()
+                    .push(i);
+            }
+        }
         let refs = |locs: &BTreeSet<(String, u32, u32)>| -> Vec<FindingRef> {
-            let mut out: Vec<FindingRef> = findings
+            let mut hit: Vec<usize> = locs
                 .iter()
-                .filter(|f| {
-                    locs.contains(&(f.path.clone(), f.span.line, f.span.column))
-                        || f.labels
-                            .iter()
-                            .any(|l| locs.contains(&(l.path.clone(), l.span.line, l.span.column)))
+                .flat_map(|(path, line, column)| {
+                    at.get(&(path.as_str(), *line, *column))
+                        .into_iter()
+                        .flatten()
+                        .copied()
                 })
-                .map(|f| FindingRef {
-                    path: f.path.clone(),
-                    line: f.span.line,
-                    column: f.span.column,
-                    code: f.code,
-                    name: f.name,
-                    severity: f.severity,
-                    message: f.message.clone(),
+                .collect();
+            hit.sort_unstable();
+            hit.dedup();
+            let mut out: Vec<FindingRef> = hit
+                .into_iter()
+                .map(|i| {
+                    let f = &findings[i];
+                    FindingRef {
+                        path: f.path.clone(),
+                        line: f.span.line,
+                        column: f.span.column,
+                        code: f.code,
+                        name: f.name,
+                        severity: f.severity,
+                        message: f.message.clone(),
+                    }
                 })
                 .collect();
             out.sort();
