@@ -210,22 +210,30 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         }
     }
     let filter = input.prefilter.then(|| prefilter(input.apis));
-    let mut work = Vec::new();
-    for (key, files) in crates {
-        // Which files name an API (`None`: all are parsed).
-        let named: Option<Vec<bool>> = filter.as_ref().map(|filter| {
-            cpu::timed(cpu::Phase::Lexical, || {
-                files.iter().map(|f| filter.is_match(&f.text)).collect()
+    let pool = input.pool;
+    // Which files of each crate name an API (`None`: all are parsed), on the pool.
+    let crates: Vec<(&str, Vec<&SourceFile>, Option<Vec<bool>>)> = pool.install(|| {
+        crates
+            .into_par_iter()
+            .map(|(key, files)| {
+                let named = filter.as_ref().map(|filter| {
+                    cpu::timed(cpu::Phase::Lexical, || {
+                        files.iter().map(|f| filter.is_match(&f.text)).collect()
+                    })
+                });
+                (key, files, named)
             })
-        });
-        if named.as_ref().is_some_and(|n| !n.contains(&true)) {
+            .collect()
+    });
+    let mut work = Vec::new();
+    for (key, files, named) in crates {
+        if named.as_ref().is_some_and(|n: &Vec<bool>| !n.contains(&true)) {
             *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
             continue;
         }
         work.push((key, files, named));
     }
 
-    let pool = input.pool;
     let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
     let results: Vec<CrateResult> = pool.install(|| {
         work.par_iter()
