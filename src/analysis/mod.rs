@@ -190,6 +190,9 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .expect("prefilter patterns are valid")
 }
 
+/// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
+type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
+
 pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut out = AnalysisOutput::default();
     let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
@@ -212,7 +215,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let filter = input.prefilter.then(|| prefilter(input.apis));
     let pool = input.pool;
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
-    let crates: Vec<(&str, Vec<&SourceFile>, Option<Vec<bool>>)> = pool.install(|| {
+    let crates: Vec<CrateWork> = pool.install(|| {
         crates
             .into_par_iter()
             .map(|(key, files)| {
@@ -227,7 +230,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     });
     let mut work = Vec::new();
     for (key, files, named) in crates {
-        if named.as_ref().is_some_and(|n: &Vec<bool>| !n.contains(&true)) {
+        if named
+            .as_ref()
+            .is_some_and(|n: &Vec<bool>| !n.contains(&true))
+        {
             *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
             continue;
         }
