@@ -669,7 +669,7 @@ fn mostly_linked(
         .iter()
         .filter(|(_, s, _)| s.idents.iter().any(|i| defined.contains(i)))
         .count();
-    rest.len() >= 8 && linked * 20 > rest.len() * 19
+    rest.len() >= 8 && linked * 5 > rest.len() * 3
 }
 
 /// Crates with at least this many files are parsed and lowered on several threads.
