@@ -490,14 +490,18 @@ fn lower_needed(
             .par_iter()
             .map(|f| cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text)))
             .collect();
-        // A crate whose other files mostly name what the API files define (a plugin
-        // architecture, one trait implemented everywhere) would need nearly all of
-        // them: parse everything at once rather than lowering round by round. This
-        // only decides speed; either way the result is the same.
+        // A crate whose other files nearly all name what the API files define (a
+        // plugin architecture, one trait implemented everywhere) would need nearly all
+        // of them: parse everything at once rather than lowering round by round. When
+        // most of them do, the first round decides (below). This only decides speed;
+        // either way the result is the same.
         // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
-        if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none()
-            && cpu::timed(cpu::Phase::Closure, || mostly_linked(&seed_scans, &rest))
-        {
+        let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
+            cpu::timed(cpu::Phase::Closure, || linked_share(&seed_scans, &rest))
+        } else {
+            0.0
+        };
+        if linked > 0.95 {
             // The scans and the declared items are not needed any more.
             drop((seed_scans, rest));
             fe.add(files);
@@ -506,6 +510,7 @@ fn lower_needed(
         let mut mentioned: std::collections::HashSet<&str> =
             seed_scans.into_iter().flat_map(|s| s.idents).collect();
         fe.add(&seed);
+        let mut first = true;
         // Each round lowers only what the files parsed since may change (see
         // `lower_new`), so its model is the one a full lowering would give.
         loop {
@@ -519,8 +524,12 @@ fn lower_needed(
                     .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
             });
             // When most of the crate is needed, one more round of lowering costs more
-            // than parsing the few files left: parse everything.
-            let (take, keep) = if take.len() * 2 > keep.len() * 3 {
+            // than parsing the few files left: parse everything. So too when most
+            // files are linked by name and the first round already needs a quarter.
+            let (n, left) = (take.len(), keep.len());
+            let all = n * 2 > left * 3 || (first && linked > 0.6 && n * 3 >= left);
+            first = false;
+            let (take, keep) = if all {
                 (take.into_iter().chain(keep).collect(), Vec::new())
             } else {
                 (take, keep)
@@ -627,12 +636,13 @@ fn check_prefilter(
     }
 }
 
-/// Whether most unparsed files mention a function or type the API files define
-/// (names every crate defines, such as `new` or `fmt`, aside).
-fn mostly_linked(
+/// The share of the unparsed files that mention a function or type the API files
+/// define (names every crate defines, such as `new` or `fmt`, aside); 0 for fewer
+/// than 8 files.
+fn linked_share(
     seed: &[rust::scan::FileScan],
     rest: &[(&SourceFile, rust::scan::FileScan, Vec<String>)],
-) -> bool {
+) -> f64 {
     const UBIQUITOUS: &[&str] = &[
         "new",
         "default",
@@ -669,7 +679,10 @@ fn mostly_linked(
         .iter()
         .filter(|(_, s, _)| s.idents.iter().any(|i| defined.contains(i)))
         .count();
-    rest.len() >= 8 && linked * 5 > rest.len() * 3
+    if rest.len() < 8 {
+        return 0.0;
+    }
+    linked as f64 / rest.len() as f64
 }
 
 /// Crates with at least this many files are parsed and lowered on several threads.
