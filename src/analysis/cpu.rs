@@ -50,21 +50,26 @@ static NANOS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
 /// Runs `work`, counting its time to `phase`.
 pub fn timed<T>(phase: Phase, work: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = work();
-    let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+    let (out, ns) = measure(work);
     NANOS[phase as usize].fetch_add(ns, Ordering::Relaxed);
     out
 }
 
 /// Runs `work` (waiting for other threads) inside a [`timed`] part of `phase`,
-/// not counting its time to the phase.
+/// not counting its time to the phase. (The counter may wrap below zero until the
+/// enclosing part adds its time: the arithmetic is modular, and counters are read
+/// only before and after an analysis.)
 pub fn untimed<T>(phase: Phase, work: impl FnOnce() -> T) -> T {
+    let (out, ns) = measure(work);
+    NANOS[phase as usize].fetch_sub(ns, Ordering::Relaxed);
+    out
+}
+
+fn measure<T>(work: impl FnOnce() -> T) -> (T, u64) {
     let start = Instant::now();
     let out = work();
     let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
-    NANOS[phase as usize].fetch_sub(ns, Ordering::Relaxed);
-    out
+    (out, ns)
 }
 
 /// The counters now.
