@@ -617,3 +617,36 @@ fn bad_max_file_size_is_a_usage_or_config_error() {
         "msgaudit.toml:1:17: error: invalid `max_file_size`: expected a number of bytes or a size such as \"10MB\", found array",
     );
 }
+
+/// Test modules declared out of line are skipped like inline ones, and counted as
+/// skipped test code; with `include_tests = true` they are analyzed.
+#[test]
+fn out_of_line_test_modules_follow_include_tests() {
+    let fixture = "fixtures/ma001_ack_before_commit/bad_cfg_test_module_files_beside_helper";
+    let config = std::env::temp_dir().join(format!("msgaudit-tests-{}.toml", std::process::id()));
+    std::fs::write(&config, "include_tests = true\n").unwrap();
+    let count = |json: &[u8]| -> (usize, Value) {
+        let v: Value = serde_json::from_slice(json).unwrap();
+        (
+            v["findings"].as_array().unwrap().len(),
+            v["summary"].clone(),
+        )
+    };
+    let (plain, _) = run_in_repo(&[fixture, "--format", "json"]);
+    let (with_tests, _) = run_in_repo(&[
+        fixture,
+        "--format",
+        "json",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&config);
+    let (n, summary) = count(&plain);
+    assert_eq!(n, 1, "{summary}");
+    // The three files, and the declaration `mod fakes;` in the parsed `ingest.rs`
+    // (`lib.rs` names no API: it is not parsed).
+    assert_eq!(summary["skipped"]["test_code_items"], 4, "{summary}");
+    assert_eq!(summary["analyzed"], 2, "{summary}");
+    let (n, summary) = count(&with_tests);
+    assert_eq!(n, 4, "{summary}");
+}

@@ -190,6 +190,42 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .expect("prefilter patterns are valid")
 }
 
+/// The files of a crate without those of the test modules its files declare out of
+/// line (`#[cfg(test)] mod tests;` in `src/queue.rs`: `src/queue/tests.rs` or
+/// `src/queue/tests/mod.rs`, and every file under `src/queue/tests/`; from `lib.rs`,
+/// `main.rs` or `mod.rs`, beside it). A declaration that cannot be placed this way
+/// (`#[path]`, a binary's root) leaves the files analyzed.
+fn without_test_modules(files: Vec<&SourceFile>) -> Vec<&SourceFile> {
+    let mut test_paths: Vec<String> = Vec::new();
+    let mut test_dirs: Vec<String> = Vec::new();
+    for f in &files {
+        if !f.text.contains("(test") {
+            continue;
+        }
+        for name in rust::scan::test_module_decls(&f.text) {
+            let (dir, file) = f.path.rsplit_once('/').unwrap_or(("", f.path.as_str()));
+            let stem = file.strip_suffix(".rs").unwrap_or(file);
+            let base = match (stem, dir) {
+                ("lib" | "main" | "mod", "") => String::new(),
+                ("lib" | "main" | "mod", _) => format!("{dir}/"),
+                (_, "") => format!("{stem}/"),
+                _ => format!("{dir}/{stem}/"),
+            };
+            test_paths.push(format!("{base}{name}.rs"));
+            test_dirs.push(format!("{base}{name}/"));
+        }
+    }
+    if test_paths.is_empty() {
+        return files;
+    }
+    files
+        .into_iter()
+        .filter(|f| {
+            !test_paths.contains(&f.path) && !test_dirs.iter().any(|d| f.path.starts_with(d))
+        })
+        .collect()
+}
+
 /// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
 type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
 
@@ -215,21 +251,33 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let filter = input.prefilter.then(|| prefilter(input.apis));
     let pool = input.pool;
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
-    let crates: Vec<CrateWork> = pool.install(|| {
+    let include_tests = input.include_tests;
+    let crates: Vec<(CrateWork, usize)> = pool.install(|| {
         crates
             .into_par_iter()
             .map(|(key, files)| {
+                // Test modules declared out of line are test code like inline ones.
+                let n = files.len();
+                let files = if include_tests {
+                    files
+                } else {
+                    cpu::timed(cpu::Phase::Lexical, || without_test_modules(files))
+                };
+                let test_files = n - files.len();
                 let named = filter.as_ref().map(|filter| {
                     cpu::timed(cpu::Phase::Lexical, || {
                         files.iter().map(|f| filter.is_match(&f.text)).collect()
                     })
                 });
-                (key, files, named)
+                ((key, files, named), test_files)
             })
             .collect()
     });
     let mut work = Vec::new();
-    for (key, files, named) in crates {
+    for ((key, files, named), test_files) in crates {
+        if test_files > 0 {
+            *out.skipped.entry("test_code_items".into()).or_default() += test_files;
+        }
         if named
             .as_ref()
             .is_some_and(|n: &Vec<bool>| !n.contains(&true))

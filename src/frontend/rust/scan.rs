@@ -337,7 +337,22 @@ pub fn scan(text: &str) -> FileScan<'_> {
 /// recognizes are followed (a subset of its cases: whatever is blanked here, every
 /// phase skips).
 pub fn ignored_ranges(text: &str, tests: bool) -> Vec<std::ops::Range<usize>> {
+    test_items(text, tests).0
+}
+
+/// The modules a file declares out of line, at its top level, under a test attribute
+/// (`#[cfg(test)] mod tests;`), without a `#[path]`: their files are test code.
+pub fn test_module_decls(text: &str) -> Vec<&str> {
+    test_items(text, true).1
+}
+
+/// [`ignored_ranges`], and [`test_module_decls`].
+fn test_items(text: &str, tests: bool) -> (Vec<std::ops::Range<usize>>, Vec<&str>) {
     let mut out = Vec::new();
+    let mut decls = Vec::new();
+    // The name after an item-level `mod`, and whether an attribute says `path`.
+    let mut mod_name: Option<&str> = None;
+    let mut pending_path = false;
     let mut lexer = Lexer {
         text,
         b: text.as_bytes(),
@@ -376,11 +391,15 @@ pub fn ignored_ranges(text: &str, tests: bool) -> Vec<std::ops::Range<usize>> {
                     toks.push(t);
                 }
                 pending_test |= prev == Tok::Punct(b'#') && is_test_attr(&toks);
+                pending_path |= toks.first() == Some(&Tok::Ident("path"));
                 (before, prev) = (Tok::Other, Tok::Punct(b']'));
                 continue;
             }
             Tok::Ident(id @ ("mod" | "fn" | "impl")) if at_item_level && keyword.is_none() => {
                 keyword = Some(id)
+            }
+            Tok::Ident(id) if at_item_level && keyword == Some("mod") && mod_name.is_none() => {
+                mod_name = Some(id)
             }
             Tok::Ident(
                 "struct" | "enum" | "union" | "trait" | "const" | "static" | "use" | "type"
@@ -407,19 +426,22 @@ pub fn ignored_ranges(text: &str, tests: bool) -> Vec<std::ops::Range<usize>> {
                     blocks.push((at_item_level && keyword == Some("mod"), nest));
                     nest = 0;
                 }
-                pending_test = false;
-                keyword = None;
+                (pending_test, pending_path, keyword, mod_name) = (false, false, None, None);
             }
             Tok::Close => {
                 nest = blocks.pop().map_or(0, |(_, n)| n);
-                pending_test = false;
-                keyword = None;
+                (pending_test, pending_path, keyword, mod_name) = (false, false, None, None);
             }
             Tok::Punct(b'(' | b'[') => nest += 1,
             Tok::Punct(b')' | b']') => nest = nest.saturating_sub(1),
             Tok::Punct(b';') if at_item_level => {
-                pending_test = false;
-                keyword = None;
+                // (At the top of the file: a module declared in an inline one lives
+                // in a directory of its own.)
+                let top = blocks.is_empty();
+                if let Some(name) = mod_name.filter(|_| pending_test && !pending_path && top) {
+                    decls.push(name);
+                }
+                (pending_test, pending_path, keyword, mod_name) = (false, false, None, None);
             }
             _ => {}
         }
@@ -438,7 +460,7 @@ pub fn ignored_ranges(text: &str, tests: bool) -> Vec<std::ops::Range<usize>> {
         }
     }
     merged.extend(bodies);
-    merged
+    (merged, decls)
 }
 
 /// Whether the tokens of an attribute (inside `#[..]`) are one that the front end's
@@ -969,6 +991,15 @@ mod tests {
             blank(text, &ignored_ranges(text, false)),
             "#[test] fn t() {      }\nfn f() {}"
         );
+    }
+
+    #[test]
+    fn test_modules_declared_out_of_line() {
+        let text = "#[cfg(test)]\nmod tests;\n#[cfg(all(test, feature = \"x\"))]\npub(crate) mod fakes;\n\
+                    #[cfg(test)]\n#[path = \"t.rs\"]\nmod elsewhere;\nmod plain;\n\
+                    #[cfg(test)]\nmod inline { #[cfg(test)] mod nested; }\n\
+                    #[cfg(feature = \"test\")]\nmod featured;\n#[cfg(test)]\nuse x::y;\nmod after;\n";
+        assert_eq!(test_module_decls(text), ["tests", "fakes"]);
     }
 
     #[test]
