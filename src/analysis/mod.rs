@@ -199,7 +199,7 @@ fn without_test_modules(files: Vec<&SourceFile>) -> Vec<&SourceFile> {
     let mut test_paths: Vec<String> = Vec::new();
     let mut test_dirs: Vec<String> = Vec::new();
     for f in &files {
-        if !f.text.contains("(test") {
+        if !f.text.contains("(test") || !may_declare_module(&f.text) {
             continue;
         }
         for name in rust::scan::test_module_decls(&f.text) {
@@ -224,6 +224,25 @@ fn without_test_modules(files: Vec<&SourceFile>) -> Vec<&SourceFile> {
             !test_paths.contains(&f.path) && !test_dirs.iter().any(|d| f.path.starts_with(d))
         })
         .collect()
+}
+
+/// Whether `text` has something like `mod name;` (a cheap test before the lexical
+/// pass: most files declare none, or only inline modules).
+fn may_declare_module(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices("mod ").any(|(i, _)| {
+        let mut j = i + 4;
+        let skip = |j: &mut usize, f: fn(u8) -> bool| {
+            while b.get(*j).copied().is_some_and(f) {
+                *j += 1;
+            }
+        };
+        skip(&mut j, |c| c.is_ascii_whitespace());
+        let start = j;
+        skip(&mut j, |c| c == b'_' || c.is_ascii_alphanumeric());
+        skip(&mut j, |c| c.is_ascii_whitespace());
+        j > start && b.get(j) == Some(&b';')
+    })
 }
 
 /// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
