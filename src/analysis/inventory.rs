@@ -173,20 +173,14 @@ impl Inventory {
             }
         }
         let refs = |locs: &BTreeSet<(String, u32, u32)>| -> Vec<FindingRef> {
-            let mut hit: Vec<usize> = locs
+            let mut out: Vec<FindingRef> = locs
                 .iter()
                 .flat_map(|(path, line, column)| {
                     at.get(&(path.as_str(), *line, *column))
                         .into_iter()
                         .flatten()
-                        .copied()
                 })
-                .collect();
-            hit.sort_unstable();
-            hit.dedup();
-            let mut out: Vec<FindingRef> = hit
-                .into_iter()
-                .map(|i| {
+                .map(|&i| {
                     let f = &findings[i];
                     FindingRef {
                         path: f.path.clone(),

@@ -190,61 +190,6 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .expect("prefilter patterns are valid")
 }
 
-/// The files of a crate without those of the test modules its files declare out of
-/// line (`#[cfg(test)] mod tests;` in `src/queue.rs`: `src/queue/tests.rs` or
-/// `src/queue/tests/mod.rs`, and every file under `src/queue/tests/`; from `lib.rs`,
-/// `main.rs` or `mod.rs`, beside it). A declaration that cannot be placed this way
-/// (`#[path]`, a binary's root) leaves the files analyzed.
-fn without_test_modules(files: Vec<&SourceFile>) -> Vec<&SourceFile> {
-    let mut test_paths: Vec<String> = Vec::new();
-    let mut test_dirs: Vec<String> = Vec::new();
-    for f in &files {
-        if !f.text.contains("(test") || !may_declare_module(&f.text) {
-            continue;
-        }
-        for name in rust::scan::test_module_decls(&f.text) {
-            let (dir, file) = f.path.rsplit_once('/').unwrap_or(("", f.path.as_str()));
-            let stem = file.strip_suffix(".rs").unwrap_or(file);
-            let base = match (stem, dir) {
-                ("lib" | "main" | "mod", "") => String::new(),
-                ("lib" | "main" | "mod", _) => format!("{dir}/"),
-                (_, "") => format!("{stem}/"),
-                _ => format!("{dir}/{stem}/"),
-            };
-            test_paths.push(format!("{base}{name}.rs"));
-            test_dirs.push(format!("{base}{name}/"));
-        }
-    }
-    if test_paths.is_empty() {
-        return files;
-    }
-    files
-        .into_iter()
-        .filter(|f| {
-            !test_paths.contains(&f.path) && !test_dirs.iter().any(|d| f.path.starts_with(d))
-        })
-        .collect()
-}
-
-/// Whether `text` has something like `mod name;` (a cheap test before the lexical
-/// pass: most files declare none, or only inline modules).
-fn may_declare_module(text: &str) -> bool {
-    let b = text.as_bytes();
-    text.match_indices("mod ").any(|(i, _)| {
-        let mut j = i + 4;
-        let skip = |j: &mut usize, f: fn(u8) -> bool| {
-            while b.get(*j).copied().is_some_and(f) {
-                *j += 1;
-            }
-        };
-        skip(&mut j, |c| c.is_ascii_whitespace());
-        let start = j;
-        skip(&mut j, |c| c == b'_' || c.is_ascii_alphanumeric());
-        skip(&mut j, |c| c.is_ascii_whitespace());
-        j > start && b.get(j) == Some(&b';')
-    })
-}
-
 /// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
 type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
 
@@ -280,7 +225,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                 let files = if include_tests {
                     files
                 } else {
-                    cpu::timed(cpu::Phase::Lexical, || without_test_modules(files))
+                    cpu::timed(cpu::Phase::Lexical, || rust::without_test_modules(files))
                 };
                 let test_files = n - files.len();
                 let named = filter.as_ref().map(|filter| {

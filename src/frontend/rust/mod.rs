@@ -835,6 +835,39 @@ fn refuse_pathological(f: &SourceFile) -> Option<InputError> {
     })
 }
 
+/// The files of a crate without those of the test modules its files declare out of
+/// line (`#[cfg(test)] mod tests;` in `src/queue.rs`: `src/queue/tests.rs` or
+/// `src/queue/tests/mod.rs`, and every file under `src/queue/tests/`; from `lib.rs`,
+/// `main.rs` or `mod.rs`, beside it). A declaration that cannot be placed this way
+/// (`#[path]`, a binary's root) leaves the files analyzed.
+pub fn without_test_modules(files: Vec<&SourceFile>) -> Vec<&SourceFile> {
+    let mut test_paths: Vec<String> = Vec::new();
+    let mut test_dirs: Vec<String> = Vec::new();
+    for f in &files {
+        for name in scan::test_module_decls(&f.text) {
+            let (dir, file) = f.path.rsplit_once('/').unwrap_or(("", f.path.as_str()));
+            let stem = file.strip_suffix(".rs").unwrap_or(file);
+            let base = match (stem, dir) {
+                ("lib" | "main" | "mod", "") => String::new(),
+                ("lib" | "main" | "mod", _) => format!("{dir}/"),
+                (_, "") => format!("{stem}/"),
+                _ => format!("{dir}/{stem}/"),
+            };
+            test_paths.push(format!("{base}{name}.rs"));
+            test_dirs.push(format!("{base}{name}/"));
+        }
+    }
+    if test_paths.is_empty() {
+        return files;
+    }
+    files
+        .into_iter()
+        .filter(|f| {
+            !test_paths.contains(&f.path) && !test_dirs.iter().any(|d| f.path.starts_with(d))
+        })
+        .collect()
+}
+
 /// Module path of a file inside its crate: `src/handlers/orders.rs` -> `handlers::orders`.
 pub(crate) fn module_path(crate_key: &str, path: &str) -> Vec<String> {
     let rel = path
