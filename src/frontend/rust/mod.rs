@@ -1484,6 +1484,88 @@ mod tests {
         );
     }
 
+    /// The lexical scan finds the body of every function the front end indexes
+    /// (module level, inline modules, `impl` blocks, a trait's provided methods) and
+    /// nothing else: the inside of its braces, as syn sees them, on this crate's own
+    /// sources and fixtures (the bodies the prefilter may leave unparsed).
+    #[test]
+    fn scanned_function_bodies_are_the_indexed_functions_blocks() {
+        fn blocks(items: &[syn::Item], out: &mut Vec<(u32, u32, u32, u32)>) {
+            fn push(b: &syn::Block, out: &mut Vec<(u32, u32, u32, u32)>) {
+                let (s, e) = (
+                    b.brace_token.span.open().end(),
+                    b.brace_token.span.close().start(),
+                );
+                out.push((
+                    s.line as u32,
+                    s.column as u32 + 1,
+                    e.line as u32,
+                    e.column as u32 + 1,
+                ));
+            }
+            for item in items {
+                match item {
+                    syn::Item::Fn(f) => push(&f.block, out),
+                    syn::Item::Impl(i) => {
+                        for it in &i.items {
+                            if let syn::ImplItem::Fn(f) = it {
+                                push(&f.block, out);
+                            }
+                        }
+                    }
+                    syn::Item::Trait(t) => {
+                        for it in &t.items {
+                            if let syn::TraitItem::Fn(syn::TraitItemFn {
+                                default: Some(b), ..
+                            }) = it
+                            {
+                                push(b, out);
+                            }
+                        }
+                    }
+                    syn::Item::Mod(m) => {
+                        if let Some((_, inner)) = &m.content {
+                            blocks(inner, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut checked = 0;
+        for root in ["src", "fixtures", "tests"] {
+            for e in ignore::WalkBuilder::new(root).build().flatten() {
+                if e.path().extension().is_none_or(|x| x != "rs") {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(e.path()) else {
+                    continue;
+                };
+                let Ok(ast) = syn::parse_file(&text) else {
+                    continue;
+                };
+                let lines = crate::frontend::LineIndex::new(&text);
+                let mut want = Vec::new();
+                blocks(&ast.items, &mut want);
+                let mut got: Vec<(u32, u32, u32, u32)> = scan::scan(&text)
+                    .items
+                    .iter()
+                    .filter_map(|f| f.body.clone())
+                    .map(|r| {
+                        let (a, b) = lines.line_col(r.start);
+                        let (c, d) = lines.line_col(r.end);
+                        (a, b, c, d)
+                    })
+                    .collect();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{}", e.path().display());
+                checked += want.len();
+            }
+        }
+        assert!(checked > 1500, "only {checked} function bodies");
+    }
+
     #[test]
     fn deep_nesting_is_refused() {
         let text = format!("fn f() {{ {} }}", "(".repeat(1000));

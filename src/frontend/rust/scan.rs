@@ -47,6 +47,10 @@ pub struct FnItem<'a> {
     pub has_self: bool,
     /// Under `#[test]` or `#[cfg(test)]`.
     pub test: bool,
+    /// Where its name starts (its signature follows).
+    pub at: usize,
+    /// The inside of its body's braces (none for a trait's declaration).
+    pub body: Option<std::ops::Range<usize>>,
 }
 
 /// Where the scan is in the signature of the last function item, looking for `self`.
@@ -129,6 +133,12 @@ pub fn scan(text: &str) -> FileScan<'_> {
     // A trait's function item, until its body or its `;` (bracket depth): one
     // without a body is not a function the front end indexes.
     let mut trait_fn: Option<usize> = None;
+    // The last function item's signature, until its body's `{` or its `;` (bracket
+    // depth); then its body: where it starts and how many blocks are open around it.
+    let mut signature: Option<usize> = None;
+    let mut body: Option<(usize, usize)> = None;
+    // Open parentheses and brackets: an item inside `m!( .. )` is no item to syn.
+    let mut parens = 0usize;
     let mut lexer = Lexer {
         text,
         b: text.as_bytes(),
@@ -169,6 +179,26 @@ pub fn scan(text: &str) -> FileScan<'_> {
                 }
                 _ => None,
             };
+        }
+        if let Some(depth) = &mut signature {
+            match tok {
+                Tok::Punct(b'(' | b'[') => *depth += 1,
+                Tok::Punct(b')' | b']') => *depth = depth.saturating_sub(1),
+                Tok::Punct(b';') if *depth == 0 => signature = None,
+                Tok::Open if *depth == 0 => {
+                    body = Some((lexer.i, blocks.len()));
+                    signature = None;
+                }
+                _ => {}
+            }
+        }
+        if let (Tok::Close, Some((start, level))) = (tok, body) {
+            if blocks.len() == level + 1 {
+                if let Some(f) = out.items.last_mut() {
+                    f.body = Some(start..lexer.i - 1);
+                }
+                body = None;
+            }
         }
         if let Some(depth) = &mut trait_fn {
             match tok {
@@ -254,7 +284,12 @@ pub fn scan(text: &str) -> FileScan<'_> {
                                 module,
                                 has_self: false,
                                 test,
+                                at: id.as_ptr() as usize - text.as_ptr() as usize,
+                                body: None,
                             });
+                            if parens == 0 {
+                                signature = Some(0);
+                            }
                             receiver = Some(Receiver::Generics(0));
                             if matches!(blocks.last(), Some(Block::Trait { .. })) {
                                 trait_fn = Some(0);
@@ -313,11 +348,14 @@ pub fn scan(text: &str) -> FileScan<'_> {
                 opener = None;
                 impl_header = None;
             }
-            Tok::Punct(b';') => {
+            // (`;` inside brackets is part of a type: `impl From<X> for [u8; 4]`.)
+            Tok::Punct(b';') if parens == 0 => {
                 pending_test = false;
                 opener = None;
                 impl_header = None;
             }
+            Tok::Punct(b'(' | b'[') => parens += 1,
+            Tok::Punct(b')' | b']') => parens = parens.saturating_sub(1),
             _ => {}
         }
         before = prev[0];
