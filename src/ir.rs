@@ -257,6 +257,9 @@ pub enum ClosureRun {
     Callback,
     /// The body of `transaction(|tx| …)`: begins before, commits after on success.
     Transaction,
+    /// A future run beside others (`join!`, `try_join!`): analyzed on its own, as
+    /// a callback is, but it is no handler (it receives nothing).
+    Concurrent,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

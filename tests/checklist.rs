@@ -59,3 +59,27 @@ fn checklist_exits_2_on_input_errors() {
     assert_eq!(code, 2);
     assert!(out.contains("input error"));
 }
+
+/// Futures joined with `join!`/`try_join!` run beside each other; the function
+/// joining them is no consumer (it receives nothing), unlike a handler callback.
+#[test]
+fn joined_futures_make_no_consumer() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"j\"\n").unwrap();
+    std::fs::write(
+        src.join("main.rs"),
+        "use rdkafka::consumer::StreamConsumer;\n\
+         async fn a() {}\n\
+         async fn b() {}\n\
+         async fn both() { tokio::join!(a(), b()); }\n\
+         async fn run(c: StreamConsumer) { let m = c.recv().await; }\n",
+    )
+    .unwrap();
+    let (code, out) = run(&["checklist", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1 consumer and 0 producers found"), "{out}");
+    assert!(out.contains("### Consumer `run`"), "{out}");
+    assert!(!out.contains("Consumer `both`"), "{out}");
+}

@@ -904,7 +904,7 @@ impl<'c> Interp<'c> {
                 }
                 out.fall = fall;
             }
-            ClosureRun::Callback => {
+            ClosureRun::Callback | ClosureRun::Concurrent => {
                 self.run(body, State::new(), fr);
                 out.fall = Some(st);
             }

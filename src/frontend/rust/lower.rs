@@ -3105,7 +3105,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.arg(e, &mut body);
                         out.push(Node::Closure {
                             body: Box::new(Node::Seq(body)),
-                            run: ClosureRun::Callback,
+                            run: ClosureRun::Concurrent,
                             param: None,
                             handle: None,
                             loc: self.cx.loc(expr_span(e), expr_span(e)),
