@@ -103,6 +103,8 @@ pub struct Timings {
     pub threads: usize,
     /// Processor time per phase of the analysis, summed over threads.
     pub cpu: Vec<(&'static str, Duration)>,
+    /// Function bodies of parsed files that the prefilter left unparsed.
+    pub unparsed_bodies: usize,
 }
 
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.

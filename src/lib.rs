@@ -156,6 +156,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         analysis: discovery_done.elapsed(),
         threads: pool.current_num_threads(),
         cpu: analysis::cpu::since(cpu_before),
+        unparsed_bodies: output.unparsed_bodies,
     };
     Ok(report)
 }

@@ -207,6 +207,7 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     for (reason, n) in &s.skipped {
         lines.push(format!("skipped ({reason}): {n}"));
     }
+    lines.push(format!("function bodies not parsed: {}", t.unparsed_bodies));
     lines.push(format!("input errors: {}", s.errors));
     lines.push(format!("threads: {}", t.threads));
     lines.push(format!("time setup: {}", secs(t.setup)));

@@ -474,6 +474,24 @@ fn statistics_go_to_stderr_and_leave_stdout_unchanged() {
         let secs: f64 = line.trim_end_matches(" s").parse().unwrap();
         assert!(secs > 0.0, "{phase}: {line}");
     }
+    // Function bodies that name no API and that nothing needs are not parsed; all
+    // are without the prefilter.
+    let bodies = |err: &str| -> usize {
+        err.lines()
+            .find_map(|l| l.strip_prefix("msgaudit: function bodies not parsed: "))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(bodies(&fixtures_err) > 20, "{fixtures_err}");
+    let (_, all_err) = run_in_repo(&[
+        "fixtures",
+        "--format",
+        "json",
+        "--statistics",
+        "--no-prefilter",
+    ]);
+    assert_eq!(bodies(&all_err), 0);
     let json: Value = serde_json::from_slice(&plain).unwrap();
     let seen = &json["summary"]["files"];
     assert!(

@@ -49,6 +49,20 @@ pub struct Demand {
     pub bare: HashMap<String, Option<HashSet<Vec<String>>>>,
     /// Files declaring a function a parsed call may reach (by path).
     pub files: HashSet<String>,
+    /// Functions the analysis runs (relevant ones, and those a closure is handed to
+    /// from one it runs: it runs the closure where they call it), by file and the
+    /// position of their name: their bodies are needed.
+    pub bodies: HashSet<(String, usize)>,
+    /// Of each type and trait, the names of its relevant methods and of its
+    /// methods returning a type in `types` (a trait's: those it provides, and those
+    /// its impls define): a function body using a value of a type in `types`
+    /// matters only if it calls one of these or reads one of `fields`.
+    pub methods_of: HashMap<String, HashSet<String>>,
+    /// The union of the traits' sets in `methods_of` (a type's value may call
+    /// what any trait it implements gives it).
+    pub trait_methods: HashSet<String>,
+    /// Of each type in `types`, the fields that hold a role or such a type.
+    pub fields: HashMap<String, Vec<String>>,
 }
 
 impl Demand {
@@ -63,19 +77,25 @@ impl Demand {
         consts: &HashSet<&str>,
     ) -> bool {
         self.files.contains(path)
-            || scan.method_calls.iter().any(|m| self.methods.contains(*m))
-            || scan.path_calls.iter().any(|m| self.paths.contains(*m))
-            || scan.calls.iter().any(|c| match self.bare.get(*c) {
-                Some(None) => true,
-                Some(Some(modules)) => modules.contains(module),
-                None => false,
-            })
+            || self.calls_relevant(module, scan)
             || scan.idents.iter().any(|id| self.types.contains(*id))
             || scan
                 .items
                 .iter()
                 .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
             || scan.consts.iter().any(|c| consts.contains(c))
+    }
+
+    /// Whether code of module `module`, scanned as `scan`, calls a relevant
+    /// function by name (a method linked to untyped receivers, a path, a bare call).
+    pub fn calls_relevant(&self, module: &[String], scan: &FileScan) -> bool {
+        scan.method_calls.iter().any(|m| self.methods.contains(*m))
+            || scan.path_calls.iter().any(|m| self.paths.contains(*m))
+            || scan.calls.iter().any(|c| match self.bare.get(*c) {
+                Some(None) => true,
+                Some(Some(modules)) => modules.contains(module),
+                None => false,
+            })
     }
 
     /// Records how a call can reach the function `ident` declared with
@@ -102,6 +122,16 @@ impl Demand {
             }
             return;
         };
+        let mut of = |ty: &str| {
+            self.methods_of
+                .entry(ty.to_string())
+                .or_default()
+                .insert(ident.to_string());
+        };
+        of(t);
+        if let Some(tr) = trait_name {
+            of(tr);
+        }
         // `T::name(..)`, `x.name(..)` with `x: T`, `self.name(..)` in an impl for `T`.
         if cx.index.type_names.contains(t) || cx.index.traits.contains(t) {
             self.types.insert(t.to_string());
@@ -133,7 +163,11 @@ struct Cx<'a> {
 
 /// Which functions of the crate are relevant: they have delivery facts of their
 /// own (only those for which `own` holds count) or call one that is.
-pub fn relevant(krate: &Crate, index: &CrateIndex, own: impl Fn(&Function) -> bool) -> Vec<bool> {
+pub fn relevant(
+    krate: &Crate,
+    index: &CrateIndex,
+    own: impl Fn(&Function) -> bool + Sync,
+) -> Vec<bool> {
     relevance(krate, index, &Resolver::new(krate), own).0
 }
 
@@ -142,27 +176,38 @@ fn relevance<'k>(
     krate: &'k Crate,
     index: &CrateIndex,
     resolver: &Resolver,
-    own: impl Fn(&Function) -> bool,
+    own: impl Fn(&Function) -> bool + Sync,
 ) -> (Vec<bool>, Vec<Vec<&'k Callee>>) {
+    use rayon::prelude::*;
     let fns = &krate.functions;
     let n = fns.len();
-    let mut relevant = vec![false; n];
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut calls: Vec<Vec<&Callee>> = vec![Vec::new(); n];
-    for (i, f) in fns.iter().enumerate() {
-        let own = own(f);
-        relevant[i] = own && has_own_facts(f, index);
-        // Any delivery event makes a function relevant; its calls are listed.
-        for e in f.body.events() {
-            match &e.kind {
-                EventKind::Call(c) => {
-                    edges[i].extend(resolver.resolve(f, c));
-                    calls[i].push(&c.callee);
+    // Any delivery event makes a function relevant; its calls are listed.
+    let per_fn: Vec<(bool, Vec<usize>, Vec<&Callee>)> = fns
+        .par_iter()
+        .map(|f| {
+            let own = own(f);
+            let mut relevant = own && has_own_facts(f, index);
+            let (mut edges, mut calls) = (Vec::new(), Vec::new());
+            for e in f.body.events() {
+                match &e.kind {
+                    EventKind::Call(c) => {
+                        edges.extend(resolver.resolve(f, c));
+                        calls.push(&c.callee);
+                    }
+                    EventKind::CallValue { .. } => {}
+                    _ => relevant |= own,
                 }
-                EventKind::CallValue { .. } => {}
-                _ => relevant[i] |= own,
             }
-        }
+            (relevant, edges, calls)
+        })
+        .collect();
+    let mut relevant = Vec::with_capacity(n);
+    let mut edges: Vec<Vec<usize>> = Vec::with_capacity(n);
+    let mut calls: Vec<Vec<&Callee>> = Vec::with_capacity(n);
+    for (r, e, c) in per_fn {
+        relevant.push(r);
+        edges.push(e);
+        calls.push(c);
     }
     // Callers of relevant functions are relevant.
     loop {
@@ -233,6 +278,55 @@ pub fn demand(lowered: &CrateOutput) -> Demand {
         }
         if (d.types.len(), d.impl_types.len()) == before {
             break;
+        }
+    }
+
+    // The functions the analysis runs: the relevant ones, and (to a fixpoint) those
+    // that take a closure from one it runs.
+    let mut run = relevant.clone();
+    let mut stack: Vec<usize> = (0..fns.len()).filter(|&i| relevant[i]).collect();
+    while let Some(i) = stack.pop() {
+        for e in fns[i].body.events() {
+            let EventKind::Call(c) = &e.kind else {
+                continue;
+            };
+            if c.closures.is_empty() {
+                continue;
+            }
+            for j in resolver.resolve(&fns[i], c) {
+                if !run[j] {
+                    run[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+    }
+    d.bodies = fns
+        .iter()
+        .zip(&run)
+        .filter(|(_, r)| **r)
+        .map(|(f, _)| (f.loc.path.to_string(), f.loc.span.byte_start))
+        .collect();
+
+    d.trait_methods = index
+        .traits
+        .iter()
+        .filter_map(|tr| d.methods_of.get(tr))
+        .flatten()
+        .cloned()
+        .collect();
+    for (ty, fields) in &index.fields {
+        if d.types.contains(ty) {
+            let held: Vec<String> = fields
+                .iter()
+                .filter(|(_, t)| {
+                    t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| d.holds(c))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if !held.is_empty() {
+                d.fields.insert(ty.clone(), held);
+            }
         }
     }
 

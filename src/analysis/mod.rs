@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod demand;
 pub mod flow;
 pub mod inventory;
+pub mod lazy;
 
 use std::collections::BTreeMap;
 
@@ -52,6 +53,8 @@ pub struct AnalysisOutput {
     pub analyzed: usize,
     /// Consumers and producers, for the review checklist (SPEC §6).
     pub inventory: inventory::Inventory,
+    /// Function bodies of parsed files left unparsed (`lazy`).
+    pub unparsed_bodies: usize,
 }
 
 /// Crate and library names that mark a file as relevant, besides the API packs' tokens.
@@ -74,7 +77,7 @@ const CRATE_TOKENS: &[&str] = &[
 ];
 
 /// Method names too common to mark a file as relevant on their own.
-const COMMON: &[&str] = &[
+pub(crate) const COMMON: &[&str] = &[
     "send",
     "next",
     "try_next",
@@ -213,6 +216,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         }
     }
     let filter = input.prefilter.then(|| prefilter(input.apis));
+    let lexicon = input
+        .prefilter
+        .then(|| lazy::Lexicon::new(input.apis, COMMON));
     let pool = input.pool;
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
     let include_tests = input.include_tests;
@@ -264,7 +270,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                         files,
                         input.apis,
                         input.include_tests,
-                        named.as_deref(),
+                        named
+                            .as_deref()
+                            .zip(lexicon.as_ref())
+                            .map(|(named, lexicon)| Prefilter { named, lexicon }),
                     )
                 }))
                 .unwrap_or_else(|panic| internal_error(files, panic))
@@ -306,6 +315,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         clients.extend(r.clients);
         out.errors.extend(r.errors);
         out.analyzed += r.analyzed;
+        out.unparsed_bodies += r.unparsed_bodies;
         if r.unparsed > 0 {
             *out.skipped.entry("no_relevant_tokens".into()).or_default() += r.unparsed;
         }
@@ -390,6 +400,8 @@ struct CrateResult {
     skipped_tests: usize,
     /// Files the prefilter left unparsed.
     unparsed: usize,
+    /// Function bodies of parsed files it left unparsed.
+    unparsed_bodies: usize,
 }
 
 fn analyze_crate(
@@ -397,14 +409,22 @@ fn analyze_crate(
     files: &[&SourceFile],
     apis: &Apis,
     include_tests: bool,
-    named: Option<&[bool]>,
+    prefilter: Option<Prefilter>,
 ) -> CrateResult {
-    let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, named);
+    let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, prefilter);
     // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
     // every function modeled differently (development aid for the prefilter's
     // exactness, stronger than comparing findings).
-    if let Some(named) = named.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
-        check_prefilter(key, files, named, apis, include_tests, &lowered.krate);
+    if let Some(p) = prefilter.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
+        check_prefilter(
+            key,
+            files,
+            p.named,
+            apis,
+            include_tests,
+            &lowered.krate,
+            &unparsed,
+        );
     }
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
@@ -457,24 +477,100 @@ fn analyze_crate(
         errors: lowered.errors,
         analyzed: lowered.analyzed,
         skipped_tests: lowered.skipped_tests,
-        unparsed,
+        unparsed: unparsed.files,
+        unparsed_bodies: unparsed.bodies.len(),
     }
 }
 
-/// Parses the files of a crate that mention an API token, then, round by round,
-/// the files the model of what is parsed needs ([`demand`]); lowers what is parsed.
-/// Returns the lowered crate and the number of files left unparsed.
-fn lower_needed(
-    key: &str,
-    files: &[&SourceFile],
-    apis: &Apis,
+/// What the prefilter knows of a crate: which of its files name an API, and the
+/// names that make a function body worth parsing.
+#[derive(Clone, Copy)]
+struct Prefilter<'p> {
+    named: &'p [bool],
+    lexicon: &'p lazy::Lexicon,
+}
+
+/// What [`lower_needed`] leaves unparsed.
+#[derive(Default)]
+struct Unparsed {
+    files: usize,
+    /// Function bodies of parsed files, by file and the position of the name.
+    bodies: Vec<(String, usize)>,
+}
+
+/// A parsed file, with the function bodies left out of it.
+struct ParsedFile<'f> {
+    file: &'f SourceFile,
+    scan: rust::scan::FileScan<'f>,
+    module: Vec<String>,
+    bodies: Vec<lazy::Body<'f>>,
+}
+
+/// A file with its lexical scan and module path.
+type Scanned<'f> = (&'f SourceFile, rust::scan::FileScan<'f>, Vec<String>);
+
+fn scanned<'f>(key: &str, f: &'f SourceFile) -> Scanned<'f> {
+    let scan = cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text));
+    (f, scan, rust::module_path(key, &f.path))
+}
+
+/// The files to parse, each with the function bodies that can be left out.
+fn add_parsed<'f>(
+    files: Vec<Scanned<'f>>,
+    lexicon: &lazy::Lexicon,
     include_tests: bool,
-    named: Option<&[bool]>,
-) -> (rust::CrateOutput, usize) {
+) -> Vec<ParsedFile<'f>> {
+    files
+        .into_par_iter()
+        .map(|(file, scan, module)| {
+            let bodies = cpu::timed(cpu::Phase::Lexical, || {
+                lazy::unneeded_bodies(&file.text, &scan, lexicon)
+                    .into_iter()
+                    .filter(|&i| include_tests || !scan.items[i].test)
+                    .filter_map(|i| lazy::Body::new(i, &scan.items[i]))
+                    .collect()
+            });
+            ParsedFile {
+                file,
+                scan,
+                module,
+                bodies,
+            }
+        })
+        .collect()
+}
+
+/// Parses `new` files, leaving out their bodies, and keeps them in `parsed`.
+fn add<'f>(
+    fe: &mut rust::CrateFrontEnd<'f>,
+    parsed: &mut Vec<ParsedFile<'f>>,
+    mentioned: &mut std::collections::HashSet<&'f str>,
+    new: Vec<ParsedFile<'f>>,
+) {
+    let mut lazy_files = Vec::with_capacity(new.len());
+    for p in &new {
+        mentioned.extend(p.scan.idents.iter().copied());
+        lazy_files.push((p.file, p.bodies.iter().map(|b| b.range.clone()).collect()));
+    }
+    fe.add_lazy(lazy_files);
+    parsed.extend(new);
+}
+
+/// Parses the files of a crate that mention an API token, then, round by round,
+/// the files the model of what is parsed needs ([`demand`]); of each parsed file,
+/// the function bodies that name the API (or may retry) first, then those the
+/// model needs ([`lazy`]); lowers what is parsed.
+fn lower_needed<'f>(
+    key: &'f str,
+    files: &[&'f SourceFile],
+    apis: &'f Apis,
+    include_tests: bool,
+    prefilter: Option<Prefilter>,
+) -> (rust::CrateOutput, Unparsed) {
     rust::with_front_end(key, apis, include_tests, shards_for(files), |fe| {
-        let Some(named) = named else {
+        let Some(Prefilter { named, lexicon }) = prefilter else {
             fe.add(files);
-            return (fe.lower(), 0);
+            return (fe.lower(), Unparsed::default());
         };
         let mut seed: Vec<&SourceFile> = Vec::new();
         let mut rest: Vec<&SourceFile> = Vec::new();
@@ -485,23 +581,11 @@ fn lower_needed(
                 rest.push(f);
             }
         }
-        let mut rest: Vec<(&SourceFile, rust::scan::FileScan, Vec<String>)> = rest
-            .into_par_iter()
-            .map(|f| {
-                (
-                    f,
-                    cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text)),
-                    rust::module_path(key, &f.path),
-                )
-            })
-            .collect();
+        let mut rest: Vec<Scanned> = rest.into_par_iter().map(|f| scanned(key, f)).collect();
         for (f, s, _) in &rest {
             fe.declare_unparsed(f, s);
         }
-        let seed_scans: Vec<rust::scan::FileScan> = seed
-            .par_iter()
-            .map(|f| cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text)))
-            .collect();
+        let seed: Vec<Scanned> = seed.into_par_iter().map(|f| scanned(key, f)).collect();
         // A crate whose other files nearly all name what the API files define (a
         // plugin architecture, one trait implemented everywhere) would need nearly all
         // of them: parse everything at once rather than lowering round by round. When
@@ -509,29 +593,29 @@ fn lower_needed(
         // either way the result is the same.
         // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
         let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
-            cpu::timed(cpu::Phase::Closure, || linked_share(&seed_scans, &rest))
+            cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
         } else {
             0.0
         };
+        let mut seed = seed;
         if linked > 0.95 {
-            // The scans and the declared items are not needed any more.
-            drop((seed_scans, rest));
-            fe.add(files);
-            return (fe.lower(), 0);
+            seed.append(&mut rest);
         }
-        let mut mentioned: std::collections::HashSet<&str> =
-            seed_scans.into_iter().flat_map(|s| s.idents).collect();
-        fe.add(&seed);
+        // Identifiers the parsed files mention (a constant they name is needed).
+        let mut mentioned: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut parsed: Vec<ParsedFile> = Vec::new();
+        let lazy = |files| add_parsed(files, lexicon, include_tests);
+        add(fe, &mut parsed, &mut mentioned, lazy(seed));
         let mut first = true;
         // Each round lowers only what the files parsed since may change (see
         // `lower_new`), so its model is the one a full lowering would give.
         loop {
             let lowered = fe.lower_new();
-            if rest.is_empty() {
-                return (fe.finish(lowered), 0);
+            if rest.is_empty() && parsed.iter().all(|p| p.bodies.is_empty()) {
+                return (fe.finish(lowered), Unparsed::default());
             }
+            let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered));
             let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
-                let d = demand::demand(&lowered);
                 rest.into_iter()
                     .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
             });
@@ -547,24 +631,55 @@ fn lower_needed(
                 (take, keep)
             };
             rest = keep;
+            // The bodies the model needs now.
+            let needed: Vec<rust::Lazy> = cpu::timed(cpu::Phase::Closure, || {
+                parsed
+                    .par_iter_mut()
+                    .filter_map(|p| {
+                        let ParsedFile {
+                            file,
+                            scan,
+                            module,
+                            bodies,
+                        } = p;
+                        let mut now = Vec::new();
+                        bodies.retain_mut(|b| {
+                            let needed = d.bodies.contains(&(file.path.clone(), b.at))
+                                || b.needed(&d, &file.text, scan, &scan.items[b.item], module);
+                            if needed {
+                                now.push(b.range.clone());
+                            }
+                            !needed
+                        });
+                        (!now.is_empty()).then_some((*file, now))
+                    })
+                    .collect()
+            });
             // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
             if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
                 eprintln!(
-                    "{key}: {} parsed, {} needed, {} left",
+                    "{key}: {} parsed, {} needed, {} left; {} bodies needed, {} bodies left out",
                     lowered.analyzed,
                     take.len(),
-                    rest.len()
+                    rest.len(),
+                    needed.iter().map(|(_, b)| b.len()).sum::<usize>(),
+                    parsed.iter().map(|p| p.bodies.len()).sum::<usize>()
                 );
             }
-            if take.is_empty() {
-                return (fe.finish(lowered), rest.len());
+            if take.is_empty() && needed.is_empty() {
+                let bodies = parsed
+                    .iter()
+                    .flat_map(|p| p.bodies.iter().map(|b| (p.file.path.clone(), b.at)))
+                    .collect();
+                let unparsed = Unparsed {
+                    files: rest.len(),
+                    bodies,
+                };
+                return (fe.finish(lowered), unparsed);
             }
             fe.restore(lowered);
-            let taken: Vec<&SourceFile> = take.iter().map(|(f, _, _)| *f).collect();
-            for (_, s, _) in take {
-                mentioned.extend(s.idents);
-            }
-            fe.add(&taken);
+            fe.parse_bodies(needed);
+            add(fe, &mut parsed, &mut mentioned, lazy(take));
         }
     })
 }
@@ -579,8 +694,15 @@ fn check_prefilter(
     apis: &Apis,
     include_tests: bool,
     partial: &crate::ir::Crate,
+    unparsed: &Unparsed,
 ) {
     let (full, _) = lower_needed(key, files, apis, include_tests, None);
+    // Functions whose bodies were left out: their models are empty.
+    let no_body: std::collections::HashSet<(&str, usize)> = unparsed
+        .bodies
+        .iter()
+        .map(|(path, at)| (path.as_str(), *at))
+        .collect();
     let id = |f: &crate::ir::Function| {
         (
             f.loc.path.to_string(),
@@ -605,7 +727,8 @@ fn check_prefilter(
     let relevant = demand::relevant(&full.krate, &full.index, |f| seeds.contains(&*f.loc.path));
     for (f, r) in full.krate.functions.iter().zip(relevant) {
         let whole = format!("{:?}", f);
-        match lowered.get(&id(f)) {
+        let body_left_out = no_body.contains(&(&*f.loc.path, f.loc.span.byte_start));
+        match lowered.get(&id(f)).filter(|_| !body_left_out) {
             Some(text) if *text != whole => {
                 let at = text
                     .bytes()
@@ -638,8 +761,13 @@ fn check_prefilter(
                     })
                     .map(|e| e.text.clone())
                     .collect();
+                let what = if body_left_out {
+                    "its body is not parsed"
+                } else {
+                    "not parsed"
+                };
                 eprintln!(
-                    "prefilter check: {} ({}) is relevant but not parsed; own events: {own:?}",
+                    "prefilter check: {} ({}) is relevant but {what}; own events: {own:?}",
                     f.name, f.loc.path
                 )
             }
@@ -651,10 +779,7 @@ fn check_prefilter(
 /// The share of the unparsed files that mention a function or type the API files
 /// define (names every crate defines, such as `new` or `fmt`, aside); 0 for fewer
 /// than 8 files.
-fn linked_share(
-    seed: &[rust::scan::FileScan],
-    rest: &[(&SourceFile, rust::scan::FileScan, Vec<String>)],
-) -> f64 {
+fn linked_share(seed: &[Scanned], rest: &[Scanned]) -> f64 {
     const UBIQUITOUS: &[&str] = &[
         "new",
         "default",
@@ -679,7 +804,7 @@ fn linked_share(
     ];
     let defined: std::collections::HashSet<&str> = seed
         .iter()
-        .flat_map(|s| {
+        .flat_map(|(_, s, _)| {
             s.items
                 .iter()
                 .map(|f| f.name)
@@ -739,6 +864,7 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         analyzed: 0,
         skipped_tests: 0,
         unparsed: 0,
+        unparsed_bodies: 0,
     }
 }
 

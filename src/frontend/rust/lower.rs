@@ -23,6 +23,30 @@ use crate::ir::{
     Function, IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
 };
 
+/// Names the lowering makes facts of by themselves, besides the API knowledge:
+/// consumer options that turn acks off, topics subscribed and sent to, backon's
+/// retries. A function body naming none of them nor the API knowledge has no fact
+/// of its own (`analysis::lazy`).
+pub const NAMES: &[&str] = &[
+    "BasicConsumeOptions",
+    "AckPolicy",
+    "subscribe",
+    "FutureRecord",
+    "BaseRecord",
+    "retry",
+    "retry_if",
+];
+
+/// Calls and macros whose awaited result waits for spawned tasks.
+pub const TASK_JOINS: &[&str] = &[
+    "join_all",
+    "try_join_all",
+    "join_next",
+    "join_next_with_id",
+    "join",
+    "try_join",
+];
+
 pub struct FileCx<'a> {
     pub path: Arc<str>,
     pub apis: &'a Apis,
@@ -34,6 +58,19 @@ pub struct FileCx<'a> {
     /// when one of them changes; the prefilter parses the files declaring the types
     /// whose fields were read).
     pub reads: &'a std::cell::RefCell<IndexReads>,
+    /// Lower only the functions whose bodies open at these positions (line,
+    /// 0-based column): those parsed since the file was last lowered.
+    pub only: Option<&'a HashSet<(usize, usize)>>,
+}
+
+impl FileCx<'_> {
+    /// Whether the function with this body is lowered (see `only`).
+    fn wanted(&self, block: &syn::Block) -> bool {
+        self.only.is_none_or(|only| {
+            let s = block.brace_token.span.open().start();
+            only.contains(&(s.line, s.column))
+        })
+    }
 }
 
 /// Keys of the [`CrateIndex`] a file's lowering read, found or not (and, in the
@@ -55,6 +92,17 @@ pub struct IndexReads {
 
 impl IndexReads {
     /// Whether any key read is among the keys `changed`.
+    /// Adds what `other` read.
+    pub fn extend(&mut self, other: IndexReads) {
+        self.fns.extend(other.fns);
+        for (name, owners) in other.owned {
+            self.owned.entry(name).or_default().extend(owners);
+        }
+        self.counted.extend(other.counted);
+        self.fields.extend(other.fields);
+        self.consts.extend(other.consts);
+    }
+
     pub fn touches(&self, changed: &IndexReads) -> bool {
         self.fns.iter().any(|k| changed.fns.contains(k))
             || self.owned.iter().any(|(name, owners)| {
@@ -275,7 +323,9 @@ pub fn lower_items(
                     skipped += 1;
                     continue;
                 }
-                out.push(lower_fn(cx, &f.sig, &f.block, None, None, &cx.module));
+                if cx.wanted(&f.block) {
+                    out.push(lower_fn(cx, &f.sig, &f.block, None, None, &cx.module));
+                }
             }
             syn::Item::Impl(imp) => {
                 if !include_tests && is_test_attr(&imp.attrs) {
@@ -288,6 +338,9 @@ pub fn lower_items(
                     if let syn::ImplItem::Fn(m) = it {
                         if !include_tests && is_test_attr(&m.attrs) {
                             skipped += 1;
+                            continue;
+                        }
+                        if !cx.wanted(&m.block) {
                             continue;
                         }
                         out.push(lower_fn(
@@ -304,7 +357,7 @@ pub fn lower_items(
             syn::Item::Trait(t) => {
                 for it in &t.items {
                     if let syn::TraitItem::Fn(m) = it {
-                        if let Some(block) = &m.default {
+                        if let Some(block) = m.default.as_ref().filter(|b| cx.wanted(b)) {
                             let name = Some(t.ident.to_string());
                             out.push(lower_fn(cx, &m.sig, block, name.clone(), name, &cx.module));
                         }
@@ -325,6 +378,7 @@ pub fn lower_items(
                         lines: cx.lines,
                         module: cx.module.clone(),
                         reads: cx.reads,
+                        only: cx.only,
                     };
                     sub.module.push(m.ident.to_string());
                     skipped += lower_items(&sub, inner, include_tests, out);
@@ -789,14 +843,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return Some(None);
             }
         }
-        let joins = [
-            "join_all",
-            "try_join_all",
-            "join_next",
-            "join_next_with_id",
-            "join",
-            "try_join",
-        ];
+        let joins = TASK_JOINS;
         let callee = match strip(base) {
             Expr::Call(c) => match strip(&c.func) {
                 Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),

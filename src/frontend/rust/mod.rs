@@ -7,7 +7,7 @@
 //! runs crates in parallel on threads with large stacks.
 
 pub mod guard;
-mod lower;
+pub(crate) mod lower;
 pub mod retention;
 pub mod scan;
 pub mod sql;
@@ -68,7 +68,7 @@ pub struct CrateOutput {
     /// Dedup retention, topic retention and subscriptions (MA012).
     pub retention: crate::ir::RetentionFacts,
     /// The crate-wide facts lowering used (types, fields, signatures).
-    pub index: CrateIndex,
+    pub index: Arc<CrateIndex>,
     /// Files not parsed that declare a type whose fields lowering read.
     pub undeclared_fields: Vec<String>,
 }
@@ -80,6 +80,8 @@ struct Parsed<'a> {
     ast: syn::File,
     uses: UseMap,
     module: Vec<String>,
+    /// Where the bodies parsed since the last lowering open (line, 0-based column).
+    new_bodies: HashSet<(usize, usize)>,
 }
 
 impl Parsed<'_> {
@@ -155,6 +157,10 @@ pub fn with_front_end<'a, R>(
             sigs_names: Default::default(),
             changed: Default::default(),
             method_counts: HashMap::new(),
+            owner: HashMap::new(),
+            new_bodies: HashSet::new(),
+            index: None,
+            index_stale: true,
         };
         f(&mut fe)
     })
@@ -183,6 +189,14 @@ pub struct CrateFrontEnd<'a> {
     /// and for each function name, how many more methods it has since then.
     changed: lower::IndexReads,
     method_counts: HashMap<String, isize>,
+    /// Which shard parsed each file (0: this thread, `i`: worker `i - 1`).
+    owner: HashMap<String, usize>,
+    /// Files with function bodies parsed since the last lowering.
+    new_bodies: HashSet<String>,
+    /// The last lowering's index, and whether files were parsed, declared or
+    /// dropped since (bodies parsed change no entry of it).
+    index: Option<Arc<CrateIndex>>,
+    index_stale: bool,
 }
 
 struct Worker<'a> {
@@ -207,16 +221,22 @@ struct LoweredFile {
     skipped: usize,
     /// What of the crate index the lowering read.
     reads: lower::IndexReads,
+    /// Only the functions whose bodies were parsed since the last lowering (they
+    /// replace theirs in the file's model).
+    part: bool,
 }
 
 /// Work for a shard, one phase at a time.
 enum Cmd<'a> {
-    Add(Vec<&'a SourceFile>),
+    Add(Vec<Lazy<'a>>),
+    /// Parse these bodies left out of these files.
+    Bodies(Vec<Lazy<'a>>),
     Names,
     /// Read signatures with these names, leaving out the files listed.
     Sigs(Arc<CrateIndex>, Arc<HashSet<String>>),
-    /// Lower with this index, leaving out the files listed.
-    Lower(Arc<CrateIndex>, Arc<HashSet<String>>),
+    /// Lower with this index, leaving out the files listed first, and only the
+    /// functions whose bodies were parsed since of those listed second.
+    Lower(Arc<CrateIndex>, Arc<HashSet<String>>, Arc<HashSet<String>>),
     Consts,
     Walk(Arc<Vec<retention::ConstItem>>, Arc<crate::ir::Tables>),
 }
@@ -224,6 +244,8 @@ enum Cmd<'a> {
 /// A shard's answer, per file where it matters (path first, for merging in order).
 enum Reply {
     Added,
+    /// The files whose bodies do not parse.
+    Bodies(Vec<String>),
     Names(HashSet<String>, HashSet<String>),
     Sigs(Vec<(String, FileSigs)>),
     Lower(Vec<LoweredFile>, Vec<InputError>, usize),
@@ -231,6 +253,10 @@ enum Reply {
     /// The retention parts, and the internal failures of every phase so far.
     Walk(Vec<(String, retention::FileRetention)>, Vec<InputError>),
 }
+
+/// A file to parse with the insides of these function bodies left out (blanked,
+/// in order; `analysis::lazy` says which).
+pub type Lazy<'a> = (&'a SourceFile, Vec<std::ops::Range<usize>>);
 
 type FileSigs = (
     Vec<(String, FnSig)>,
@@ -274,14 +300,21 @@ impl<'a> CrateFrontEnd<'a> {
                 .collect(),
         };
         self.unparsed.insert(file.path.clone(), u);
+        self.index_stale = true;
     }
 
     /// Parses `files` (refusing pathological ones with an error), spread over the
     /// shards by size.
     pub fn add(&mut self, files: &[&'a SourceFile]) {
+        self.add_lazy(files.iter().map(|f| (*f, Vec::new())).collect());
+    }
+
+    /// Parses `files`, each with the function bodies given left out.
+    pub fn add_lazy(&mut self, files: Vec<Lazy<'a>>) {
+        self.index_stale = true;
         let n = self.workers.len() + 1;
-        let mut parts: Vec<Vec<&'a SourceFile>> = vec![Vec::new(); n];
-        for f in files {
+        let mut parts: Vec<Vec<Lazy<'a>>> = vec![Vec::new(); n];
+        for (f, lazy) in files {
             // Its declared functions are replaced by what parsing finds.
             if let Some(u) = self.unparsed.remove(&f.path) {
                 for (name, sig, _) in &u.fns {
@@ -299,13 +332,53 @@ impl<'a> CrateFrontEnd<'a> {
             } else {
                 self.workers[i - 1].bytes += f.text.len();
             }
-            parts[i].push(f);
+            self.owner.insert(f.path.clone(), i);
+            parts[i].push((f, lazy));
         }
         let mut parts = parts.into_iter();
         let local = parts.next().unwrap_or_default();
         self.broadcast(|_| Cmd::Add(parts.next().unwrap_or_default()));
-        self.local.add(&local);
+        self.local.add(local);
         self.gather(|_| ());
+    }
+
+    /// Parses function bodies left out of parsed files (those given, each the
+    /// inside of a body's braces); the files' functions are lowered again at the
+    /// next lowering. Call after [`CrateFrontEnd::restore`].
+    pub fn parse_bodies(&mut self, files: Vec<Lazy<'a>>) {
+        let n = self.workers.len() + 1;
+        let mut parts: Vec<Vec<Lazy<'a>>> = vec![Vec::new(); n];
+        for (f, lazy) in files {
+            self.new_bodies.insert(f.path.clone());
+            let i = self.owner.get(&f.path).copied().unwrap_or(0);
+            parts[i].push((f, lazy));
+        }
+        let mut parts = parts.into_iter();
+        let local = parts.next().unwrap_or_default();
+        self.broadcast(|_| Cmd::Bodies(parts.next().unwrap_or_default()));
+        let mut failed = self.local.parse_bodies(local);
+        for part in self.gather(|r| match r {
+            Reply::Bodies(v) => v,
+            _ => unreachable!("reply out of order"),
+        }) {
+            failed.extend(part);
+        }
+        // A body left out hid a syntax error: the file is not analyzed (as when
+        // parsed whole), and what it declared is gone.
+        for path in failed {
+            self.index_stale = true;
+            if let Some((fns, fields, consts)) = self.sigs.remove(&path) {
+                for (name, sig) in &fns {
+                    self.changed_sig(name, sig, -1);
+                }
+                self.changed
+                    .fields
+                    .extend(fields.into_iter().map(|(t, _)| t));
+                self.changed
+                    .consts
+                    .extend(consts.into_iter().map(|(c, _)| c));
+            }
+        }
     }
 
     /// Sends one command to every worker.
@@ -371,6 +444,19 @@ impl<'a> CrateFrontEnd<'a> {
     }
 
     fn lower_round(&mut self) -> CrateOutput {
+        // Only bodies parsed since: the index is the last one.
+        let index = match self.index.clone().filter(|_| !self.index_stale) {
+            Some(index) => index,
+            None => Arc::new(self.build_index()),
+        };
+        self.index = Some(index.clone());
+        self.index_stale = false;
+        self.lower_with(index)
+    }
+
+    /// The crate index of the files parsed and declared so far: names, then
+    /// signatures, fields and constants.
+    fn build_index(&mut self) -> CrateIndex {
         // Names: the crate's types and traits.
         let mut index = CrateIndex::default();
         for u in self.unparsed.values() {
@@ -444,24 +530,34 @@ impl<'a> CrateFrontEnd<'a> {
                 .consts
                 .extend(consts.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
+        index
+    }
 
-        // Lowering, per file.
-        let index = Arc::new(index);
+    /// Lowers, per file, what may have changed (see [`CrateFrontEnd::lower_new`]).
+    fn lower_with(&mut self, index: Arc<CrateIndex>) -> CrateOutput {
         let mut changed = std::mem::take(&mut self.changed);
         changed.counted = std::mem::take(&mut self.method_counts)
             .into_iter()
             .filter(|(_, n)| *n != 0)
             .map(|(name, _)| name)
             .collect();
-        let skip: Arc<HashSet<String>> = Arc::new(
-            self.models
-                .iter()
-                .filter(|(_, m)| !m.reads.touches(&changed))
-                .map(|(path, _)| path.clone())
-                .collect(),
-        );
-        self.broadcast(|_| Cmd::Lower(index.clone(), skip.clone()));
-        let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip);
+        // Files whose reads did not change keep their models, but for the
+        // functions whose bodies were parsed since.
+        let (mut skip, mut part) = (HashSet::new(), HashSet::new());
+        for (path, m) in &self.models {
+            if m.reads.touches(&changed) {
+                continue;
+            }
+            if self.new_bodies.contains(path) {
+                part.insert(path.clone());
+            } else {
+                skip.insert(path.clone());
+            }
+        }
+        self.new_bodies.clear();
+        let (skip, part) = (Arc::new(skip), Arc::new(part));
+        self.broadcast(|_| Cmd::Lower(index.clone(), skip.clone(), part.clone()));
+        let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip, &part);
         let mut fresh = fresh;
         for (f, e, n) in self.gather(|r| match r {
             Reply::Lower(f, e, n) => (f, e, n),
@@ -472,7 +568,25 @@ impl<'a> CrateFrontEnd<'a> {
             analyzed += n;
         }
         for f in fresh {
-            self.models.insert(f.path.clone(), f);
+            match self.models.get_mut(&f.path).filter(|_| f.part) {
+                // The new models of some functions replace theirs.
+                Some(m) => {
+                    let mut new: HashMap<usize, Function> = f
+                        .fns
+                        .into_iter()
+                        .map(|g| (g.loc.span.byte_start, g))
+                        .collect();
+                    for g in &mut m.fns {
+                        if let Some(n) = new.remove(&g.loc.span.byte_start) {
+                            *g = n;
+                        }
+                    }
+                    m.reads.extend(f.reads);
+                }
+                None => {
+                    self.models.insert(f.path.clone(), f);
+                }
+            }
         }
         let mut krate = Crate {
             key: self.key.to_string(),
@@ -521,7 +635,7 @@ impl<'a> CrateFrontEnd<'a> {
             analyzed,
             skipped_tests,
             retention: Default::default(),
-            index: Arc::unwrap_or_clone(index),
+            index,
             undeclared_fields,
         }
     }
@@ -562,6 +676,91 @@ impl<'a> CrateFrontEnd<'a> {
         walked.sort_by(|a, b| a.0.cmp(&b.0));
         out.retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
         out
+    }
+}
+
+/// Parses the function body whose braces enclose `range` of `text` (with the
+/// `ignored` ranges blanked), at its place in the file: the lines and columns
+/// before it are padding, so that its positions are those of the whole file.
+/// Returns the block and its inner attributes (`#![allow(..)]`, which syn gives to
+/// the function).
+fn parse_body(
+    text: &str,
+    lines: &crate::frontend::LineIndex,
+    ignored: &[std::ops::Range<usize>],
+    range: &std::ops::Range<usize>,
+) -> syn::Result<(syn::Block, Vec<syn::Attribute>)> {
+    use syn::parse::Parser;
+    let (open, close) = (range.start - 1, range.end + 1);
+    let (line, column) = lines.line_col(open);
+    let inside: Vec<std::ops::Range<usize>> = ignored
+        .iter()
+        .filter(|r| r.start >= open && r.end <= close)
+        .map(|r| r.start - open..r.end - open)
+        .collect();
+    let mut padded = String::with_capacity(line as usize + column as usize + close - open);
+    padded.extend(std::iter::repeat_n('\n', line as usize - 1));
+    padded.extend(std::iter::repeat_n(' ', column as usize - 1));
+    padded.push_str(&scan::blank(&text[open..close], &inside));
+    let parser = |input: syn::parse::ParseStream| {
+        let content;
+        let brace_token = syn::braced!(content in input);
+        let inner = content.call(syn::Attribute::parse_inner)?;
+        let stmts = content.call(syn::Block::parse_within)?;
+        Ok((syn::Block { brace_token, stmts }, inner))
+    };
+    parser.parse_str(&padded)
+}
+
+/// Puts `body` (a block and its inner attributes) in the function of `items`
+/// whose body opens at `at` (line, 0-based column); takes it when there is one.
+fn put_body(
+    items: &mut [syn::Item],
+    at: (usize, usize),
+    body: &mut Option<(syn::Block, Vec<syn::Attribute>)>,
+) {
+    let opens_at = |b: &syn::Block| {
+        let s = b.brace_token.span.open().start();
+        (s.line, s.column) == at
+    };
+    let put = |block: &mut syn::Block, attrs: &mut Vec<syn::Attribute>, body: &mut Option<_>| {
+        if let Some((b, inner)) = std::mem::take(body) {
+            *block = b;
+            attrs.extend(inner);
+        }
+    };
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if opens_at(&f.block) => put(&mut f.block, &mut f.attrs, body),
+            syn::Item::Impl(i) => {
+                for it in &mut i.items {
+                    match it {
+                        syn::ImplItem::Fn(f) if opens_at(&f.block) => {
+                            put(&mut f.block, &mut f.attrs, body)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            syn::Item::Trait(t) => {
+                for it in &mut t.items {
+                    if let syn::TraitItem::Fn(f) = it {
+                        if let Some(b) = f.default.as_mut().filter(|b| opens_at(b)) {
+                            put(b, &mut f.attrs, body);
+                        }
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner_items)) = &mut m.content {
+                    put_body(inner_items, at, body);
+                }
+            }
+            _ => {}
+        }
+        if body.is_none() {
+            return;
+        }
     }
 }
 
@@ -625,26 +824,26 @@ impl<'a> Shard<'a> {
     }
 
     fn run(&mut self, cmd: Cmd<'a>) -> Reply {
-        if let Cmd::Add(files) = cmd {
-            self.add(&files);
-            return Reply::Added;
+        match cmd {
+            Cmd::Add(files) => {
+                self.add(files);
+                Reply::Added
+            }
+            Cmd::Bodies(files) => Reply::Bodies(self.parse_bodies(files)),
+            cmd => timed(Phase::Lower, || self.run_lowering(cmd)),
         }
-        timed(Phase::Lower, || self.run_lowering(cmd))
     }
 
     fn run_lowering(&mut self, cmd: Cmd<'a>) -> Reply {
         match cmd {
-            Cmd::Add(files) => {
-                self.add(&files);
-                Reply::Added
-            }
+            Cmd::Add(_) | Cmd::Bodies(_) => unreachable!("parsing is not lowering"),
             Cmd::Names => {
                 let (t, tr) = self.names();
                 Reply::Names(t, tr)
             }
             Cmd::Sigs(index, known) => Reply::Sigs(self.sigs(&index, &known)),
-            Cmd::Lower(index, skip) => {
-                let (f, e, n) = self.lower(&index, &skip);
+            Cmd::Lower(index, skip, part) => {
+                let (f, e, n) = self.lower(&index, &skip, &part);
                 Reply::Lower(f, e, n)
             }
             Cmd::Consts => Reply::Consts(self.consts()),
@@ -655,46 +854,109 @@ impl<'a> Shard<'a> {
         }
     }
 
-    fn add(&mut self, files: &[&'a SourceFile]) {
-        for f in files {
+    fn add(&mut self, files: Vec<Lazy<'a>>) {
+        for (f, lazy) in files {
             if let Some(err) = timed(Phase::Lexical, || refuse_pathological(f)) {
                 self.errors.push(err);
                 continue;
             }
-            // Test items and doc comments are ignored by every phase: they are not
-            // parsed (blanked, so that every other position stays where it is).
-            let parsed = self.isolated(&f.path, || {
-                let blanked = timed(Phase::Lexical, || {
-                    let ranges = scan::ignored_ranges(&f.text, self.include_tests);
-                    (!ranges.is_empty()).then(|| scan::blank(&f.text, &ranges))
-                });
-                let text = blanked.as_deref().unwrap_or(&f.text);
-                Some(timed(Phase::Parse, || syn::parse_file(text)))
-            });
-            let Some(parsed) = parsed else { continue };
-            match parsed {
-                Ok(ast) => {
-                    let mut uses = UseMap::new();
-                    collect_uses(&ast.items, self.include_tests, &mut uses);
-                    self.parsed.push(Parsed {
-                        module: module_path(self.key, &f.path),
-                        file: f,
-                        lines: crate::frontend::LineIndex::new(&f.text),
-                        ast,
-                        uses,
-                    });
-                }
-                Err(e) => {
-                    let start = e.span().start();
-                    self.errors.push(InputError {
-                        path: f.path.clone(),
-                        line: Some(start.line as u32),
-                        column: Some(start.column as u32 + 1),
-                        message: format!("cannot parse Rust: {e}"),
-                    });
-                }
+            match self.parse(f, &lazy) {
+                Some(Ok(p)) => self.parsed.push(p),
+                Some(Err(e)) => self.errors.push(e),
+                None => {}
             }
         }
+    }
+
+    /// Parses bodies left out of files of this shard (see
+    /// [`CrateFrontEnd::parse_bodies`]) and puts them in their functions; returns the
+    /// files where one does not parse (they are dropped, with the error).
+    fn parse_bodies(&mut self, files: Vec<Lazy<'a>>) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (f, bodies) in files {
+            let Some(at) = self.parsed.iter().position(|p| p.file.path == f.path) else {
+                continue;
+            };
+            let mut p = self.parsed.remove(at);
+            let ok = self.isolated(&f.path, || {
+                let ignored = timed(Phase::Lexical, || {
+                    scan::ignored_ranges(&f.text, self.include_tests)
+                });
+                for r in &bodies {
+                    match timed(Phase::Parse, || parse_body(&f.text, &p.lines, &ignored, r)) {
+                        Ok(body) => {
+                            let (line, column) = p.lines.line_col(r.start - 1);
+                            let at = (line as usize, column as usize - 1);
+                            put_body(&mut p.ast.items, at, &mut Some(body));
+                            p.new_bodies.insert(at);
+                        }
+                        Err(e) => {
+                            let start = e.span().start();
+                            return Some(InputError {
+                                path: f.path.clone(),
+                                line: Some(start.line as u32),
+                                column: Some(start.column as u32 + 1),
+                                message: format!("cannot parse Rust: {e}"),
+                            });
+                        }
+                    }
+                }
+                None
+            });
+            if let Some(e) = ok {
+                self.errors.push(e);
+                failed.push(f.path.clone());
+            } else {
+                self.parsed.insert(at, p);
+            }
+        }
+        failed
+    }
+
+    /// Parses one file with the bodies `lazy` left out; `None` after an internal
+    /// failure (recorded).
+    fn parse(
+        &self,
+        f: &'a SourceFile,
+        lazy: &[std::ops::Range<usize>],
+    ) -> Option<Result<Parsed<'a>, InputError>> {
+        // Test items and doc comments are ignored by every phase: they are not
+        // parsed (blanked, so that every other position stays where it is); so are
+        // the function bodies the model does not need.
+        let parsed = self.isolated(&f.path, || {
+            let blanked = timed(Phase::Lexical, || {
+                let mut ranges = scan::ignored_ranges(&f.text, self.include_tests);
+                if !lazy.is_empty() {
+                    ranges = scan::merge_ranges(ranges, lazy);
+                }
+                (!ranges.is_empty()).then(|| scan::blank(&f.text, &ranges))
+            });
+            let text = blanked.as_deref().unwrap_or(&f.text);
+            Some(timed(Phase::Parse, || syn::parse_file(text)))
+        })?;
+        Some(match parsed {
+            Ok(ast) => {
+                let mut uses = UseMap::new();
+                collect_uses(&ast.items, self.include_tests, &mut uses);
+                Ok(Parsed {
+                    module: module_path(self.key, &f.path),
+                    file: f,
+                    lines: crate::frontend::LineIndex::new(&f.text),
+                    ast,
+                    uses,
+                    new_bodies: HashSet::new(),
+                })
+            }
+            Err(e) => {
+                let start = e.span().start();
+                Err(InputError {
+                    path: f.path.clone(),
+                    line: Some(start.line as u32),
+                    column: Some(start.column as u32 + 1),
+                    message: format!("cannot parse Rust: {e}"),
+                })
+            }
+        })
     }
 
     fn names(&self) -> (HashSet<String>, HashSet<String>) {
@@ -737,10 +999,13 @@ impl<'a> Shard<'a> {
             .collect()
     }
 
+    /// Lowers the parsed files but those in `skip`; of those in `part`, only the
+    /// functions whose bodies were parsed since.
     fn lower(
-        &self,
+        &mut self,
         index: &CrateIndex,
         skip: &HashSet<String>,
+        part: &HashSet<String>,
     ) -> (Vec<LoweredFile>, Vec<InputError>, usize) {
         let fns = self
             .parsed
@@ -764,6 +1029,7 @@ impl<'a> Shard<'a> {
                         lines: &p.lines,
                         module: p.module.clone(),
                         reads: &reads,
+                        only: part.contains(&p.file.path).then_some(&p.new_bodies),
                     };
                     let mut out: Vec<Function> = Vec::new();
                     let skipped =
@@ -775,9 +1041,15 @@ impl<'a> Shard<'a> {
                     fns,
                     skipped,
                     reads: reads.into_inner(),
+                    part: part.contains(&p.file.path),
                 }
             })
             .collect();
+        for p in &mut self.parsed {
+            if !skip.contains(&p.file.path) {
+                p.new_bodies.clear();
+            }
+        }
         (fns, self.errors.clone(), self.parsed.len())
     }
 

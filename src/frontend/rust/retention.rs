@@ -33,6 +33,37 @@ use crate::frontend::LineIndex;
 use crate::ir::{DedupRetention, Loc, ReplayWindow, RetentionFacts, SqlKind, Tables};
 use crate::source::{line_col, SourceFile};
 
+/// The call names this reader starts from (a root call `query(..)`, a method
+/// `.execute(..)`, `NewTopic::new`, `.subscribe(..)`): a function body naming none
+/// of them, nor the API knowledge, gives no retention fact (`analysis::lazy`
+/// leaves it unparsed).
+pub const NAMES: &[&str] = &[
+    "query",
+    "query_as",
+    "query_scalar",
+    "query_with",
+    "query_as_with",
+    "sql_query",
+    "execute",
+    "query_one",
+    "query_opt",
+    "execute_raw",
+    "NewTopic",
+    "subscribe",
+];
+
+/// The Redis call names this reader starts from, in a file whose text names
+/// `redis`.
+pub const REDIS_NAMES: &[&str] = &[
+    "cmd",
+    "set_options",
+    "set_ex",
+    "pset_ex",
+    "set_nx",
+    "expire",
+    "pexpire",
+];
+
 /// One parsed file of the crate.
 pub struct FileAst<'a> {
     pub file: &'a SourceFile,

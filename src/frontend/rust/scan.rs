@@ -284,7 +284,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
                                 module,
                                 has_self: false,
                                 test,
-                                at: id.as_ptr() as usize - text.as_ptr() as usize,
+                                at: raw_start(text, id),
                                 body: None,
                             });
                             if parens == 0 {
@@ -549,6 +549,146 @@ fn is_test_attr(toks: &[Tok]) -> bool {
         || toks[2..].windows(2).any(|w| {
             w[0] == Tok::Punct(b'(') && matches!(w[1], Tok::Ident(id) if id.starts_with("test"))
         })
+}
+
+/// What the lexical test of a function needs of its text (see
+/// `analysis::lazy::unneeded_bodies`).
+#[derive(Debug, Default)]
+pub struct ItemTokens {
+    /// An identifier for which the predicate held (the scan stopped there).
+    pub named: bool,
+    /// An `.await` that may wait for a spawned task (the scan stopped there): on a
+    /// plain path (`handle.await`), a parenthesized expression, or the result of a
+    /// call or macro named in `joins` (`join_all(hs).await`).
+    pub awaits_task: bool,
+    /// Where the loops (`loop`, `while`, `for`) start, up to where it stopped.
+    pub loops: Vec<usize>,
+}
+
+/// Where the identifier `id` (a slice of `text`) starts, `r#` included.
+fn raw_start(text: &str, id: &str) -> usize {
+    let at = id.as_ptr() as usize - text.as_ptr() as usize;
+    if text[..at].ends_with("r#") {
+        at - 2
+    } else {
+        at
+    }
+}
+
+/// Reads the tokens of `text` (a function, from its name to the end of its body)
+/// outside comments and literals, until `named` holds for an identifier or an
+/// `.await` may wait for a task.
+pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bool) -> ItemTokens {
+    let mut out = ItemTokens::default();
+    let mut lexer = Lexer {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+        docs: None,
+    };
+    let mut prev: [Tok; 3] = [Tok::Other; 3];
+    // For each open parenthesis, the call or macro it belongs to (`None`: a
+    // parenthesized expression or tuple); and that of the one closed last.
+    let mut parens: Vec<Option<&str>> = Vec::new();
+    let mut closed: Option<Option<&str>> = None;
+    while let Some(tok) = lexer.next_tok() {
+        match tok {
+            Tok::Punct(b'(') => parens.push(match prev {
+                [_, _, Tok::Ident(id)] => Some(id),
+                [_, Tok::Ident(id), Tok::Punct(b'!')] => Some(id),
+                _ => None,
+            }),
+            Tok::Punct(b')') => closed = parens.pop(),
+            Tok::Ident("await") if prev[2] == Tok::Punct(b'.') => {
+                let task = match prev {
+                    [p, Tok::Ident(_), _] => p != Tok::Punct(b'.'),
+                    [_, Tok::Punct(b')'), _] => match closed {
+                        Some(Some(callee)) => joins.contains(&callee),
+                        _ => true,
+                    },
+                    _ => false,
+                };
+                if task {
+                    out.awaits_task = true;
+                    return out;
+                }
+            }
+            Tok::Ident(id) => {
+                if matches!(id, "loop" | "while" | "for") {
+                    out.loops
+                        .push(id.as_ptr() as usize - text.as_ptr() as usize);
+                }
+                if named(id) {
+                    out.named = true;
+                    return out;
+                }
+            }
+            _ => {}
+        }
+        prev = [prev[1], prev[2], tok];
+    }
+    out
+}
+
+/// For `text` starting with a loop (`loop`, `while ..`, `for .. in ..`): where its
+/// body's `{` is (the first one outside brackets) and where the loop ends (after
+/// its `}`); `None` when the text ends first, or when the loop's head may hold a
+/// block of its own (`while unsafe { poll(..) } == -1 {`, `match`, `if`, ...).
+pub fn loop_extent(text: &str) -> Option<(usize, usize)> {
+    let mut lexer = Lexer {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+        docs: None,
+    };
+    let (mut parens, mut open) = (0usize, None);
+    let mut depth = 0usize;
+    lexer.next_tok();
+    while let Some(tok) = lexer.next_tok() {
+        match (tok, open) {
+            (
+                Tok::Ident(
+                    "unsafe" | "async" | "const" | "match" | "if" | "else" | "loop" | "while"
+                    | "for" | "move",
+                ),
+                None,
+            ) if parens == 0 => return None,
+            (Tok::Punct(b'(' | b'['), None) => parens += 1,
+            (Tok::Punct(b')' | b']'), None) => parens = parens.saturating_sub(1),
+            (Tok::Open, None) if parens == 0 => {
+                open = Some(lexer.i - 1);
+                depth = 1;
+            }
+            (Tok::Open, Some(_)) => depth += 1,
+            (Tok::Close, Some(at)) => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((at, lexer.i));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Ranges to blank together: `a` and `b` merged in order, a range inside another
+/// dropped (the ranges of each are in order and either disjoint or nested).
+pub fn merge_ranges(
+    a: Vec<std::ops::Range<usize>>,
+    b: &[std::ops::Range<usize>],
+) -> Vec<std::ops::Range<usize>> {
+    let mut all = a;
+    all.extend(b.iter().cloned());
+    all.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+    let mut out: Vec<std::ops::Range<usize>> = Vec::with_capacity(all.len());
+    for r in all {
+        if out.last().is_some_and(|l| r.start < l.end) {
+            continue;
+        }
+        out.push(r);
+    }
+    out
 }
 
 /// `text` with the `ranges` blanked: every character but a line break becomes a
