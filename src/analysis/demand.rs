@@ -52,7 +52,7 @@ pub struct Demand {
     /// Functions the analysis runs (relevant ones, and those a closure is handed to
     /// from one it runs: it runs the closure where they call it), by file and the
     /// position of their name: their bodies are needed.
-    pub bodies: HashSet<(String, usize)>,
+    pub bodies: HashMap<String, HashSet<usize>>,
     /// Of each type and trait, the names of its relevant methods and of its
     /// methods returning a type in `types` (a trait's: those it provides, and those
     /// its impls define): a function body using a value of a type in `types`
@@ -84,6 +84,19 @@ impl Demand {
                 .iter()
                 .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
             || scan.consts.iter().any(|c| consts.contains(c))
+    }
+
+    /// Whether some code of a file scanned as `scan` may be needed, whatever its
+    /// module (a superset of [`Demand::needs`] for its bodies).
+    pub fn may_need(&self, scan: &FileScan) -> bool {
+        scan.method_calls.iter().any(|m| self.methods.contains(*m))
+            || scan.path_calls.iter().any(|m| self.paths.contains(*m))
+            || scan.calls.iter().any(|c| self.bare.contains_key(*c))
+            || scan.idents.iter().any(|id| self.types.contains(*id))
+            || scan
+                .items
+                .iter()
+                .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
     }
 
     /// Whether code of module `module`, scanned as `scan`, calls a relevant
@@ -301,12 +314,12 @@ pub fn demand(lowered: &CrateOutput) -> Demand {
             }
         }
     }
-    d.bodies = fns
-        .iter()
-        .zip(&run)
-        .filter(|(_, r)| **r)
-        .map(|(f, _)| (f.loc.path.to_string(), f.loc.span.byte_start))
-        .collect();
+    for (f, _) in fns.iter().zip(&run).filter(|(_, r)| **r) {
+        d.bodies
+            .entry(f.loc.path.to_string())
+            .or_default()
+            .insert(f.loc.span.byte_start);
+    }
 
     d.trait_methods = index
         .traits
@@ -335,7 +348,8 @@ pub fn demand(lowered: &CrateOutput) -> Demand {
 
     // The functions in unparsed files that a parsed call may reach, or whose
     // signature types its result.
-    for (i, cs) in calls.iter().enumerate() {
+    let none_unparsed = krate.unparsed.is_empty();
+    for (i, cs) in calls.iter().enumerate().filter(|_| !none_unparsed) {
         let caller = &fns[i];
         for callee in cs {
             let mut reach = resolver.candidates(caller, callee);

@@ -205,23 +205,12 @@ impl<'a> Body<'a> {
     }
 
     /// Whether the model needs this body, by what `d` asks of the unparsed files
-    /// (the file's own test first: no body of a file that needs nothing does):
+    /// (when [`Demand::may_need`] its file: no body of a file that needs nothing does):
     /// it calls a relevant function by name, or it uses a value of a type through
     /// which one resolves or whose fields hold a role (a type it names, or `self`)
     /// and calls a method so named or reads such a field.
     /// `f` is the function's item in `file`, declared in module `module`.
-    pub fn needed(
-        &mut self,
-        d: &Demand,
-        text: &'a str,
-        file: &FileScan,
-        f: &FnItem,
-        module: &[String],
-    ) -> bool {
-        let no_consts = HashSet::new();
-        if !d.needs("", module, file, &no_consts) {
-            return false;
-        }
+    pub fn needed(&mut self, d: &Demand, text: &'a str, f: &FnItem, module: &[String]) -> bool {
         // From the `fn` keyword: the name is no call of itself.
         let start = text[..self.at]
             .trim_end()

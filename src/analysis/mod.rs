@@ -643,9 +643,11 @@ fn lower_needed<'f>(
                             bodies,
                         } = p;
                         let mut now = Vec::new();
+                        let runs = d.bodies.get(&file.path);
+                        let may = d.may_need(scan);
                         bodies.retain_mut(|b| {
-                            let needed = d.bodies.contains(&(file.path.clone(), b.at))
-                                || b.needed(&d, &file.text, scan, &scan.items[b.item], module);
+                            let needed = runs.is_some_and(|r| r.contains(&b.at))
+                                || may && b.needed(&d, &file.text, &scan.items[b.item], module);
                             if needed {
                                 now.push(b.range.clone());
                             }

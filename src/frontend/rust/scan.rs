@@ -551,6 +551,18 @@ fn is_test_attr(toks: &[Tok]) -> bool {
         })
 }
 
+/// The doc comments of `text` (see [`ignored_ranges`]), in order.
+pub fn doc_comments(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut lexer = Lexer {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+        docs: Some(Vec::new()),
+    };
+    while lexer.next_tok().is_some() {}
+    lexer.docs.unwrap_or_default()
+}
+
 /// What the lexical test of a function needs of its text (see
 /// `analysis::lazy::unneeded_bodies`).
 #[derive(Debug, Default)]
