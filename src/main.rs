@@ -295,8 +295,6 @@ fn check(args: CheckArgs) -> u8 {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // One analysis, then the process exits: its syntax trees go with it.
-    msgaudit::frontend::rust::keep_trees_until_exit();
     let code = match cli.command {
         Command::Check(args) => check(args),
         Command::Explain { rule } => match rules::lookup(&rule) {

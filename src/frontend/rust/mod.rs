@@ -1082,29 +1082,9 @@ impl<'a> Shard<'a> {
     }
 }
 
-/// How many more bytes of parsed source may have their syntax trees left
-/// allocated when their crate is done (see [`keep_trees_until_exit`]).
-static KEEP_TREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// For a process that exits once the analysis is done (the binary): the syntax
-/// trees of the first 32 MiB of parsed source are then not freed one node at a
-/// time but with the process, as compilers do (vector's take 5% of a run to free);
-/// beyond that, trees are freed as before, so that memory stays bounded. A
-/// library caller that analyzes again does not call it.
-pub fn keep_trees_until_exit() {
-    KEEP_TREES.store(32 << 20, std::sync::atomic::Ordering::Relaxed);
-}
-
 impl Drop for Shard<'_> {
     fn drop(&mut self) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let bytes: usize = self.parsed.iter().map(|p| p.file.text.len()).sum();
-        let kept = KEEP_TREES.fetch_update(Relaxed, Relaxed, |left| left.checked_sub(bytes));
-        if kept.is_ok() {
-            std::mem::forget(std::mem::take(&mut self.parsed));
-        } else {
-            self.parsed.clear();
-        }
+        self.parsed.clear();
         // Positions of the dropped trees are no longer needed on this thread.
         proc_macro2::extra::invalidate_current_thread_spans();
     }
