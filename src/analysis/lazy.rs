@@ -23,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use crate::apis::Apis;
+use crate::frontend::rust::lower::RetryText;
 use crate::frontend::rust::scan::{self, FileScan, FnItem};
 
 use super::demand::Demand;
@@ -159,27 +160,22 @@ fn may_be_retry(text: &str) -> bool {
     let Some((header, end)) = scan::loop_extent(text) else {
         return true;
     };
-    let t = text[..end].to_ascii_lowercase();
-    let named = ["attempt", "retry", "retries", "tries", "backoff"]
-        .iter()
-        .any(|w| t.contains(w));
-    let handles_err = t.contains("err") || t.contains("is_ok") || t.contains("ok(");
-    if named && (handles_err || t.contains("continue")) {
+    let t = RetryText::of(&text[..end]);
+    if t.named {
         return true;
     }
-    let leaves = t.contains("break") || t.contains("return");
     let header = &text[..header];
-    if t.starts_with("for") {
-        handles_err && header.contains("..")
-    } else if t.starts_with("while") {
+    if header.starts_with("for") {
+        t.handles_err && header.contains("..")
+    } else if header.starts_with("while") {
         // `while let` iterates.
         let cond = header["while".len()..].trim_start();
         let while_let = cond
             .strip_prefix("let")
             .is_some_and(|rest| !rest.starts_with(is_ident_char));
-        handles_err && leaves && !while_let
+        t.handles_err && t.leaves && !while_let
     } else {
-        handles_err && leaves
+        t.handles_err && t.leaves
     }
 }
 

@@ -47,6 +47,33 @@ pub const TASK_JOINS: &[&str] = &[
     "try_join",
 ];
 
+/// What a loop's text says of a retry (`is_retry_loop`; `analysis::lazy` reads the
+/// same text before parsing).
+pub struct RetryText {
+    /// It names attempts, retries or backoff and handles an error or continues: a
+    /// retry, whatever the loop.
+    pub named: bool,
+    pub handles_err: bool,
+    /// It leaves (`break`, `return`).
+    pub leaves: bool,
+}
+
+impl RetryText {
+    pub fn of(text: &str) -> RetryText {
+        let text = text.to_ascii_lowercase();
+        let handles_err = text.contains("err") || text.contains("is_ok") || text.contains("ok(");
+        let named = ["attempt", "retry", "retries", "tries", "backoff"]
+            .iter()
+            .any(|w| text.contains(w))
+            && (handles_err || text.contains("continue"));
+        RetryText {
+            named,
+            handles_err,
+            leaves: text.contains("break") || text.contains("return"),
+        }
+    }
+}
+
 pub struct FileCx<'a> {
     pub path: Arc<str>,
     pub apis: &'a Apis,
@@ -1667,19 +1694,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// that handles an `Err` and leaves on success (`break`/`return`); or `for _ in
     /// 0..n` that handles an `Err`. Loops that receive messages are consume loops.
     fn is_retry_loop(&self, e: &Expr) -> bool {
-        let text = self.cx.text_of(expr_span(e)).to_ascii_lowercase();
-        let named = ["attempt", "retry", "retries", "tries", "backoff"]
-            .iter()
-            .any(|w| text.contains(w));
-        let handles_err = text.contains("err") || text.contains("is_ok") || text.contains("ok(");
-        if named && (handles_err || text.contains("continue")) {
+        let t = RetryText::of(&self.cx.text_of(expr_span(e)));
+        if t.named {
             return true;
         }
-        let leaves = text.contains("break") || text.contains("return");
         match e {
-            Expr::Loop(_) => handles_err && leaves,
-            Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)) && handles_err && leaves,
-            Expr::ForLoop(f) => matches!(strip(&f.expr), Expr::Range(_)) && handles_err,
+            Expr::Loop(_) => t.handles_err && t.leaves,
+            Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)) && t.handles_err && t.leaves,
+            Expr::ForLoop(f) => matches!(strip(&f.expr), Expr::Range(_)) && t.handles_err,
             _ => false,
         }
     }
