@@ -167,10 +167,10 @@ fn may_be_retry(text: &str) -> bool {
     let header = &text[..header];
     if header.starts_with("for") {
         t.handles_err && header.contains("..")
-    } else if header.starts_with("while") {
+    } else if let Some(cond) = header.strip_prefix("while") {
         // `while let` iterates.
-        let cond = header["while".len()..].trim_start();
         let while_let = cond
+            .trim_start()
             .strip_prefix("let")
             .is_some_and(|rest| !rest.starts_with(is_ident_char));
         t.handles_err && t.leaves && !while_let
