@@ -8,8 +8,8 @@
 //! - **of its own**: its text names something that can make a delivery fact
 //!   without help from elsewhere ([`Lexicon`]): an API type (the source of a
 //!   role), a function or macro of an API, a method an API allows on a receiver
-//!   of unknown type, a name the lowering or the retention reader starts from, or
-//!   it may hold a retry loop (a fact by its text alone);
+//!   of unknown type, a name the lowering or the retention reader starts from; or
+//!   it may hold a retry loop or await a spawned task (facts by its text alone);
 //! - **through the rest of the crate**: what `demand` asks of unparsed files, asked
 //!   of the body (it calls a relevant function, mentions a type through which one
 //!   resolves or whose fields hold a role, is a method of such a type), or the body
@@ -19,8 +19,11 @@
 //! leaving it out changes no model but its own (empty), and what is not parsed is
 //! not lowered either: in plugin-style crates most of the code.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
+
+/// Sets of names looked up for every identifier of every function (fast hash).
+type HashSet<T> = foldhash::HashSet<T>;
 
 use crate::apis::Apis;
 use crate::frontend::rust::lower::RetryText;

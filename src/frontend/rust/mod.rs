@@ -882,7 +882,12 @@ impl<'a> Shard<'a> {
                         Ok(body) => {
                             let (line, column) = p.lines.line_col(r.start - 1);
                             let at = (line as usize, column as usize - 1);
-                            put_body(&mut p.ast.items, at, &mut Some(body));
+                            let mut body = Some(body);
+                            put_body(&mut p.ast.items, at, &mut body);
+                            // The lexical scan and syn disagree on where a function
+                            // is (a unit test checks they never do): reported as an
+                            // internal error on the file, not hidden.
+                            assert!(body.is_none(), "no function body opens at {line}:{column}");
                             p.new_bodies.insert(at);
                         }
                         Err(e) => {
