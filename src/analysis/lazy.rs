@@ -315,6 +315,7 @@ async fn next(set: S) { set.join_next().await; }
 async fn called() { fetch(1).await; }
 async fn method(c: C) { c.get().await; }
 async fn field(&self) { self.fut.await; }
+async fn returned(x: X) -> Y { return (x).await; }
 "#;
         assert_eq!(unneeded(text), ["called", "method", "field"]);
     }

@@ -577,6 +577,28 @@ pub struct ItemTokens {
     pub loops: Vec<usize>,
 }
 
+/// Keywords that may come before an expression in parentheses.
+fn is_keyword(id: &str) -> bool {
+    matches!(
+        id,
+        "return"
+            | "break"
+            | "in"
+            | "if"
+            | "match"
+            | "while"
+            | "else"
+            | "let"
+            | "mut"
+            | "move"
+            | "as"
+            | "yield"
+            | "box"
+            | "unsafe"
+            | "await"
+    )
+}
+
 /// Where the identifier `id` (a slice of `text`) starts, `r#` included.
 fn raw_start(text: &str, id: &str) -> usize {
     let at = id.as_ptr() as usize - text.as_ptr() as usize;
@@ -606,7 +628,8 @@ pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bo
     while let Some(tok) = lexer.next_tok() {
         match tok {
             Tok::Punct(b'(') => parens.push(match prev {
-                [_, _, Tok::Ident(id)] => Some(id),
+                // (`return (fut).await`: a keyword calls nothing.)
+                [_, _, Tok::Ident(id)] if !is_keyword(id) => Some(id),
                 [_, Tok::Ident(id), Tok::Punct(b'!')] => Some(id),
                 _ => None,
             }),
