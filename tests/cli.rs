@@ -668,3 +668,43 @@ fn out_of_line_test_modules_follow_include_tests() {
     let (n, summary) = count(&with_tests);
     assert_eq!(n, 4, "{summary}");
 }
+
+/// A function body left out of the parse that turns out to be needed is parsed
+/// then; a syntax error in it is the file's error, as when the file is parsed
+/// whole, and the file is not analyzed.
+#[test]
+fn syntax_error_in_a_needed_body_is_the_files_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"b\"\n").unwrap();
+    std::fs::write(
+        src.join("main.rs"),
+        "use sqlx::PgPool;\n\
+         pub struct Db { pool: PgPool }\n\
+         async fn save(db: &Db) {\n\
+         \x20   sqlx::query(\"INSERT INTO t VALUES (1)\").execute(&db.pool).await.unwrap();\n\
+         }\n\
+         async fn helper(db: &Db) {\n\
+         \x20   save(db).await;\n\
+         \x20   let x = ;\n\
+         }\n",
+    )
+    .unwrap();
+    let errors = |extra: &[&str]| {
+        let out = msgaudit()
+            .arg("check")
+            .args(["--format", "json"])
+            .args(extra)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["errors"].clone()
+    };
+    let lazy = errors(&[]);
+    assert_eq!(lazy, errors(&["--no-prefilter"]));
+    assert_eq!(lazy[0]["line"], 8, "{lazy}");
+    assert_eq!(lazy[0]["column"], 13, "{lazy}");
+}

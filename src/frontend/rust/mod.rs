@@ -369,6 +369,7 @@ impl<'a> CrateFrontEnd<'a> {
         // parsed whole), and what it declared is gone.
         for path in failed {
             self.index_stale = true;
+            self.models.remove(&path);
             if let Some((fns, fields, consts)) = self.sigs.remove(&path) {
                 for (name, sig) in &fns {
                     self.changed_sig(name, sig, -1);
