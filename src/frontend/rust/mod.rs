@@ -1219,14 +1219,38 @@ pub(crate) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
         if path.segments.last().is_some_and(|s| s.ident == "test") {
             return true;
         }
-        if path.is_ident("cfg") {
-            if let Ok(list) = a.meta.require_list() {
-                let toks = list.tokens.to_string();
-                return toks == "test" || toks.starts_with("test ") || toks.contains("(test");
+        // `cfg(P)` where P never holds outside tests: `test`, `all(test, unix)`;
+        // not `not(test)` (code for everything but tests) nor `any(test, ..)`.
+        path.is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|p| cfg_without_test(&p) == Some(false))
+    })
+}
+
+/// The value of a `cfg` predicate where `test` is off and every other option is
+/// unknown (`None`).
+fn cfg_without_test(p: &syn::Meta) -> Option<bool> {
+    match p {
+        syn::Meta::Path(path) => path.is_ident("test").then_some(false),
+        syn::Meta::NameValue(_) => None,
+        syn::Meta::List(list) => {
+            let args = list
+                .parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            let args: Vec<Option<bool>> = args.iter().map(cfg_without_test).collect();
+            let name = list.path.get_ident()?.to_string();
+            match name.as_str() {
+                "not" if args.len() == 1 => args[0].map(|v| !v),
+                "all" if args.contains(&Some(false)) => Some(false),
+                "all" => args.iter().all(|v| *v == Some(true)).then_some(true),
+                "any" if args.contains(&Some(true)) => Some(true),
+                "any" => args.iter().all(|v| *v == Some(false)).then_some(false),
+                _ => None,
             }
         }
-        false
-    })
+    }
 }
 
 fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {

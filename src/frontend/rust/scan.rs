@@ -121,7 +121,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
     // An identifier followed by `::` (a turbofish may follow), with its own `before`.
     let mut path_ident: Option<(Tok, &str)> = None;
     // An attribute being read (`#[..]`): its bracket depth and whether it names `test`.
-    let mut attr: Option<(usize, bool)> = None;
+    let mut attr: Option<(usize, Vec<Tok>)> = None;
     // The next item is under a test attribute.
     let mut pending_test = false;
     // Tokens of an item `impl` header, up to its `{`.
@@ -212,21 +212,20 @@ pub fn scan(text: &str) -> FileScan<'_> {
                 _ => {}
             }
         }
-        if let Some((depth, named)) = &mut attr {
+        if let Some((depth, toks)) = &mut attr {
             match tok {
                 Tok::Punct(b'[') => *depth += 1,
-                Tok::Punct(b']') => {
-                    *depth -= 1;
-                    if *depth == 0 {
-                        pending_test |= *named;
-                        attr = None;
-                    }
-                }
-                Tok::Ident("test") => *named = true,
+                Tok::Punct(b']') => *depth -= 1,
                 Tok::Ident(id) => {
                     out.idents.insert(id);
                 }
                 _ => {}
+            }
+            if *depth == 0 {
+                pending_test |= is_test_attr(toks);
+                attr = None;
+            } else {
+                toks.push(tok);
             }
             before = prev[0];
             prev = [prev[1], tok];
@@ -246,9 +245,9 @@ pub fn scan(text: &str) -> FileScan<'_> {
         };
         let in_test = test_blocks > 0;
         match tok {
-            Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => attr = Some((1, false)),
+            Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => attr = Some((1, Vec::new())),
             Tok::Punct(b'[') if prev == [Tok::Punct(b'#'), Tok::Punct(b'!')] => {
-                attr = Some((1, false))
+                attr = Some((1, Vec::new()))
             }
             Tok::Ident(id) => {
                 out.idents.insert(id);
@@ -525,8 +524,8 @@ fn test_items(text: &str, tests: bool, docs: bool) -> (Vec<std::ops::Range<usize
 
 /// Whether the tokens of an attribute (inside `#[..]`) are one that the front end's
 /// `is_test_attr` takes for a test attribute: a path ending in `test` (`test`,
-/// `tokio::test(..)`), or `cfg(..)` whose tokens are `test ..` or contain a
-/// parenthesis opening on an identifier that starts with `test` (`all(test, ..)`).
+/// `tokio::test(..)`), or `cfg(..)` whose predicate never holds outside tests
+/// (`test`, `all(test, ..)`; not `not(test)` nor `any(test, feature = "..")`).
 fn is_test_attr(toks: &[Tok]) -> bool {
     let mut last = None;
     let mut i = 0;
@@ -545,10 +544,77 @@ fn is_test_attr(toks: &[Tok]) -> bool {
     if i != 1 || last != Some("cfg") || toks.get(1) != Some(&Tok::Punct(b'(')) {
         return false;
     }
-    toks.get(2) == Some(&Tok::Ident("test"))
-        || toks[2..].windows(2).any(|w| {
-            w[0] == Tok::Punct(b'(') && matches!(w[1], Tok::Ident(id) if id.starts_with("test"))
-        })
+    matches!(
+        cfg_predicate(&toks[1..]),
+        Some((Some(false), rest)) if rest.is_empty()
+    )
+}
+
+/// The value of the `cfg` predicate in the parenthesized group that `toks` start
+/// with, where `test` is off and every other option unknown (`None`), and the
+/// tokens after the group; `None` when it is not a predicate.
+fn cfg_predicate<'t>(toks: &'t [Tok<'t>]) -> Option<(Option<bool>, &'t [Tok<'t>])> {
+    let (inside, rest) = group(toks)?;
+    let (value, after) = predicate(inside)?;
+    after.is_empty().then_some((value, rest))
+}
+
+/// One predicate at the start of `toks`: its value (see [`cfg_predicate`]) and the
+/// tokens after it.
+fn predicate<'t>(toks: &'t [Tok<'t>]) -> Option<(Option<bool>, &'t [Tok<'t>])> {
+    let Some(Tok::Ident(name)) = toks.first() else {
+        return None;
+    };
+    let rest = &toks[1..];
+    match rest.first() {
+        Some(Tok::Punct(b'(')) => {
+            let (inside, after) = group(rest)?;
+            let mut args = Vec::new();
+            let mut list = inside;
+            while !list.is_empty() {
+                let (v, more) = predicate(list)?;
+                args.push(v);
+                list = match more.split_first() {
+                    Some((Tok::Punct(b','), more)) => more,
+                    None => more,
+                    _ => return None,
+                };
+            }
+            let value = match *name {
+                "not" if args.len() == 1 => args[0].map(|v| !v),
+                "all" if args.contains(&Some(false)) => Some(false),
+                "all" => args.iter().all(|v| *v == Some(true)).then_some(true),
+                "any" if args.contains(&Some(true)) => Some(true),
+                "any" => args.iter().all(|v| *v == Some(false)).then_some(false),
+                _ => None,
+            };
+            Some((value, after))
+        }
+        // `feature = ".."`
+        Some(Tok::Punct(b'=')) => Some((None, rest.get(2..)?)),
+        _ => Some(((*name == "test").then_some(false), rest)),
+    }
+}
+
+/// The inside of the parenthesized group `toks` start with, and what follows it.
+fn group<'t>(toks: &'t [Tok<'t>]) -> Option<(&'t [Tok<'t>], &'t [Tok<'t>])> {
+    if toks.first() != Some(&Tok::Punct(b'(')) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct(b'(') => depth += 1,
+            Tok::Punct(b')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((&toks[1..i], &toks[i + 1..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The doc comments of `text` (see [`ignored_ranges`]), in order.
@@ -1184,7 +1250,12 @@ mod tests {
              mac!( #[test] fn n8() { m(); } );\n\
              #[cfg(test)]\nconst N9: S = S { n: 1 };\n\
              #[cfg(testing)]\nfn n10() { o(); }\n\
-             #[cfg(test)]\nstruct N11 { p: u8 }\nfn n12() { q(); }\n";
+             #[cfg(test)]\nstruct N11 { p: u8 }\nfn n12() { q(); }\n\
+             #[cfg(not(test))]\nfn n13() { r(); }\n\
+             #[cfg(any(test, feature = \"mock\"))]\nfn n14() { s(); }\n\
+             #[cfg(not(not(test)))]\nfn t15() { u(); }\n\
+             #[cfg(any(all(test, unix), all(test, windows)))]\nfn t16() { v(); }\n\
+             #[cfg(all(not(test), unix))]\nfn n17() { w(); }\n";
         let ranges = ignored_ranges(text, false);
         let bodies: Vec<&str> = ranges.iter().map(|r| text[r.clone()].trim()).collect();
         assert_eq!(
@@ -1195,9 +1266,20 @@ mod tests {
                 "fn c() {}",
                 "fn d() {}",
                 "#[test] fn e() {}",
-                "f();"
+                "f();",
+                "u();",
+                "v();"
             ]
         );
+        // The scan marks the same functions as tests (and, as it lists functions
+        // written inside `mac!( .. )`, that one).
+        let tests: Vec<&str> = scan(text)
+            .items
+            .iter()
+            .filter(|f| f.test && f.module.is_empty() && f.self_type.is_none())
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(tests, ["t1", "t2", "n8", "t15", "t16"]);
         // Tests included: nothing to blank.
         assert!(ignored_ranges(text, true).is_empty());
         let blanked = blank(text, &ranges);
