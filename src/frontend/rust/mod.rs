@@ -1240,15 +1240,7 @@ fn cfg_without_test(p: &syn::Meta) -> Option<bool> {
                 )
                 .ok()?;
             let args: Vec<Option<bool>> = args.iter().map(cfg_without_test).collect();
-            let name = list.path.get_ident()?.to_string();
-            match name.as_str() {
-                "not" if args.len() == 1 => args[0].map(|v| !v),
-                "all" if args.contains(&Some(false)) => Some(false),
-                "all" => args.iter().all(|v| *v == Some(true)).then_some(true),
-                "any" if args.contains(&Some(true)) => Some(true),
-                "any" => args.iter().all(|v| *v == Some(false)).then_some(false),
-                _ => None,
-            }
+            scan::cfg_combine(&list.path.get_ident()?.to_string(), &args)
         }
     }
 }

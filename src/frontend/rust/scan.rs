@@ -580,19 +580,25 @@ fn predicate<'t>(toks: &'t [Tok<'t>]) -> Option<(Option<bool>, &'t [Tok<'t>])> {
                     _ => return None,
                 };
             }
-            let value = match *name {
-                "not" if args.len() == 1 => args[0].map(|v| !v),
-                "all" if args.contains(&Some(false)) => Some(false),
-                "all" => args.iter().all(|v| *v == Some(true)).then_some(true),
-                "any" if args.contains(&Some(true)) => Some(true),
-                "any" => args.iter().all(|v| *v == Some(false)).then_some(false),
-                _ => None,
-            };
-            Some((value, after))
+            Some((cfg_combine(name, &args), after))
         }
         // `feature = ".."`
         Some(Tok::Punct(b'=')) => Some((None, rest.get(2..)?)),
         _ => Some(((*name == "test").then_some(false), rest)),
+    }
+}
+
+/// The value of `name(args..)` in a `cfg` predicate, from its arguments' values
+/// (`None`: unknown; `not`, `all`, `any`, else unknown). The front end's
+/// `is_test_attr` and the scan both evaluate with it.
+pub(crate) fn cfg_combine(name: &str, args: &[Option<bool>]) -> Option<bool> {
+    match name {
+        "not" if args.len() == 1 => args[0].map(|v| !v),
+        "all" if args.contains(&Some(false)) => Some(false),
+        "all" => args.iter().all(|v| *v == Some(true)).then_some(true),
+        "any" if args.contains(&Some(true)) => Some(true),
+        "any" => args.iter().all(|v| *v == Some(false)).then_some(false),
+        _ => None,
     }
 }
 
