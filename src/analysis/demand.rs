@@ -77,38 +77,41 @@ impl Demand {
         consts: &HashSet<&str>,
     ) -> bool {
         self.files.contains(path)
-            || self.calls_relevant(module, scan)
-            || scan.idents.iter().any(|id| self.types.contains(*id))
-            || scan
-                .items
-                .iter()
-                .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
+            || self.calls_relevant(Some(module), scan)
+            || self.uses_types(scan)
             || scan.consts.iter().any(|c| consts.contains(c))
     }
 
     /// Whether some code of a file scanned as `scan` may be needed, whatever its
     /// module (a superset of [`Demand::needs`] for its bodies).
     pub fn may_need(&self, scan: &FileScan) -> bool {
+        self.calls_relevant(None, scan) || self.uses_types(scan)
+    }
+
+    /// Whether code of module `module` (`None`: of any), scanned as `scan`, calls a
+    /// relevant function by name (a method linked to untyped receivers, a path, a
+    /// bare call).
+    pub fn calls_relevant(&self, module: Option<&[String]>, scan: &FileScan) -> bool {
         scan.method_calls.iter().any(|m| self.methods.contains(*m))
             || scan.path_calls.iter().any(|m| self.paths.contains(*m))
-            || scan.calls.iter().any(|c| self.bare.contains_key(*c))
-            || scan.idents.iter().any(|id| self.types.contains(*id))
+            || scan
+                .calls
+                .iter()
+                .any(|c| match (self.bare.get(*c), module) {
+                    (Some(None), _) | (Some(Some(_)), None) => true,
+                    (Some(Some(modules)), Some(module)) => modules.contains(module),
+                    (None, _) => false,
+                })
+    }
+
+    /// Whether code scanned as `scan` names a type through which a relevant call
+    /// resolves, or has a method of another type with relevant methods.
+    fn uses_types(&self, scan: &FileScan) -> bool {
+        scan.idents.iter().any(|id| self.types.contains(*id))
             || scan
                 .items
                 .iter()
                 .any(|f| f.self_type.is_some_and(|t| self.impl_types.contains(t)))
-    }
-
-    /// Whether code of module `module`, scanned as `scan`, calls a relevant
-    /// function by name (a method linked to untyped receivers, a path, a bare call).
-    pub fn calls_relevant(&self, module: &[String], scan: &FileScan) -> bool {
-        scan.method_calls.iter().any(|m| self.methods.contains(*m))
-            || scan.path_calls.iter().any(|m| self.paths.contains(*m))
-            || scan.calls.iter().any(|c| match self.bare.get(*c) {
-                Some(None) => true,
-                Some(Some(modules)) => modules.contains(module),
-                None => false,
-            })
     }
 
     /// Records how a call can reach the function `ident` declared with

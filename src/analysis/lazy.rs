@@ -135,22 +135,34 @@ impl Lexicon {
 /// first: those whose function names nothing of the lexicon, holds no loop that
 /// may be a retry and awaits nothing that may be a spawned task (the lowering
 /// takes `x.await` on a local of unknown type for one). Indexes into `scan.items`.
-pub fn unneeded_bodies(text: &str, scan: &FileScan, lexicon: &Lexicon) -> Vec<usize> {
+/// Test items count only with `include_tests` (else they are blanked anyway, or,
+/// when the scan alone takes them for tests, parsed whole).
+pub fn unneeded_bodies<'a>(
+    text: &str,
+    scan: &FileScan,
+    lexicon: &Lexicon,
+    include_tests: bool,
+) -> Vec<Body<'a>> {
     let redis = text.contains("redis");
     scan.items
         .iter()
         .enumerate()
-        .filter(|(_, f)| {
-            let Some(body) = &f.body else {
-                return false;
-            };
-            let item = &text[f.at..body.end];
-            let t = scan::item_tokens(item, crate::frontend::rust::lower::TASK_JOINS, |id| {
+        .filter(|(_, f)| include_tests || !f.test)
+        .filter_map(|(item, f)| {
+            let range = f.body.clone()?;
+            let text = &text[f.at..range.end];
+            let t = scan::item_tokens(text, crate::frontend::rust::lower::TASK_JOINS, |id| {
                 lexicon.counts(id, &scan.idents, redis)
             });
-            !t.named && !t.awaits_task && !t.loops.iter().any(|&at| may_be_retry(&item[at..]))
+            let keep =
+                t.named || t.awaits_task || t.loops.iter().any(|&at| may_be_retry(&text[at..]));
+            (!keep).then_some(Body {
+                item,
+                range,
+                at: f.at,
+                scan: None,
+            })
         })
-        .map(|(i, _)| i)
         .collect()
 }
 
@@ -194,15 +206,6 @@ pub struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    pub fn new(item: usize, f: &FnItem) -> Option<Body<'a>> {
-        Some(Body {
-            item,
-            range: f.body.clone()?,
-            at: f.at,
-            scan: None,
-        })
-    }
-
     /// Whether the model needs this body, by what `d` asks of the unparsed files
     /// (when [`Demand::may_need`] its file: no body of a file that needs nothing does):
     /// it calls a relevant function by name, or it uses a value of a type through
@@ -220,7 +223,7 @@ impl<'a> Body<'a> {
             .get_or_insert_with(|| scan::scan(&text[start..self.range.end]));
         let mut module = module.to_vec();
         module.extend(f.module.iter().map(|m| m.to_string()));
-        if d.calls_relevant(&module, own) {
+        if d.calls_relevant(Some(&module), own) {
             return true;
         }
         // Methods a call on a value of type `t` may reach: its own, and those the
@@ -256,9 +259,9 @@ mod tests {
 
     fn unneeded(text: &str) -> Vec<String> {
         let s = scan::scan(text);
-        unneeded_bodies(text, &s, &lexicon())
+        unneeded_bodies(text, &s, &lexicon(), false)
             .into_iter()
-            .map(|i| s.items[i].name.to_string())
+            .map(|b| s.items[b.item].name.to_string())
             .collect()
     }
 

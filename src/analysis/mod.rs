@@ -524,11 +524,7 @@ fn add_parsed<'f>(
         .into_par_iter()
         .map(|(file, scan, module)| {
             let bodies = cpu::timed(cpu::Phase::Lexical, || {
-                lazy::unneeded_bodies(&file.text, &scan, lexicon)
-                    .into_iter()
-                    .filter(|&i| include_tests || !scan.items[i].test)
-                    .filter_map(|i| lazy::Body::new(i, &scan.items[i]))
-                    .collect()
+                lazy::unneeded_bodies(&file.text, &scan, lexicon, include_tests)
             });
             ParsedFile {
                 file,

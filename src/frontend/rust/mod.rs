@@ -682,6 +682,17 @@ impl<'a> CrateFrontEnd<'a> {
     }
 }
 
+/// The input error for a file syn cannot parse.
+fn parse_error(f: &SourceFile, e: &syn::Error) -> InputError {
+    let start = e.span().start();
+    InputError {
+        path: f.path.clone(),
+        line: Some(start.line as u32),
+        column: Some(start.column as u32 + 1),
+        message: format!("cannot parse Rust: {e}"),
+    }
+}
+
 /// Parses the function body whose braces enclose `range` of `text` (with its doc
 /// comments blanked, as [`scan::ignored_ranges`] has them), at its place in the
 /// file: the lines and columns before it are padding, so that its positions are
@@ -891,15 +902,7 @@ impl<'a> Shard<'a> {
                             assert!(body.is_none(), "no function body opens at {line}:{column}");
                             p.new_bodies.insert(at);
                         }
-                        Err(e) => {
-                            let start = e.span().start();
-                            return Some(InputError {
-                                path: f.path.clone(),
-                                line: Some(start.line as u32),
-                                column: Some(start.column as u32 + 1),
-                                message: format!("cannot parse Rust: {e}"),
-                            });
-                        }
+                        Err(e) => return Some(parse_error(f, &e)),
                     }
                 }
                 None
@@ -948,15 +951,7 @@ impl<'a> Shard<'a> {
                     new_bodies: HashSet::new(),
                 })
             }
-            Err(e) => {
-                let start = e.span().start();
-                Err(InputError {
-                    path: f.path.clone(),
-                    line: Some(start.line as u32),
-                    column: Some(start.column as u32 + 1),
-                    message: format!("cannot parse Rust: {e}"),
-                })
-            }
+            Err(e) => Err(parse_error(f, &e)),
         })
     }
 
