@@ -139,12 +139,7 @@ pub fn scan(text: &str) -> FileScan<'_> {
     let mut body: Option<(usize, usize)> = None;
     // Open parentheses and brackets: an item inside `m!( .. )` is no item to syn.
     let mut parens = 0usize;
-    let mut lexer = Lexer {
-        text,
-        b: text.as_bytes(),
-        i: 0,
-        docs: None,
-    };
+    let mut lexer = Lexer::new(text, None);
     while let Some(tok) = lexer.next_tok() {
         match (prev, tok) {
             ([p, Tok::Ident(id)], Tok::Punct(b'(')) if p != Tok::Ident("fn") => out.called(p, id),
@@ -412,12 +407,7 @@ fn test_items(text: &str, tests: bool, docs: bool) -> (Vec<std::ops::Range<usize
     // The name after an item-level `mod`, and whether an attribute says `path`.
     let mut mod_name: Option<&str> = None;
     let mut pending_path = false;
-    let mut lexer = Lexer {
-        text,
-        b: text.as_bytes(),
-        i: 0,
-        docs: docs.then(Vec::new),
-    };
+    let mut lexer = Lexer::new(text, docs.then(Vec::new));
     // Open braces: whether each is a module's (items directly inside are at item
     // level), and the depth of parentheses and brackets it is in (`m!( .. )` holds
     // tokens, not items).
@@ -625,12 +615,7 @@ fn group<'t>(toks: &'t [Tok<'t>]) -> Option<(&'t [Tok<'t>], &'t [Tok<'t>])> {
 
 /// The doc comments of `text` (see [`ignored_ranges`]), in order.
 pub fn doc_comments(text: &str) -> Vec<std::ops::Range<usize>> {
-    let mut lexer = Lexer {
-        text,
-        b: text.as_bytes(),
-        i: 0,
-        docs: Some(Vec::new()),
-    };
+    let mut lexer = Lexer::new(text, Some(Vec::new()));
     while lexer.next_tok().is_some() {}
     lexer.docs.unwrap_or_default()
 }
@@ -686,12 +671,7 @@ fn raw_start(text: &str, id: &str) -> usize {
 /// `.await` may wait for a task.
 pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bool) -> ItemTokens {
     let mut out = ItemTokens::default();
-    let mut lexer = Lexer {
-        text,
-        b: text.as_bytes(),
-        i: 0,
-        docs: None,
-    };
+    let mut lexer = Lexer::new(text, None);
     let mut prev: [Tok; 3] = [Tok::Other; 3];
     // For each open parenthesis, the call or macro it belongs to (`None`: a
     // parenthesized expression or tuple); and that of the one closed last.
@@ -742,12 +722,7 @@ pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bo
 /// its `}`); `None` when the text ends first, or when the loop's head may hold a
 /// block of its own (`while unsafe { poll(..) } == -1 {`, `match`, `if`, ...).
 pub fn loop_extent(text: &str) -> Option<(usize, usize)> {
-    let mut lexer = Lexer {
-        text,
-        b: text.as_bytes(),
-        i: 0,
-        docs: None,
-    };
+    let mut lexer = Lexer::new(text, None);
     let (mut parens, mut open) = (0usize, None);
     let mut depth = 0usize;
     lexer.next_tok();
@@ -953,6 +928,16 @@ fn is_ident_char(c: u8) -> bool {
 }
 
 impl<'a> Lexer<'a> {
+    /// A lexer at the start of `text`, collecting doc comments into `docs` when given.
+    fn new(text: &'a str, docs: Option<Vec<std::ops::Range<usize>>>) -> Self {
+        Lexer {
+            text,
+            b: text.as_bytes(),
+            i: 0,
+            docs,
+        }
+    }
+
     fn peek(&self, k: usize) -> u8 {
         self.b.get(self.i + k).copied().unwrap_or(0)
     }
