@@ -58,6 +58,8 @@ pub enum EventKind {
     /// A RabbitMQ channel is opened; `confirm_select` puts one in publisher-confirm mode.
     ChannelOpen,
     ConfirmSelect,
+    /// Awaits every confirmation pending on a channel (`wait_for_confirms`).
+    ConfirmsWaited,
     #[default]
     None,
 }

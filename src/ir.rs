@@ -155,6 +155,8 @@ pub enum EventKind {
         /// `PublisherConfirm`): whether it is looked at (`Some(false)`: awaited once
         /// and discarded, or bound and never used).
         confirm: Option<bool>,
+        /// The channel (or client) published on, when known.
+        channel: Option<ValueId>,
     },
     /// An HTTP call, e-mail, payment, file or store write outside the database.
     External {
@@ -171,9 +173,19 @@ pub enum EventKind {
     BrokerCommit,
     BrokerAbort,
     BrokerOffsets,
-    /// A RabbitMQ channel is opened (`create_channel`), or put in confirm mode.
-    ChannelOpen,
-    ConfirmSelect,
+    /// A RabbitMQ channel is opened (`create_channel`): `channel` is the value made.
+    ChannelOpen {
+        channel: ValueId,
+    },
+    /// A channel is put in confirm mode (`confirm_select`).
+    ConfirmSelect {
+        channel: Option<ValueId>,
+    },
+    /// The publisher confirms still pending on a channel are awaited
+    /// (`wait_for_confirms`), so confirmations dropped before it are checked.
+    ConfirmsWaited {
+        channel: Option<ValueId>,
+    },
     /// A call to a function of the same crate, resolved by the analysis.
     Call(Call),
     /// A call of a local value or parameter (`handler(payload)`): runs the closure

@@ -60,8 +60,13 @@ pub struct SourceFile {
     pub kind: FileKind,
     /// Identifies the crate the file belongs to (SPEC §3): the display path of the
     /// directory of the nearest `Cargo.toml` (searched upward, never above the PATH
-    /// argument), or the file's own display path when there is none.
+    /// argument), or the file's own display path when there is none; an example
+    /// (`examples/x.rs`, `examples/x/`) or a binary under `src/bin/` is a crate of its
+    /// own, keyed by its file or directory (SPEC §3: a crate is a Cargo target).
     pub crate_key: String,
+    /// The package the file belongs to: the directory of the nearest `Cargo.toml` (the
+    /// file's own path when there is none). Kafka clients link within a package (MA004).
+    pub package_key: String,
 }
 
 /// The result of walking the PATH arguments.
@@ -151,7 +156,16 @@ fn join_display(base: &str, rel: &str) -> String {
 struct Candidate {
     abs: PathBuf,
     kind: FileKind,
-    crate_key: String,
+    keys: Keys,
+}
+
+/// Which package and which Cargo target a file belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Keys {
+    package: String,
+    target: String,
+    /// Under the package's `tests/` or `benches/`: an integration test or bench target.
+    test_target: bool,
 }
 
 #[derive(Default)]
@@ -165,6 +179,8 @@ struct Walker {
     /// Files refused because another one prints under the same name.
     clashes: usize,
     cargo_toml: HashMap<PathBuf, bool>,
+    /// Rust files of integration-test and bench targets, skipped (no `include_tests`).
+    test_targets: usize,
 }
 
 impl Walker {
@@ -195,7 +211,7 @@ impl Walker {
         limit_display: &str,
         rel_dir: &str,
         file_display: &str,
-    ) -> String {
+    ) -> Keys {
         let parts: Vec<&str> = rel_dir.split('/').filter(|p| !p.is_empty()).collect();
         for n in (0..=parts.len()).rev() {
             let rel = parts[..n].join("/");
@@ -206,14 +222,19 @@ impl Walker {
             };
             if self.has_cargo_toml(&dir) {
                 let shown = join_display(limit_display, &rel);
-                return if shown.is_empty() {
+                let package = if shown.is_empty() {
                     ".".to_string()
                 } else {
-                    shown
+                    shown.clone()
                 };
+                return target_keys(package, &shown, &parts[n..], file_display);
             }
         }
-        file_display.to_string()
+        Keys {
+            package: file_display.to_string(),
+            target: file_display.to_string(),
+            test_target: false,
+        }
     }
 
     fn walk_path(&mut self, arg: &Path, config: &Config) {
@@ -245,13 +266,15 @@ impl Walker {
                 limit
             };
             let limit_display = display_of(limit);
-            let crate_key = self.crate_key(limit, &limit_display, "", &base);
+            let mut keys = self.crate_key(limit, &limit_display, "", &base);
+            // A file named on the command line is analyzed whatever target it is.
+            keys.test_target = false;
             self.candidates.insert(
                 base,
                 Candidate {
                     abs: arg.to_path_buf(),
                     kind,
-                    crate_key,
+                    keys,
                 },
             );
             return;
@@ -343,16 +366,48 @@ impl Walker {
                 }
             }
             let rel_dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
-            let crate_key = self.crate_key(arg, &base, rel_dir, &display);
+            let keys = self.crate_key(arg, &base, rel_dir, &display);
+            if keys.test_target && kind == FileKind::Rust && !config.include_tests {
+                self.test_targets += 1;
+                continue;
+            }
             self.candidates.insert(
                 display,
                 Candidate {
                     abs: entry.path().to_path_buf(),
                     kind,
-                    crate_key,
+                    keys,
                 },
             );
         }
+    }
+}
+
+/// The Cargo target of a file inside a package (SPEC §3), by Cargo's auto-discovery:
+/// `inner` are the directories between the package and the file. An example
+/// (`examples/x.rs`, or every file under `examples/x/`) and a binary under `src/bin/`
+/// are crates of their own; `tests/` and `benches/` hold test targets; everything else
+/// is the package's library and main binary, analyzed together.
+fn target_keys(package: String, shown: &str, inner: &[&str], file_display: &str) -> Keys {
+    let own = |rel: &str| {
+        let key = join_display(shown, rel);
+        if key.is_empty() {
+            ".".to_string()
+        } else {
+            key
+        }
+    };
+    let (target, test_target) = match inner {
+        ["tests" | "benches", ..] => (package.clone(), true),
+        ["examples"] | ["src", "bin"] => (file_display.to_string(), false),
+        ["examples", name, ..] => (own(&format!("examples/{name}")), false),
+        ["src", "bin", name, ..] => (own(&format!("src/bin/{name}")), false),
+        _ => (package.clone(), false),
+    };
+    Keys {
+        package,
+        target,
+        test_target,
     }
 }
 
@@ -490,9 +545,14 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
         seen: walker.candidates.len()
             + walker.symlinks.len()
             + walker.special.len()
-            + walker.clashes,
+            + walker.clashes
+            + walker.test_targets,
         ..Discovery::default()
     };
+    if walker.test_targets > 0 {
+        out.skipped
+            .insert("test_targets".to_string(), walker.test_targets);
+    }
     if !walker.symlinks.is_empty() {
         out.skipped
             .insert("symlink".to_string(), walker.symlinks.len());
@@ -515,7 +575,8 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
                 abs: c.abs,
                 text,
                 kind: c.kind,
-                crate_key: c.crate_key,
+                crate_key: c.keys.target,
+                package_key: c.keys.package,
             }),
             ReadOutcome::Skip(reason) => *out.skipped.entry(reason.to_string()).or_default() += 1,
             ReadOutcome::Error(e) => out.errors.push(e),
@@ -588,6 +649,68 @@ mod tests {
         assert_eq!(d.files[2].text, "pub fn f() {}\n");
         assert_eq!(d.files[0].kind, FileKind::Yaml);
         assert!(d.errors.is_empty());
+    }
+
+    /// SPEC §3: examples and `src/bin` binaries are crates of their own, within their
+    /// package; integration tests and benches are test targets, skipped unless
+    /// `include_tests`.
+    #[test]
+    fn cargo_targets_key_examples_and_binaries_and_skip_test_targets() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "Cargo.toml", b"[package]\n");
+        for f in [
+            "src/lib.rs",
+            "src/db.rs",
+            "src/bin/tool.rs",
+            "src/bin/daemon/main.rs",
+            "src/bin/daemon/cli.rs",
+            "examples/a.rs",
+            "examples/b/main.rs",
+            "examples/b/util.rs",
+            "tests/it.rs",
+            "tests/common/mod.rs",
+            "benches/load.rs",
+        ] {
+            write(r, f, b"fn f() {}\n");
+        }
+        write(r, "tests/data/kafka.yaml", b"a: 1\n");
+        let base = display_of(r);
+        let keys = |config: &Config| {
+            let d = discover(&[r.to_path_buf()], config, MAX_FILE_BYTES);
+            let rel = |p: &str| p.strip_prefix(base.as_str()).unwrap().to_string();
+            let keys: Vec<(String, String, String)> = d
+                .files
+                .iter()
+                .map(|f| (rel(&f.path), rel(&f.crate_key), rel(&f.package_key)))
+                .collect();
+            (keys, d.skipped.get("test_targets").copied(), d.seen)
+        };
+        let (got, skipped, seen) = keys(&Config::default());
+        let want: Vec<(String, String, String)> = [
+            ("/examples/a.rs", "/examples/a.rs"),
+            ("/examples/b/main.rs", "/examples/b"),
+            ("/examples/b/util.rs", "/examples/b"),
+            ("/src/bin/daemon/cli.rs", "/src/bin/daemon"),
+            ("/src/bin/daemon/main.rs", "/src/bin/daemon"),
+            ("/src/bin/tool.rs", "/src/bin/tool.rs"),
+            ("/src/db.rs", ""),
+            ("/src/lib.rs", ""),
+            ("/tests/data/kafka.yaml", ""),
+        ]
+        .iter()
+        .map(|(p, k)| (p.to_string(), k.to_string(), String::new()))
+        .collect();
+        assert_eq!(got, want);
+        assert_eq!(skipped, Some(3));
+        assert_eq!(seen, 12);
+        let with_tests = Config {
+            include_tests: true,
+            ..Config::default()
+        };
+        let (got, skipped, _) = keys(&with_tests);
+        assert_eq!(got.len(), 12);
+        assert_eq!(skipped, None);
     }
 
     #[test]

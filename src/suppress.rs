@@ -278,6 +278,7 @@ mod tests {
             text: text.to_string(),
             kind,
             crate_key: path.to_string(),
+            package_key: path.to_string(),
         }
     }
 

@@ -1348,8 +1348,9 @@ impl<'c> Interp<'c> {
             EventKind::Nack { .. }
             | EventKind::IdGen { .. }
             | EventKind::BrokerOffsets
-            | EventKind::ChannelOpen
-            | EventKind::ConfirmSelect => {}
+            | EventKind::ChannelOpen { .. }
+            | EventKind::ConfirmSelect { .. }
+            | EventKind::ConfirmsWaited { .. } => {}
         }
         out.fall = Some(st);
         out

@@ -494,9 +494,14 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
     let stores_offsets = all_events
         .iter()
         .any(|e| matches!(e.kind, EventKind::Ack { offsets: true, .. }));
-    let confirm_select = all_events
-        .iter()
-        .any(|e| matches!(e.kind, EventKind::ConfirmSelect));
+    // Each lapin publish's channel, traced to where it is made.
+    let confirms: BTreeMap<Loc, (bool, bool)> = super::channels::publishes(krate)
+        .into_iter()
+        .map(|p| {
+            let confirmed = p.mode == super::channels::Mode::Confirmed;
+            (p.event.loc.clone(), (confirmed, p.checked))
+        })
+        .collect();
 
     let mut inv = Inventory::default();
     for (i, f) in krate.functions.iter().enumerate() {
@@ -520,7 +525,7 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
             .any(|e| matches!(e.kind, EventKind::Publish { .. }))
         {
             inv.producers
-                .push(producer(input, f, &used, &kafka_clients, confirm_select));
+                .push(producer(input, f, &used, &kafka_clients, &confirms));
         }
     }
     // A function that reaches another consumer (`main` running the consume loops)
@@ -706,12 +711,11 @@ fn producer(
     f: &Function,
     used: &BTreeSet<String>,
     kafka_clients: &[&KafkaClient],
-    confirm_select: bool,
+    confirms: &BTreeMap<Loc, (bool, bool)>,
 ) -> Producer {
     let mut p = Producer {
         name: f.name.clone(),
         loc: Some(f.loc.clone()),
-        confirm_select,
         ..Producer::default()
     };
     let events = f.body.events();
@@ -721,8 +725,11 @@ fn producer(
             EventKind::Publish { confirm, .. } => {
                 p.publishes.push(site(e));
                 broker_events.push(*e);
-                if let Some(looked) = confirm {
-                    p.confirms_checked = Some(p.confirms_checked.unwrap_or(true) && *looked);
+                if confirm.is_some() {
+                    let (confirmed, checked) = confirms.get(&e.loc).copied().unwrap_or_default();
+                    p.confirm_select = p.publishes.len() == 1 || p.confirm_select;
+                    p.confirm_select &= confirmed;
+                    p.confirms_checked = Some(p.confirms_checked.unwrap_or(true) && checked);
                 }
             }
             EventKind::BrokerBegin => {

@@ -2,6 +2,7 @@
 //! on threads with large stacks), computes the ordering facts over the model and
 //! hands them to the rules.
 
+pub mod channels;
 pub mod cpu;
 pub mod demand;
 pub mod flow;
@@ -412,6 +413,11 @@ fn analyze_crate(
     prefilter: Option<Prefilter>,
 ) -> CrateResult {
     let (lowered, unparsed) = lower_needed(key, files, apis, include_tests, prefilter);
+    // Clients and retention link within the package (an example or a binary is a crate
+    // of its own, but configured beside the package's library).
+    let package = files
+        .first()
+        .map_or_else(|| key.to_string(), |f| f.package_key.clone());
     // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
     // every function modeled differently (development aid for the prefilter's
     // exactness, stronger than comparing findings).
@@ -458,7 +464,7 @@ fn analyze_crate(
         .functions
         .iter()
         .flat_map(|f| f.kafka_clients.iter().cloned())
-        .map(|c| (key.to_string(), c))
+        .map(|c| (package.clone(), c))
         .collect();
     // The crate's one producer (of a kind) sends the records the crate sends.
     let sent: Vec<String> = lowered
@@ -469,7 +475,7 @@ fn analyze_crate(
         .collect();
     attribute_sent_topics(&mut clients, &sent);
     CrateResult {
-        key: key.to_string(),
+        key: package,
         retention: lowered.retention,
         findings,
         inventory,

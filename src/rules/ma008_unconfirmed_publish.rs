@@ -1,8 +1,9 @@
 use super::declare_rule;
 use super::kafka_clients::{is_producer, value};
 use super::pairs::label;
+use crate::analysis::channels::{self, Mode};
 use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Prop};
+use crate::ir::{ConfigClient, Crate, KafkaClient, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -16,11 +17,17 @@ declare_rule! {
     /// Redpanda Connect outputs (`ack_replicas: false` is `acks=1`, `idempotent_write`)
     /// and Strimzi source connectors (`producer.override.*`).
     ///
-    /// For RabbitMQ (lapin): a `basic_publish` in a crate that opens channels but never
-    /// puts one in confirm mode (`confirm_select`), or a publish whose confirmation is
-    /// requested but dropped (`basic_publish(..).await?;` awaits only the send, not the
-    /// `PublisherConfirm` it returns). A crate that opens no channel of its own (it
-    /// gets them from elsewhere) is not judged on confirm mode.
+    /// For RabbitMQ (lapin): a `basic_publish` on a channel that was not put in
+    /// confirm mode (`confirm_select`) where it was made, or a publish whose
+    /// confirmation is requested but dropped (`basic_publish(..).await?;` awaits only
+    /// the send, not the `PublisherConfirm` it returns) with no `wait_for_confirms`
+    /// on the channel afterwards. The channel is traced to where it is made: the
+    /// `create_channel` in the same function, or, for a field or parameter, the
+    /// channels bound under the same name (`let audit = conn.create_channel()…;
+    /// Publishers { audit, .. }` for `self.audit`), else every channel the crate
+    /// makes when they all agree. A crate that opens no channel of its own (it gets
+    /// them from elsewhere), channels that disagree, and a `confirm_select` in a
+    /// helper handed the channel leave it unknown: not reported.
     ///
     /// ## Why is this bad?
     ///
@@ -79,35 +86,27 @@ fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
     out
 }
 
-/// lapin publishes (with whether their confirmation is looked at), and whether the
-/// crate opens channels and puts any in confirm mode.
-fn rabbit(krate: &Crate) -> (Vec<(Loc, String, bool)>, bool, bool) {
-    let (mut publishes, mut opens, mut confirms) = (Vec::new(), false, false);
-    for e in krate.functions.iter().flat_map(|f| f.body.events()) {
-        match &e.kind {
-            EventKind::Publish {
-                confirm: Some(c), ..
-            } => publishes.push((e.loc.clone(), e.text.clone(), *c)),
-            EventKind::ChannelOpen => opens = true,
-            EventKind::ConfirmSelect => confirms = true,
-            _ => {}
-        }
-    }
-    publishes.sort();
-    publishes.dedup();
-    (publishes, opens, confirms)
-}
-
 pub fn check(krate: &Crate) -> Vec<Finding> {
     let mut out = Vec::new();
-    let (publishes, opens, confirms) = rabbit(krate);
-    for (loc, text, looked_at) in publishes {
-        let message = if opens && !confirms {
-            format!("`{text}` publishes on a channel that is never put in confirm mode (`confirm_select`)")
-        } else if confirms && !looked_at {
-            format!("`{text}` requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not")
-        } else {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in channels::publishes(krate) {
+        let (loc, text) = (&p.event.loc, &p.event.text);
+        if !seen.insert(loc.clone()) {
             continue;
+        }
+        let (message, labels) = match p.mode {
+            Mode::Unconfirmed => (
+                format!("`{text}` publishes on a channel that is never put in confirm mode (`confirm_select`)"),
+                p.made_at
+                    .iter()
+                    .map(|l| label(l, "the channel is made here, without `confirm_select`"))
+                    .collect(),
+            ),
+            Mode::Confirmed if !p.checked => (
+                format!("`{text}` requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not"),
+                Vec::new(),
+            ),
+            _ => continue,
         };
         out.push(Finding {
             code: MA008.code,
@@ -118,7 +117,7 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
             message,
             boundary: MA008.boundary.to_string(),
             window: "a message the broker never accepted (or nacked) counts as sent: it is lost".into(),
-            labels: Vec::new(),
+            labels,
             help: "call `channel.confirm_select(..)` where the channel is made and await the confirmation \
                    (`basic_publish(..).await?.await?`), treating a nack as a failure"
                 .into(),

@@ -286,6 +286,8 @@ struct Value {
     /// An async block or closure bound to this name: it runs where it is awaited,
     /// called, spawned or handed to another call, not where it is written.
     deferred: Option<Box<Node>>,
+    /// A channel made by a `ChannelOpen` and not yet bound: its first binding names it.
+    opened: bool,
 }
 
 struct Lowerer<'a, 'b> {
@@ -837,6 +839,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     fn bind(&mut self, name: &str, v: ValueId) {
+        if let Some(val) = self.values.get_mut(v as usize).filter(|val| val.opened) {
+            val.opened = false;
+            val.name = name.to_string();
+        }
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name.to_string(), v);
         }
@@ -3086,10 +3092,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 EventKind::Publish {
                     non_idempotent: spec.non_idempotent,
                     confirm: spec.confirmable.then_some(true),
+                    channel: target,
                 }
             }
-            Api::ChannelOpen => EventKind::ChannelOpen,
-            Api::ConfirmSelect => EventKind::ConfirmSelect,
+            Api::ChannelOpen => {
+                let v = self.new_value(
+                    &text,
+                    TypeInfo {
+                        role: spec.returns.clone(),
+                        crate_type: None,
+                    },
+                );
+                // Named after the binding it gets (`let build_tx = conn.create_channel()`).
+                self.values[v as usize].opened = true;
+                made = Some(v);
+                EventKind::ChannelOpen { channel: v }
+            }
+            Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
+            Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
             Api::External => EventKind::External {
                 kind: match spec.external.as_deref() {
                     Some("http") => ExternalKind::Http,

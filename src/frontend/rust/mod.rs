@@ -1859,6 +1859,7 @@ mod tests {
             text,
             kind: crate::source::FileKind::Rust,
             crate_key: "deep.rs".into(),
+            package_key: "deep.rs".into(),
         };
         assert!(refuse_pathological(&f).is_some());
     }
