@@ -110,6 +110,21 @@ fn statement(s: &Statement) -> SqlFacts {
                 || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoUpdate(_)));
             f.returning = i.returning.is_some();
             f.columns = i.columns.len();
+            // `ON CONFLICT (k) DO UPDATE SET n = t.n + 1` (or MySQL's `ON DUPLICATE KEY
+            // UPDATE n = n + 1`): a redelivered row counts twice (SPEC §2, MA011).
+            let update = match &i.on {
+                Some(OnInsert::OnConflict(c)) => match &c.action {
+                    OnConflictAction::DoUpdate(u) => u.assignments.as_slice(),
+                    _ => &[],
+                },
+                Some(OnInsert::DuplicateKeyUpdate(a)) => a.as_slice(),
+                _ => &[],
+            };
+            f.self_referencing = update.iter().any(|a| {
+                let target = a.target.to_string().to_ascii_lowercase();
+                let col = target.rsplit('.').next().unwrap_or(&target).to_string();
+                increments(&a.value, &col)
+            });
             // `INSERT … SELECT … WHERE NOT EXISTS (…)`: inserts only what is not there.
             if i.source
                 .as_ref()
@@ -201,7 +216,11 @@ fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
     use sqlparser::ast::{BinaryOperator, Expr};
     let is_col = |e: &Expr| match e {
         Expr::Identifier(i) => i.value.eq_ignore_ascii_case(col),
-        Expr::CompoundIdentifier(v) => v.last().is_some_and(|i| i.value.eq_ignore_ascii_case(col)),
+        // `EXCLUDED.n` is the row being inserted, not the stored one.
+        Expr::CompoundIdentifier(v) => {
+            v.last().is_some_and(|i| i.value.eq_ignore_ascii_case(col))
+                && !v[0].value.eq_ignore_ascii_case("excluded")
+        }
         _ => false,
     };
     match e {
@@ -292,6 +311,16 @@ mod tests {
         assert!(!facts("UPDATE s SET v = GREATEST(v, $1) WHERE k = $2").self_referencing);
         assert!(!facts("UPDATE s SET v = COALESCE(v, $1) WHERE k = $2").self_referencing);
         assert!(facts("UPDATE s SET v = $1 + v WHERE k = $2").self_referencing);
+        let counted = "INSERT INTO token (task_id, trigger_datetime, count) VALUES ($1, $2, 1) \
+                       ON CONFLICT (task_id, trigger_datetime) DO UPDATE SET count = token.count + 1";
+        assert!(facts(counted).upsert && facts(counted).self_referencing);
+        let added = "INSERT INTO views (page, n) VALUES ($1, $2) ON CONFLICT (page) DO UPDATE SET n = views.n + EXCLUDED.n";
+        assert!(facts(added).self_referencing);
+        let replaced = "INSERT INTO views (page, n) VALUES ($1, $2) ON CONFLICT (page) DO UPDATE SET n = EXCLUDED.n";
+        assert!(facts(replaced).upsert && !facts(replaced).self_referencing);
+        let excluded_plus = "INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v + 0";
+        assert!(!facts(excluded_plus).self_referencing);
+        assert!(!facts("INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = GREATEST(s.v, EXCLUDED.v)").self_referencing);
         let guarded = facts(
             "INSERT INTO t (id, v) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = $1)",
         );
