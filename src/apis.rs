@@ -85,6 +85,15 @@ pub struct TypeSpec {
     pub crates: Vec<String>,
     #[serde(default = "yes")]
     pub unique: bool,
+    /// Crates whose type of this name is generic over what it pools (`bb8::Pool<M>`,
+    /// `r2d2::Pool<M>`): there the role holds only when the manager `M` is not a type
+    /// of the analyzed crate and its path names none of `foreign_managers`
+    /// (case-insensitive), so a pool of lapin channels or Redis connections is no
+    /// database pool.
+    #[serde(default)]
+    pub managed_in: Vec<String>,
+    #[serde(default)]
+    pub foreign_managers: Vec<String>,
 }
 
 fn yes() -> bool {

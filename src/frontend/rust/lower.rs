@@ -318,6 +318,8 @@ struct Lowerer<'a, 'b> {
     /// Lowering the function's return value (its tail or a `return`), outside closures.
     in_return: bool,
     closure_depth: u32,
+    /// The element type a closure's first parameter takes (`xs.iter().map(|x| ..)`).
+    closure_param_hint: Option<TypeInfo>,
     returned: HashSet<ValueId>,
     returns_claims: Vec<Loc>,
     /// Calls of the crate's functions whose result is dropped, by location, and
@@ -446,6 +448,7 @@ fn lower_fn(
         last_outcome: None,
         in_return: false,
         closure_depth: 0,
+        closure_param_hint: None,
         returned: HashSet::new(),
         returns_claims: Vec::new(),
         unused_calls: HashSet::new(),
@@ -630,6 +633,46 @@ const STD_METHODS: &[&str] = &[
     "err",
     "expect",
     "unwrap",
+];
+
+/// Iterator methods whose items are the receiver's elements.
+const ELEMENT_METHODS: &[&str] = &[
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "drain",
+    "values",
+    "values_mut",
+    "into_values",
+    "filter",
+    "rev",
+    "skip",
+    "take",
+    "chain",
+    "cloned",
+    "copied",
+    "peekable",
+    "skip_while",
+    "take_while",
+];
+
+/// Iterator adapters whose closure's first parameter is an element.
+const ELEMENT_CLOSURES: &[&str] = &[
+    "map",
+    "for_each",
+    "filter",
+    "filter_map",
+    "flat_map",
+    "inspect",
+    "any",
+    "all",
+    "find",
+    "find_map",
+    "try_for_each",
+    "position",
+    "skip_while",
+    "take_while",
+    "then",
 ];
 
 const STREAM_CALLBACKS: &[&str] = &[
@@ -1766,7 +1809,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.bind_pattern(&f.pat, &info);
                     }
                     None => {
-                        let derived = self.derived(&iter);
+                        let mut derived = self.derived(&iter);
+                        // `for x in &self.items` (`Vec<Item>` is seen as `Item`): the element's type.
+                        derived.crate_type = iter.crate_type.clone();
                         self.bind_pattern(&f.pat, &derived);
                     }
                 }
@@ -1946,8 +1991,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     ) {
         self.scopes.push(HashMap::new());
         let mut param = None;
+        let hint = self.closure_param_hint.take();
         for (i, p) in c.inputs.iter().enumerate() {
-            let v = self.bind_param(p, TypeInfo::default());
+            let ti = if i == 0 {
+                hint.clone().unwrap_or_default()
+            } else {
+                TypeInfo::default()
+            };
+            let v = self.bind_param(p, ti);
             if i == 0 {
                 param = v;
             }
@@ -2221,8 +2272,27 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
+        // Iterator steps over a collection of a crate type keep the element's type, and
+        // an adapter's closure takes it as its parameter.
+        if recv.crate_type.is_some() && ELEMENT_CLOSURES.contains(&name.as_str()) {
+            self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
+                role: None,
+                crate_type: Some(t),
+            });
+        }
         let arg_infos = self.plain_args(&args, out);
-        if ALIAS_METHODS.contains(&name.as_str()) {
+        self.closure_param_hint = None;
+        if recv.crate_type.is_some() && ELEMENT_METHODS.contains(&name.as_str()) {
+            let mut info = self.derived(&recv);
+            info.crate_type = recv.crate_type.clone();
+            return info;
+        }
+        // Accessors of the wrappers the types see through (Rocket `State::inner`,
+        // actix `Data::get_ref`): the wrapped value, with its role.
+        let accessor = matches!(name.as_str(), "inner" | "get_ref")
+            && args.is_empty()
+            && (recv.role.is_some() || recv.crate_type.is_some());
+        if accessor || ALIAS_METHODS.contains(&name.as_str()) {
             let mut info = recv;
             for a in &arg_infos {
                 info.absorb(a);
@@ -2572,11 +2642,54 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             {
                 closures.push((i, n));
                 infos.push(self.expr(a, out));
+            } else if let Some(n) = self.fn_item_closure(a) {
+                // `run(topic, forward)`: the crate function runs where the callee calls
+                // its parameter.
+                closures.push((i, n));
+                infos.push(Info::default());
             } else {
                 infos.push(self.arg(a, out));
             }
         }
         (infos, closures)
+    }
+
+    /// A crate function named as a value (`forward`, `pump::forward`), as a closure
+    /// that calls it.
+    fn fn_item_closure(&mut self, e: &Expr) -> Option<Node> {
+        let Expr::Path(p) = strip(e) else { return None };
+        if p.path
+            .get_ident()
+            .is_some_and(|id| self.lookup(&id.to_string()).is_some())
+        {
+            return None;
+        }
+        let segs = super::segments(&p.path);
+        if !self.is_crate_fn(&segs) {
+            return None;
+        }
+        let loc = self.cx.loc(p.span(), p.span());
+        let call = Node::Event(Event {
+            kind: EventKind::Call(Call {
+                callee: Callee::Path(segs.clone()),
+                receiver: None,
+                args: Vec::new(),
+                closures: Vec::new(),
+                propagates_err: false,
+                result_unused: false,
+            }),
+            loc: loc.clone(),
+            text: segs.join("::"),
+            describe: "call".into(),
+        });
+        Some(Node::Closure {
+            body: Box::new(Node::Seq(vec![call])),
+            run: ClosureRun::Now,
+            param: None,
+            handle: None,
+            loc,
+            text: "function".into(),
+        })
     }
 
     #[allow(clippy::too_many_arguments)]

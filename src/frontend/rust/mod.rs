@@ -1546,8 +1546,39 @@ fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
             }
             Some(&p.path)
         }
+        // `dyn Bus + Send`, `impl Bus`: the first trait bound that is not a marker
+        // (calls on it go to the trait's implementations).
+        syn::Type::TraitObject(t) => trait_bound_path(&t.bounds),
+        syn::Type::ImplTrait(t) => trait_bound_path(&t.bounds),
         _ => None,
     }
+}
+
+/// The first bound of `bounds` naming a trait other than an auto/marker trait.
+pub(crate) fn trait_bound_path<P>(
+    bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, P>,
+) -> Option<&syn::Path> {
+    bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(t) => {
+            let last = t.path.segments.last()?.ident.to_string();
+            let marker = matches!(
+                last.as_str(),
+                "Send"
+                    | "Sync"
+                    | "Unpin"
+                    | "Sized"
+                    | "Copy"
+                    | "Clone"
+                    | "Debug"
+                    | "Display"
+                    | "Any"
+                    | "UnwindSafe"
+                    | "RefUnwindSafe"
+            ) || matches!(t.modifier, syn::TraitBoundModifier::Maybe(_));
+            (!marker).then_some(&t.path)
+        }
+        _ => None,
+    })
 }
 
 /// A path's segments as strings (`rdkafka::consumer::StreamConsumer`).
@@ -1595,6 +1626,37 @@ pub(crate) fn type_info(
             .type_specs(last)
             .iter()
             .any(|spec| spec.crates.iter().any(|c| *c == resolved[0]));
+    // A pool generic over its manager (`bb8::Pool<M>`): what it pools decides.
+    if let Some(spec) = resolved.first().and_then(|first| {
+        apis.type_specs(last)
+            .iter()
+            .find(|s| s.managed_in.iter().any(|c| c == first))
+    }) {
+        if let Some(syn::PathArguments::AngleBracketed(args)) =
+            path.segments.last().map(|s| &s.arguments)
+        {
+            let manager = args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => innermost(t),
+                _ => None,
+            });
+            if let Some(m) = manager {
+                let ms = resolve_path(uses, &segments(m));
+                let own = matches!(
+                    ms.first().map(String::as_str),
+                    Some("crate" | "self" | "super")
+                ) || ms.last().is_some_and(|l| index.type_names.contains(l));
+                let foreign = ms.iter().any(|seg| {
+                    let seg = seg.to_ascii_lowercase();
+                    spec.foreign_managers
+                        .iter()
+                        .any(|f| seg.contains(&f.to_ascii_lowercase()))
+                });
+                if own || foreign {
+                    return TypeInfo::default();
+                }
+            }
+        }
+    }
     let local = matches!(
         resolved.first().map(String::as_str),
         Some("crate" | "self" | "super")

@@ -318,7 +318,8 @@ mod tests {
         assert!(facts(added).self_referencing);
         let replaced = "INSERT INTO views (page, n) VALUES ($1, $2) ON CONFLICT (page) DO UPDATE SET n = EXCLUDED.n";
         assert!(facts(replaced).upsert && !facts(replaced).self_referencing);
-        let excluded_plus = "INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v + 0";
+        let excluded_plus =
+            "INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v + 0";
         assert!(!facts(excluded_plus).self_referencing);
         assert!(!facts("INSERT INTO s (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = GREATEST(s.v, EXCLUDED.v)").self_referencing);
         let guarded = facts(
