@@ -236,6 +236,8 @@ struct Info {
     value: Option<ValueId>,
     role: Option<String>,
     crate_type: Option<String>,
+    /// Of a type outside the analyzed code, or a collection ([`TypeInfo::outside`]).
+    outside: bool,
     sql: Option<SqlFacts>,
     builder: Option<Box<Builder>>,
     /// Values whose identity appears in the expression.
@@ -270,6 +272,7 @@ struct Value {
     name: String,
     role: Option<String>,
     crate_type: Option<String>,
+    outside: bool,
     sql: Option<SqlFacts>,
     builder: Option<Box<Builder>>,
     /// A received message, or a value taken from one (its root message).
@@ -472,6 +475,7 @@ fn lower_fn(
                     TypeInfo {
                         role: None,
                         crate_type: self_type.clone(),
+                        outside: false,
                     },
                 );
                 l.bind("self", v);
@@ -876,6 +880,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             name: name.to_string(),
             role: ti.role,
             crate_type: ti.crate_type,
+            outside: ti.outside,
             ..Value::default()
         });
         (self.values.len() - 1) as ValueId
@@ -1070,6 +1075,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             TypeInfo {
                 role: info.role.clone(),
                 crate_type: info.crate_type.clone(),
+                outside: info.outside,
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
@@ -1109,6 +1115,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             value: Some(v),
             role: val.role.clone(),
             crate_type: val.crate_type.clone(),
+            outside: val.outside,
             sql: val.sql.clone(),
             builder: val.builder.clone(),
             mentions: vec![v],
@@ -1782,10 +1789,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.scopes.push(HashMap::new());
                 let mut then = Vec::new();
                 // Iterating over received messages: each item is a message of its own.
+                // Not the crate's own values decoded from one (`for e in &batch.entries`
+                // with `entries: Vec<Entry>`): a message is never of a crate type.
                 let batch = iter
                     .value
                     .filter(|v| self.is_message(*v))
-                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)));
+                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)))
+                    .filter(|_| iter.crate_type.is_none());
                 match batch {
                     Some(b) => {
                         let v = self.value_from(&pat_name(&f.pat), &Info::default());
@@ -2193,6 +2203,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // `len`, …), nor for a received message's methods when the API knows them
         // (`delivery.ack(..)`).
         let receiver_type = match recv.crate_type.clone() {
+            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
+            // a type from outside: never a crate method.
+            _ if recv.outside => None,
             Some(ty) if self.has_method(&ty, &name) => Some(Some(ty)),
             Some(_) => None,
             None => {
@@ -2278,6 +2291,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
                 role: None,
                 crate_type: Some(t),
+                outside: false,
             });
         }
         let arg_infos = self.plain_args(&args, out);
@@ -2823,6 +2837,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         TypeInfo {
                             role,
                             crate_type: None,
+                            outside: false,
                         },
                     )
                 });
@@ -2967,16 +2982,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for a in args {
             mentions.extend(a.mentions.iter().copied());
         }
-        let spec = b.spec.clone();
+        let mut spec = b.spec.clone();
         let mut b = b;
         self.builder_strs.clone_from(&b.strs);
+        let strs = b.strs.clone();
+        let has = |words: &[&str]| {
+            strs.iter()
+                .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
+        };
         if let Some(sql) = b.sql.as_mut() {
             // `SET key value NX`: only the first writer succeeds, a claim.
-            if sql.verb == "SET" && b.strs.iter().any(|x| x.eq_ignore_ascii_case("NX")) {
+            if sql.verb == "SET" && has(&["NX"]) {
                 sql.verb = "SET NX".into();
                 sql.ignores_conflict = true;
                 sql.columns = 1;
             }
+        }
+        // `SET key value EX 60` (no NX): a value that expires, a cache entry like
+        // `set_ex`, not a business change (SPEC §2, MA006).
+        if b.sql.as_ref().is_some_and(|s| s.verb == "SET")
+            && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
+        {
+            spec.event = Api::External;
+            spec.external = Some("redis write".into());
+            b.sql = None;
         }
         let value = self.emit(
             &spec,
@@ -3103,6 +3132,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     TypeInfo {
                         role: spec.returns.clone(),
                         crate_type: None,
+                        outside: false,
                     },
                 );
                 self.values[v as usize].msg_root = Some(v);
@@ -3128,6 +3158,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     TypeInfo {
                         role: Some("db.tx".into()),
                         crate_type: None,
+                        outside: false,
                     },
                 );
                 made = Some(v);
@@ -3214,6 +3245,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     TypeInfo {
                         role: spec.returns.clone(),
                         crate_type: None,
+                        outside: false,
                     },
                 );
                 // Named after the binding it gets (`let build_tx = conn.create_channel()`).

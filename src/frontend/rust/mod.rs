@@ -33,6 +33,10 @@ pub struct TypeInfo {
     pub role: Option<String>,
     /// Name of a type defined in this crate (`OrderRepo`), for method and field lookup.
     pub crate_type: Option<String>,
+    /// The value's own type lies outside the analyzed code (`String`, `u64`, a
+    /// library's type), or is a collection (`Vec<Repo>`, whose `crate_type` is its
+    /// element's): its methods are never the crate's (SPEC §2, call resolution).
+    pub outside: bool,
 }
 
 /// Signature of a function of the crate, for call resolution and result roles.
@@ -1492,6 +1496,74 @@ pub(crate) fn impl_trait_name(imp: &syn::ItemImpl) -> Option<String> {
         .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()))
 }
 
+/// Collections among the wrappers: a `Vec<Repo>` holds repositories, it is not one.
+const COLLECTIONS: &[&str] = &[
+    "Vec", "VecDeque", "HashMap", "BTreeMap", "HashSet", "BTreeSet",
+];
+
+/// Types of the standard library and primitives, named without a path.
+const STD_TYPES: &[&str] = &[
+    "String",
+    "str",
+    "bool",
+    "char",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "Vec",
+    "VecDeque",
+    "HashMap",
+    "BTreeMap",
+    "HashSet",
+    "BTreeSet",
+    "Duration",
+    "Instant",
+    "SystemTime",
+    "PathBuf",
+    "Path",
+];
+
+/// Whether `ty`, looked through its wrappers, is a collection at some level.
+fn is_collection(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => is_collection(&r.elem),
+        syn::Type::Paren(p) => is_collection(&p.elem),
+        syn::Type::Group(g) => is_collection(&g.elem),
+        syn::Type::Slice(_) | syn::Type::Array(_) => true,
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            if COLLECTIONS.contains(&name.as_str()) {
+                return true;
+            }
+            if !is_wrapper(&name) {
+                return false;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => args
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, syn::GenericArgument::Type(t) if is_collection(t))),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 pub(crate) fn type_name(ty: &syn::Type) -> Option<String> {
     innermost(ty).and_then(|p| p.segments.last().map(|s| s.ident.to_string()))
 }
@@ -1605,14 +1677,19 @@ pub(crate) fn type_info(
     ty: &syn::Type,
     self_ty: Option<&str>,
 ) -> TypeInfo {
+    let collection = is_collection(ty);
     let Some(path) = innermost(ty) else {
-        return TypeInfo::default();
+        return TypeInfo {
+            outside: collection,
+            ..TypeInfo::default()
+        };
     };
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     if segs.len() == 1 && segs[0] == "Self" {
         return TypeInfo {
             role: None,
             crate_type: self_ty.map(String::from),
+            outside: collection,
         };
     }
     let resolved = resolve_path(uses, &segs);
@@ -1665,10 +1742,18 @@ pub(crate) fn type_info(
         return TypeInfo {
             role: None,
             crate_type: Some(last.clone()),
+            outside: collection,
         };
     }
+    let role = role_of_resolved(apis, &resolved);
+    // Known to be another crate's type: a std or primitive name, or a path that
+    // resolves into a crate other than this one (`use reqwest::Client`). A lone
+    // unknown name may be a generic parameter (`R: Repo`): not known.
+    let foreign = STD_TYPES.contains(&last.as_str())
+        || (resolved.len() >= 2 && !matches!(resolved[0].as_str(), "crate" | "self" | "super"));
     TypeInfo {
-        role: role_of_resolved(apis, &resolved),
+        outside: collection || (role.is_none() && foreign),
+        role,
         crate_type: None,
     }
 }
