@@ -299,19 +299,41 @@ pub fn demand(lowered: &CrateOutput) -> Demand {
 
     // The functions the analysis runs: the relevant ones, and (to a fixpoint) those
     // that take a closure from one it runs.
+    // A closure handed to a function may be passed on by it to the next one
+    // (`fn fire<F: Fn()>(f: F) { tokio::spawn(deliver(f)) }`): the parameters that
+    // hold a closure, per function, are followed too.
     let mut run = relevant.clone();
+    let mut closure_params: Vec<Vec<crate::ir::ValueId>> = vec![Vec::new(); fns.len()];
     let mut stack: Vec<usize> = (0..fns.len()).filter(|&i| relevant[i]).collect();
     while let Some(i) = stack.pop() {
         for e in fns[i].body.events() {
             let EventKind::Call(c) = &e.kind else {
                 continue;
             };
-            if c.closures.is_empty() {
+            let mut actuals: Vec<Option<crate::ir::ValueId>> = Vec::new();
+            let mut handed: Vec<usize> = c.closures.iter().map(|(k, _)| *k).collect();
+            for (k, a) in c.args.iter().enumerate() {
+                if a.is_some_and(|a| closure_params[i].contains(&a)) {
+                    handed.push(k);
+                }
+            }
+            actuals.extend(c.args.iter().copied());
+            if handed.is_empty() {
                 continue;
             }
             for j in resolver.resolve(&fns[i], c) {
-                if !run[j] {
-                    run[j] = true;
+                let offset = usize::from(fns[j].has_self);
+                let mut grew = !run[j];
+                for &k in &handed {
+                    if let Some(Some(p)) = fns[j].params.get(k + offset) {
+                        if !closure_params[j].contains(p) {
+                            closure_params[j].push(*p);
+                            grew = true;
+                        }
+                    }
+                }
+                run[j] = true;
+                if grew {
                     stack.push(j);
                 }
             }

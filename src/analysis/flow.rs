@@ -507,7 +507,14 @@ impl<'c> Resolver<'c> {
                 .filter(|&c| self.has_self(c))
                 .collect(),
         };
-        if methods.len() <= MAX_METHOD_CANDIDATES {
+        // A trait or type receiver may reach several implementations; a receiver of
+        // unknown type links only when exactly one method has that name.
+        let limit = if receiver_type.is_some() {
+            MAX_METHOD_CANDIDATES
+        } else {
+            1
+        };
+        if methods.len() <= limit {
             methods
         } else {
             vec![]
@@ -1380,10 +1387,17 @@ impl<'c> Interp<'c> {
             out.fall = cur;
             return out;
         }
-        // Callees that reach no delivery event change nothing: not worth inlining.
+        // Callees that reach no delivery event change nothing: not worth inlining,
+        // unless the call hands them a closure (written here, or a closure parameter
+        // of this frame passed on: it may hold the effect).
+        let forwards = c
+            .receiver
+            .iter()
+            .chain(c.args.iter().flatten())
+            .any(|a| fr.closures.contains_key(a));
         let cands: Vec<usize> = cands
             .into_iter()
-            .filter(|&i| self.reach[i] || !c.closures.is_empty())
+            .filter(|&i| self.reach[i] || !c.closures.is_empty() || forwards)
             .collect();
         if cands.is_empty() {
             out.fall = Some(st);

@@ -482,7 +482,17 @@ fn lower_fn(
                 params.push(Some(v));
             }
             syn::FnArg::Typed(pt) => {
-                let ti = l.type_info(&pt.ty);
+                let mut ti = l.type_info(&pt.ty);
+                // `store: &S` with `S: Store` (or `where S: Store`): the crate's trait,
+                // whose implementations a call on it may reach.
+                if ti.crate_type.is_none() && ti.role.is_none() {
+                    if let Some(t) = generic_trait(sig, &pt.ty, &l.cx.index.traits) {
+                        ti = TypeInfo {
+                            crate_type: Some(t),
+                            ..TypeInfo::default()
+                        };
+                    }
+                }
                 params.push(l.bind_param(&pt.pat, ti));
             }
         }
@@ -548,6 +558,71 @@ const ALIAS_METHODS: &[&str] = &[
 /// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:
 /// the crate has one to three methods so named, and standard types have no method
 /// of that name. (The prefilter's demand relies on this rule.)
+/// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `sig`.
+fn generic_trait(
+    sig: &syn::Signature,
+    ty: &syn::Type,
+    traits: &std::collections::HashSet<String>,
+) -> Option<String> {
+    fn name(ty: &syn::Type) -> Option<String> {
+        match ty {
+            syn::Type::Reference(r) => name(&r.elem),
+            syn::Type::Paren(p) => name(&p.elem),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let last = p.path.segments.last()?;
+                let n = last.ident.to_string();
+                if super::is_wrapper(&n) {
+                    match &last.arguments {
+                        syn::PathArguments::AngleBracketed(a) => {
+                            a.args.iter().find_map(|g| match g {
+                                syn::GenericArgument::Type(t) => name(t),
+                                _ => None,
+                            })
+                        }
+                        _ => None,
+                    }
+                } else if p.path.segments.len() == 1 {
+                    Some(n)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+    let g = name(ty)?;
+    let crate_trait = |bounds: &Punctuated<syn::TypeParamBound, Token![+]>| {
+        bounds.iter().find_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => t
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .filter(|n| traits.contains(n)),
+            _ => None,
+        })
+    };
+    let params = sig
+        .generics
+        .type_params()
+        .filter(|p| p.ident == g)
+        .find_map(|p| crate_trait(&p.bounds));
+    params.or_else(|| {
+        sig.generics
+            .where_clause
+            .iter()
+            .flat_map(|w| &w.predicates)
+            .find_map(|w| match w {
+                syn::WherePredicate::Type(pt)
+                    if name(&pt.bounded_ty).as_deref() == Some(g.as_str()) =>
+                {
+                    crate_trait(&pt.bounds)
+                }
+                _ => None,
+            })
+    })
+}
+
 pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
     if STD_METHODS.contains(&name) || ALIAS_METHODS.contains(&name) {
         return false;
@@ -556,7 +631,9 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
         .fns
         .get(name)
         .map_or(0, |v| v.iter().filter(|s| s.self_type.is_some()).count());
-    (1..=3).contains(&n)
+    // SPEC §2: an unknown receiver links to a crate method only when exactly one
+    // method has that name.
+    n == 1
 }
 
 const STD_METHODS: &[&str] = &[
