@@ -148,6 +148,11 @@ pub enum EventKind {
         /// a transaction is open on it, the write commits by itself.
         autocommit: bool,
     },
+    /// A query that only reads rows of `tables` (`SELECT … FROM outgoing_events`).
+    /// Not a delivery event: it tells what a relay publishes (SPEC §2, "Outbox").
+    Read {
+        tables: Vec<String>,
+    },
     /// A publish to a broker; `non_idempotent`: applying it twice does harm (Redis `XADD`).
     Publish {
         non_idempotent: bool,

@@ -212,6 +212,8 @@ struct State {
     early_offsets: Vec<EvRef>,
     /// Kafka clients (function, index) whose messages were received on this path.
     received_clients: Vec<(usize, u32)>,
+    /// Tables whose rows were read on this path (what a relay may publish).
+    read_tables: Vec<String>,
 }
 
 fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
@@ -239,6 +241,7 @@ impl State {
             received: false,
             early_offsets: Vec::new(),
             received_clients: Vec::new(),
+            read_tables: Vec::new(),
         }
     }
 
@@ -308,6 +311,7 @@ impl State {
         self.received |= other.received;
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
+        union(&mut self.read_tables, &other.read_tables);
     }
 }
 
@@ -567,6 +571,15 @@ impl Frame<'_> {
 pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let resolver = Resolver::new(krate);
     let reach = reaches_ack(krate, &resolver);
+    let write_tables: HashMap<&Loc, &[String]> = krate
+        .functions
+        .iter()
+        .flat_map(|f| f.body.events())
+        .filter_map(|e| match &e.kind {
+            EventKind::Write { sql, .. } => Some((&e.loc, sql.tables.as_slice())),
+            _ => None,
+        })
+        .collect();
     let mut facts = BTreeSet::new();
     let mut pairs = BTreeSet::new();
     let mut handler_effects = false;
@@ -592,6 +605,9 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             facts: Vec::new(),
             entry: f.name.clone(),
             reach: &reach,
+            relayed: BTreeSet::new(),
+            write_tables: &write_tables,
+            commit_tables: HashMap::new(),
         };
         let frame = Frame {
             id: 0,
@@ -600,6 +616,29 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             closures: HashMap::new(),
         };
         an.run(&f.body, State::new(), &frame);
+        // An outbox relay under any table name: the writes to the tables it relays
+        // are its own bookkeeping, not business changes paired with its publishes.
+        if !an.relayed.is_empty() {
+            let relayed =
+                |ts: Vec<&String>| !ts.is_empty() && ts.iter().all(|t| an.relayed.contains(*t));
+            let keep: Vec<bool> = an
+                .pairs
+                .iter()
+                .map(|p| {
+                    let loc = &p.other.loc;
+                    p.kind != PairKind::DualWrite
+                        || !(write_tables
+                            .get(loc)
+                            .is_some_and(|ts| relayed(ts.iter().collect()))
+                            || an
+                                .commit_tables
+                                .get(loc)
+                                .is_some_and(|ts| relayed(ts.iter().collect())))
+                })
+                .collect();
+            let mut keep = keep.into_iter();
+            an.pairs.retain(|_| keep.next().unwrap_or(true));
+        }
         handler_effects |= an.handler_effects;
         received_clients.extend(an.received_clients.iter().copied());
         effect_clients.extend(an.effect_clients.iter().copied());
@@ -716,6 +755,12 @@ struct Interp<'c> {
     tables: &'c Tables,
     entry: String,
     reach: &'c [bool],
+    /// Tables this entry relays: rows read from them, published, then marked or
+    /// deleted after the publish on the same path (SPEC §2, "Outbox").
+    relayed: BTreeSet<String>,
+    /// The tables each write event writes, and those each commit made durable.
+    write_tables: &'c HashMap<&'c Loc, &'c [String]>,
+    commit_tables: HashMap<Loc, BTreeSet<String>>,
 }
 
 impl<'c> Interp<'c> {
@@ -1060,6 +1105,14 @@ impl<'c> Interp<'c> {
         let Some(t) = st.txs.get(&tx).cloned() else {
             return;
         };
+        if t.open {
+            let tables = self.commit_tables.entry(ev.loc.clone()).or_default();
+            for w in &t.writes {
+                if let Some(ts) = self.write_tables.get(&w.loc) {
+                    tables.extend(ts.iter().cloned());
+                }
+            }
+        }
         if t.open && t.known && !t.outbox && st.broker_open.is_none() {
             // The transaction's writes become durable: half of a dual write with any
             // publish on this path.
@@ -1188,6 +1241,14 @@ impl<'c> Interp<'c> {
                 autocommit,
             } => {
                 let ev = self.evref(e);
+                // Rows read, published, then marked or deleted: a relay over the table.
+                if matches!(sql.verb.as_str(), "UPDATE" | "DELETE") && !st.publishes.is_empty() {
+                    for t in &sql.tables {
+                        if st.read_tables.contains(t) {
+                            self.relayed.insert(t.clone());
+                        }
+                    }
+                }
                 let outbox = sql.tables.iter().any(|t| self.tables.is_outbox(t));
                 // A dedup record by its table's name; by its shape (a conflict-ignoring
                 // insert of a key) only when no named dedup record is on the path, since
@@ -1352,6 +1413,7 @@ impl<'c> Interp<'c> {
                 }
             }
             EventKind::ClaimTested { claim } => st.unchecked.retain(|c| c.loc != *claim),
+            EventKind::Read { tables } => union(&mut st.read_tables, tables),
             EventKind::Nack { .. }
             | EventKind::IdGen { .. }
             | EventKind::BrokerOffsets

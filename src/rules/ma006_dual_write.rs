@@ -50,6 +50,13 @@ declare_rule! {
     ///
     /// - An outbox row written in the same transaction, and the relay that reads an
     ///   outbox table (`outbox*` or the config's `outbox_tables`) and publishes.
+    /// - A relay under any table name: on a path that reads rows of a table
+    ///   (`SELECT … FROM pending_events`), publishes, and then updates or deletes rows
+    ///   of that table, the writes to that table (the marking, and the relay's own
+    ///   maintenance of its queue table) are bookkeeping, not business changes. A
+    ///   handler that reads a row, updates it and then publishes is still reported:
+    ///   nothing marks the table after the publish.
+    /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`).
     /// - Publishes inside a Kafka transaction (SQL there is MA009's).
     /// - Publishing with no database write on the path.
     pub static MA006 = {

@@ -3260,7 +3260,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
                 let autocommit = self.autocommit_target(target, &facts);
                 match facts.kind {
-                    SqlKind::Read => return None,
+                    SqlKind::Read if facts.tables.is_empty() => return None,
+                    SqlKind::Read => EventKind::Read {
+                        tables: facts.tables,
+                    },
                     SqlKind::Begin => {
                         // `conn.execute("BEGIN")`: the connection now holds a transaction.
                         EventKind::Begin {

@@ -180,6 +180,16 @@ fn statement(s: &Statement) -> SqlFacts {
                     f.guarded = claims_in_cte;
                     f
                 }
+                // A read: the tables it reads rows from (what a relay publishes).
+                SetExpr::Select(sel) => SqlFacts {
+                    kind: SqlKind::Read,
+                    tables: sel
+                        .from
+                        .iter()
+                        .filter_map(|t| factor_name(&t.relation))
+                        .collect(),
+                    ..SqlFacts::unknown()
+                },
                 _ => SqlFacts {
                     kind: SqlKind::Read,
                     ..SqlFacts::unknown()
@@ -239,13 +249,42 @@ fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
     }
 }
 
-/// Only transaction control is recognized without a parse: `BEGIN`, `COMMIT`, `ROLLBACK`.
+/// Without a parse only transaction control (`BEGIN`, `COMMIT`, `ROLLBACK`) and a
+/// plain `SELECT … FROM t` (a read of `t`: it can only make a relay of `t` known,
+/// which silences, never reports) are recognized.
 fn keyword_fallback(sql: &str) -> SqlFacts {
-    let first = sql
-        .split(|c: char| c.is_whitespace() || c == ';')
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .to_ascii_uppercase();
+    let words: Vec<&str> = sql
+        .split(|c: char| c.is_whitespace() || c == ';' || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let first = words.first().copied().unwrap_or("").to_ascii_uppercase();
+    if first == "SELECT" && sql.len() <= MAX_SQL_BYTES {
+        let writes = words.iter().any(|w| {
+            matches!(
+                w.to_ascii_uppercase().as_str(),
+                "INSERT" | "UPDATE" | "DELETE" | "INTO" | "MERGE"
+            )
+        });
+        let from = words
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case("FROM"))
+            .and_then(|i| words.get(i + 1))
+            .map(|t| {
+                t.trim_matches(|c: char| c == '"' || c == '`')
+                    .to_ascii_lowercase()
+            })
+            .filter(|t| {
+                t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            });
+        if let (false, Some(t)) = (writes, from) {
+            return SqlFacts {
+                kind: SqlKind::Read,
+                tables: vec![t.rsplit('.').next().unwrap_or(&t).to_string()],
+                ..SqlFacts::unknown()
+            };
+        }
+    }
     let kind = match first.as_str() {
         "BEGIN" | "START" => SqlKind::Begin,
         "COMMIT" | "END" => SqlKind::Commit,
@@ -266,6 +305,26 @@ fn keyword_fallback(sql: &str) -> SqlFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_name_their_tables() {
+        let r = facts("SELECT id, payload FROM pending_events WHERE sent_at IS NULL LIMIT 100");
+        assert_eq!(
+            (r.kind, r.tables),
+            (SqlKind::Read, vec!["pending_events".to_string()])
+        );
+        // Not parsed (a reserved word as a column), still a read of its table.
+        let r = facts("SELECT id, offset, status FROM inflight_tasks WHERE status = $1");
+        assert_eq!(
+            (r.kind, r.tables),
+            (SqlKind::Read, vec!["inflight_tasks".to_string()])
+        );
+        assert_eq!(facts("SELECT 1").tables, Vec::<String>::new());
+        assert_ne!(
+            facts("SELECT offset FROM t; DELETE FROM t").kind,
+            SqlKind::Read
+        );
+    }
 
     #[test]
     fn huge_sql_is_not_parsed() {
