@@ -427,6 +427,15 @@ impl<'c> Resolver<'c> {
     /// Every function `callee` may reach when called from `caller`; empty when
     /// unknown or ambiguous.
     pub fn candidates(&self, caller: &Function, callee: &Callee) -> Vec<Candidate> {
+        /// `module` lies strictly below a module whose path ends with `quals`.
+        fn below_module(module: &[String], quals: &[&String]) -> bool {
+            (0..module.len().saturating_sub(quals.len())).any(|i| {
+                module[i..i + quals.len()]
+                    .iter()
+                    .zip(quals)
+                    .all(|(a, b)| a == *b)
+            })
+        }
         match callee {
             Callee::Path(segs) => {
                 let Some(name) = segs.last() else {
@@ -466,6 +475,17 @@ impl<'c> Resolver<'c> {
                                     .all(|(a, b)| a == *b)
                         })
                         .collect();
+                    if free.is_empty() && !quals.is_empty() {
+                        // `storage::log(..)` where `storage` re-exports its submodules
+                        // (`pub use audit::*;`): the one function so named below it.
+                        let below: Vec<Candidate> = cands
+                            .iter()
+                            .copied()
+                            .filter(|&c| self.self_type(c).is_none())
+                            .filter(|&c| below_module(self.module(c), &quals))
+                            .collect();
+                        return if below.len() == 1 { below } else { vec![] };
+                    }
                     return if free.len() == 1 { free } else { vec![] };
                 }
                 let free: Vec<Candidate> = cands

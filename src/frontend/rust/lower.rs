@@ -2699,7 +2699,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let local = matches!(first, "crate" | "self" | "super") || !is_external_crate(first);
             return local
                 && sigs.iter().any(|s| {
-                    s.self_type.is_none() && s.module.last() == Some(owner)
+                    // Defined in `owner`, or below it and re-exported (`pub use audit::*`).
+                    s.self_type.is_none() && s.module.contains(owner)
                         || s.self_type.is_none()
                             && matches!(owner.as_str(), "crate" | "self" | "super")
                 });
