@@ -1001,6 +1001,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return Some(None);
             }
         }
+        // `dispatch(job).await`, `dispatch` returning the `JoinHandle` of the task it
+        // spawned: the tasks it spawned are awaited.
+        if info.value.is_none() && info.role.as_deref() == Some("join.handle") {
+            return Some(None);
+        }
         let joins = TASK_JOINS;
         let callee = match strip(base) {
             Expr::Call(c) => match strip(&c.func) {
