@@ -537,6 +537,7 @@ const ALIAS_METHODS: &[&str] = &[
     "read",
     "write",
     "to_owned",
+    "as_str",
     "into",
     "as_deref",
     "as_deref_mut",
@@ -3416,6 +3417,44 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.select(mac, out);
                 return Info::default();
             }
+            // `format!("INSERT INTO {} (id) VALUES ($1)", self.table)`: SQL with names
+            // filled in at run time. Each placeholder becomes an identifier (the
+            // argument's last name), so the statement's verb and shape are read; a
+            // statement that does not parse so stays unknown.
+            "format" => {
+                if let Some(a) = &args {
+                    let info = self.collect(a.iter().skip(1), out);
+                    let names: Vec<String> = a
+                        .iter()
+                        .skip(1)
+                        .map(|e| {
+                            let text = self.cx.text_of(expr_span(e));
+                            placeholder_name(&text)
+                        })
+                        .collect();
+                    if let Some(Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    })) = a.first()
+                    {
+                        // A name that is a keyword (`{table}`) is tried again quoted.
+                        let mut filled = fill_placeholders(&s.value(), &names, false);
+                        if sql::facts(&filled).kind == SqlKind::Unknown {
+                            let again = fill_placeholders(&s.value(), &names, true);
+                            if sql::facts(&again).kind != SqlKind::Unknown {
+                                filled = again;
+                            }
+                        }
+                        return Info {
+                            str_lit: Some(filled),
+                            mentions: info.mentions,
+                            ..Info::default()
+                        };
+                    }
+                    return info;
+                }
+                return Info::default();
+            }
             // `tokio::try_join!(consumer.run(), relay.run())`: futures that run side by
             // side; each is analyzed on its own, not as one sequence.
             "join" | "try_join" => {
@@ -3637,6 +3676,88 @@ fn ends_in_call(nodes: &[Node]) -> bool {
             ..
         }))
     )
+}
+
+/// An identifier standing for a `format!` argument: its last name (`self.table` →
+/// `table`), or `x`.
+fn placeholder_name(text: &str) -> String {
+    let last = text
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or("x");
+    last.to_string()
+}
+
+/// A `format!` template with each `{..}` replaced by a name: positional ones by the
+/// next argument's, inline ones (`{table}`) by their own, double-quoted with `quote`
+/// (a name that is an SQL keyword); `{{`/`}}` are braces.
+fn fill_placeholders(template: &str, names: &[String], quote: bool) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut next = 0;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut inner = String::new();
+                for d in chars.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                    inner.push(d);
+                }
+                let arg = inner.split(':').next().unwrap_or("").trim();
+                let name = if arg.is_empty() {
+                    next += 1;
+                    names.get(next - 1).cloned()
+                } else if let Ok(i) = arg.parse::<usize>() {
+                    names.get(i).cloned()
+                } else {
+                    Some(placeholder_name(arg))
+                };
+                let name = name.unwrap_or_else(|| "x".into());
+                if quote {
+                    out.push('"');
+                    out.push_str(&name);
+                    out.push('"');
+                } else {
+                    out.push_str(&name);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::fill_placeholders;
+
+    #[test]
+    fn format_templates_get_names() {
+        let names = vec!["table".to_string(), "n".to_string()];
+        assert_eq!(
+            fill_placeholders(
+                "INSERT INTO {} (a) VALUES ({1}) -- {{x}} {id:?}",
+                &names,
+                false
+            ),
+            "INSERT INTO table (a) VALUES (n) -- {x} id"
+        );
+        assert_eq!(
+            fill_placeholders("DELETE FROM {t}", &[], true),
+            "DELETE FROM \"t\""
+        );
+        assert_eq!(fill_placeholders("{} {} {}", &names, false), "table n x");
+    }
 }
 
 fn is_message_role(role: &str) -> bool {
