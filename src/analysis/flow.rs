@@ -1197,9 +1197,11 @@ impl<'c> Interp<'c> {
                         st.received_clients.push(key);
                     }
                 }
+                // Each message is its own path (SPEC §2): a new message ends the
+                // pending acks of the ones received before it, of any value; an
+                // element of a batch ends only its own (the batch's ack may follow).
                 let m = fr.val(*msg);
-                st.acks
-                    .retain(|_, p| p.msg != Some(m) && (p.msg.is_some() || *element));
+                st.acks.retain(|_, p| *element && p.msg != Some(m));
                 // Tasks spawned before this message arrived (a background relay, a
                 // server started in `main`) are not this message's effects.
                 if !*element {
