@@ -60,6 +60,9 @@ pub enum EventKind {
     ConfirmSelect,
     /// Awaits every confirmation pending on a channel (`wait_for_confirms`).
     ConfirmsWaited,
+    /// Reads the rows the connection's last statement changed (rusqlite `changes()`):
+    /// a test of the claims run on it.
+    ClaimResult,
     #[default]
     None,
 }

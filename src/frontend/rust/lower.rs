@@ -323,6 +323,9 @@ struct Lowerer<'a, 'b> {
     closure_depth: u32,
     /// The element type a closure's first parameter takes (`xs.iter().map(|x| ..)`).
     closure_param_hint: Option<TypeInfo>,
+    /// Claims run as statements (their result dropped), with their connection: the
+    /// connection may still tell the result (rusqlite `changes()`).
+    dropped_claims: Vec<(Option<ValueId>, Loc)>,
     returned: HashSet<ValueId>,
     returns_claims: Vec<Loc>,
     /// Calls of the crate's functions whose result is dropped, by location, and
@@ -452,6 +455,7 @@ fn lower_fn(
         in_return: false,
         closure_depth: 0,
         closure_param_hint: None,
+        dropped_claims: Vec::new(),
         returned: HashSet::new(),
         returns_claims: Vec::new(),
         unused_calls: HashSet::new(),
@@ -916,9 +920,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
     fn claim_of_statement(e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        Self::claim_target_of_statement(e, nodes).map(|(loc, _)| loc)
+    }
+
+    /// The claim a statement's call chain ends in, with the connection it runs on.
+    fn claim_target_of_statement(e: &Expr, nodes: &[Node]) -> Option<(Loc, Option<ValueId>)> {
         match Self::last_event_of_statement(e, nodes) {
             Some(ev) => match &ev.kind {
-                EventKind::Write { sql, .. } if sql.ignores_conflict => Some(ev.loc.clone()),
+                EventKind::Write { sql, target, .. } if sql.ignores_conflict => {
+                    Some((ev.loc.clone(), *target))
+                }
                 _ => None,
             },
             None => None,
@@ -1366,8 +1377,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let start = out.len();
                 self.expr(e, out);
                 if semi.is_some() {
-                    if let Some(loc) = Self::claim_of_statement(e, &out[start..]) {
-                        self.unchecked.insert(loc);
+                    if let Some((loc, target)) = Self::claim_target_of_statement(e, &out[start..]) {
+                        self.unchecked.insert(loc.clone());
+                        self.dropped_claims.push((target, loc));
                     }
                     self.reset_begin_uses(e, &out[start..]);
                     if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
@@ -3342,6 +3354,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
             Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
+            // `conn.changes()`: the rows the last statement on the connection changed,
+            // so the claims it ran are tested here (SPEC §2).
+            Api::ClaimResult => {
+                let tested: Vec<Loc> = self
+                    .dropped_claims
+                    .iter()
+                    .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                for claim in tested {
+                    out.push(Node::Event(Event {
+                        kind: EventKind::ClaimTested { claim },
+                        loc: loc.clone(),
+                        text: text.clone(),
+                        describe: "claim tested".into(),
+                    }));
+                }
+                return None;
+            }
             Api::External => EventKind::External {
                 kind: match spec.external.as_deref() {
                     Some("http") => ExternalKind::Http,
