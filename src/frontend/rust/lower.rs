@@ -2415,6 +2415,57 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         info
     }
 
+    /// A method called by its path (`Type::method(&recv, ..)`) when the API knows the
+    /// method on the first argument's role, or on the role of the type named.
+    fn qualified_method_call(
+        &mut self,
+        segs: &[String],
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Option<Info> {
+        let [.., owner, name] = segs else {
+            return None;
+        };
+        if args.is_empty()
+            || !owner.starts_with(|c: char| c.is_ascii_uppercase())
+            || self.is_crate_fn(segs)
+            || !self.cx.apis.methods.contains_key(name.as_str())
+        {
+            return None;
+        }
+        let resolved = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
+        let owner_role = super::role_of_resolved(self.cx.apis, &resolved);
+        let mut peeked = self.peek(args[0]);
+        if peeked.role.is_none() {
+            peeked.role.clone_from(&owner_role);
+        }
+        peeked.role.as_ref()?;
+        self.match_method(name, &peeked, &args[1..], out)?;
+        let mut recv = self.expr(args[0], out);
+        if recv.role.is_none() {
+            recv.role = owner_role;
+        }
+        let Some(spec) = self.match_method(name, &recv, &args[1..], out) else {
+            // The receiver is lowered already: lower the rest once, as a plain call.
+            let mut info = self.derived(&recv);
+            for a in self.plain_args(&args[1..], out) {
+                info.absorb(&a);
+            }
+            return Some(info);
+        };
+        Some(self.api_call(
+            &spec,
+            Some(&recv),
+            &args[1..],
+            name,
+            loc.clone(),
+            text.to_string(),
+            out,
+        ))
+    }
+
     /// Lowers arguments in order; closures and async blocks among them run now.
     fn plain_args(&mut self, args: &[&Expr], out: &mut Vec<Node>) -> Vec<Info> {
         args.iter().map(|a| self.arg(a, out)).collect()
@@ -2611,6 +2662,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.expr(args[0], out);
         }
 
+        // `Acker::ack(&delivery.acker, opts)`, `Consumer::commit_message(&c, &m, mode)`:
+        // a method called through its type or trait, its receiver the first argument.
+        if let Some(info) = self.qualified_method_call(&segs, &args, &loc, &text, out) {
+            return info;
+        }
         let user_spec = self.path_spec(&segs, &args).filter(|s| s.loose);
         if let Some(spec) = user_spec {
             return self.api_call(&spec, None, &args, &last, loc, text, out);
