@@ -135,9 +135,25 @@ pub struct Facts {
     pub effect_clients: BTreeSet<(usize, u32)>,
     /// Per function: it applies an effect, directly or through calls.
     pub effectful: Vec<bool>,
+    /// Per entry function: the tables it relays (rows read from them, published, then
+    /// updated or deleted after the publish on the same path; SPEC §2, "Outbox").
+    pub relays: BTreeMap<String, BTreeSet<String>>,
+    /// The tables each write, and each commit, makes durable (by the event's place).
+    pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
 }
 
 impl Facts {
+    /// The other side of `p` writes only tables its entry relays (SPEC §2, "Outbox").
+    pub fn relay_bookkeeping(&self, p: &PairFact) -> bool {
+        let (Some(relayed), Some(written)) = (
+            self.relays.get(&p.entry),
+            self.durable_tables.get(&p.other.loc),
+        ) else {
+            return false;
+        };
+        !written.is_empty() && written.is_subset(relayed)
+    }
+
     pub fn pairs(&self, kind: PairKind) -> impl Iterator<Item = &PairFact> {
         self.pairs.iter().filter(move |p| p.kind == kind)
     }
@@ -603,6 +619,11 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let mut facts = BTreeSet::new();
     let mut pairs = BTreeSet::new();
     let mut handler_effects = false;
+    let mut relays: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut durable_tables: BTreeMap<Loc, BTreeSet<String>> = write_tables
+        .iter()
+        .map(|(l, ts)| ((*l).clone(), ts.iter().cloned().collect()))
+        .collect();
     let mut received_clients = BTreeSet::new();
     let mut effect_clients = BTreeSet::new();
     for (i, f) in krate.functions.iter().enumerate() {
@@ -636,28 +657,14 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             closures: HashMap::new(),
         };
         an.run(&f.body, State::new(), &frame);
-        // An outbox relay under any table name: the writes to the tables it relays
-        // are its own bookkeeping, not business changes paired with its publishes.
         if !an.relayed.is_empty() {
-            let relayed =
-                |ts: Vec<&String>| !ts.is_empty() && ts.iter().all(|t| an.relayed.contains(*t));
-            let keep: Vec<bool> = an
-                .pairs
-                .iter()
-                .map(|p| {
-                    let loc = &p.other.loc;
-                    p.kind != PairKind::DualWrite
-                        || !(write_tables
-                            .get(loc)
-                            .is_some_and(|ts| relayed(ts.iter().collect()))
-                            || an
-                                .commit_tables
-                                .get(loc)
-                                .is_some_and(|ts| relayed(ts.iter().collect())))
-                })
-                .collect();
-            let mut keep = keep.into_iter();
-            an.pairs.retain(|_| keep.next().unwrap_or(true));
+            relays
+                .entry(an.entry.clone())
+                .or_default()
+                .extend(an.relayed.iter().cloned());
+        }
+        for (loc, tables) in an.commit_tables.drain() {
+            durable_tables.entry(loc).or_default().extend(tables);
         }
         handler_effects |= an.handler_effects;
         received_clients.extend(an.received_clients.iter().copied());
@@ -672,6 +679,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         received_clients,
         effect_clients,
         effectful: effectful_functions(krate, &resolver),
+        relays,
+        durable_tables,
     }
 }
 

@@ -668,7 +668,7 @@ fn consumer(
         .facts
         .pairs
         .iter()
-        .filter(|p| p.entry == f.name)
+        .filter(|p| p.entry == f.name && !input.facts.relay_bookkeeping(p))
         .cloned()
         .collect();
     if !c.dedup.is_empty() {
@@ -763,6 +763,7 @@ fn producer(
         .filter(|x| {
             matches!(x.kind, PairKind::DualWrite | PairKind::OffsetsOutsideTx)
                 && p.publishes.iter().any(|s| s.loc == x.primary.loc)
+                && !input.facts.relay_bookkeeping(x)
         })
         .cloned()
         .collect();

@@ -69,6 +69,18 @@ declare_rule! {
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {
+    let pairs = facts
+        .pairs
+        .iter()
+        // A relay's writes to the tables it relays are its bookkeeping (marking what
+        // it published, maintaining its queue), not business changes.
+        .filter(|p| p.kind == PairKind::DualWrite && !facts.relay_bookkeeping(p))
+        .cloned()
+        .collect();
+    let facts = &Facts {
+        pairs,
+        ..Facts::default()
+    };
     report(&MA006, facts, PairKind::DualWrite, |f| {
         Wording {
             message: format!(
