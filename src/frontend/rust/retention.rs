@@ -927,9 +927,60 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// PostgreSQL's `make_interval(hours => $1)`, `make_interval(days => 7)` or
+/// positional `make_interval(0, 0, 0, 7)` (years, months, weeks, days, hours, mins,
+/// secs): the first non-zero part.
+fn make_interval_in(sql: &str, lower: &str) -> Option<Interval> {
+    const UNITS: [(&str, u64); 7] = [
+        ("years", 365 * DAY),
+        ("months", 30 * DAY),
+        ("weeks", WEEK),
+        ("days", DAY),
+        ("hours", HOUR),
+        ("mins", MINUTE),
+        ("secs", SECOND),
+    ];
+    let at = lower.find("make_interval")?;
+    let open = at + lower[at..].find('(')?;
+    let close = open + lower[open..].find(')')?;
+    let placeholders_before = |i: usize| lower[..i].matches('?').count();
+    for (pos, arg) in lower[open + 1..close].split(',').enumerate() {
+        let (unit, value) = match arg.split_once("=>") {
+            Some((name, v)) => (UNITS.iter().find(|(n, _)| *n == name.trim())?.1, v.trim()),
+            None => (UNITS.get(pos)?.1, arg.trim()),
+        };
+        if let Some(n) = value.strip_prefix('$') {
+            return Some(Interval::Bind {
+                index: n.parse().ok()?,
+                unit: Some(unit),
+            });
+        }
+        if value == "?" {
+            let offset = open + 1 + lower[open + 1..close].find(arg)? + arg.find('?')?;
+            return Some(Interval::Bind {
+                index: placeholders_before(offset) + 1,
+                unit: Some(unit),
+            });
+        }
+        match value.parse::<f64>() {
+            Ok(n) if n > 0.0 => {
+                return Some(Interval::Literal {
+                    millis: (n * unit as f64) as u64,
+                    text: sql[at..=close].to_string(),
+                })
+            }
+            _ => continue,
+        }
+    }
+    None
+}
+
 /// Finds the retention of a cleanup statement in its SQL text.
 fn interval_in(sql: &str) -> Option<Interval> {
     let lower = sql.to_ascii_lowercase();
+    if let Some(found) = make_interval_in(sql, &lower) {
+        return Some(found);
+    }
     let bytes = lower.as_bytes();
     let skip_ws = |mut i: usize| {
         while i < bytes.len() && bytes[i].is_ascii_whitespace() {
@@ -1170,6 +1221,35 @@ mod tests {
             Interval::Literal { millis, .. } => Some(millis),
             _ => None,
         }
+    }
+
+    #[test]
+    fn make_interval_in_cleanup_sql() {
+        assert_eq!(
+            interval_in(
+                "DELETE FROM processed_events WHERE at < now() - make_interval(hours => $1)"
+            ),
+            Some(Interval::Bind {
+                index: 1,
+                unit: Some(3_600_000)
+            })
+        );
+        assert_eq!(
+            interval_in(
+                "DELETE FROM inbox WHERE k = $1 AND at < now() - make_interval(days => $2)"
+            ),
+            Some(Interval::Bind {
+                index: 2,
+                unit: Some(DAY)
+            })
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE at < now() - make_interval(0, 0, 0, 2)"),
+            Some(Interval::Literal {
+                millis: 2 * DAY,
+                text: "make_interval(0, 0, 0, 2)".into()
+            })
+        );
     }
 
     #[test]
