@@ -1508,6 +1508,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let scrut = self.expr(&m.expr, &mut scr_nodes);
                 let mut arms = Vec::new();
                 let mut kinds = Vec::new();
+                // The roles the arms that do not diverge evaluate to.
+                let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
                 for arm in &m.arms {
                     self.scopes.push(HashMap::new());
                     self.bind_pattern(&arm.pat, &scrut);
@@ -1515,11 +1517,27 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if let Some((_, g)) = &arm.guard {
                         self.expr(g, &mut body);
                     }
-                    self.expr(&arm.body, &mut body);
+                    let v = self.expr(&arm.body, &mut body);
+                    if !matches!(body.last(), Some(Node::Exit(_))) {
+                        values.push((v.role, v.crate_type));
+                    }
                     self.scopes.pop();
                     arms.push(Node::Seq(body));
                     kinds.push(result_pattern(&arm.pat));
                 }
+                // `let mailer = match cfg.tls { .. => SmtpTransport::relay(h)?.build(),
+                // .. => SmtpTransport::unencrypted_localhost() }`: every arm that yields a
+                // value yields the same kind of value.
+                let agreed = match values.split_first() {
+                    // Messages keep their own tracking (a `match` over a receive).
+                    Some((first, rest))
+                        if (first.0.is_some() || first.1.is_some())
+                            && !first.0.as_deref().is_some_and(is_message_role) =>
+                    {
+                        rest.iter().all(|v| v == first).then(|| first.clone())
+                    }
+                    _ => None,
+                };
                 // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
                 let bound = self.bound_outcome(&m.expr, out);
                 let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
@@ -1550,7 +1568,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     out.extend(scr_nodes);
                     out.push(Node::Branch(arms));
                 }
-                Info::default()
+                let (role, crate_type) = agreed.unwrap_or_default();
+                Info {
+                    role,
+                    crate_type,
+                    ..Info::default()
+                }
             }
             Expr::While(_) | Expr::ForLoop(_) | Expr::Loop(_) => self.loop_expr(e, out),
             Expr::Break(b) => {
@@ -2649,10 +2672,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let args: Vec<&Expr> = c.args.iter().collect();
         let last = segs.last().cloned().unwrap_or_default();
 
-        // `Ok(x)`, `Some(x)`, `Box::new(x)`: the value passes through.
+        // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::clone(&x)`: the value passes through.
         let passthrough = matches!(
             last.as_str(),
-            "Ok" | "Some" | "Err" | "new" | "pin" | "from"
+            "Ok" | "Some" | "Err" | "new" | "pin" | "from" | "clone"
         );
         if passthrough
             && args.len() == 1
