@@ -352,9 +352,19 @@ impl Node {
 pub struct Tables {
     pub dedup: Vec<String>,
     pub outbox: Vec<String>,
+    /// Tables the analyzed schema files give a unique business key (sorted).
+    pub unique: Vec<String>,
 }
 
 impl Tables {
+    /// Some table written has a unique business key in the analyzed schema: a
+    /// repeated insert is refused, not applied twice.
+    pub fn has_unique_key(&self, tables: &[String]) -> bool {
+        tables
+            .iter()
+            .any(|t| self.unique.binary_search(&t.to_ascii_lowercase()).is_ok())
+    }
+
     pub fn is_dedup(&self, t: &str) -> bool {
         let t = t.to_ascii_lowercase();
         self.dedup.iter().any(|d| d.eq_ignore_ascii_case(&t))

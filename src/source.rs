@@ -35,6 +35,8 @@ const SKIPPED_DIRS: [&str; 4] = ["target", ".git", ".hg", ".svn"];
 pub enum FileKind {
     Rust,
     Yaml,
+    /// A schema or migration (`.sql`): read for the tables' unique keys.
+    Sql,
 }
 
 impl FileKind {
@@ -43,6 +45,7 @@ impl FileKind {
         match path.extension()?.to_str()? {
             "rs" => Some(FileKind::Rust),
             "yml" | "yaml" => Some(FileKind::Yaml),
+            "sql" => Some(FileKind::Sql),
             _ => None,
         }
     }

@@ -1300,7 +1300,10 @@ impl<'c> Interp<'c> {
                     && !sql.guarded
                     && st.broker_open.is_none()
                     && (sql.self_referencing
-                        || (sql.verb == "INSERT" && !sql.ignores_conflict && !sql.upsert));
+                        || (sql.verb == "INSERT"
+                            && !sql.ignores_conflict
+                            && !sql.upsert
+                            && !self.tables.has_unique_key(&sql.tables)));
                 self.write_pairs(
                     &mut st,
                     &ev,

@@ -201,6 +201,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut out = AnalysisOutput::default();
     let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
     let mut yaml_files = Vec::new();
+    let mut unique_tables: Vec<String> = Vec::new();
     for f in input.files {
         match f.kind {
             FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
@@ -214,8 +215,16 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             FileKind::Yaml => {
                 *out.skipped.entry("no_relevant_tokens".into()).or_default() += 1;
             }
+            // Schemas and migrations: which tables have a unique business key (MA011).
+            FileKind::Sql => {
+                let keyed = crate::frontend::rust::sql::unique_keyed_tables(&f.text);
+                unique_tables.extend(keyed);
+                out.analyzed += 1;
+            }
         }
     }
+    unique_tables.sort();
+    unique_tables.dedup();
     let filter = input.prefilter.then(|| prefilter(input.apis));
     let lexicon = input
         .prefilter
@@ -269,6 +278,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                     analyze_crate(
                         key,
                         files,
+                        &unique_tables,
                         input.apis,
                         input.include_tests,
                         named
@@ -408,6 +418,7 @@ struct CrateResult {
 fn analyze_crate(
     key: &str,
     files: &[&SourceFile],
+    unique_tables: &[String],
     apis: &Apis,
     include_tests: bool,
     prefilter: Option<Prefilter>,
@@ -446,6 +457,7 @@ fn analyze_crate(
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),
+        unique: unique_tables.to_vec(),
     };
     let (findings, inventory) = cpu::timed(cpu::Phase::Rules, || {
         let facts = flow::crate_facts(&lowered.krate, &tables);

@@ -47,8 +47,12 @@ declare_rule! {
     ///
     /// ## Not reported
     ///
-    /// - Upserts (`ON CONFLICT … DO UPDATE`), conflict-ignoring inserts, absolute
-    ///   updates (`SET status = 'paid'`), deletes.
+    /// - Upserts (`ON CONFLICT … DO UPDATE`) that set values rather than add to them
+    ///   (`SET n = t.n + 1` is reported), conflict-ignoring inserts, absolute updates
+    ///   (`SET status = 'paid'`), deletes.
+    /// - A plain `INSERT` into a table that a `.sql` schema or migration in the tree
+    ///   gives a unique business key (a `UNIQUE` column or constraint, a unique index,
+    ///   a primary key the database does not generate): a repeat is refused.
     /// - Any dedup record or claim on the path (a `processed_*`/`inbox` write, an
     ///   `ON CONFLICT DO NOTHING` claim, Redis `SET NX`).
     /// - A plain HTTP `POST`: whether it is idempotent is unknown (declare it in the

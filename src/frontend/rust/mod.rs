@@ -669,6 +669,7 @@ impl<'a> CrateFrontEnd<'a> {
         let tables = Arc::new(crate::ir::Tables {
             dedup: apis.dedup_tables.clone(),
             outbox: apis.outbox_tables.clone(),
+            unique: Vec::new(),
         });
         self.broadcast(|_| Cmd::Walk(consts.clone(), tables.clone()));
         let mut walked = self.local.walk(&consts, &tables);

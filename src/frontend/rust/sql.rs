@@ -42,6 +42,80 @@ pub fn facts(sql: &str) -> SqlFacts {
     keyword_fallback(sql)
 }
 
+/// Tables that a schema (migrations, `schema.sql`) gives a unique business key: a
+/// `UNIQUE` column or constraint, a `CREATE UNIQUE INDEX`, a primary key of several
+/// columns, or one of a single column that the database does not generate (no
+/// `SERIAL`, identity, `AUTOINCREMENT` or default). An insert into such a table is
+/// refused when repeated, not applied twice (MA011). Statements that do not parse
+/// are skipped one by one.
+pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
+    use sqlparser::ast::{ColumnOption, TableConstraint};
+    let mut out = Vec::new();
+    let statements: Vec<Statement> = match Parser::parse_sql(&PostgreSqlDialect {}, schema) {
+        Ok(s) => s,
+        Err(_) => schema
+            .split(';')
+            .filter(|s| s.len() <= MAX_SQL_BYTES)
+            .filter_map(|s| {
+                [
+                    &PostgreSqlDialect {} as &dyn Dialect,
+                    &SQLiteDialect {},
+                    &MySqlDialect {},
+                ]
+                .iter()
+                .find_map(|d| Parser::parse_sql(*d, s).ok())
+            })
+            .flatten()
+            .collect(),
+    };
+    for st in &statements {
+        match st {
+            Statement::CreateTable(t) => {
+                let generated = |c: &sqlparser::ast::ColumnDef| {
+                    let ty = c.data_type.to_string().to_ascii_lowercase();
+                    ty.contains("serial")
+                        || c.options.iter().any(|o| {
+                            matches!(
+                                o.option,
+                                ColumnOption::Default(_)
+                                    | ColumnOption::Generated { .. }
+                                    | ColumnOption::DialectSpecific(_)
+                            )
+                        })
+                };
+                let column_unique = t.columns.iter().any(|c| {
+                    c.options.iter().any(|o| match o.option {
+                        ColumnOption::Unique { is_primary, .. } => !is_primary || !generated(c),
+                        _ => false,
+                    })
+                });
+                let constraint_unique = t.constraints.iter().any(|c| match c {
+                    TableConstraint::Unique { .. } => true,
+                    TableConstraint::PrimaryKey { columns, .. } => {
+                        columns.len() > 1
+                            || columns.iter().any(|k| {
+                                let k = k.to_string();
+                                t.columns.iter().any(|c| c.name.value == k && !generated(c))
+                            })
+                    }
+                    _ => false,
+                });
+                if column_unique || constraint_unique {
+                    out.push(table_name(&t.name));
+                }
+            }
+            Statement::CreateIndex(i) if i.unique => out.push(table_name(&i.table_name)),
+            _ => {}
+        }
+    }
+    for t in &mut out {
+        *t = t.to_ascii_lowercase();
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 fn rank(k: &SqlKind) -> u8 {
     match k {
         SqlKind::Read => 0,
@@ -305,6 +379,28 @@ fn keyword_fallback(sql: &str) -> SqlFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schemas_name_tables_with_business_keys() {
+        let schema = "
+            CREATE TABLE IF NOT EXISTS retry (
+                task_run_id UUID NOT NULL,
+                retry_at TIMESTAMPTZ NOT NULL,
+                UNIQUE(task_run_id, retry_at)
+            );
+            CREATE TABLE events (id BIGSERIAL PRIMARY KEY, body TEXT);
+            CREATE TABLE payments (payment_id TEXT PRIMARY KEY, cents BIGINT);
+            CREATE TABLE audit (id UUID PRIMARY KEY DEFAULT gen_random_uuid(), note TEXT);
+            CREATE TABLE lines (order_id BIGINT, line_no INT, PRIMARY KEY (order_id, line_no));
+            CREATE TABLE visits (id INTEGER PRIMARY KEY, page TEXT);
+            CREATE UNIQUE INDEX visits_page ON visits (page);
+            CREATE FUNCTION f() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql;
+        ";
+        assert_eq!(
+            unique_keyed_tables(schema),
+            ["lines", "payments", "retry", "visits"]
+        );
+    }
 
     #[test]
     fn reads_name_their_tables() {
