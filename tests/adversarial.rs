@@ -566,6 +566,23 @@ fn quotes_cannot_hide_nesting_and_chains_without_brackets_are_refused() {
     alone("generics.rs", text.as_bytes(), e);
 }
 
+/// Schema files are read only for unique keys, statement by statement: a huge
+/// INSERT, deep nesting inside a CREATE and tens of thousands of CREATEs are analyzed
+/// (no error, bounded time and memory) beside the normal file.
+#[test]
+fn hostile_schema_files_are_read_without_error() {
+    let huge = format!("INSERT INTO t VALUES {}(1);\n", "(1),".repeat(2_000_000));
+    alone("huge.sql", huge.as_bytes(), None);
+    let deep = format!(
+        "CREATE TABLE t (a INT CHECK {}1{});",
+        "(".repeat(200_000),
+        ")".repeat(200_000)
+    );
+    alone("deep.sql", deep.as_bytes(), None);
+    let many = "CREATE TABLE a (k TEXT UNIQUE);\n".repeat(50_000);
+    alone("many.sql", many.as_bytes(), None);
+}
+
 #[test]
 fn a_10_mb_line_is_analyzed_and_one_byte_more_is_refused() {
     alone("string.rs", long_string_line(LIMIT).as_bytes(), None);

@@ -47,27 +47,26 @@ pub fn facts(sql: &str) -> SqlFacts {
 /// columns, or one of a single column that the database does not generate (no
 /// `SERIAL`, identity, `AUTOINCREMENT` or default). An insert into such a table is
 /// refused when repeated, not applied twice (MA011). Statements that do not parse
-/// are skipped one by one.
+/// (or are longer than [`MAX_SQL_BYTES`]) are skipped one by one.
 pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
     use sqlparser::ast::{ColumnOption, TableConstraint};
     let mut out = Vec::new();
-    let statements: Vec<Statement> = match Parser::parse_sql(&PostgreSqlDialect {}, schema) {
-        Ok(s) => s,
-        Err(_) => schema
-            .split(';')
-            .filter(|s| s.len() <= MAX_SQL_BYTES)
-            .filter_map(|s| {
-                [
-                    &PostgreSqlDialect {} as &dyn Dialect,
-                    &SQLiteDialect {},
-                    &MySqlDialect {},
-                ]
-                .iter()
-                .find_map(|d| Parser::parse_sql(*d, s).ok())
-            })
-            .flatten()
-            .collect(),
-    };
+    // Statement by statement, each bounded like any SQL text (a schema may be
+    // large; only `CREATE` statements matter, and one that does not parse is skipped).
+    let statements: Vec<Statement> = schema
+        .split(';')
+        .filter(|s| s.len() <= MAX_SQL_BYTES && s.to_ascii_lowercase().contains("create"))
+        .filter_map(|s| {
+            [
+                &PostgreSqlDialect {} as &dyn Dialect,
+                &SQLiteDialect {},
+                &MySqlDialect {},
+            ]
+            .iter()
+            .find_map(|d| Parser::parse_sql(*d, s).ok())
+        })
+        .flatten()
+        .collect();
     for st in &statements {
         match st {
             Statement::CreateTable(t) => {
