@@ -3302,14 +3302,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut made = None;
         let kind = match spec.event {
             Api::Receive => {
-                let v = self.new_value(
-                    &text,
-                    TypeInfo {
-                        role: spec.returns.clone(),
-                        crate_type: None,
-                        outside: false,
-                    },
-                );
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
                 self.values[v as usize].msg_root = Some(v);
                 made = Some(v);
                 EventKind::Receive {
@@ -3328,14 +3321,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 msg: msg_of(self, target),
             },
             Api::Begin => {
-                let v = self.new_value(
-                    &text,
-                    TypeInfo {
-                        role: Some("db.tx".into()),
-                        crate_type: None,
-                        outside: false,
-                    },
-                );
+                let v = self.new_value(&text, TypeInfo::of_role(Some("db.tx".into())));
                 made = Some(v);
                 // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
                 self.uses[v as usize] = 1;
@@ -3418,14 +3404,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             Api::ChannelOpen => {
-                let v = self.new_value(
-                    &text,
-                    TypeInfo {
-                        role: spec.returns.clone(),
-                        crate_type: None,
-                        outside: false,
-                    },
-                );
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
                 // Named after the binding it gets (`let build_tx = conn.create_channel()`).
                 self.values[v as usize].opened = true;
                 made = Some(v);

@@ -39,6 +39,16 @@ pub struct TypeInfo {
     pub outside: bool,
 }
 
+impl TypeInfo {
+    /// A value of an API role (or of nothing known).
+    pub fn of_role(role: Option<String>) -> TypeInfo {
+        TypeInfo {
+            role,
+            ..TypeInfo::default()
+        }
+    }
+}
+
 /// Signature of a function of the crate, for call resolution and result roles.
 #[derive(Clone, Debug)]
 pub struct FnSig {
