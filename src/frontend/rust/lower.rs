@@ -495,6 +495,14 @@ fn lower_fn(
                             crate_type: Some(t),
                             ..TypeInfo::default()
                         };
+                    } else if let Some(role) =
+                        generic_bound_paths(sig, &pt.ty).into_iter().find_map(|p| {
+                            let segs = super::segments(p);
+                            super::role_of_resolved(l.cx.apis, &resolve_path(l.cx.uses, &segs))
+                        })
+                    {
+                        // `mailer: &M` with `M: lettre::AsyncTransport`: the API's role.
+                        ti = TypeInfo::of_role(Some(role));
                     }
                 }
                 params.push(l.bind_param(&pt.pat, ti));
@@ -563,68 +571,69 @@ const ALIAS_METHODS: &[&str] = &[
 /// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:
 /// the crate has one to three methods so named, and standard types have no method
 /// of that name. (The prefilter's demand relies on this rule.)
+/// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
+fn generic_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => generic_name(&r.elem),
+        syn::Type::Paren(p) => generic_name(&p.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let n = last.ident.to_string();
+            if super::is_wrapper(&n) {
+                match &last.arguments {
+                    syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                        syn::GenericArgument::Type(t) => generic_name(t),
+                        _ => None,
+                    }),
+                    _ => None,
+                }
+            } else if p.path.segments.len() == 1 {
+                Some(n)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The trait bounds `sig` puts on the generic parameter that `ty` is, in its
+/// parameter list and its `where` clause.
+fn generic_bound_paths<'s>(sig: &'s syn::Signature, ty: &syn::Type) -> Vec<&'s syn::Path> {
+    let Some(g) = generic_name(ty) else {
+        return Vec::new();
+    };
+    let traits = |bounds: &'s Punctuated<syn::TypeParamBound, Token![+]>| {
+        bounds.iter().filter_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => Some(&t.path),
+            _ => None,
+        })
+    };
+    let mut out: Vec<&syn::Path> = Vec::new();
+    for p in sig.generics.type_params().filter(|p| p.ident == g) {
+        out.extend(traits(&p.bounds));
+    }
+    for w in sig.generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(pt) = w {
+            if generic_name(&pt.bounded_ty).as_deref() == Some(g.as_str()) {
+                out.extend(traits(&pt.bounds));
+            }
+        }
+    }
+    out
+}
+
 /// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `sig`.
 fn generic_trait(
     sig: &syn::Signature,
     ty: &syn::Type,
     traits: &std::collections::HashSet<String>,
 ) -> Option<String> {
-    fn name(ty: &syn::Type) -> Option<String> {
-        match ty {
-            syn::Type::Reference(r) => name(&r.elem),
-            syn::Type::Paren(p) => name(&p.elem),
-            syn::Type::Path(p) if p.qself.is_none() => {
-                let last = p.path.segments.last()?;
-                let n = last.ident.to_string();
-                if super::is_wrapper(&n) {
-                    match &last.arguments {
-                        syn::PathArguments::AngleBracketed(a) => {
-                            a.args.iter().find_map(|g| match g {
-                                syn::GenericArgument::Type(t) => name(t),
-                                _ => None,
-                            })
-                        }
-                        _ => None,
-                    }
-                } else if p.path.segments.len() == 1 {
-                    Some(n)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        }
-    }
-    let g = name(ty)?;
-    let crate_trait = |bounds: &Punctuated<syn::TypeParamBound, Token![+]>| {
-        bounds.iter().find_map(|b| match b {
-            syn::TypeParamBound::Trait(t) => t
-                .path
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .filter(|n| traits.contains(n)),
-            _ => None,
-        })
-    };
-    let params = sig
-        .generics
-        .type_params()
-        .filter(|p| p.ident == g)
-        .find_map(|p| crate_trait(&p.bounds));
-    params.or_else(|| {
-        sig.generics
-            .where_clause
-            .iter()
-            .flat_map(|w| &w.predicates)
-            .find_map(|w| match w {
-                syn::WherePredicate::Type(pt)
-                    if name(&pt.bounded_ty).as_deref() == Some(g.as_str()) =>
-                {
-                    crate_trait(&pt.bounds)
-                }
-                _ => None,
-            })
+    generic_bound_paths(sig, ty).into_iter().find_map(|p| {
+        p.segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .filter(|n| traits.contains(n))
     })
 }
 
