@@ -8,6 +8,7 @@ pub mod demand;
 pub mod flow;
 pub mod inventory;
 pub mod lazy;
+pub mod resolve;
 
 use std::collections::BTreeMap;
 

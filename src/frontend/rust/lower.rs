@@ -14,6 +14,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt, Token};
 
+use super::types::{generic_bound_paths, generic_trait};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
 use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
@@ -571,72 +572,6 @@ const ALIAS_METHODS: &[&str] = &[
 /// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:
 /// the crate has one to three methods so named, and standard types have no method
 /// of that name. (The prefilter's demand relies on this rule.)
-/// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
-fn generic_name(ty: &syn::Type) -> Option<String> {
-    match ty {
-        syn::Type::Reference(r) => generic_name(&r.elem),
-        syn::Type::Paren(p) => generic_name(&p.elem),
-        syn::Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last()?;
-            let n = last.ident.to_string();
-            if super::is_wrapper(&n) {
-                match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
-                        syn::GenericArgument::Type(t) => generic_name(t),
-                        _ => None,
-                    }),
-                    _ => None,
-                }
-            } else if p.path.segments.len() == 1 {
-                Some(n)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The trait bounds `sig` puts on the generic parameter that `ty` is, in its
-/// parameter list and its `where` clause.
-fn generic_bound_paths<'s>(sig: &'s syn::Signature, ty: &syn::Type) -> Vec<&'s syn::Path> {
-    let Some(g) = generic_name(ty) else {
-        return Vec::new();
-    };
-    let traits = |bounds: &'s Punctuated<syn::TypeParamBound, Token![+]>| {
-        bounds.iter().filter_map(|b| match b {
-            syn::TypeParamBound::Trait(t) => Some(&t.path),
-            _ => None,
-        })
-    };
-    let mut out: Vec<&syn::Path> = Vec::new();
-    for p in sig.generics.type_params().filter(|p| p.ident == g) {
-        out.extend(traits(&p.bounds));
-    }
-    for w in sig.generics.where_clause.iter().flat_map(|w| &w.predicates) {
-        if let syn::WherePredicate::Type(pt) = w {
-            if generic_name(&pt.bounded_ty).as_deref() == Some(g.as_str()) {
-                out.extend(traits(&pt.bounds));
-            }
-        }
-    }
-    out
-}
-
-/// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `sig`.
-fn generic_trait(
-    sig: &syn::Signature,
-    ty: &syn::Type,
-    traits: &std::collections::HashSet<String>,
-) -> Option<String> {
-    generic_bound_paths(sig, ty).into_iter().find_map(|p| {
-        p.segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .filter(|n| traits.contains(n))
-    })
-}
-
 pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
     if STD_METHODS.contains(&name) || ALIAS_METHODS.contains(&name) {
         return false;
@@ -3527,7 +3462,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         .skip(1)
                         .map(|e| {
                             let text = self.cx.text_of(expr_span(e));
-                            placeholder_name(&text)
+                            sql::placeholder_name(&text)
                         })
                         .collect();
                     if let Some(Expr::Lit(syn::ExprLit {
@@ -3536,9 +3471,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     })) = a.first()
                     {
                         // A name that is a keyword (`{table}`) is tried again quoted.
-                        let mut filled = fill_placeholders(&s.value(), &names, false);
+                        let mut filled = sql::fill_placeholders(&s.value(), &names, false);
                         if sql::facts(&filled).kind == SqlKind::Unknown {
-                            let again = fill_placeholders(&s.value(), &names, true);
+                            let again = sql::fill_placeholders(&s.value(), &names, true);
                             if sql::facts(&again).kind != SqlKind::Unknown {
                                 filled = again;
                             }
@@ -3774,88 +3709,6 @@ fn ends_in_call(nodes: &[Node]) -> bool {
             ..
         }))
     )
-}
-
-/// An identifier standing for a `format!` argument: its last name (`self.table` →
-/// `table`), or `x`.
-fn placeholder_name(text: &str) -> String {
-    let last = text
-        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .find(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
-        .unwrap_or("x");
-    last.to_string()
-}
-
-/// A `format!` template with each `{..}` replaced by a name: positional ones by the
-/// next argument's, inline ones (`{table}`) by their own, double-quoted with `quote`
-/// (a name that is an SQL keyword); `{{`/`}}` are braces.
-fn fill_placeholders(template: &str, names: &[String], quote: bool) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut next = 0;
-    let mut chars = template.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                out.push('{');
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                out.push('}');
-            }
-            '{' => {
-                let mut inner = String::new();
-                for d in chars.by_ref() {
-                    if d == '}' {
-                        break;
-                    }
-                    inner.push(d);
-                }
-                let arg = inner.split(':').next().unwrap_or("").trim();
-                let name = if arg.is_empty() {
-                    next += 1;
-                    names.get(next - 1).cloned()
-                } else if let Ok(i) = arg.parse::<usize>() {
-                    names.get(i).cloned()
-                } else {
-                    Some(placeholder_name(arg))
-                };
-                let name = name.unwrap_or_else(|| "x".into());
-                if quote {
-                    out.push('"');
-                    out.push_str(&name);
-                    out.push('"');
-                } else {
-                    out.push_str(&name);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod format_tests {
-    use super::fill_placeholders;
-
-    #[test]
-    fn format_templates_get_names() {
-        let names = vec!["table".to_string(), "n".to_string()];
-        assert_eq!(
-            fill_placeholders(
-                "INSERT INTO {} (a) VALUES ({1}) -- {{x}} {id:?}",
-                &names,
-                false
-            ),
-            "INSERT INTO table (a) VALUES (n) -- {x} id"
-        );
-        assert_eq!(
-            fill_placeholders("DELETE FROM {t}", &[], true),
-            "DELETE FROM \"t\""
-        );
-        assert_eq!(fill_placeholders("{} {} {}", &names, false), "table n x");
-    }
 }
 
 fn is_message_role(role: &str) -> bool {

@@ -375,6 +375,88 @@ fn keyword_fallback(sql: &str) -> SqlFacts {
     }
 }
 
+/// An identifier standing for a `format!` argument: its last name (`self.table` →
+/// `table`), or `x`.
+pub(crate) fn placeholder_name(text: &str) -> String {
+    let last = text
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or("x");
+    last.to_string()
+}
+
+/// A `format!` template with each `{..}` replaced by a name: positional ones by the
+/// next argument's, inline ones (`{table}`) by their own, double-quoted with `quote`
+/// (a name that is an SQL keyword); `{{`/`}}` are braces.
+pub(crate) fn fill_placeholders(template: &str, names: &[String], quote: bool) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut next = 0;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut inner = String::new();
+                for d in chars.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                    inner.push(d);
+                }
+                let arg = inner.split(':').next().unwrap_or("").trim();
+                let name = if arg.is_empty() {
+                    next += 1;
+                    names.get(next - 1).cloned()
+                } else if let Ok(i) = arg.parse::<usize>() {
+                    names.get(i).cloned()
+                } else {
+                    Some(placeholder_name(arg))
+                };
+                let name = name.unwrap_or_else(|| "x".into());
+                if quote {
+                    out.push('"');
+                    out.push_str(&name);
+                    out.push('"');
+                } else {
+                    out.push_str(&name);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::fill_placeholders;
+
+    #[test]
+    fn format_templates_get_names() {
+        let names = vec!["table".to_string(), "n".to_string()];
+        assert_eq!(
+            fill_placeholders(
+                "INSERT INTO {} (a) VALUES ({1}) -- {{x}} {id:?}",
+                &names,
+                false
+            ),
+            "INSERT INTO table (a) VALUES (n) -- {x} id"
+        );
+        assert_eq!(
+            fill_placeholders("DELETE FROM {t}", &[], true),
+            "DELETE FROM \"t\""
+        );
+        assert_eq!(fill_placeholders("{} {} {}", &names, false), "table n x");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

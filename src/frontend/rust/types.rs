@@ -1,0 +1,363 @@
+//! What a declared type tells the front end: the role the API packs give it, the
+//! crate type it names (looking through `Arc`, `Option`, `&` and other wrappers),
+//! whether it lies outside the analyzed code, and the traits bounding a generic
+//! parameter.
+
+use std::collections::HashSet;
+
+use syn::punctuated::Punctuated;
+use syn::Token;
+
+use super::{CrateIndex, UseMap};
+use crate::apis::Apis;
+
+/// What the front end knows about a declared type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// Role from the API packs (`db.tx`, `kafka.consumer`).
+    pub role: Option<String>,
+    /// Name of a type defined in this crate (`OrderRepo`), for method and field lookup.
+    pub crate_type: Option<String>,
+    /// The value's own type lies outside the analyzed code (`String`, `u64`, a
+    /// library's type), or is a collection (`Vec<Repo>`, whose `crate_type` is its
+    /// element's): its methods are never the crate's (SPEC §2, call resolution).
+    pub outside: bool,
+}
+
+impl TypeInfo {
+    /// A value of an API role (or of nothing known).
+    pub fn of_role(role: Option<String>) -> TypeInfo {
+        TypeInfo {
+            role,
+            ..TypeInfo::default()
+        }
+    }
+}
+
+/// Collections among the wrappers: a `Vec<Repo>` holds repositories, it is not one.
+const COLLECTIONS: &[&str] = &[
+    "Vec", "VecDeque", "HashMap", "BTreeMap", "HashSet", "BTreeSet",
+];
+
+/// Types of the standard library and primitives, named without a path.
+const STD_TYPES: &[&str] = &[
+    "String",
+    "str",
+    "bool",
+    "char",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "Vec",
+    "VecDeque",
+    "HashMap",
+    "BTreeMap",
+    "HashSet",
+    "BTreeSet",
+    "Duration",
+    "Instant",
+    "SystemTime",
+    "PathBuf",
+    "Path",
+];
+
+/// Whether `ty`, looked through its wrappers, is a collection at some level.
+fn is_collection(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => is_collection(&r.elem),
+        syn::Type::Paren(p) => is_collection(&p.elem),
+        syn::Type::Group(g) => is_collection(&g.elem),
+        syn::Type::Slice(_) | syn::Type::Array(_) => true,
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            if COLLECTIONS.contains(&name.as_str()) {
+                return true;
+            }
+            if !is_wrapper(&name) {
+                return false;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => args
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, syn::GenericArgument::Type(t) if is_collection(t))),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The name of a type, wrappers and references removed (`&mut Worker` -> `Worker`).
+pub(crate) fn type_name(ty: &syn::Type) -> Option<String> {
+    innermost(ty).and_then(|p| p.segments.last().map(|s| s.ident.to_string()))
+}
+
+const WRAPPERS: &[&str] = &[
+    "Arc",
+    "Rc",
+    "Box",
+    "Mutex",
+    "RwLock",
+    "Option",
+    "Result",
+    "Vec",
+    "RefCell",
+    "Cell",
+    "Cow",
+    "MutexGuard",
+    "RwLockReadGuard",
+    "RwLockWriteGuard",
+    "Pin",
+    "PoolConnection",
+    "Weak",
+    "OnceCell",
+    "OnceLock",
+    // Web framework extractors around the application's state.
+    "State",
+    "Extension",
+    "Data",
+];
+
+/// A type the front end looks through to its first type argument (`Arc<Repo>`).
+pub(crate) fn is_wrapper(name: &str) -> bool {
+    (WRAPPERS.contains(&name) || name.ends_with("Result")) && name != "PoolConnection"
+}
+
+pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
+    match ty {
+        syn::Type::Reference(r) => innermost(&r.elem),
+        syn::Type::Paren(p) => innermost(&p.elem),
+        syn::Type::Group(g) => innermost(&g.elem),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if is_wrapper(&name) {
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    for a in &args.args {
+                        if let syn::GenericArgument::Type(t) = a {
+                            return innermost(t);
+                        }
+                    }
+                }
+            }
+            Some(&p.path)
+        }
+        // `dyn Bus + Send`, `impl Bus`: the first trait bound that is not a marker
+        // (calls on it go to the trait's implementations).
+        syn::Type::TraitObject(t) => trait_bound_path(&t.bounds),
+        syn::Type::ImplTrait(t) => trait_bound_path(&t.bounds),
+        _ => None,
+    }
+}
+
+/// The first bound of `bounds` naming a trait other than an auto/marker trait.
+pub(crate) fn trait_bound_path<P>(
+    bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, P>,
+) -> Option<&syn::Path> {
+    bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(t) => {
+            let last = t.path.segments.last()?.ident.to_string();
+            let marker = matches!(
+                last.as_str(),
+                "Send"
+                    | "Sync"
+                    | "Unpin"
+                    | "Sized"
+                    | "Copy"
+                    | "Clone"
+                    | "Debug"
+                    | "Display"
+                    | "Any"
+                    | "UnwindSafe"
+                    | "RefUnwindSafe"
+            ) || matches!(t.modifier, syn::TraitBoundModifier::Maybe(_));
+            (!marker).then_some(&t.path)
+        }
+        _ => None,
+    })
+}
+
+/// A path's segments as strings (`rdkafka::consumer::StreamConsumer`).
+pub(crate) fn segments(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// Resolves a path's first segment through the file's `use` imports.
+pub(crate) fn resolve_path(uses: &UseMap, segs: &[String]) -> Vec<String> {
+    let Some(first) = segs.first() else {
+        return Vec::new();
+    };
+    match uses.get(first) {
+        Some(full) => full.iter().chain(segs[1..].iter()).cloned().collect(),
+        None => segs.to_vec(),
+    }
+}
+
+/// Role and crate type of a declared type.
+pub(crate) fn type_info(
+    apis: &Apis,
+    uses: &UseMap,
+    index: &CrateIndex,
+    ty: &syn::Type,
+    self_ty: Option<&str>,
+) -> TypeInfo {
+    let collection = is_collection(ty);
+    let Some(path) = innermost(ty) else {
+        return TypeInfo {
+            outside: collection,
+            ..TypeInfo::default()
+        };
+    };
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if segs.len() == 1 && segs[0] == "Self" {
+        return TypeInfo {
+            role: None,
+            crate_type: self_ty.map(String::from),
+            outside: collection,
+        };
+    }
+    let resolved = resolve_path(uses, &segs);
+    let Some(last) = resolved.last() else {
+        return TypeInfo::default();
+    };
+    // `crate::db::Repo`, `Repo`, or `db::Repo` through a module of this crate (a first
+    // segment no API pack names as a crate).
+    let external = resolved.len() >= 2
+        && apis
+            .type_specs(last)
+            .iter()
+            .any(|spec| spec.crates.iter().any(|c| *c == resolved[0]));
+    // A pool generic over its manager (`bb8::Pool<M>`): what it pools decides.
+    if let Some(spec) = resolved.first().and_then(|first| {
+        apis.type_specs(last)
+            .iter()
+            .find(|s| s.managed_in.iter().any(|c| c == first))
+    }) {
+        if let Some(syn::PathArguments::AngleBracketed(args)) =
+            path.segments.last().map(|s| &s.arguments)
+        {
+            let manager = args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => innermost(t),
+                _ => None,
+            });
+            if let Some(m) = manager {
+                let ms = resolve_path(uses, &segments(m));
+                let own = matches!(
+                    ms.first().map(String::as_str),
+                    Some("crate" | "self" | "super")
+                ) || ms.last().is_some_and(|l| index.type_names.contains(l));
+                let foreign = ms.iter().any(|seg| {
+                    let seg = seg.to_ascii_lowercase();
+                    spec.foreign_managers
+                        .iter()
+                        .any(|f| seg.contains(&f.to_ascii_lowercase()))
+                });
+                if own || foreign {
+                    return TypeInfo::default();
+                }
+            }
+        }
+    }
+    let local = matches!(
+        resolved.first().map(String::as_str),
+        Some("crate" | "self" | "super")
+    ) || (index.type_names.contains(last) && !external);
+    if local {
+        return TypeInfo {
+            role: None,
+            crate_type: Some(last.clone()),
+            outside: collection,
+        };
+    }
+    let role = role_of_resolved(apis, &resolved);
+    // Known to be another crate's type: a std or primitive name, or a path that
+    // resolves into a crate other than this one (`use reqwest::Client`). A lone
+    // unknown name may be a generic parameter (`R: Repo`): not known.
+    let foreign = STD_TYPES.contains(&last.as_str())
+        || (resolved.len() >= 2 && !matches!(resolved[0].as_str(), "crate" | "self" | "super"));
+    TypeInfo {
+        outside: collection || (role.is_none() && foreign),
+        role,
+        crate_type: None,
+    }
+}
+
+pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<String> {
+    let last = resolved.last()?;
+    for spec in apis.type_specs(last) {
+        let ok = if resolved.len() >= 2 {
+            spec.crates.is_empty() || spec.crates.iter().any(|c| *c == resolved[0])
+        } else {
+            spec.unique
+        };
+        if ok {
+            return Some(spec.role.clone());
+        }
+    }
+    None
+}
+
+/// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
+fn generic_name(ty: &syn::Type) -> Option<String> {
+    innermost(ty)
+        .filter(|p| p.segments.len() == 1)
+        .map(|p| p.segments[0].ident.to_string())
+}
+
+/// The trait bounds `sig` puts on the generic parameter that `ty` is, in its
+/// parameter list and its `where` clause.
+pub(crate) fn generic_bound_paths<'s>(
+    sig: &'s syn::Signature,
+    ty: &syn::Type,
+) -> Vec<&'s syn::Path> {
+    let Some(g) = generic_name(ty) else {
+        return Vec::new();
+    };
+    let traits = |bounds: &'s Punctuated<syn::TypeParamBound, Token![+]>| {
+        bounds.iter().filter_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => Some(&t.path),
+            _ => None,
+        })
+    };
+    let mut out: Vec<&syn::Path> = Vec::new();
+    for p in sig.generics.type_params().filter(|p| p.ident == g) {
+        out.extend(traits(&p.bounds));
+    }
+    for w in sig.generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(pt) = w {
+            if generic_name(&pt.bounded_ty).as_deref() == Some(g.as_str()) {
+                out.extend(traits(&pt.bounds));
+            }
+        }
+    }
+    out
+}
+
+/// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `sig`.
+pub(crate) fn generic_trait(
+    sig: &syn::Signature,
+    ty: &syn::Type,
+    traits: &HashSet<String>,
+) -> Option<String> {
+    generic_bound_paths(sig, ty).into_iter().find_map(|p| {
+        p.segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .filter(|n| traits.contains(n))
+    })
+}
