@@ -1,0 +1,1215 @@
+//! Lowering calls: method and path calls, API knowledge and builders, calls into the
+//! crate and the closures handed to them, and the events a call emits.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    // ----- calls ---------------------------------------------------------------
+
+    pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
+        let retried = matches!(
+            mc.method.to_string().as_str(),
+            "retry" | "retry_if" | "when"
+        ) && matches!(strip(&mc.receiver), Expr::Closure(_));
+        if retried {
+            self.next_scope += 1;
+            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+            self.retry_scopes
+                .push((self.next_scope, loc, format!(".{}", mc.method)));
+        }
+        let recv = self.expr(&mc.receiver, out);
+        if retried {
+            if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                self.retries_seen.push((loc, text));
+            }
+        }
+        let name = mc.method.to_string();
+        let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+        let recv_text = short_text(&self.cx.text_of(expr_span(&mc.receiver)));
+        let text = format!("{recv_text}.{name}");
+        let args: Vec<&Expr> = mc.args.iter().collect();
+
+        // A builder's terminal, or a step along the builder.
+        if let Some(b) = recv.builder.clone() {
+            let arg_infos = self.plain_args(&args, out);
+            if b.spec.terminals.contains(&name) {
+                return self.builder_event(*b, &name, &arg_infos, out);
+            }
+            let mut b = b;
+            for a in &arg_infos {
+                b.mentions.extend(a.mentions.iter().copied());
+                b.strs.extend(a.str_lit.iter().cloned());
+            }
+            // Query-builder steps that change what the statement does (diesel).
+            if let Some(sql) = b.sql.as_mut() {
+                match name.as_str() {
+                    "on_conflict_do_nothing" | "do_nothing" => sql.ignores_conflict = true,
+                    "do_update" | "on_conflict_do_update" => sql.upsert = true,
+                    _ => {}
+                }
+            }
+            return Info {
+                builder: Some(b),
+                ..Info::default()
+            };
+        }
+
+        // The project's own wrappers, declared in the config, win over their bodies.
+        if let Some(spec) = self
+            .match_method(&name, &recv, &args, out)
+            .filter(|s| s.loose)
+        {
+            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        }
+
+        // Methods of the crate's own types; or, receiver type unknown, methods of the
+        // crate's types by name: not for names that standard types have (`as_str`,
+        // `len`, …), nor for a received message's methods when the API knows them
+        // (`delivery.ack(..)`).
+        let receiver_type = match recv.crate_type.clone() {
+            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
+            // a type from outside: never a crate method.
+            _ if recv.outside => None,
+            Some(ty) if self.has_method(&ty, &name) => Some(Some(ty)),
+            Some(_) => None,
+            None => {
+                let message_api = recv.value.is_some_and(|v| self.is_message(v))
+                    && self.cx.apis.methods.contains_key(&name);
+                (recv.role.is_none() && !message_api && self.cx.links_untyped(&name))
+                    .then_some(None)
+            }
+        };
+        if let Some(receiver_type) = receiver_type {
+            let (arg_infos, closures) = self.crate_args(&args, out);
+            return self.crate_call(
+                Callee::Method {
+                    name,
+                    receiver_type,
+                },
+                recv.value,
+                &arg_infos,
+                closures,
+                loc,
+                text,
+                out,
+            );
+        }
+
+        // rdkafka `ClientConfig` chains.
+        if recv.role.as_deref() == Some("kafka.config") {
+            return self.kafka_config_call(mc, recv, &args, loc, out);
+        }
+        if name == "subscribe" {
+            if let Some(i) = recv.kafka_client {
+                let topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
+                self.kafka_clients[i].topics.extend(topics);
+            }
+        }
+
+        // API knowledge.
+        if let Some(spec) = self.match_method(&name, &recv, &args, out) {
+            let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+            if spec.event == Api::Publish {
+                // `producer.send(FutureRecord::to("topic")…)`: the topic sent to, also
+                // through a record built earlier (`let record = FutureRecord::to(..)`).
+                let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
+                let mut topics: Vec<String> = peeked
+                    .idents
+                    .iter()
+                    .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
+                    .collect();
+                if topics.is_empty()
+                    && peeked
+                        .idents
+                        .iter()
+                        .any(|i| i == "FutureRecord" || i == "BaseRecord")
+                {
+                    topics = string_literals(&args[..1]).into_iter().take(1).collect();
+                }
+                if let Some(i) = recv.kafka_client {
+                    self.kafka_clients[i].topics.extend(topics.iter().cloned());
+                }
+                self.sent_topics.extend(topics);
+            }
+            if let Some(role) = self.turbofish_role(mc) {
+                info.role = Some(role);
+            }
+            return info;
+        }
+
+        // Handler callbacks over a message stream.
+        if STREAM_CALLBACKS.contains(&name.as_str()) && is_stream_role(recv.role.as_deref()) {
+            if let Some(last) = args.last() {
+                for a in &args[..args.len() - 1] {
+                    self.expr(a, out);
+                }
+                if self.special_arg(last, ClosureRun::Callback, None, out) {
+                    return Info::default();
+                }
+            }
+        }
+
+        // Iterator steps over a collection of a crate type keep the element's type, and
+        // an adapter's closure takes it as its parameter.
+        if recv.crate_type.is_some() && ELEMENT_CLOSURES.contains(&name.as_str()) {
+            self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
+                role: None,
+                crate_type: Some(t),
+                outside: false,
+            });
+        }
+        let arg_infos = self.plain_args(&args, out);
+        self.closure_param_hint = None;
+        if recv.crate_type.is_some() && ELEMENT_METHODS.contains(&name.as_str()) {
+            let mut info = self.derived(&recv);
+            info.crate_type = recv.crate_type.clone();
+            return info;
+        }
+        // Accessors of the wrappers the types see through (Rocket `State::inner`,
+        // actix `Data::get_ref`): the wrapped value, with its role.
+        let accessor = matches!(name.as_str(), "inner" | "get_ref")
+            && args.is_empty()
+            && (recv.role.is_some() || recv.crate_type.is_some());
+        if accessor || ALIAS_METHODS.contains(&name.as_str()) {
+            let mut info = recv;
+            for a in &arg_infos {
+                info.absorb(a);
+            }
+            return info;
+        }
+        let mut info = self.derived(&recv);
+        for a in &arg_infos {
+            info.absorb(a);
+        }
+        info
+    }
+
+    /// A method called by its path (`Type::method(&recv, ..)`) when the API knows the
+    /// method on the first argument's role, or on the role of the type named.
+    pub(super) fn qualified_method_call(
+        &mut self,
+        segs: &[String],
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Option<Info> {
+        let [.., owner, name] = segs else {
+            return None;
+        };
+        if args.is_empty()
+            || !owner.starts_with(|c: char| c.is_ascii_uppercase())
+            || self.is_crate_fn(segs)
+            || !self.cx.apis.methods.contains_key(name.as_str())
+        {
+            return None;
+        }
+        let resolved = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
+        let owner_role = crate::frontend::rust::role_of_resolved(self.cx.apis, &resolved);
+        let mut peeked = self.peek(args[0]);
+        if peeked.role.is_none() {
+            peeked.role.clone_from(&owner_role);
+        }
+        peeked.role.as_ref()?;
+        self.match_method(name, &peeked, &args[1..], out)?;
+        let mut recv = self.expr(args[0], out);
+        if recv.role.is_none() {
+            recv.role = owner_role;
+        }
+        let Some(spec) = self.match_method(name, &recv, &args[1..], out) else {
+            // The receiver is lowered already: lower the rest once, as a plain call.
+            let mut info = self.derived(&recv);
+            for a in self.plain_args(&args[1..], out) {
+                info.absorb(&a);
+            }
+            return Some(info);
+        };
+        Some(self.api_call(
+            &spec,
+            Some(&recv),
+            &args[1..],
+            name,
+            loc.clone(),
+            text.to_string(),
+            out,
+        ))
+    }
+
+    /// Lowers arguments in order; closures and async blocks among them run now.
+    pub(super) fn plain_args(&mut self, args: &[&Expr], out: &mut Vec<Node>) -> Vec<Info> {
+        args.iter().map(|a| self.arg(a, out)).collect()
+    }
+
+    /// The deferred async block or closure a local name holds.
+    pub(super) fn deferred_of(&self, e: &Expr) -> Option<Node> {
+        let Expr::Path(p) = strip(e) else { return None };
+        let v = self.lookup(&p.path.get_ident()?.to_string())?;
+        self.values[v as usize].deferred.as_deref().cloned()
+    }
+
+    /// An argument: a deferred block or closure handed to a call runs there.
+    pub(super) fn arg(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        if let Some(n) = self.deferred_of(e) {
+            out.push(n);
+        }
+        self.expr(e, out)
+    }
+
+    pub(super) fn has_method(&self, ty: &str, name: &str) -> bool {
+        self.cx.owned_sigs(name, ty).is_some_and(|sigs| {
+            sigs.iter()
+                .any(|s| s.self_type.as_deref() == Some(ty) || s.trait_name.as_deref() == Some(ty))
+        })
+    }
+
+    pub(super) fn match_method(
+        &mut self,
+        name: &str,
+        recv: &Info,
+        args: &[&Expr],
+        _out: &mut Vec<Node>,
+    ) -> Option<CallSpec> {
+        let named = self.cx.apis.methods.get(name).into_iter().flatten();
+        // `*` entries: any method on a role (builders such as `redis::pipe()`).
+        let any = self.cx.apis.methods.get("*").into_iter().flatten();
+        let specs: Vec<&CallSpec> = named.chain(any).collect();
+        if specs.is_empty() {
+            return None;
+        }
+        let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        specs
+            .into_iter()
+            .find(|s| self.spec_matches(s, Some(recv), &peek, None))
+            .cloned()
+    }
+
+    /// Cheap facts about an argument without lowering it (for matching a spec).
+    pub(super) fn peek(&mut self, e: &Expr) -> Info {
+        let mut scratch = Vec::new();
+        match strip(e) {
+            Expr::Closure(_) | Expr::Async(_) => Info::default(),
+            // Lowering twice would duplicate events: only look at simple shapes.
+            Expr::Path(_)
+            | Expr::Lit(_)
+            | Expr::Field(_)
+            | Expr::Reference(_)
+            | Expr::Unary(_)
+            | Expr::Paren(_) => {
+                let n = self.values.len();
+                let info = self.expr(e, &mut scratch);
+                debug_assert!(scratch.is_empty() || self.values.len() >= n);
+                info
+            }
+            other => {
+                let mut info = Info::default();
+                collect_idents(other, &mut info.idents);
+                info
+            }
+        }
+    }
+
+    pub(super) fn spec_matches(
+        &self,
+        s: &CallSpec,
+        recv: Option<&Info>,
+        args: &[Info],
+        path: Option<&[String]>,
+    ) -> bool {
+        if let Some(recv) = recv {
+            let role_ok = match &recv.role {
+                Some(r) => s.on.iter().any(|o| o == r || o == "*"),
+                None => s.on.iter().any(|o| o == "?" || o == "*"),
+            };
+            if !role_ok {
+                return false;
+            }
+            if let (Some(t), Some(rt)) = (&s.on_type, &recv.crate_type) {
+                if t != rt {
+                    return false;
+                }
+            }
+        }
+        if let Some(path) = path {
+            let ok = s.paths.iter().any(|p| {
+                let ps: Vec<&str> = p.split("::").collect();
+                let suffix = path.len() >= ps.len()
+                    && path[path.len() - ps.len()..]
+                        .iter()
+                        .zip(&ps)
+                        .all(|(a, b)| a == b);
+                let loose = s.loose
+                    && ps.len() > path.len()
+                    && ps[ps.len() - path.len()..]
+                        .iter()
+                        .zip(path)
+                        .all(|(a, b)| a == b);
+                suffix || loose
+            });
+            if !ok {
+                return false;
+            }
+        }
+        if s.arity.is_some_and(|n| n != args.len()) {
+            return false;
+        }
+        if !s.arg_mentions.is_empty()
+            && !args
+                .iter()
+                .any(|a| a.idents.iter().any(|i| s.arg_mentions.contains(i)))
+        {
+            return false;
+        }
+        if !s.arg0_str.is_empty() {
+            let Some(lit) = args.first().and_then(|a| a.str_lit.as_deref()) else {
+                return false;
+            };
+            if !s.arg0_str.iter().any(|x| x.eq_ignore_ascii_case(lit)) {
+                return false;
+            }
+        }
+        if !s.arg0_role.is_empty() {
+            let Some(r) = args.first().and_then(|a| a.role.as_deref()) else {
+                return false;
+            };
+            if !s.arg0_role.iter().any(|x| x == r) {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
+        if let Some(n) = self.deferred_of(&c.func) {
+            let info = self.collect(c.args.iter(), out);
+            out.push(n);
+            return Info {
+                mentions: info.mentions,
+                ..Info::default()
+            };
+        }
+        if let Expr::Path(p) = strip(&c.func) {
+            if let Some(v) = p
+                .path
+                .get_ident()
+                .and_then(|id| self.lookup(&id.to_string()))
+            {
+                let info = self.collect(c.args.iter(), out);
+                out.push(Node::Event(Event {
+                    kind: EventKind::CallValue { callee: v },
+                    loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
+                    text: self.values[v as usize].name.clone(),
+                    describe: "call".into(),
+                }));
+                return Info {
+                    mentions: info.mentions,
+                    ..Info::default()
+                };
+            }
+        }
+        let Expr::Path(p) = strip(&c.func) else {
+            let f = self.expr(&c.func, out);
+            let mut info = self.collect(c.args.iter(), out);
+            info.absorb(&f);
+            return info;
+        };
+        let segs = crate::frontend::rust::segments(&p.path);
+        let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
+        let text = segs.join("::");
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let last = segs.last().cloned().unwrap_or_default();
+
+        // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::clone(&x)`: the value passes through.
+        let passthrough = matches!(
+            last.as_str(),
+            "Ok" | "Some" | "Err" | "new" | "pin" | "from" | "clone"
+        );
+        if passthrough
+            && args.len() == 1
+            && !self.is_crate_fn(&segs)
+            && self.path_spec(&segs, &args).is_none()
+        {
+            return self.expr(args[0], out);
+        }
+
+        // `Acker::ack(&delivery.acker, opts)`, `Consumer::commit_message(&c, &m, mode)`:
+        // a method called through its type or trait, its receiver the first argument.
+        if let Some(info) = self.qualified_method_call(&segs, &args, &loc, &text, out) {
+            return info;
+        }
+        let user_spec = self.path_spec(&segs, &args).filter(|s| s.loose);
+        if let Some(spec) = user_spec {
+            return self.api_call(&spec, None, &args, &last, loc, text, out);
+        }
+        if self.is_crate_fn(&segs) {
+            let (arg_infos, closures) = self.crate_args(&args, out);
+            return self.crate_call(
+                Callee::Path(segs),
+                None,
+                &arg_infos,
+                closures,
+                loc,
+                text,
+                out,
+            );
+        }
+        if let Some(spec) = self.path_spec(&segs, &args) {
+            let mut info = self.api_call(&spec, None, &args, &last, loc.clone(), text, out);
+            if info.role.as_deref() == Some("kafka.config") {
+                info.kafka_config = Some(Box::new(KafkaClient {
+                    new_loc: loc,
+                    family: ClientFamily::Librdkafka,
+                    framework: false,
+                    props: Vec::new(),
+                    dynamic: false,
+                    role: None,
+                    topics: Vec::new(),
+                }));
+            }
+            return info;
+        }
+        let info = self.collect(c.args.iter(), out);
+        let mut idents = info.idents;
+        idents.extend(segs.iter().cloned());
+        if last == "to"
+            && segs
+                .iter()
+                .any(|s| s == "FutureRecord" || s == "BaseRecord")
+        {
+            if let Some(t) = args.first().and_then(|a| str_lit_of(a)) {
+                idents.push(format!("{TOPIC_MARK}{t}"));
+            }
+            idents.push("FutureRecord".into());
+        }
+        // An unknown function's result is not the fresh id it was given (a file read
+        // from a fresh temporary name is not an identity); a serializer's is (an
+        // envelope with a fresh `event_id`, encoded into the payload).
+        let serializes = matches!(
+            last.as_str(),
+            "to_vec"
+                | "to_string"
+                | "to_string_pretty"
+                | "to_vec_pretty"
+                | "to_writer"
+                | "encode"
+                | "serialize"
+        );
+        Info {
+            mentions: info.mentions,
+            idents,
+            fresh: if serializes { info.fresh } else { None },
+            fresh_blocked: !serializes,
+            ..Info::default()
+        }
+    }
+
+    pub(super) fn path_spec(&mut self, segs: &[String], args: &[&Expr]) -> Option<CallSpec> {
+        let last = segs.last()?;
+        let specs = self.cx.apis.paths.get(last)?.clone();
+        let resolved = resolve_path(self.cx.uses, segs);
+        let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        specs
+            .into_iter()
+            .find(|s| self.spec_matches(s, None, &peek, Some(&resolved)))
+    }
+
+    /// True when the path names a function of this crate (`save`, `db::save`, `Self::save`, `Repo::new`).
+    pub(super) fn is_crate_fn(&self, segs: &[String]) -> bool {
+        let Some(last) = segs.last() else {
+            return false;
+        };
+        let resolved = resolve_path(self.cx.uses, segs);
+        if resolved.len() >= 2 {
+            let owner = &resolved[resolved.len() - 2];
+            if owner == "Self" {
+                let Some(t) = &self.self_type else {
+                    return false;
+                };
+                return self
+                    .cx
+                    .owned_sigs(last, t)
+                    .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.as_ref() == Some(t)));
+            }
+            if owner.starts_with(|c: char| c.is_ascii_uppercase()) {
+                return self
+                    .cx
+                    .owned_sigs(last, owner)
+                    .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.as_ref() == Some(owner)));
+            }
+            let Some(sigs) = self.cx.fn_sigs(last) else {
+                return false;
+            };
+            let first = resolved[0].as_str();
+            let local = matches!(first, "crate" | "self" | "super") || !is_external_crate(first);
+            return local
+                && sigs.iter().any(|s| {
+                    // Defined in `owner`, or below it and re-exported (`pub use audit::*`).
+                    s.self_type.is_none() && s.module.contains(owner)
+                        || s.self_type.is_none()
+                            && matches!(owner.as_str(), "crate" | "self" | "super")
+                });
+        }
+        self.cx
+            .owned_sigs(last, "")
+            .is_some_and(|sigs| sigs.iter().any(|s| s.self_type.is_none()))
+    }
+
+    /// Arguments of a call into the crate: closures and async blocks are kept apart,
+    /// to run where the callee calls them.
+    pub(super) fn crate_args(
+        &mut self,
+        args: &[&Expr],
+        out: &mut Vec<Node>,
+    ) -> (Vec<Info>, Vec<(usize, Node)>) {
+        let mut infos = Vec::new();
+        let mut closures = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if matches!(strip(a), Expr::Closure(_)) {
+                let mut tmp = Vec::new();
+                self.expr(a, &mut tmp);
+                if let Some(n) = tmp.pop() {
+                    closures.push((i, n));
+                }
+                out.extend(tmp);
+                infos.push(Info::default());
+            } else if let Some(n) = self
+                .deferred_of(a)
+                .filter(|_| matches!(strip(a), Expr::Path(_)))
+            {
+                closures.push((i, n));
+                infos.push(self.expr(a, out));
+            } else if let Some(n) = self.fn_item_closure(a) {
+                // `run(topic, forward)`: the crate function runs where the callee calls
+                // its parameter.
+                closures.push((i, n));
+                infos.push(Info::default());
+            } else {
+                infos.push(self.arg(a, out));
+            }
+        }
+        (infos, closures)
+    }
+
+    /// A crate function named as a value (`forward`, `pump::forward`), as a closure
+    /// that calls it.
+    pub(super) fn fn_item_closure(&mut self, e: &Expr) -> Option<Node> {
+        let Expr::Path(p) = strip(e) else { return None };
+        if p.path
+            .get_ident()
+            .is_some_and(|id| self.lookup(&id.to_string()).is_some())
+        {
+            return None;
+        }
+        let segs = crate::frontend::rust::segments(&p.path);
+        if !self.is_crate_fn(&segs) {
+            return None;
+        }
+        let loc = self.cx.loc(p.span(), p.span());
+        let call = Node::Event(Event {
+            kind: EventKind::Call(Call {
+                callee: Callee::Path(segs.clone()),
+                receiver: None,
+                args: Vec::new(),
+                closures: Vec::new(),
+                propagates_err: false,
+                result_unused: false,
+            }),
+            loc: loc.clone(),
+            text: segs.join("::"),
+            describe: "call".into(),
+        });
+        Some(Node::Closure {
+            body: Box::new(Node::Seq(vec![call])),
+            run: ClosureRun::Now,
+            param: None,
+            handle: None,
+            loc,
+            text: "function".into(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn crate_call(
+        &mut self,
+        callee: Callee,
+        receiver: Option<ValueId>,
+        args: &[Info],
+        closures: Vec<(usize, Node)>,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let ret = self.return_type(&callee);
+        // A helper that mints a fresh id, called in a retry: the attempt's id is new.
+        let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
+        let fresh = self
+            .callee_sig(&callee)
+            .and_then(|s| s.returns_fresh.clone())
+            .map(|(l, t)| (l, t, scope));
+        // A fresh id handed to a call inside the retry identifies the attempt.
+        let mentions: Vec<ValueId> = args
+            .iter()
+            .flat_map(|a| a.mentions.iter().copied())
+            .collect();
+        self.record_id_flows(&mentions, &loc, &text, false, Some(callee.clone()));
+        out.push(Node::Event(Event {
+            kind: EventKind::Call(Call {
+                callee,
+                receiver,
+                args: args.iter().map(|a| a.value).collect(),
+                closures,
+                propagates_err: false,
+                result_unused: false,
+            }),
+            loc,
+            text,
+            describe: "call".into(),
+        }));
+        let mut info = Info {
+            role: ret.role,
+            crate_type: ret.crate_type,
+            fresh,
+            mentions: receiver.into_iter().collect(),
+            ..Info::default()
+        };
+        for a in args {
+            info.absorb(a);
+        }
+        info
+    }
+
+    pub(super) fn return_type(&self, callee: &Callee) -> TypeInfo {
+        self.callee_sig(callee)
+            .map(|s| s.ret.clone())
+            .unwrap_or_default()
+    }
+
+    /// The signature of the crate function a call names, when it is unambiguous.
+    pub(super) fn callee_sig(&self, callee: &Callee) -> Option<&crate::frontend::rust::FnSig> {
+        let (name, ty) = match callee {
+            Callee::Path(segs) => {
+                let owner = segs.len().checked_sub(2).map(|i| segs[i].clone());
+                let owner = match owner.as_deref() {
+                    Some("Self") => self.self_type.clone(),
+                    // `db::save`: a module, not a type.
+                    Some(o) if !o.starts_with(|c: char| c.is_ascii_uppercase()) => None,
+                    _ => owner,
+                };
+                (segs.last().cloned().unwrap_or_default(), owner)
+            }
+            Callee::Method {
+                name,
+                receiver_type,
+            } => (name.clone(), receiver_type.clone()),
+        };
+        let sigs = match &ty {
+            Some(t) => self.cx.owned_sigs(&name, t)?,
+            None => self.cx.fn_sigs(&name)?,
+        };
+        let mut found = sigs
+            .iter()
+            .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);
+        match (found.next(), found.next()) {
+            (Some(s), None) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Applies an API spec at a call: emits its event or starts its builder.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn api_call(
+        &mut self,
+        spec: &CallSpec,
+        recv: Option<&Info>,
+        args: &[&Expr],
+        method: &str,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let returns = spec.returns.clone();
+        match spec.event {
+            Api::Retry => {
+                self.next_scope += 1;
+                self.retry_scopes
+                    .push((self.next_scope, loc.clone(), text.clone()));
+                let mut info = Info::default();
+                for a in args {
+                    let i = self.arg(a, out);
+                    info.absorb(&i);
+                }
+                if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                    self.retries_seen.push((loc, text));
+                }
+                return Info {
+                    mentions: info.mentions,
+                    ..Info::default()
+                };
+            }
+            Api::Spawn | Api::TxClosure | Api::Callback => {
+                let run = match spec.event {
+                    Api::Spawn => ClosureRun::Later,
+                    Api::TxClosure => ClosureRun::Transaction,
+                    _ => ClosureRun::Callback,
+                };
+                let handle = (spec.event == Api::Spawn).then(|| {
+                    let role = Some("join.handle".into());
+                    self.new_value(
+                        "task",
+                        TypeInfo {
+                            role,
+                            crate_type: None,
+                            outside: false,
+                        },
+                    )
+                });
+                let mut done = false;
+                for a in args {
+                    if !done && self.special_arg(a, run, handle, out) {
+                        done = true;
+                        if let Some(Node::Closure {
+                            text: t, loc: l, ..
+                        }) = out.last_mut()
+                        {
+                            t.clone_from(&text);
+                            if run == ClosureRun::Transaction {
+                                *l = loc.clone();
+                            }
+                        }
+                        // `conn.transaction(|c| …)` whose body never uses `c`: the
+                        // writes go elsewhere (MA013).
+                        if let Some(Node::Closure {
+                            body,
+                            param: Some(p),
+                            run: ClosureRun::Transaction,
+                            ..
+                        }) = out.last_mut()
+                        {
+                            if self.uses[*p as usize] == 0 {
+                                let begin = Node::Event(Event {
+                                    kind: EventKind::Begin {
+                                        tx: *p,
+                                        fresh: true,
+                                        used: false,
+                                    },
+                                    loc: loc.clone(),
+                                    text: text.clone(),
+                                    describe: "transaction".into(),
+                                });
+                                **body = Node::Seq(vec![
+                                    begin,
+                                    std::mem::replace(&mut **body, Node::Seq(vec![])),
+                                ]);
+                            }
+                        }
+                    } else {
+                        self.expr(a, out);
+                    }
+                }
+                if !done && spec.event == Api::TxClosure {
+                    return Info::default();
+                }
+                return Info {
+                    value: handle,
+                    role: returns,
+                    ..Info::default()
+                };
+            }
+            _ => {}
+        }
+        let arg_infos = self.plain_args(args, out);
+        let mut sql_text = self.spec_sql(spec, method, args, &arg_infos);
+        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
+        if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
+            if r.idents.iter().any(|i| i == "OnConflict") {
+                sql.upsert = true;
+            }
+            if sql.verb == "WRITE" {
+                let has = |w: &str| r.idents.iter().any(|i| i.starts_with(w));
+                sql.verb = if has("delete") {
+                    "DELETE"
+                } else if has("update") {
+                    "UPDATE"
+                } else if has("insert") {
+                    "INSERT"
+                } else {
+                    "WRITE"
+                }
+                .into();
+            }
+        }
+        if !spec.terminals.is_empty() {
+            let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
+            for a in &arg_infos {
+                mentions.extend(a.mentions.iter().copied());
+            }
+            let b = Builder {
+                spec: spec.clone(),
+                loc,
+                text,
+                sql: sql_text,
+                mentions,
+                strs: Vec::new(),
+            };
+            return Info {
+                builder: Some(Box::new(b)),
+                role: returns,
+                ..Info::default()
+            };
+        }
+        let recv_v = recv.and_then(|r| r.value);
+        let target = match spec.target {
+            Target::Receiver => recv_v,
+            Target::Arg0 => arg_infos.first().and_then(|a| a.value).or(recv_v),
+            Target::TerminalArg0 => arg_infos.first().and_then(|a| a.value),
+            Target::Mentions => None,
+            Target::None => None,
+        };
+        let mut mentions: Vec<ValueId> = Vec::new();
+        for a in &arg_infos {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        let mut info = Info {
+            value,
+            role: returns,
+            mentions: value.into_iter().collect(),
+            ..Info::default()
+        };
+        if let (Some(v), Some(r)) = (value, &info.role) {
+            self.values[v as usize].role = Some(r.clone());
+        }
+        if spec.event == Api::None {
+            // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
+            info.sql = self.spec_sql(spec, method, args, &arg_infos);
+            if let Some(r) = recv {
+                info.mentions = r.mentions.clone();
+            }
+        }
+        info
+    }
+
+    pub(super) fn builder_event(
+        &mut self,
+        b: Builder,
+        terminal: &str,
+        args: &[Info],
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let target = match b.spec.target {
+            Target::TerminalArg0 => args.first().and_then(|a| a.value),
+            _ => None,
+        };
+        let mut mentions = b.mentions.clone();
+        for a in args {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let mut spec = b.spec.clone();
+        let mut b = b;
+        self.builder_strs.clone_from(&b.strs);
+        let strs = b.strs.clone();
+        let has = |words: &[&str]| {
+            strs.iter()
+                .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
+        };
+        if let Some(sql) = b.sql.as_mut() {
+            // `SET key value NX`: only the first writer succeeds, a claim.
+            if sql.verb == "SET" && has(&["NX"]) {
+                sql.verb = "SET NX".into();
+                sql.ignores_conflict = true;
+                sql.columns = 1;
+            }
+        }
+        // `SET key value EX 60` (no NX): a value that expires, a cache entry like
+        // `set_ex`, not a business change (SPEC §2, MA006).
+        if b.sql.as_ref().is_some_and(|s| s.verb == "SET")
+            && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
+        {
+            spec.event = Api::External;
+            spec.external = Some("redis write".into());
+            b.sql = None;
+        }
+        let value = self.emit(
+            &spec,
+            terminal,
+            target,
+            mentions,
+            b.sql.clone(),
+            b.loc.clone(),
+            b.text.clone(),
+            out,
+        );
+        self.builder_strs.clear();
+        Info {
+            value,
+            role: spec.returns.clone(),
+            ..Info::default()
+        }
+    }
+
+    pub(super) fn spec_sql(
+        &self,
+        spec: &CallSpec,
+        method: &str,
+        args: &[&Expr],
+        infos: &[Info],
+    ) -> Option<SqlFacts> {
+        let which = spec.sql.as_deref()?;
+        let from_info = |i: &Info| {
+            i.sql
+                .clone()
+                .or_else(|| i.str_lit.as_deref().map(sql::facts))
+        };
+        match which {
+            "arg0" => infos
+                .first()
+                .and_then(from_info)
+                .or(Some(SqlFacts::unknown())),
+            "first_str" => infos
+                .iter()
+                .find_map(|i| i.str_lit.as_deref().map(sql::facts))
+                .or(Some(SqlFacts::unknown())),
+            d if d.starts_with("diesel_") => {
+                let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
+                let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
+                let (verb, ignores_conflict, upsert) = match verb.as_str() {
+                    "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
+                    "REPLACE" => ("INSERT".to_string(), false, true),
+                    _ => (verb, false, false),
+                };
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    ignores_conflict,
+                    upsert,
+                    verb,
+                    tables: table.into_iter().collect(),
+                    ..SqlFacts::unknown()
+                })
+            }
+            // ORM calls (`model.insert(&db)`): a known write; the verb from the method.
+            "method" => {
+                let (verb, upsert) = match method {
+                    "insert" | "insert_many" => ("INSERT", false),
+                    "update" | "update_many" => ("UPDATE", false),
+                    "delete" | "delete_many" => ("DELETE", false),
+                    "save" => ("SAVE", true),
+                    _ => ("WRITE", false),
+                };
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    verb: verb.into(),
+                    upsert,
+                    ..SqlFacts::unknown()
+                })
+            }
+            "redis_set" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET".into(),
+                tables: vec!["redis".into()],
+                ..SqlFacts::unknown()
+            }),
+            "redis_setnx" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET NX".into(),
+                tables: vec!["redis".into()],
+                ignores_conflict: true,
+                columns: 1,
+                ..SqlFacts::unknown()
+            }),
+            _ => None,
+        }
+    }
+
+    /// Emits the event of `spec`. Returns the value it creates (a message, a transaction).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit(
+        &mut self,
+        spec: &CallSpec,
+        method: &str,
+        target: Option<ValueId>,
+        mentions: Vec<ValueId>,
+        sql_facts: Option<SqlFacts>,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Option<ValueId> {
+        let describe = spec.describe.clone().unwrap_or_default();
+        // A fresh id in a file name is a temporary name, not an identity.
+        let names_a_file = spec.external.as_deref() == Some("file");
+        if matches!(spec.event, Api::Publish | Api::Write | Api::External) && !names_a_file {
+            let dedup_write = sql_facts.as_ref().is_some_and(|f| {
+                f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
+            });
+            self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
+        }
+        let msg_of = |l: &Self, t: Option<ValueId>| {
+            t.and_then(|v| l.root(v))
+                .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
+        };
+        let mut made = None;
+        let kind = match spec.event {
+            Api::Receive => {
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                self.values[v as usize].msg_root = Some(v);
+                made = Some(v);
+                EventKind::Receive {
+                    msg: v,
+                    element: false,
+                    client: target
+                        .and_then(|t| self.values[t as usize].kafka_client)
+                        .map(|i| i as u32),
+                }
+            }
+            Api::Ack => EventKind::Ack {
+                msg: msg_of(self, target),
+                offsets: spec.offsets,
+            },
+            Api::Nack => EventKind::Nack {
+                msg: msg_of(self, target),
+            },
+            Api::Begin => {
+                let v = self.new_value(&text, TypeInfo::of_role(Some("db.tx".into())));
+                made = Some(v);
+                // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
+                self.uses[v as usize] = 1;
+                EventKind::Begin {
+                    tx: v,
+                    fresh: true,
+                    used: true,
+                }
+            }
+            Api::Commit | Api::Rollback => {
+                let tx = target?;
+                self.finishes[tx as usize] += 1;
+                if spec.event == Api::Commit {
+                    EventKind::Commit { tx }
+                } else {
+                    EventKind::Rollback { tx }
+                }
+            }
+            Api::Write => {
+                let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+                let autocommit = self.autocommit_target(target, &facts);
+                match facts.kind {
+                    SqlKind::Read if facts.tables.is_empty() => return None,
+                    SqlKind::Read => EventKind::Read {
+                        tables: facts.tables,
+                    },
+                    SqlKind::Begin => {
+                        // `conn.execute("BEGIN")`: the connection now holds a transaction.
+                        EventKind::Begin {
+                            tx: target?,
+                            fresh: false,
+                            used: true,
+                        }
+                    }
+                    SqlKind::Commit => EventKind::Commit { tx: target? },
+                    SqlKind::Rollback => EventKind::Rollback { tx: target? },
+                    SqlKind::Write => {
+                        if self.in_return && facts.ignores_conflict {
+                            self.returns_claims.push(loc.clone());
+                        }
+                        let describe = facts.describe();
+                        let kind = EventKind::Write {
+                            target,
+                            sql: facts,
+                            unchecked: false,
+                            autocommit,
+                        };
+                        out.push(Node::Event(Event {
+                            kind,
+                            loc,
+                            text,
+                            describe,
+                        }));
+                        return None;
+                    }
+                    SqlKind::Unknown => {
+                        if spec.write_terminals.is_empty()
+                            || spec.write_terminals.iter().any(|t| t == method)
+                        {
+                            EventKind::Write {
+                                target,
+                                sql: facts,
+                                unchecked: false,
+                                autocommit,
+                            }
+                        } else {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Api::Publish => {
+                if spec.confirmable {
+                    self.confirmable.insert(loc.clone());
+                }
+                EventKind::Publish {
+                    non_idempotent: spec.non_idempotent,
+                    confirm: spec.confirmable.then_some(true),
+                    channel: target,
+                }
+            }
+            Api::ChannelOpen => {
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                // Named after the binding it gets (`let build_tx = conn.create_channel()`).
+                self.values[v as usize].opened = true;
+                made = Some(v);
+                EventKind::ChannelOpen { channel: v }
+            }
+            Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
+            Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
+            // `conn.changes()`: the rows the last statement on the connection changed,
+            // so the claims it ran are tested here (SPEC §2).
+            Api::ClaimResult => {
+                let tested: Vec<Loc> = self
+                    .dropped_claims
+                    .iter()
+                    .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                for claim in tested {
+                    out.push(Node::Event(Event {
+                        kind: EventKind::ClaimTested { claim },
+                        loc: loc.clone(),
+                        text: text.clone(),
+                        describe: "claim tested".into(),
+                    }));
+                }
+                return None;
+            }
+            Api::External => EventKind::External {
+                kind: match spec.external.as_deref() {
+                    Some("http") => ExternalKind::Http,
+                    Some("email") => ExternalKind::Email,
+                    Some("payment") => ExternalKind::Payment,
+                    other => ExternalKind::Other(other.unwrap_or("external").to_string()),
+                },
+                non_idempotent: spec.non_idempotent,
+                idempotency_key: self.builder_strs.iter().any(|s| {
+                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                    s == "idempotencykey" || s == "xidempotencykey"
+                }),
+            },
+            Api::Idgen => {
+                let v = self.new_value(&text, TypeInfo::default());
+                let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
+                self.values[v as usize].fresh = Some((loc.clone(), text.clone(), scope));
+                made = Some(v);
+                EventKind::IdGen { binding: Some(v) }
+            }
+            Api::BrokerBegin => EventKind::BrokerBegin,
+            Api::BrokerCommit => EventKind::BrokerCommit,
+            Api::BrokerAbort => EventKind::BrokerAbort,
+            Api::BrokerOffsets => EventKind::BrokerOffsets,
+            Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
+        };
+        out.push(Node::Event(Event {
+            kind,
+            loc,
+            text,
+            describe,
+        }));
+        made
+    }
+}

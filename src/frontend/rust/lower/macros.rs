@@ -1,0 +1,208 @@
+//! Lowering macros: `bail!`, `panic!`, `ensure!`, `format!` (SQL templates),
+//! `select!`, `join!` and the API's own macros (`sqlx::query!`).
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    // ----- macros ----------------------------------------------------------------
+
+    pub(super) fn mac(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) -> Info {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let close = match &mac.delimiter {
+            syn::MacroDelimiter::Paren(p) => p.span.close(),
+            syn::MacroDelimiter::Brace(b) => b.span.close(),
+            syn::MacroDelimiter::Bracket(b) => b.span.close(),
+        };
+        let loc = self.cx.loc(mac.path.span(), close);
+        let args: Option<Punctuated<Expr, Token![,]>> =
+            mac.parse_body_with(Punctuated::parse_terminated).ok();
+        match name.as_str() {
+            "bail" => {
+                out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
+                return Info::default();
+            }
+            "panic" | "unreachable" | "todo" | "unimplemented" => {
+                out.push(Node::Exit(ExitKind::Abort));
+                return Info::default();
+            }
+            "ensure" => {
+                if let Some(a) = &args {
+                    self.collect(a.iter().take(1), out);
+                }
+                out.push(Node::Branch(vec![
+                    Node::Seq(vec![]),
+                    Node::Exit(ExitKind::Return { err: Some(true) }),
+                ]));
+                return Info::default();
+            }
+            "select" => {
+                self.select(mac, out);
+                return Info::default();
+            }
+            // `format!("INSERT INTO {} (id) VALUES ($1)", self.table)`: SQL with names
+            // filled in at run time. Each placeholder becomes an identifier (the
+            // argument's last name), so the statement's verb and shape are read; a
+            // statement that does not parse so stays unknown.
+            "format" => {
+                if let Some(a) = &args {
+                    let info = self.collect(a.iter().skip(1), out);
+                    let names: Vec<String> = a
+                        .iter()
+                        .skip(1)
+                        .map(|e| {
+                            let text = self.cx.text_of(expr_span(e));
+                            sql::placeholder_name(&text)
+                        })
+                        .collect();
+                    if let Some(Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    })) = a.first()
+                    {
+                        // A name that is a keyword (`{table}`) is tried again quoted.
+                        let mut filled = sql::fill_placeholders(&s.value(), &names, false);
+                        if sql::facts(&filled).kind == SqlKind::Unknown {
+                            let again = sql::fill_placeholders(&s.value(), &names, true);
+                            if sql::facts(&again).kind != SqlKind::Unknown {
+                                filled = again;
+                            }
+                        }
+                        return Info {
+                            str_lit: Some(filled),
+                            mentions: info.mentions,
+                            ..Info::default()
+                        };
+                    }
+                    return info;
+                }
+                return Info::default();
+            }
+            // `tokio::try_join!(consumer.run(), relay.run())`: futures that run side by
+            // side; each is analyzed on its own, not as one sequence.
+            "join" | "try_join" => {
+                if let Some(a) = &args {
+                    for e in a.iter() {
+                        let mut body = Vec::new();
+                        self.arg(e, &mut body);
+                        out.push(Node::Closure {
+                            body: Box::new(Node::Seq(body)),
+                            run: ClosureRun::Concurrent,
+                            param: None,
+                            handle: None,
+                            loc: self.cx.loc(expr_span(e), expr_span(e)),
+                            text: "joined future".into(),
+                        });
+                    }
+                }
+                return Info::default();
+            }
+            _ => {}
+        }
+        if let Some(specs) = self.cx.apis.macros.get(&name).cloned() {
+            if let Some(spec) = specs.first() {
+                let args: Vec<Expr> = args.map(|a| a.into_iter().collect()).unwrap_or_default();
+                let refs: Vec<&Expr> = args.iter().collect();
+                let text = mac
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("::")
+                    + "!";
+                return self.api_call(spec, None, &refs, &name, loc, text, out);
+            }
+        }
+        match args {
+            Some(a) => self.collect(a.iter(), out),
+            None => self.opaque_tokens(mac.tokens.clone()),
+        }
+    }
+
+    /// A macro body that is not a list of expressions: its identifiers that name
+    /// values in scope still count as uses (a transaction used only inside it is
+    /// used), though no event is read from it.
+    pub(super) fn opaque_tokens(&mut self, tokens: proc_macro2::TokenStream) -> Info {
+        let mut info = Info::default();
+        let mut stack = vec![tokens];
+        while let Some(ts) = stack.pop() {
+            for tt in ts {
+                match tt {
+                    proc_macro2::TokenTree::Ident(id) => {
+                        if let Some(v) = self.lookup(&id.to_string()) {
+                            let i = self.value_info(v);
+                            info.absorb(&i);
+                        }
+                    }
+                    proc_macro2::TokenTree::Group(g) => stack.push(g.stream()),
+                    _ => {}
+                }
+            }
+        }
+        info
+    }
+
+    /// `tokio::select! { pat = fut => body, ... }`: each branch is an alternative.
+    pub(super) fn select(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) {
+        let Ok(branches) = mac.parse_body_with(parse_select) else {
+            self.opaque_tokens(mac.tokens.clone());
+            return;
+        };
+        let mut arms = Vec::new();
+        for (pat, fut, body) in &branches {
+            self.scopes.push(HashMap::new());
+            let mut arm = Vec::new();
+            let info = self.expr(fut, &mut arm);
+            if let Some(p) = pat {
+                self.bind_pattern(p, &info);
+            }
+            self.expr(body, &mut arm);
+            self.scopes.pop();
+            arms.push(Node::Seq(arm));
+        }
+        out.push(Node::Branch(arms));
+    }
+}
+
+type SelectBranch = (Option<Pat>, Expr, Expr);
+
+fn parse_select(input: syn::parse::ParseStream) -> syn::Result<Vec<SelectBranch>> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        if input.peek(syn::Ident) && input.peek2(Token![;]) {
+            input.parse::<syn::Ident>()?; // `biased;`
+            input.parse::<Token![;]>()?;
+            continue;
+        }
+        let pat = if input.peek(Token![else]) {
+            input.parse::<Token![else]>()?;
+            None
+        } else {
+            Some(Pat::parse_multi_with_leading_vert(input)?)
+        };
+        let fut: Expr = if pat.is_some() {
+            input.parse::<Token![=]>()?;
+            input.call(Expr::parse_without_eager_brace)?
+        } else {
+            syn::parse_quote!(())
+        };
+        if input.peek(Token![,]) {
+            // `, if precondition`
+            input.parse::<Token![,]>()?;
+            input.parse::<Token![if]>()?;
+            input.call(Expr::parse_without_eager_brace)?;
+        }
+        input.parse::<Token![=>]>()?;
+        let body: Expr = input.parse()?;
+        if input.peek(Token![,]) {
+            input.parse::<Token![,]>()?;
+        }
+        out.push((pat, fut, body));
+    }
+    Ok(out)
+}
