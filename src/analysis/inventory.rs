@@ -727,8 +727,10 @@ fn producer(
                 broker_events.push(*e);
                 if confirm.is_some() {
                     let (confirmed, checked) = confirms.get(&e.loc).copied().unwrap_or_default();
-                    p.confirm_select = p.publishes.len() == 1 || p.confirm_select;
-                    p.confirm_select &= confirmed;
+                    // Every confirmable publish on a confirmed channel (the first decides
+                    // alone: `confirms_checked` is still unset then).
+                    p.confirm_select =
+                        confirmed && (p.confirms_checked.is_none() || p.confirm_select);
                     p.confirms_checked = Some(p.confirms_checked.unwrap_or(true) && checked);
                 }
             }
