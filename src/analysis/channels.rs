@@ -68,8 +68,9 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
     let mut sites = Vec::new();
     let mut local: Vec<Vec<(ValueId, usize)>> = Vec::new();
     let mut loose = false;
-    for f in &krate.functions {
-        let events = f.body.events();
+    // Each function's events, walked once.
+    let all: Vec<Vec<&Event>> = krate.functions.iter().map(|f| f.body.events()).collect();
+    for (f, events) in krate.functions.iter().zip(&all) {
         let confirmed: Vec<ValueId> = events
             .iter()
             .filter_map(|e| match e.kind {
@@ -78,7 +79,7 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
             })
             .collect();
         let mut mine = Vec::new();
-        for e in &events {
+        for e in events {
             if let EventKind::ChannelOpen { channel } = e.kind {
                 mine.push((channel, sites.len()));
                 sites.push(Site {
@@ -97,8 +98,8 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
         local.push(mine);
     }
     // A confirm on a channel made elsewhere confirms the sites it names.
-    for f in &krate.functions {
-        for e in f.body.events() {
+    for (f, events) in krate.functions.iter().zip(&all) {
+        for e in events {
             if let EventKind::ConfirmSelect { channel: Some(c) } = e.kind {
                 if let Some(n) = short(f, c) {
                     for s in sites.iter_mut().filter(|s| s.name == n) {
@@ -110,8 +111,7 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
     }
 
     let mut out = Vec::new();
-    for (fi, f) in krate.functions.iter().enumerate() {
-        let events = f.body.events();
+    for (fi, (f, events)) in krate.functions.iter().zip(&all).enumerate() {
         let waited: Vec<Option<ValueId>> = events
             .iter()
             .filter_map(|e| match e.kind {
@@ -119,7 +119,7 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 _ => None,
             })
             .collect();
-        for e in events {
+        for &e in events {
             let EventKind::Publish {
                 confirm: Some(looked),
                 channel,
