@@ -56,7 +56,29 @@ pub struct Finding {
     pub help: String,
 }
 
+/// Most labels a finding carries: the rest are counted on the last one shown (a
+/// handler with thousands of effects after one ack would otherwise print them all,
+/// for every ack).
+pub const MAX_LABELS: usize = 16;
+
 impl Finding {
+    /// Keeps the first [`MAX_LABELS`] labels; the last one kept says how many more
+    /// there were.
+    pub fn bound_labels(&mut self) {
+        if self.labels.len() <= MAX_LABELS {
+            return;
+        }
+        // "At least": the analysis itself records a bounded number of effects per ack
+        // (`flow::MAX_EFFECTS_PER_ACK`).
+        let omitted = self.labels.len() - MAX_LABELS;
+        self.labels.truncate(MAX_LABELS);
+        let last = &mut self.labels[MAX_LABELS - 1];
+        last.message = format!(
+            "{} (and at least {omitted} more like it, not shown)",
+            last.message
+        );
+    }
+
     /// The deterministic output order of SPEC §5: path, line, column, code.
     pub fn sort_key(&self) -> (&str, u32, u32, &str) {
         (&self.path, self.span.line, self.span.column, self.code)

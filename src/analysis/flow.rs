@@ -14,7 +14,7 @@
 //! iteration handles its own message. A transaction that is dropped or rolled back
 //! never applies its writes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 pub use super::resolve::{Candidate, Resolver, MAX_METHOD_CANDIDATES};
@@ -32,13 +32,51 @@ pub const MAX_CALL_DEPTH: usize = 6;
 /// msgaudit is measured on stay under 500.
 pub const MAX_INLINED_CALLS: u32 = 1_000;
 
+/// How many effects after one ack are recorded from one entry function (a finding
+/// shows its first labels; see [`crate::diagnostic::MAX_LABELS`]).
+pub const MAX_EFFECTS_PER_ACK: usize = 64;
+
 /// A value in the analysis: (frame of the function activation, value in that function).
 type Val = (u32, ValueId);
 
 /// An event as the facts refer to it (shared: the analysis states that hold it are
 /// copied at every branch).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug)]
 pub struct EvRef(std::sync::Arc<EvData>);
+
+// The same allocation is the same event without comparing its text (states share
+// their events, and joins compare them often).
+impl PartialEq for EvRef {
+    fn eq(&self, other: &EvRef) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.loc.span == other.0.loc.span && self.0 == other.0)
+    }
+}
+
+impl Eq for EvRef {}
+
+// Consistent with `eq`: equal events are at one place.
+impl std::hash::Hash for EvRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.loc.hash(h);
+    }
+}
+
+impl PartialOrd for EvRef {
+    fn partial_cmp(&self, other: &EvRef) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for EvRef {
+    fn cmp(&self, other: &EvRef) -> std::cmp::Ordering {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
 
 impl EvRef {
     pub fn new(data: EvData) -> EvRef {
@@ -159,7 +197,7 @@ impl Facts {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct WriteRec {
     ev: EvRef,
     /// The open transaction it went into.
@@ -171,7 +209,7 @@ struct WriteRec {
     guarded: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Tx {
     begin: Option<EvRef>,
     writes: Vec<EvRef>,
@@ -190,25 +228,25 @@ struct Tx {
     business: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Pending {
     msg: Option<Val>,
     ev: EvRef,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Floating {
     handle: Option<Val>,
     spawn: Loc,
     effect: EvRef,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct State {
     acks: BTreeMap<Loc, Pending>,
     txs: BTreeMap<Val, Tx>,
     floating: Vec<Floating>,
-    /// Effects applied on this path (for spawned tasks).
+    /// Effects applied on this path inside the spawned task being run.
     effects: BTreeSet<EvRef>,
     /// The Kafka transaction open on this path, and the first one begun on it.
     broker_open: Option<EvRef>,
@@ -232,12 +270,30 @@ struct State {
     read_tables: Vec<String>,
 }
 
-fn union<T: Clone + PartialEq>(mine: &mut Vec<T>, other: &[T]) {
-    for x in other {
-        if !mine.contains(x) {
-            mine.push(x.clone());
+/// Adds to `mine` what `other` has that it lacks. The two states of a join mostly
+/// come from one state before a branch: their common prefix is skipped (shared
+/// events compare by address), so a join costs the prefix plus what the branches
+/// added, not a search of one list per element of the other.
+/// What is left after the prefix is looked up in a hash set when both are long (the
+/// join of many match arms).
+fn union<T: Clone + Eq + std::hash::Hash>(mine: &mut Vec<T>, other: &[T]) {
+    let common = mine.iter().zip(other).take_while(|(a, b)| a == b).count();
+    let (tail, add) = (mine.len() - common, other.len() - common);
+    if tail.saturating_mul(add) <= 4096 {
+        for x in &other[common..] {
+            if !mine[common..].contains(x) {
+                mine.push(x.clone());
+            }
         }
+        return;
     }
+    let mut have: HashSet<&T> = mine[common..].iter().collect();
+    let new: Vec<T> = other[common..]
+        .iter()
+        .filter(|x| have.insert(x))
+        .cloned()
+        .collect();
+    mine.extend(new);
 }
 
 impl State {
@@ -331,11 +387,47 @@ impl State {
     }
 }
 
+/// Joins many states in a balanced order (a binary counter: two joined states of one
+/// size become one of the next), so that the join of `n` match arms costs
+/// `n log n`, not `n²`. Earlier states stay first (a join keeps the first of some
+/// facts), as in a left fold.
+#[derive(Default)]
+struct Joiner(Vec<(u32, State)>);
+
+impl Joiner {
+    fn push(&mut self, mut s: State) {
+        let mut level = 0;
+        while self.0.last().is_some_and(|(l, _)| *l == level) {
+            let (_, mut earlier) = self.0.pop().expect("checked above");
+            earlier.join(&s);
+            s = earlier;
+            level += 1;
+        }
+        self.0.push((level, s));
+    }
+
+    fn finish(self) -> Option<State> {
+        let mut acc = None;
+        for (_, s) in self.0 {
+            join_opt(&mut acc, s);
+        }
+        acc
+    }
+}
+
 fn join_opt(acc: &mut Option<State>, s: State) {
     match acc {
         Some(a) => a.join(&s),
         None => *acc = Some(s),
     }
+}
+
+/// The success and error continuations of a call into the crate, for the
+/// `ResultBranch` that matches on its result.
+enum Split {
+    Apart(Box<(Option<State>, Option<State>)>),
+    /// Success is the state after the call, and no error reaches the caller's match.
+    Fall,
 }
 
 /// The states leaving a node, by how they leave it.
@@ -418,6 +510,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             via: Vec::new(),
             next_frame: 1,
             facts: Vec::new(),
+            tasks: 0,
+            effects_per_ack: HashMap::new(),
             entry: f.name.clone(),
             reach: &reach,
             relayed: BTreeSet::new(),
@@ -547,9 +641,13 @@ struct Interp<'c> {
     via: Vec<Loc>,
     next_frame: u32,
     facts: Vec<AckBeforeEffect>,
+    /// How many spawned tasks' bodies are being run (their effects are collected).
+    tasks: u32,
+    /// The effects recorded after each ack (at most [`MAX_EFFECTS_PER_ACK`]).
+    effects_per_ack: HashMap<Loc, BTreeSet<Loc>>,
     pairs: Vec<PairFact>,
     /// The success and error continuations of the last call into the crate.
-    split: Option<(Option<State>, Option<State>)>,
+    split: Option<Split>,
     /// Effects on a path after a receive: the crate's consumers have side effects.
     handler_effects: bool,
     received_clients: BTreeSet<(usize, u32)>,
@@ -593,6 +691,15 @@ impl<'c> Interp<'c> {
     }
 
     fn fact(&mut self, p: &Pending, effect: EvRef, kind: EffectKind) {
+        // An ack followed by thousands of effects is one finding with its first
+        // effects; recording every pair would grow with their product.
+        let seen = self.effects_per_ack.entry(p.ev.loc.clone()).or_default();
+        if !seen.contains(&effect.loc) {
+            if seen.len() >= MAX_EFFECTS_PER_ACK {
+                return;
+            }
+            seen.insert(effect.loc.clone());
+        }
         self.facts.push(AckBeforeEffect {
             ack: p.ev.clone(),
             effect,
@@ -617,7 +724,9 @@ impl<'c> Interp<'c> {
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
         }
-        st.effects.insert(ev);
+        if self.tasks > 0 {
+            st.effects.insert(ev);
+        }
     }
 
     fn run(&mut self, node: &'c Node, st: State, fr: &Frame<'c>) -> Outcome {
@@ -627,9 +736,9 @@ impl<'c> Interp<'c> {
                 let mut cur = Some(st);
                 for item in items {
                     let Some(s) = cur.take() else { break };
-                    let o = self.run(item, s, fr);
-                    cur = o.fall.clone();
-                    out.absorb_exits(Outcome { fall: None, ..o });
+                    let mut o = self.run(item, s, fr);
+                    cur = o.fall.take();
+                    out.absorb_exits(o);
                 }
                 out.fall = cur;
                 out
@@ -646,35 +755,47 @@ impl<'c> Interp<'c> {
                     return out;
                 };
                 let (ok_st, err_st) = match self.split.take() {
-                    Some((o, e)) => (o, e),
+                    Some(Split::Apart(b)) => *b,
+                    Some(Split::Fall) => (Some(fall), None),
                     None => (Some(fall.clone()), Some(fall)),
                 };
                 let mut merged = None;
                 for (arm, s) in [(ok, ok_st), (err, err_st)] {
                     let Some(s) = s else { continue };
-                    let o = self.run(arm, s, fr);
-                    if let Some(f) = o.fall.clone() {
+                    let mut o = self.run(arm, s, fr);
+                    if let Some(f) = o.fall.take() {
                         join_opt(&mut merged, f);
                     }
-                    out.absorb_exits(Outcome { fall: None, ..o });
+                    out.absorb_exits(o);
                 }
                 out.fall = merged;
                 out
             }
             Node::Branch(alts) => {
                 let mut out = Outcome::default();
-                let mut fall = None;
+                let (mut fall, mut ret, mut ret_err) =
+                    (Joiner::default(), Joiner::default(), Joiner::default());
                 for a in alts {
                     let o = self.run(a, st.clone(), fr);
-                    if let Some(f) = o.fall.clone() {
-                        join_opt(&mut fall, f);
+                    if let Some(f) = o.fall {
+                        fall.push(f);
                     }
-                    out.absorb_exits(Outcome { fall: None, ..o });
+                    if let Some(s) = o.ret {
+                        ret.push(s);
+                    }
+                    if let Some(s) = o.ret_err {
+                        ret_err.push(s);
+                    }
+                    out.brk.extend(o.brk);
+                    out.cont.extend(o.cont);
                 }
-                if alts.is_empty() {
-                    fall = Some(st);
-                }
-                out.fall = fall;
+                out.ret = ret.finish();
+                out.ret_err = ret_err.finish();
+                out.fall = if alts.is_empty() {
+                    Some(st)
+                } else {
+                    fall.finish()
+                };
                 out
             }
             Node::Loop { body, label } => {
@@ -684,31 +805,45 @@ impl<'c> Interp<'c> {
                 let mut after: Option<State> = None;
                 for _ in 0..2 {
                     let o = self.run(body, head.clone(), fr);
-                    let mut back: Option<State> = o.fall;
+                    let mut back = Joiner::default();
+                    if let Some(s) = o.fall {
+                        back.push(s);
+                    }
                     for (l, s) in o.cont {
                         if l.is_none() || l == *label {
-                            join_opt(&mut back, s);
+                            back.push(s);
                         } else {
                             out.cont.push((l, s));
                         }
                     }
+                    let mut brk = Joiner::default();
                     for (l, s) in o.brk {
                         if l.is_none() || l == *label {
-                            join_opt(&mut after, s);
+                            brk.push(s);
                         } else {
                             out.brk.push((l, s));
                         }
                     }
+                    if let Some(s) = brk.finish() {
+                        join_opt(&mut after, s);
+                    }
+                    let back = back.finish();
                     if let Some(s) = o.ret_err {
                         join_opt(&mut out.ret_err, s);
                     }
                     if let Some(s) = o.ret {
                         join_opt(&mut out.ret, s);
                     }
-                    if let Some(mut b) = back {
-                        // Acks of this iteration's message do not carry into the next one.
-                        b.carry_to_next_iteration(&entry);
-                        head.join(&b);
+                    // A second pass sees what one iteration leaves for the next; when
+                    // nothing comes back, or it adds nothing, it would find the same
+                    // (and nested loops would double their work at each level).
+                    let Some(mut b) = back else { break };
+                    // Acks of this iteration's message do not carry into the next one.
+                    b.carry_to_next_iteration(&entry);
+                    let before = head.clone();
+                    head.join(&b);
+                    if head == before {
+                        break;
                     }
                 }
                 out.fall = after;
@@ -764,15 +899,19 @@ impl<'c> Interp<'c> {
                 out.fall = Some(st);
             }
             ClosureRun::Later => {
-                let before = st.effects.clone();
                 // Inside the task, effects of tasks spawned before it (siblings) are
                 // not ordered against its acks, and are not its message's effects.
+                // Effects are collected only inside tasks (a state outside one would
+                // carry every effect of the entry's path to every branch).
                 let mut inner = st.clone();
                 inner.floating.clear();
+                inner.effects.clear();
+                self.tasks += 1;
                 let o = self.run(body, inner, fr);
+                self.tasks -= 1;
                 let mut all = BTreeSet::new();
                 for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
-                    all.extend(s.effects.difference(&before).cloned());
+                    all.extend(s.effects);
                 }
                 let h = handle.map(|h| fr.val(h));
                 for e in all {
@@ -959,7 +1098,9 @@ impl<'c> Interp<'c> {
                     },
                 );
             }
-            st.effects.extend(t.writes.iter().cloned());
+            if self.tasks > 0 {
+                st.effects.extend(t.writes.iter().cloned());
+            }
         }
         st.txs.remove(&tx);
     }
@@ -987,8 +1128,15 @@ impl<'c> Interp<'c> {
                 st.acks.retain(|_, p| *element && p.msg != Some(m));
                 // Tasks spawned before this message arrived (a background relay, a
                 // server started in `main`) are not this message's effects.
+                // Nor are the effects the messages before it had: they pair with no ack
+                // of this one (as at a loop's back edge).
                 if !*element {
                     st.floating.clear();
+                    st.durable.clear();
+                    st.publishes.clear();
+                    st.writes.clear();
+                    st.unchecked.clear();
+                    st.nonidem.clear();
                 }
             }
             EventKind::Ack { offsets: true, .. } if st.broker_seen.is_some() => {
@@ -1004,8 +1152,10 @@ impl<'c> Interp<'c> {
                 }
                 // At-least-once: the effects are durable before the ack. Without a
                 // dedup record, a redelivery applies the non-idempotent ones twice.
+                // One ack after an effect is enough to tell (a later ack of the path
+                // would pair with the same effects again: quadratic in a long handler).
                 if !st.writes.iter().any(|w| w.dedup) {
-                    for x in st.nonidem.clone() {
+                    for x in std::mem::take(&mut st.nonidem) {
                         self.pair(PairKind::NonIdempotent, x, ev.clone(), Vec::new());
                     }
                 }
@@ -1021,6 +1171,11 @@ impl<'c> Interp<'c> {
                             spawn: f.spawn.clone(),
                         },
                     );
+                }
+                // A message acked again: the effects that follow are after this ack;
+                // those between the two were the earlier ack's.
+                if let Some(m) = p.msg {
+                    st.acks.retain(|_, q| q.msg != Some(m));
                 }
                 st.acks.insert(e.loc.clone(), p);
             }
@@ -1275,7 +1430,13 @@ impl<'c> Interp<'c> {
         }
         let mut fall = None;
         let mut split: Option<(Option<State>, Option<State>)> = None;
-        for idx in cands {
+        let single = cands.len() == 1;
+        let mut st = Some(st);
+        let n = cands.len();
+        for (k, idx) in cands.into_iter().enumerate() {
+            // The last callee takes the state itself (a copy costs its size).
+            let input = if k + 1 == n { st.take() } else { st.clone() }
+                .expect("taken only by the last callee");
             let callee = &self.krate.functions[idx];
             let id = self.next_frame;
             self.next_frame += 1;
@@ -1308,7 +1469,7 @@ impl<'c> Interp<'c> {
             };
             self.stack.push(idx);
             self.via.push(e.loc.clone());
-            let mut o = self.run(&callee.body, st.clone(), &frame);
+            let mut o = self.run(&callee.body, input, &frame);
             self.via.pop();
             self.stack.pop();
             // Transactions the callee began and left open are dropped when it returns
@@ -1341,7 +1502,10 @@ impl<'c> Interp<'c> {
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);
             }
-            let ok_part = cont.clone();
+            // One callee whose error is not handled here: the success continuation
+            // is the state after the call (no copy).
+            let ok_is_fall = single && (o.ret_err.is_none() || c.propagates_err);
+            let ok_part = if ok_is_fall { None } else { cont.clone() };
             let mut err_part = None;
             if let Some(mut s) = o.ret_err {
                 // An error return abandons the callee's Kafka transaction (it is aborted
@@ -1382,7 +1546,16 @@ impl<'c> Interp<'c> {
             }
         }
         out.fall = fall;
-        self.split = split;
+        self.split = if single
+            && split
+                .as_ref()
+                .is_some_and(|(o, e)| o.is_none() && e.is_none())
+        {
+            // (`ok_is_fall`: no copy was made of the success state.)
+            Some(Split::Fall)
+        } else {
+            split.map(|oe| Split::Apart(Box::new(oe)))
+        };
         out
     }
 }

@@ -112,6 +112,9 @@ pub fn check_all(
     out.extend(ma010_offsets_outside_transaction::check(facts));
     out.extend(ma011_non_idempotent_effect::check(facts));
     out.extend(ma013_discarded_transaction::check(krate));
+    for f in &mut out {
+        f.bound_labels();
+    }
     out
 }
 

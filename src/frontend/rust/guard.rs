@@ -353,14 +353,19 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
             }
             b'0'..=b'9' => {
                 i += 1;
-                loop {
+                while i < s.len() && is_ident_byte(s[i]) {
+                    i += 1;
+                }
+                // After a `.`, digits are a tuple index: `m.0.0` is two field
+                // accesses (two levels of the tree), though Rust lexes `0.0` as one
+                // float. Elsewhere a number has at most one fractional part.
+                if prev != Tok::Punct(b'.')
+                    && s.get(i) == Some(&b'.')
+                    && s.get(i + 1).is_some_and(u8::is_ascii_digit)
+                {
+                    i += 1;
                     while i < s.len() && is_ident_byte(s[i]) {
                         i += 1;
-                    }
-                    if s.get(i) == Some(&b'.') && s.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                        i += 1;
-                    } else {
-                        break;
                     }
                 }
                 Tok::Word(Word::Plain)
