@@ -178,6 +178,14 @@ enum FailOn {
     Never,
 }
 
+/// `eprintln!` that never panics: a standard error that cannot be written (closed,
+/// full) has nowhere to report to, and must not turn a result into a crash.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 fn print_error(e: &InputError) {
     let location = match (e.line, e.column) {
         (Some(l), Some(c)) => format!("{}:{l}:{c}: ", e.path),
@@ -185,14 +193,23 @@ fn print_error(e: &InputError) {
         _ if e.path.is_empty() => String::new(),
         _ => format!("{}: ", e.path),
     };
-    eprintln!("{location}error: {}", e.message);
+    say!("{location}error: {}", e.message);
 }
 
-fn write_stdout(text: &str) {
+/// Writes the report. A closed pipe (`msgaudit ... | head`) is the reader's choice;
+/// any other failure (a full disk, `/dev/full`) is reported, and the run exits 2, so
+/// that CI never uploads a cut SARIF file as if it were whole.
+#[must_use]
+fn write_stdout(text: &str) -> bool {
     let mut out = std::io::stdout().lock();
-    // A closed pipe (`msgaudit ... | head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
+        Err(e) => {
+            say!("error: cannot write the report to standard output: {e}");
+            false
+        }
+    }
 }
 
 /// `--statistics`: counts and time per phase, on stderr, one item per line.
@@ -224,11 +241,48 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     }
 }
 
+fn render(report: &Report, format: FormatArg) -> String {
+    match format {
+        FormatArg::Human => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            emit::human::render(
+                report,
+                &HumanOptions {
+                    color,
+                    ..HumanOptions::default()
+                },
+            )
+        }
+        FormatArg::Short => emit::render(report, Format::Short),
+        FormatArg::Json => emit::render(report, Format::Json),
+        FormatArg::Sarif => emit::render(report, Format::Sarif),
+        FormatArg::Github => emit::render(report, Format::Github),
+        FormatArg::RustcJson => emit::render(report, Format::RustcJson),
+        FormatArg::Checklist => emit::render(report, Format::Checklist),
+    }
+}
+
+/// A run that stops before analyzing (a bad config or selection) still prints a
+/// machine-readable format's document, with the error in it: a CI step that parses
+/// standard output gets the reason, not nothing. (It is on standard error already.)
+fn print_error_document(e: InputError, format: FormatArg) {
+    if matches!(format, FormatArg::Human | FormatArg::Short) {
+        return;
+    }
+    let mut report = Report {
+        errors: vec![e],
+        ..Report::default()
+    };
+    report.finish();
+    let _ = write_stdout(&render(&report, format));
+}
+
 fn check(args: CheckArgs) -> u8 {
     let start = Instant::now();
     // Validate the selection first so that a typo fails as a usage error.
     if let Err(e) = Selection::new(&args.select, &args.ignore) {
-        eprintln!("error: {} in {}", e.message, e.path);
+        say!("error: {} in {}", e.message, e.path);
+        print_error_document(e, args.format);
         return EXIT_ERROR;
     }
     let options = Options {
@@ -247,34 +301,20 @@ fn check(args: CheckArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             print_error(&e);
+            print_error_document(e, args.format);
             return EXIT_ERROR;
         }
     };
     if let Some(file) = &options.write_baseline {
         let n = report.summary.baselined.unwrap_or(0);
         let noun = if n == 1 { "finding" } else { "findings" };
-        eprintln!("msgaudit: wrote {n} {noun} to {}", file.display());
+        say!("msgaudit: wrote {n} {noun} to {}", file.display());
     }
     let output_start = Instant::now();
-    let text = match args.format {
-        FormatArg::Human => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            emit::human::render(
-                &report,
-                &HumanOptions {
-                    color,
-                    ..HumanOptions::default()
-                },
-            )
-        }
-        FormatArg::Short => emit::render(&report, Format::Short),
-        FormatArg::Json => emit::render(&report, Format::Json),
-        FormatArg::Sarif => emit::render(&report, Format::Sarif),
-        FormatArg::Github => emit::render(&report, Format::Github),
-        FormatArg::RustcJson => emit::render(&report, Format::RustcJson),
-        FormatArg::Checklist => emit::render(&report, Format::Checklist),
-    };
-    write_stdout(&text);
+    let text = render(&report, args.format);
+    if !write_stdout(&text) {
+        return EXIT_ERROR;
+    }
     if args.statistics {
         print_statistics(&report, output_start.elapsed(), start.elapsed());
     }
@@ -299,11 +339,14 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Explain { rule } => match rules::lookup(&rule) {
             Some(meta) => {
-                write_stdout(&emit::explain(meta));
-                EXIT_OK
+                if write_stdout(&emit::explain(meta)) {
+                    EXIT_OK
+                } else {
+                    EXIT_ERROR
+                }
             }
             None => {
-                eprintln!("error: unknown rule `{rule}` (run `msgaudit rules` for the list)");
+                say!("error: unknown rule `{rule}` (run `msgaudit rules` for the list)");
                 EXIT_ERROR
             }
         },
@@ -328,8 +371,11 @@ fn main() -> ExitCode {
                 RulesFormat::Text => emit::rules_table(&rules::ALL),
                 RulesFormat::Json => emit::json::render_rules(&rules::ALL),
             };
-            write_stdout(&text);
-            EXIT_OK
+            if write_stdout(&text) {
+                EXIT_OK
+            } else {
+                EXIT_ERROR
+            }
         }
     };
     ExitCode::from(code)

@@ -212,7 +212,7 @@ fn alias_bomb() -> (String, Expected) {
         prev = name;
     }
     let message =
-        "invalid YAML: refused: the document expands to more than 250000 nodes (an alias bomb?)";
+        "invalid YAML: refused: the file expands to more than 250000 nodes (an alias bomb?)";
     // Found while expanding `f` (line 7), at its third alias.
     (text, Some((Some(7), Some(16), message.into())))
 }

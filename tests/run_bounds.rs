@@ -197,3 +197,159 @@ fn functions_that_each_call_all_later_ones_finish() {
         .iter()
         .any(|f| f["code"] == "MA001"));
 }
+
+#[test]
+fn ten_megabytes_of_empty_statements_are_refused_before_parsing() {
+    // 10 MB of `;` in a handler took 8.6 GB: each is a syntax tree node of its own.
+    // The file is refused at the token bound, with the position of the first token
+    // over it; the ordinary crate is still analyzed.
+    let v = run(&handler(&format!(
+        "{RECEIVE}{}\n{ACK}",
+        ";".repeat(10_000_000)
+    )));
+    let e = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "h/src/main.rs")
+        .expect("refused with an error naming the file");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 1000000 tokens"),
+        "{e}"
+    );
+    assert_eq!(e["line"], 4, "{e}");
+}
+
+#[test]
+fn long_runs_of_blocks_and_attributes_are_lists_not_nesting() {
+    // `{}{}{}…` and 50 000 attributes were refused as "nested too deeply".
+    let blocks = handler(&format!("{RECEIVE}{ACK}{}\n{INSERT}", "{}".repeat(20_000)));
+    let v = run(&blocks);
+    assert!(v["errors"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(findings_in(&v, "h/src/main.rs").len(), 1, "{v}");
+    let attrs = format!(
+        "{HEAD}{}\nasync fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool) {{\n{RECEIVE}{ACK}{}\n{INSERT}}}\n",
+        "#[inline]".repeat(50_000),
+        "#[allow(unused)]".repeat(5_000)
+    );
+    let v = run(&attrs);
+    assert!(v["errors"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(findings_in(&v, "h/src/main.rs").len(), 1, "{v}");
+}
+
+#[test]
+fn a_yaml_file_with_cr_line_endings_has_findings_on_their_lines() {
+    // A CR alone ends a line in YAML: parse errors counted so, findings did not (all
+    // on line 1).
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "app.yaml",
+        "# a producer\rproducer:\r  bootstrap.servers: kafka:9092\r  acks: 0\r",
+    );
+    write(
+        dir.path(),
+        "broken.yaml",
+        "producer:\r  bootstrap.servers: kafka:9092\r  acks: [\r",
+    );
+    let out = check_output(dir.path(), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &findings_in(&v, "app.yaml")[0];
+    assert_eq!(
+        (f["code"].as_str(), f["line"].as_u64()),
+        (Some("MA008"), Some(4)),
+        "{v}"
+    );
+    let e = &v["errors"][0];
+    assert_eq!(e["path"], "broken.yaml");
+    assert_eq!(e["line"], 3, "{e}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_be_written_is_exit_2_with_a_message() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    ordinary(dir.path());
+    let bin = assert_cmd::cargo::cargo_bin("msgaudit");
+    for format in ["sarif", "json", "human"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(&bin)
+            .current_dir(dir.path())
+            .args(["check", "--format", format])
+            .stdout(Stdio::from(full))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cannot write the report to standard output"),
+            "{format}: {stderr}"
+        );
+    }
+    // Standard error that cannot be written either: still an exit code, no panic.
+    let full = |_| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let out = Command::new(&bin)
+        .current_dir(dir.path())
+        .args(["check", "--format", "json", "--select", "MA999"])
+        .stdout(Stdio::from(full(())))
+        .stderr(Stdio::from(full(())))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A closed pipe is the reader's choice, not an error.
+    let mut child = Command::new(&bin)
+        .current_dir(dir.path())
+        .args(["check", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_configuration_error_still_prints_the_document_with_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    ordinary(dir.path());
+    write(dir.path(), "msgaudit.toml", "select = [\n");
+    let out = check_output(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+    let e = &v["errors"][0];
+    assert!(
+        e["path"].as_str().unwrap().ends_with("msgaudit.toml"),
+        "{v}"
+    );
+    assert!(e["line"].as_u64().is_some(), "{v}");
+    let out = common::msgaudit()
+        .current_dir(dir.path())
+        .args(["check", "--format", "sarif", "--select", "MA999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a SARIF document");
+    let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert!(
+        n["message"]["text"].as_str().unwrap().contains("MA999"),
+        "{v}"
+    );
+}

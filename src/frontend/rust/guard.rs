@@ -34,6 +34,14 @@ pub const MAX_PREFIX_RUN: usize = 500;
 /// Most tokens accepted on one path into an expression, type or pattern (see the
 /// module documentation).
 pub const MAX_CHAIN: usize = 1_000;
+/// Most tokens accepted in one file, an empty statement (`;` after `;`, `{` or `}`)
+/// counting twice. syn allocates a node of 100 to 500 bytes for nearly every token
+/// (an empty statement is a 464-byte `Stmt` of its own), and the analysis keeps the
+/// trees of a crate's parsed files: at this bound the densest input measured (runs of
+/// `{}`, `a;`, call arguments) peaks under 600 MiB, where ten megabytes of `;` took
+/// 8.6 GB. Hand-written code averages four to five bytes a token, so this is about
+/// 4 MB of ordinary Rust in one file.
+pub const MAX_TOKENS: usize = 1_000_000;
 
 /// Why a file is refused: 1-based line and column (in characters) of the token
 /// over the limit, and the message.
@@ -50,6 +58,8 @@ pub struct Measure {
     pub nesting: usize,
     pub prefix_run: usize,
     pub chain: usize,
+    /// Tokens, as [`MAX_TOKENS`] counts them.
+    pub tokens: usize,
 }
 
 /// Refuses `text` when a limit is exceeded; `None` when it may be parsed.
@@ -58,6 +68,7 @@ pub fn scan(text: &str) -> Option<Refusal> {
         nesting: MAX_NESTING,
         prefix_run: MAX_PREFIX_RUN,
         chain: MAX_CHAIN,
+        tokens: MAX_TOKENS,
     };
     let (_, over) = run(text, limits);
     let (at, what) = over?;
@@ -67,6 +78,10 @@ pub fn scan(text: &str) -> Option<Refusal> {
         Limit::PrefixRun => {
             format!("more than {MAX_PREFIX_RUN} operators in a row; file not analyzed")
         }
+        Limit::Tokens => format!(
+            "more than {MAX_TOKENS} tokens (a syntax tree too large to analyze within the \
+             memory bound); file not analyzed"
+        ),
         Limit::Chain => format!(
             "an expression, type or pattern nested too deeply (more than {MAX_CHAIN} tokens \
              on one path into it); file not analyzed"
@@ -87,6 +102,7 @@ pub fn measure(text: &str) -> Measure {
             nesting: usize::MAX,
             prefix_run: usize::MAX,
             chain: usize::MAX,
+            tokens: usize::MAX,
         },
     )
     .0
@@ -94,6 +110,7 @@ pub fn measure(text: &str) -> Measure {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Limit {
+    Tokens,
     Nesting,
     PrefixRun,
     Chain,
@@ -197,6 +214,9 @@ struct Frame {
     close_of: u8,
     /// The previous token closed a `{}` block: a statement or item may end here.
     after_block: bool,
+    /// An attribute's brackets (`#[…]`, `#![…]`): the enclosing frame's `seg` before
+    /// its `#`, restored when it closes (attributes are a list, not a nesting).
+    attr_of: Option<usize>,
 }
 
 fn is_ident_byte(b: u8) -> bool {
@@ -289,7 +309,10 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
         marks_from: 0,
         close_of: 0,
         after_block: false,
+        attr_of: None,
     }];
+    // `seg` of the current frame before the last `#` (an attribute may follow).
+    let mut hash_seg: Option<usize> = None;
     // Chain values where the current list elements began (after `<` and `|`).
     let mut marks: Vec<usize> = Vec::new();
     let mut run_len = 0usize;
@@ -419,6 +442,16 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
             }
         };
 
+        seen.tokens += 1;
+        if tok == Tok::Punct(b';')
+            && matches!(prev, Tok::Punct(b';') | Tok::Open(b'{') | Tok::Close(b'}'))
+        {
+            seen.tokens += 1;
+        }
+        if seen.tokens > limits.tokens {
+            return (seen, Some((start, Limit::Tokens)));
+        }
+
         // Prefix operators and closure bars in a row (whitespace and comments between).
         if matches!(tok, Tok::Punct(b'!' | b'-' | b'*' | b'&' | b'|')) {
             run_len += 1;
@@ -437,11 +470,12 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
         let after_block = std::mem::take(&mut frame.after_block);
         let plain_twice = tok == Tok::Word(Word::Plain) && prev == Tok::Word(Word::Plain);
         prev = tok;
+        // (A `{` after a block is a block statement of its own: `{}{}`.)
         if plain_twice
             || after_block
                 && matches!(
                     tok,
-                    Tok::Word(Word::Plain | Word::Keyword) | Tok::Punct(b'#')
+                    Tok::Word(Word::Plain | Word::Keyword) | Tok::Punct(b'#') | Tok::Open(b'{')
                 )
         {
             frame.seg = 0;
@@ -452,6 +486,9 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
                 if frames.len() > 1 {
                     let closed = frames.pop().expect("checked");
                     marks.truncate(closed.marks_from);
+                    if let (Some(seg), Some(outer)) = (closed.attr_of, frames.last_mut()) {
+                        outer.seg = seg;
+                    }
                     if closed.close_of == b'{' && c == b'}' {
                         if let Some(outer) = frames.last_mut() {
                             outer.after_block = true;
@@ -477,6 +514,19 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
             }
             _ => {}
         }
+        let attr_of = match tok {
+            Tok::Punct(b'#') => {
+                hash_seg = Some(frame.seg);
+                None
+            }
+            // `#!`: an inner attribute's `[` follows.
+            Tok::Punct(b'!') if hash_seg.is_some() => None,
+            Tok::Open(b'[') => hash_seg.take(),
+            _ => {
+                hash_seg = None;
+                None
+            }
+        };
         frame.seg += 1;
         let chain = frame.base + frame.seg;
         seen.chain = seen.chain.max(chain);
@@ -492,6 +542,7 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
                     marks_from: marks.len(),
                     close_of,
                     after_block: false,
+                    attr_of,
                 });
                 let nesting = frames.len() - 1;
                 seen.nesting = seen.nesting.max(nesting);

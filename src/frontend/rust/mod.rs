@@ -24,7 +24,7 @@ use crate::diagnostic::InputError;
 use crate::ir::{Crate, Function};
 use crate::source::SourceFile;
 
-pub use guard::{MAX_CHAIN, MAX_NESTING, MAX_PREFIX_RUN};
+pub use guard::{MAX_CHAIN, MAX_NESTING, MAX_PREFIX_RUN, MAX_TOKENS};
 pub(crate) use lower::links_untyped_receiver;
 pub use types::TypeInfo;
 pub(crate) use types::{

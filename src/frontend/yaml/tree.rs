@@ -93,6 +93,11 @@ pub const MAX_DOCUMENTS: usize = 1_024;
 
 /// Parses every document of `text` (BOM already removed). Null documents are dropped.
 pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
+    // YAML breaks lines at a CR alone too (old Mac line endings), and the parser
+    // counts its lines so: a lone CR becomes a LF (one byte for one, so offsets stay)
+    // for the line index to count the same lines, parse errors and findings alike.
+    let normalized = lone_cr_to_lf(text);
+    let text = normalized.as_deref().unwrap_or(text);
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
@@ -110,6 +115,20 @@ pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
     Ok(docs.into_iter().map(|d| convert(&lines, d)).collect())
 }
 
+/// `text` with each CR not followed by a LF replaced by a LF; `None` when it has none.
+fn lone_cr_to_lf(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let lone = |i: usize| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n');
+    if !(0..b.len()).any(lone) {
+        return None;
+    }
+    let out: Vec<u8> = (0..b.len())
+        .map(|i| if lone(i) { b'\n' } else { b[i] })
+        .collect();
+    // Only ASCII bytes were replaced by ASCII bytes.
+    Some(String::from_utf8(out).expect("still UTF-8"))
+}
+
 fn error(e: &serde_saphyr::Error) -> ParseError {
     use serde_saphyr::budget::BudgetBreach as B;
     use serde_saphyr::Error as E;
@@ -123,9 +142,7 @@ fn error(e: &serde_saphyr::Error) -> ParseError {
         E::Budget { breach, .. } => match breach {
             B::Depth { .. } => format!("refused: nesting deeper than {MAX_DEPTH} levels"),
             B::Nodes { .. } | B::Events { .. } => {
-                format!(
-                    "refused: the document expands to more than {MAX_NODES} nodes (an alias bomb?)"
-                )
+                format!("refused: the file expands to more than {MAX_NODES} nodes (an alias bomb?)")
             }
             B::Aliases { .. } | B::AliasAnchorRatio { .. } => {
                 "refused: too many aliases for the anchors they expand (an alias bomb?)".to_string()

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Times msgaudit on the hostile shapes of tests/run_bounds.rs at bench sizes: nested
+# loops, thousands of receive/effect/ack triples, one message acked between thousands
+# of effects, sequential ifs, match arms, async blocks, functions calling all later
+# ones, and dense tokens at the token bound.
+#
+#   bench/hostile.sh [BASE_BINARY]
+#
+# Prints, per shape, wall time (s) and peak RSS (MiB) of this build's release binary,
+# and of BASE_BINARY when given (e.g. an older release, for ratios measured in one
+# run). Runs each shape once per binary, interleaved; killed after TIMEOUT seconds
+# (default 120).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+BASE=${1:-}
+TIMEOUT=${TIMEOUT:-120}
+TREE=$(mktemp -d)
+trap 'rm -rf "$TREE"' EXIT
+(cd "$HERE" && cargo build --release --quiet --bin msgaudit)
+NEW=${CARGO_TARGET_DIR:-$HERE/target}/release/msgaudit
+
+python3 - "$TREE" <<'EOF'
+import os, sys
+root = sys.argv[1]
+HDR = "use lapin::options::BasicAckOptions;\n"
+R = "let d = consumer.next().await.unwrap().unwrap();\n"
+A = "d.ack(BasicAckOptions::default()).await.unwrap();\n"
+I = 'sqlx::query("INSERT INTO t (a) VALUES (1)").execute(&pool).await.unwrap();\n'
+def crate(name, text):
+    os.makedirs(f"{root}/{name}/src")
+    open(f"{root}/{name}/Cargo.toml", "w").write(
+        f'[package]\nname = "{name}"\nversion = "0.1.0"\n[dependencies]\nlapin = "2"\nsqlx = "0.7"\n')
+    open(f"{root}/{name}/src/main.rs", "w").write(text)
+def handler(body):
+    return HDR + ("async fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool, "
+                  "xs: Vec<u8>, c: bool) {\n") + body + "}\n"
+crate("loops_30", handler("for x in xs.iter() {\n" * 30 + R + I + A + "}\n" * 30))
+crate("triples_5000", handler((R + I + A) * 5000))
+crate("acks_5000", handler(R + (A + I) * 5000))
+crate("ifs_5000", handler(R + "".join(f"if xs.len() == {i} {{ {I} }}\n" for i in range(5000)) + A))
+crate("arms_20000", handler(R + "match xs.len() {\n" +
+                            "".join(f"{i} => {{ {I} }}\n" for i in range(20000)) + "_ => {}\n}\n" + A))
+crate("async_1000", handler(R + "".join(f"let f{i} = async {{ {I} }};\nf{i}.await;\n"
+                                        for i in range(1000)) + A))
+fan = HDR
+for i in range(100):
+    fan += f"async fn f{i}(pool: &sqlx::PgPool) {{\n" + "".join(
+        f"f{j}(pool).await;\n" for j in range(i + 1, 100)) + I.replace("&pool", "pool") + "}\n"
+fan += "async fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool) {\n" + R + A + "f0(&pool).await;\n}\n"
+crate("fan_100", fan)
+crate("braces_at_bound", handler(R + "{}" * 495_000 + "\n" + A))
+crate("semicolons_10mb", handler(R + ";" * 10_000_000 + "\n" + A))
+EOF
+
+run() { # BINARY DIR -> "seconds MiB" (a timeout shows as its limit)
+    /usr/bin/time -o "$TREE/.time" -f '%e %M' timeout "$TIMEOUT" "$1" check "$2" \
+        --format json > /dev/null 2> /dev/null || true
+    tail -1 "$TREE/.time" | awk '{ printf "%s %.0f", $1, $2 / 1024 }'
+}
+
+printf '%-18s %18s' shape "this (s, MiB)"
+[ -n "$BASE" ] && printf ' %18s' "base (s, MiB)"
+echo
+for dir in "$TREE"/*/; do
+    name=$(basename "$dir")
+    printf '%-18s %18s' "$name" "$(run "$NEW" "$dir")"
+    [ -n "$BASE" ] && printf ' %18s' "$(run "$BASE" "$dir")"
+    echo
+done
