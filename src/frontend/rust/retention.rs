@@ -30,6 +30,7 @@ use super::{is_test_attr, sql};
 use crate::diagnostic::Span;
 use crate::frontend::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
+mod expiry;
 mod interval;
 use crate::frontend::LineIndex;
 use crate::ir::{DedupRetention, Loc, ReplayWindow, RetentionFacts, SqlKind, Tables};
@@ -398,6 +399,17 @@ impl Consts {
 pub struct FileRetention {
     facts: RetentionFacts,
     sites: Vec<((Arc<str>, Span), Site)>,
+    expiries: Expiries,
+}
+
+/// Dedup rows written with an expiry, and sweeps that delete the expired ones (they
+/// may sit in different files): table and column, to pair them in [`finish`].
+#[derive(Default)]
+struct Expiries {
+    /// (table, column) -> the expiry's length and where it is written.
+    set: Vec<((String, String), u64, Loc)>,
+    /// (table, column) -> the sweep statement.
+    swept: Vec<((String, String), Loc)>,
 }
 
 /// Walks one file for retention facts.
@@ -420,6 +432,7 @@ pub fn walk_file(
     let mut out = FileRetention {
         facts: RetentionFacts::default(),
         sites: Vec::new(),
+        expiries: Expiries::default(),
     };
     let mut v = Walker {
         cx: &cx,
@@ -428,6 +441,7 @@ pub fn walk_file(
         redis: f.file.text.contains("redis"),
         out: &mut out.facts,
         sites: &mut out.sites,
+        expiries: &mut out.expiries,
         frames: vec![Frame::default()],
     };
     v.visit_file(f.ast);
@@ -439,7 +453,10 @@ pub fn walk_file(
 pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
     let mut out = RetentionFacts::default();
     let mut sql_sites: BTreeMap<(Arc<str>, Span), Site> = BTreeMap::new();
+    let mut expiries = Expiries::default();
     for part in parts {
+        expiries.set.extend(part.expiries.set);
+        expiries.swept.extend(part.expiries.swept);
         out.dedup.extend(part.facts.dedup);
         out.windows.extend(part.facts.windows);
         out.consumer_topics.extend(part.facts.consumer_topics);
@@ -462,6 +479,17 @@ pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
     for site in sql_sites.into_values() {
         if let Some(r) = site.retention {
             out.dedup.push(r);
+        }
+    }
+    // A row written to expire, swept once expired: the expiry is the retention.
+    for (key, sweep) in &expiries.swept {
+        for (_, millis, loc) in expiries.set.iter().filter(|(k, _, _)| k == key) {
+            out.dedup.push(DedupRetention {
+                millis: *millis,
+                loc: loc.clone(),
+                write: sweep.clone(),
+                store: format!("the expiry of `{}` rows", key.0),
+            });
         }
     }
     out.dedup.sort_by(|a, b| a.loc.cmp(&b.loc));
@@ -529,6 +557,7 @@ struct Walker<'a, 'b> {
     redis: bool,
     out: &'b mut RetentionFacts,
     sites: &'b mut Vec<((Arc<str>, Span), Site)>,
+    expiries: &'b mut Expiries,
     frames: Vec<Frame>,
 }
 
@@ -814,7 +843,7 @@ impl Walker<'_, '_> {
             return;
         }
         let facts = sql::facts(&lit.text);
-        if facts.kind != SqlKind::Write || facts.verb != "DELETE" {
+        if facts.kind != SqlKind::Write {
             return;
         }
         let Some(table) = facts
@@ -825,6 +854,18 @@ impl Walker<'_, '_> {
         else {
             return;
         };
+        if facts.verb == "INSERT" {
+            self.expiry_set(lit, binds, &table);
+            return;
+        }
+        if facts.verb != "DELETE" {
+            return;
+        }
+        if let Some(column) = expiry::swept_column(&lit.text) {
+            self.expiries
+                .swept
+                .push(((table.clone(), column), write.clone()));
+        }
         let store = format!("the cleanup of `{table}`");
         let retention = self
             .cleanup_retention(lit, binds)
@@ -839,6 +880,63 @@ impl Walker<'_, '_> {
             retention,
         };
         self.sites.push((key, site));
+    }
+
+    /// An INSERT into a dedup table whose values set a column to a time ahead:
+    /// `now() + interval '2 days'`, or a bound `Utc::now() + Duration::days(2)`.
+    fn expiry_set(&mut self, lit: &SqlLit, binds: &[&Expr], table: &str) {
+        let Some(values) = expiry::insert_values(&lit.text) else {
+            return;
+        };
+        for (column, value, _) in values {
+            let lower = value.to_ascii_lowercase();
+            let found = if lower.contains('+') && lower.contains("interval") {
+                match interval::interval_in(value) {
+                    Some(Interval::Literal { millis, text }) => {
+                        Some((millis, self.fc.inside(lit, &text, &lit.loc)))
+                    }
+                    Some(Interval::Bind { index, unit }) => binds
+                        .get(index.saturating_sub(1))
+                        .and_then(|b| self.cx.eval(b, 0).map(|ev| (b, ev)))
+                        .and_then(|(b, ev)| {
+                            let millis = ev.millis(unit)?;
+                            Some((millis, ev.from_const.unwrap_or_else(|| self.expr_loc(b))))
+                        }),
+                    _ => None,
+                }
+            } else {
+                // `$3` bound to `Utc::now() + d`.
+                lower
+                    .trim()
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| binds.get(n.checked_sub(1)?))
+                    .and_then(|b| self.ahead(b))
+            };
+            if let Some((millis, loc)) = found {
+                self.expiries
+                    .set
+                    .push(((table.to_string(), column), millis, loc));
+            }
+        }
+    }
+
+    /// `now + d` (a time `d` ahead): `d` and where it is written.
+    fn ahead(&self, e: &Expr) -> Option<(u64, Loc)> {
+        let Expr::Binary(bin) = strip(e) else {
+            return None;
+        };
+        if !matches!(bin.op, syn::BinOp::Add(_)) {
+            return None;
+        }
+        let ev = self.cx.eval(&bin.right, 0)?;
+        let Val::Ms(ms) = ev.val else { return None };
+        Some((
+            ms,
+            ev.from_const
+                .clone()
+                .unwrap_or_else(|| self.expr_loc(&bin.right)),
+        ))
     }
 
     fn cleanup_retention(&self, lit: &SqlLit, binds: &[&Expr]) -> Option<(u64, Loc)> {
