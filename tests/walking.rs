@@ -2,7 +2,7 @@
 //! other input (regular files only, never through a symlink, size-capped) and count
 //! from the repository root down, never from above it; a `target` directory is
 //! skipped only where Cargo puts it, and counted; a file reached by overlapping PATHs
-//! is one file in one crate. Every tree is generated at test
+//! is one file in one crate; a baseline is read like a source file. Every tree is generated at test
 //! time, and git's global configuration is moved to a temporary home.
 
 mod common;
@@ -107,7 +107,7 @@ fn bad_at(paths: &[&str]) -> Vec<(String, u64)> {
     paths.iter().map(|p| (p.to_string(), BAD_LINE)).collect()
 }
 
-// ----- 1. ignore files are read like source files --------------------------------------
+// ----- 1. ignore files and baselines are read like source files --------------------------------------
 
 /// A committed `src/.gitignore -> /dev/zero` (git refuses to follow it) once made
 /// msgaudit read zeros until it had 7 GB. A symlinked ignore file is never followed,
@@ -220,6 +220,61 @@ fn ignore_files_share_one_budget() {
     // The four files read still ignore `consumer.rs`.
     assert_eq!(findings(&v), []);
     assert_eq!(v["summary"]["files"], 0);
+}
+
+/// `--baseline` accepted `/dev/zero` (read until memory ran out), FIFOs (blocked
+/// forever) and any size: it is read like a source file now.
+#[test]
+fn baseline_must_be_a_regular_file_within_the_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "consumer.rs", BAD);
+    let home = tempfile::tempdir().unwrap();
+    let refused = |baseline: &str, extra: &[&str]| {
+        let out = msgaudit_at_home(home.path())
+            .current_dir(root)
+            .args(["check", ".", "--format", "json", "--baseline", baseline])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    #[cfg(unix)]
+    {
+        assert_eq!(
+            refused("/dev/zero", &[]),
+            "/dev/zero: error: cannot read baseline: not a regular file\n"
+        );
+        if mkfifo(&root.join("fifo.json")) {
+            assert_eq!(
+                refused("fifo.json", &[]),
+                "fifo.json: error: cannot read baseline: not a regular file\n"
+            );
+        }
+    }
+    // A valid baseline, padded past `--max-file-size`.
+    let text = format!(
+        "{{\"version\": 1, \"findings\": []}}{}\n",
+        " ".repeat(20_000)
+    );
+    write(root, "big.json", &text);
+    assert_eq!(
+        refused("big.json", &["--max-file-size", "16KiB"]),
+        format!(
+            "big.json: error: baseline file too large: {} bytes, over the limit of 16384 \
+             bytes (16 KiB); raise it with `--max-file-size` or `max_file_size` in \
+             msgaudit.toml\n",
+            text.len()
+        )
+    );
+    // Under the limit it is read as before.
+    let out = msgaudit_at_home(home.path())
+        .current_dir(root)
+        .args(["check", ".", "--format", "json", "--baseline", "big.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
 
 // ----- 2. ignore files count from the repository root down ------------------------------
