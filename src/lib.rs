@@ -37,8 +37,9 @@ pub struct Options {
     pub write_baseline: Option<PathBuf>,
     /// `--diff-base REV`: report only findings on lines changed since this git revision.
     pub diff_base: Option<String>,
-    /// `--jobs N`: threads that read and analyze files; `None`: one per core.
-    /// The report is the same whatever the number.
+    /// `--jobs N`: threads that read and analyze files; `None`: one per core. At most
+    /// [`analysis::max_jobs`] (four per core): a larger number is lowered to it. The
+    /// report is the same whatever the number.
     pub jobs: Option<usize>,
     /// `--no-prefilter`: parse every file, also those that mention no API token and
     /// that nothing parsed needs. The findings are the same; the run is slower.

@@ -2,8 +2,9 @@
 //! other input (regular files only, never through a symlink, size-capped) and count
 //! from the repository root down, never from above it; a `target` directory is
 //! skipped only where Cargo puts it, and counted; a file reached by overlapping PATHs
-//! is one file in one crate; a baseline is read like a source file. Every tree is generated at test
-//! time, and git's global configuration is moved to a temporary home.
+//! is one file in one crate; a baseline is read like a source file; `--jobs` is
+//! bounded. Every tree is generated at test time, and git's global configuration is
+//! moved to a temporary home.
 
 mod common;
 use common::{mkfifo, msgaudit_at_home, write};
@@ -107,7 +108,7 @@ fn bad_at(paths: &[&str]) -> Vec<(String, u64)> {
     paths.iter().map(|p| (p.to_string(), BAD_LINE)).collect()
 }
 
-// ----- 1. ignore files and baselines are read like source files --------------------------------------
+// ----- 1. ignore files and baselines are read like source files ------------------------
 
 /// A committed `src/.gitignore -> /dev/zero` (git refuses to follow it) once made
 /// msgaudit read zeros until it had 7 GB. A symlinked ignore file is never followed,
@@ -496,4 +497,39 @@ fn overlapping_paths_give_the_same_report() {
     ] {
         assert_eq!(run(args), alone, "check {args:?}");
     }
+}
+
+// ----- 5. --jobs --------------------------------------------------------------------------
+
+/// `--jobs 5000` started 5 000 threads (27 s on two files): it is lowered to four per
+/// core.
+#[test]
+fn jobs_beyond_four_per_core_are_lowered() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.rs", BAD);
+    write(dir.path(), "b.rs", "fn main() {}\n");
+    let home = tempfile::tempdir().unwrap();
+    let out = msgaudit_at_home(home.path())
+        .current_dir(dir.path())
+        .args([
+            "check",
+            ".",
+            "--format",
+            "json",
+            "--statistics",
+            "--jobs",
+            "5000",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let threads: usize = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("msgaudit: threads: "))
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .parse()
+        .unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(threads, 4 * cores, "{stderr}");
 }
