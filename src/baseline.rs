@@ -68,16 +68,31 @@ fn error(path: &Path, line: Option<u32>, column: Option<u32>, message: String) -
 }
 
 impl Baseline {
-    /// Reads a baseline file; a missing or malformed file is a usage error.
-    pub fn load(path: &Path) -> Result<Baseline, InputError> {
-        let text = fs::read_to_string(path).map_err(|e| {
-            let message = if e.kind() == std::io::ErrorKind::NotFound {
-                "baseline file not found (create it with --write-baseline)".to_string()
-            } else {
-                format!("cannot read baseline: {e}")
-            };
-            error(path, None, None, message)
+    /// Reads a baseline file; a missing or malformed file is a usage error, and so
+    /// is one that is not a regular file (`/dev/zero`, a FIFO: never opened) or is
+    /// larger than `max_bytes` (the `max_file_size` limit). A symlink is followed.
+    pub fn load(path: &Path, max_bytes: u64) -> Result<Baseline, InputError> {
+        use crate::source::{read_regular, Refusal};
+        let fail = |message: String| error(path, None, None, message);
+        let bytes = read_regular(path, max_bytes, true).map_err(|r| {
+            fail(match r {
+                Refusal::Missing => {
+                    "baseline file not found (create it with --write-baseline)".to_string()
+                }
+                Refusal::Symlink | Refusal::NotRegular => {
+                    "cannot read baseline: not a regular file".to_string()
+                }
+                Refusal::TooLarge(size) => format!(
+                    "baseline file too large: {}, over the limit of {}; raise it with \
+                     `--max-file-size` or `max_file_size` in msgaudit.toml",
+                    size.map_or_else(|| "more bytes".to_string(), |n| format!("{n} bytes")),
+                    crate::config::describe_size(max_bytes)
+                ),
+                Refusal::Io(e) => format!("cannot read baseline: {e}"),
+            })
         })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| fail(format!("cannot read baseline: {}", e.utf8_error())))?;
         Self::parse(&text).map_err(|(line, column, message)| error(path, line, column, message))
     }
 

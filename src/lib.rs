@@ -37,8 +37,9 @@ pub struct Options {
     pub write_baseline: Option<PathBuf>,
     /// `--diff-base REV`: report only findings on lines changed since this git revision.
     pub diff_base: Option<String>,
-    /// `--jobs N`: threads that read and analyze files; `None`: one per core.
-    /// The report is the same whatever the number.
+    /// `--jobs N`: threads that read and analyze files; `None`: one per core. At most
+    /// [`analysis::max_jobs`] (four per core): a larger number is lowered to it. The
+    /// report is the same whatever the number.
     pub jobs: Option<usize>,
     /// `--no-prefilter`: parse every file, also those that mention no API token and
     /// that nothing parsed needs. The findings are the same; the run is slower.
@@ -65,8 +66,12 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let apis = apis::Apis::with_user(&config.apis)?;
+    let max_file_bytes = options
+        .max_file_size
+        .or(config.max_file_size)
+        .unwrap_or(source::MAX_FILE_BYTES);
     let baseline = match &options.baseline {
-        Some(file) => Some(baseline::Baseline::load(file)?),
+        Some(file) => Some(baseline::Baseline::load(file, max_file_bytes)?),
         None => None,
     };
     let changed = match &options.diff_base {
@@ -77,10 +82,6 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let pool = analysis::thread_pool(options.jobs);
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
-    let max_file_bytes = options
-        .max_file_size
-        .or(config.max_file_size)
-        .unwrap_or(source::MAX_FILE_BYTES);
     let discovery = pool.install(|| source::discover(paths, &config, max_file_bytes));
     let discovery_done = Instant::now();
     let cpu_before = analysis::cpu::snapshot();

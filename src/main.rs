@@ -117,8 +117,9 @@ struct CheckArgs {
     #[arg(long, value_name = "REV")]
     diff_base: Option<String>,
 
-    /// Threads that read and analyze files [default: one per core]. The output is
-    /// the same whatever the number.
+    /// Threads that read and analyze files [default: one per core]; more than four
+    /// per core are lowered to four per core. The output is the same whatever the
+    /// number.
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     jobs: Option<usize>,
 

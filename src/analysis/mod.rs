@@ -36,12 +36,30 @@ pub struct AnalysisInput<'a> {
     pub progress: bool,
 }
 
+/// Threads per core the pool may have at most: more only costs time (each thread has
+/// a [`STACK_SIZE`] stack; `--jobs 5000` spent seconds starting threads).
+pub const MAX_JOBS_PER_CORE: usize = 4;
+
+/// The most threads the pool gets: [`MAX_JOBS_PER_CORE`] per core.
+pub fn max_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    cores.saturating_mul(MAX_JOBS_PER_CORE)
+}
+
 /// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
-/// `RAYON_NUM_THREADS`), each with a [`STACK_SIZE`] stack. Results never depend on
-/// the number of threads: every parallel step collects in input order.
+/// `RAYON_NUM_THREADS`), at most [`max_jobs`] (a larger number is lowered to it),
+/// each with a [`STACK_SIZE`] stack. Results never depend on the number of threads:
+/// every parallel step collects in input order.
 pub fn thread_pool(jobs: Option<usize>) -> rayon::ThreadPool {
+    let asked = jobs.or_else(|| {
+        std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+    });
     rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
+        // 0: one per core.
+        .num_threads(asked.map_or(0, |n| n.min(max_jobs())))
         .stack_size(STACK_SIZE)
         .build()
         .expect("cannot start analysis threads")

@@ -34,3 +34,27 @@ pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, content).unwrap();
 }
+
+/// Makes a FIFO at `path`; false when the system has no `mkfifo` (the caller then
+/// has nothing to check).
+pub fn mkfifo(path: &Path) -> bool {
+    std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `msgaudit` with git's global and system configuration moved to `home` (nothing
+/// there unless a test writes it) and no Cargo target directory in the environment,
+/// so that the machine running the tests cannot change what is walked.
+pub fn msgaudit_at_home(home: &Path) -> Command {
+    let mut cmd = msgaudit();
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+        .env("GIT_CONFIG_SYSTEM", home.join("gitconfig-system"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR");
+    cmd
+}

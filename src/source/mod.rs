@@ -1,35 +1,46 @@
 //! Discovery and reading of input files. The only module that touches the disk
 //! for inputs (config.rs reads msgaudit.toml).
 //!
-//! Each PATH argument is walked for `.rs`, `.yml` and `.yaml` files, honouring
-//! `.gitignore` (also outside a git repository), `.ignore` and `.git/info/exclude`,
-//! but not the user's global git excludes, so that a run gives the same result on
-//! every machine. The config's `exclude` globs prune further. `target/` and VCS
-//! directories (`.git`, `.hg`, `.svn`) are skipped; other hidden directories are
-//! walked. Symlinks are never followed: each one met in a walk is counted as
-//! skipped (`symlink`). FIFOs, sockets and devices with a candidate name are never
-//! opened (`not_a_regular_file`). A PATH that names a file is read even when ignored
-//! or excluded.
+//! Each PATH argument is walked for `.rs`, `.yml` and `.yaml` files, honouring the
+//! ignore files as git reads them (`.gitignore`, also outside a git repository, and
+//! `.ignore`, from the repository root down; `info/exclude`; the user's global
+//! excludes), read by msgaudit itself, safely (see `ignores`). The config's `exclude`
+//! globs prune further. Cargo target directories (`target` beside a `Cargo.toml`,
+//! `CARGO_TARGET_DIR`, `build.target-dir`) are skipped and counted
+//! (`cargo_target_dirs`), as are VCS directories (`.git`, `.hg`, `.svn`, not
+//! counted); other hidden directories are walked. Symlinks are never followed: each
+//! one met in a walk is counted as skipped (`symlink`). FIFOs, sockets and devices
+//! with a candidate name are never opened (`not_a_regular_file`). A PATH that names a
+//! file is read even when ignored or excluded.
+//!
+//! A file is one file whichever PATHs reach it: keyed by its canonical path, it
+//! prints as reached from the outermost directory PATH holding it, and its crate is
+//! found from there (the nearest `Cargo.toml`, never above that PATH).
 //!
 //! Display paths are printable: on Unix, bytes of a file name that are not UTF-8,
 //! and control characters, print as `\xNN`.
 
-use std::collections::{BTreeMap, HashMap};
+mod ignores;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::diagnostic::InputError;
+use ignores::Rules;
+pub use ignores::{IGNORE_FILE_MAX_BYTES, IGNORE_TOTAL_MAX_BYTES};
 
 /// Files larger than this are not read (an input error), unless `max_file_size` in
 /// the config or `--max-file-size` sets another limit: 10 MiB.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
-/// Directory names never walked into.
-const SKIPPED_DIRS: [&str; 4] = ["target", ".git", ".hg", ".svn"];
+/// Version-control directories, never walked into.
+const VCS_DIRS: [&str; 3] = [".git", ".hg", ".svn"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FileKind {
@@ -62,8 +73,10 @@ pub struct SourceFile {
     pub text: String,
     pub kind: FileKind,
     /// Identifies the crate the file belongs to (SPEC §3): the display path of the
-    /// directory of the nearest `Cargo.toml` (searched upward, never above the PATH
-    /// argument), or the file's own display path when there is none; an example
+    /// directory of the nearest `Cargo.toml` (searched upward from the file's real
+    /// location, never above the outermost directory PATH holding it, or above its
+    /// own directory when it is named as a PATH and no directory PATH holds it), or
+    /// the file's own display path when there is none; an example
     /// (`examples/x.rs`, `examples/x/`) or a binary under `src/bin/` is a crate of its
     /// own, keyed by its file or directory (SPEC §3: a crate is a Cargo target).
     pub crate_key: String,
@@ -155,11 +168,12 @@ fn join_display(base: &str, rel: &str) -> String {
     }
 }
 
-/// A file found by the walk, not read yet.
+/// A file found by the walk or named as a PATH, not read yet.
 struct Candidate {
-    abs: PathBuf,
     kind: FileKind,
-    keys: Keys,
+    /// (display path, display path of its directory) for each way the file was
+    /// named as a PATH argument; empty when only a walk reached it.
+    named: BTreeSet<(String, String)>,
 }
 
 /// Which package and which Cargo target a file belongs to.
@@ -171,19 +185,27 @@ struct Keys {
     test_target: bool,
 }
 
+/// A directory given as a PATH argument.
+struct DirPath {
+    /// As given.
+    arg: PathBuf,
+    /// Canonical.
+    real: PathBuf,
+    /// Display path (`.` components dropped).
+    shown: String,
+}
+
+/// Walks the PATH arguments. Every file is keyed by its canonical path, so that a
+/// file reached twice (overlapping PATHs, a link to a directory given as a PATH) is
+/// one file, whatever the order of the arguments.
 #[derive(Default)]
 struct Walker {
-    candidates: BTreeMap<String, Candidate>,
+    candidates: BTreeMap<PathBuf, Candidate>,
     errors: Vec<InputError>,
-    /// Display paths of symlinks met (a set, so that overlapping PATHs count once).
-    symlinks: std::collections::BTreeSet<String>,
-    /// Display paths of FIFOs, sockets and devices with a `.rs`/`.yml`/`.yaml` name.
-    special: std::collections::BTreeSet<String>,
-    /// Files refused because another one prints under the same name.
-    clashes: usize,
-    cargo_toml: HashMap<PathBuf, bool>,
-    /// Rust files of integration-test and bench targets, skipped (no `include_tests`).
-    test_targets: usize,
+    /// Symlinks met (canonical path of the link itself).
+    symlinks: BTreeSet<PathBuf>,
+    /// FIFOs, sockets and devices with a `.rs`/`.yml`/`.yaml` name.
+    special: BTreeSet<PathBuf>,
 }
 
 impl Walker {
@@ -196,51 +218,9 @@ impl Walker {
         });
     }
 
-    fn has_cargo_toml(&mut self, dir: &Path) -> bool {
-        if let Some(&b) = self.cargo_toml.get(dir) {
-            return b;
-        }
-        let b = dir.join("Cargo.toml").is_file();
-        self.cargo_toml.insert(dir.to_path_buf(), b);
-        b
-    }
-
-    /// `limit` is the directory the search stops at (the PATH, or a file PATH's
-    /// directory), `limit_display` its display path, `rel_dir` the file's directory
-    /// relative to it (`/`-separated, possibly empty).
-    fn crate_key(
-        &mut self,
-        limit: &Path,
-        limit_display: &str,
-        rel_dir: &str,
-        file_display: &str,
-    ) -> Keys {
-        let parts: Vec<&str> = rel_dir.split('/').filter(|p| !p.is_empty()).collect();
-        for n in (0..=parts.len()).rev() {
-            let rel = parts[..n].join("/");
-            let dir = if rel.is_empty() {
-                limit.to_path_buf()
-            } else {
-                limit.join(&rel)
-            };
-            if self.has_cargo_toml(&dir) {
-                let shown = join_display(limit_display, &rel);
-                let package = if shown.is_empty() {
-                    ".".to_string()
-                } else {
-                    shown.clone()
-                };
-                return target_keys(package, &shown, &parts[n..], file_display);
-            }
-        }
-        Keys {
-            package: file_display.to_string(),
-            target: file_display.to_string(),
-            test_target: false,
-        }
-    }
-
-    fn walk_path(&mut self, arg: &Path, config: &Config) {
+    /// Checks one PATH argument: a file is a candidate right away, a directory is
+    /// returned to be walked.
+    fn add_path(&mut self, arg: &Path) -> Option<DirPath> {
         let base = display_of(arg);
         let shown_arg = if base.is_empty() {
             ".".to_string()
@@ -251,7 +231,7 @@ impl Walker {
             Ok(m) => m,
             Err(e) => {
                 self.error(shown_arg, format!("cannot read path: {}", io_message(&e)));
-                return;
+                return None;
             }
         };
         if meta.is_file() {
@@ -260,55 +240,83 @@ impl Walker {
                     shown_arg,
                     "not a Rust or YAML file (expected `.rs`, `.yml` or `.yaml`)".to_string(),
                 );
-                return;
+                return None;
             };
-            let limit = arg.parent().unwrap_or(Path::new(""));
-            let limit = if limit.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                limit
+            let real = match fs::canonicalize(arg) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.error(shown_arg, format!("cannot read path: {}", io_message(&e)));
+                    return None;
+                }
             };
-            let limit_display = display_of(limit);
-            let mut keys = self.crate_key(limit, &limit_display, "", &base);
-            // A file named on the command line is analyzed whatever target it is.
-            keys.test_target = false;
-            self.candidates.insert(
-                base,
-                Candidate {
-                    abs: arg.to_path_buf(),
+            let dir = display_of(arg.parent().unwrap_or(Path::new("")));
+            self.candidates
+                .entry(real)
+                .or_insert_with(|| Candidate {
                     kind,
-                    keys,
-                },
-            );
-            return;
+                    named: BTreeSet::new(),
+                })
+                .named
+                .insert((base, dir));
+            return None;
         }
         if !meta.is_dir() {
             self.error(shown_arg, "not a regular file or directory".to_string());
-            return;
+            return None;
         }
+        match fs::canonicalize(arg) {
+            Ok(real) => Some(DirPath {
+                arg: arg.to_path_buf(),
+                real,
+                shown: base,
+            }),
+            Err(e) => {
+                self.error(shown_arg, format!("cannot read path: {}", io_message(&e)));
+                None
+            }
+        }
+    }
 
-        let config_for_filter = config.clone();
-        let walk = ignore::WalkBuilder::new(arg)
+    fn walk_dir(&mut self, root: &DirPath, rules: &Arc<Mutex<Rules>>, config: &Config) {
+        let shown_arg = if root.shown.is_empty() {
+            ".".to_string()
+        } else {
+            root.shown.clone()
+        };
+        let filter_rules = Arc::clone(rules);
+        let filter_config = config.clone();
+        let (arg, real) = (root.arg.clone(), root.real.clone());
+        let walk = ignore::WalkBuilder::new(&root.arg)
+            // msgaudit reads the ignore files itself (see `ignores`), safely.
+            .standard_filters(false)
             .follow_links(false)
-            .hidden(false)
-            .git_global(false)
-            .require_git(false)
-            // A fixed order, so that which of two files printing alike is refused
-            // does not depend on the file system.
+            // A fixed order, so that walk errors come out the same on every file system.
             .sort_by_file_name(|a, b| a.cmp(b))
             .filter_entry(move |entry| {
                 if entry.depth() == 0 {
                     return true;
                 }
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if is_dir {
-                    if let Some(name) = entry.file_name().to_str() {
-                        if SKIPPED_DIRS.contains(&name) {
-                            return false;
-                        }
-                    }
+                if is_dir
+                    && entry
+                        .file_name()
+                        .to_str()
+                        .is_some_and(|n| VCS_DIRS.contains(&n))
+                {
+                    return false;
                 }
-                !config_for_filter.is_excluded(entry.path(), is_dir)
+                let Ok(rel) = entry.path().strip_prefix(&arg) else {
+                    return true;
+                };
+                let path = real.join(rel);
+                let mut rules = filter_rules.lock().unwrap_or_else(PoisonError::into_inner);
+                if is_dir && rules.is_cargo_target(&path) {
+                    return false;
+                }
+                if filter_config.is_excluded(entry.path(), is_dir) {
+                    return false;
+                }
+                !rules.is_ignored(&path, is_dir)
             })
             .build();
         for result in walk {
@@ -328,16 +336,15 @@ impl Walker {
             if entry.depth() == 0 {
                 continue;
             }
-            let rel = match entry.path().strip_prefix(arg) {
-                Ok(r) => printable(r),
-                Err(_) => continue,
+            let Ok(rel) = entry.path().strip_prefix(&root.arg) else {
+                continue;
             };
-            let display = join_display(&base, &rel);
+            let path = root.real.join(rel);
             let Some(ft) = entry.file_type() else {
                 continue;
             };
             if entry.path_is_symlink() || ft.is_symlink() {
-                self.symlinks.insert(display);
+                self.symlinks.insert(path);
                 continue;
             }
             let Some(kind) = FileKind::from_path(entry.path()) else {
@@ -348,41 +355,71 @@ impl Walker {
             }
             if !ft.is_file() {
                 // FIFOs, sockets and devices are never opened (a FIFO would block).
-                self.special.insert(display);
+                self.special.insert(path);
                 continue;
             }
-            if let Some(other) = self.candidates.get(&display) {
-                let same = |a: &Path, b: &Path| {
-                    fs::canonicalize(a)
-                        .ok()
-                        .is_some_and(|a| Some(a) == fs::canonicalize(b).ok())
-                };
-                if !same(&other.abs, entry.path()) {
-                    self.clashes += 1;
-                    self.error(
-                        display,
-                        "not analyzed: another file prints under the same name \
-                         (bytes that are not UTF-8 print as \\xNN); rename one of them"
-                            .to_string(),
-                    );
-                    continue;
-                }
-            }
-            let rel_dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
-            let keys = self.crate_key(arg, &base, rel_dir, &display);
-            if keys.test_target && kind == FileKind::Rust && !config.include_tests {
-                self.test_targets += 1;
-                continue;
-            }
-            self.candidates.insert(
-                display,
-                Candidate {
-                    abs: entry.path().to_path_buf(),
-                    kind,
-                    keys,
-                },
-            );
+            self.candidates.entry(path).or_insert_with(|| Candidate {
+                kind,
+                named: BTreeSet::new(),
+            });
         }
+    }
+}
+
+/// The outermost directory PATH holding `path` (canonical): the one a file's display
+/// path and its crate are reckoned from, whichever PATH reached it. Of two PATHs
+/// naming the same directory, the one that prints first.
+fn outermost<'a>(dirs: &'a [DirPath], path: &Path) -> Option<&'a DirPath> {
+    dirs.iter()
+        .filter(|d| path.starts_with(&d.real))
+        .min_by(|a, b| {
+            let depth = |d: &DirPath| d.real.components().count();
+            depth(a).cmp(&depth(b)).then_with(|| a.shown.cmp(&b.shown))
+        })
+}
+
+/// The display path of `path` (canonical), reckoned from the outermost directory PATH
+/// holding it; an absolute path when none does.
+fn display_under(dirs: &[DirPath], path: &Path) -> String {
+    match outermost(dirs, path) {
+        Some(d) => join_display(
+            &d.shown,
+            &printable(path.strip_prefix(&d.real).unwrap_or(path)),
+        ),
+        None => printable(path),
+    }
+}
+
+/// The package and target of a file: the nearest `Cargo.toml` from the file's
+/// directory (`rel_dir`, relative to `limit`) up to `limit`, never above;
+/// `limit_display` is the display path of `limit`.
+fn crate_key(
+    rules: &mut Rules,
+    limit: &Path,
+    limit_display: &str,
+    rel_dir: &Path,
+    file_display: &str,
+) -> Keys {
+    let components: Vec<&std::ffi::OsStr> = rel_dir.components().map(|c| c.as_os_str()).collect();
+    let parts: Vec<String> = components.iter().map(|c| printable(Path::new(c))).collect();
+    for n in (0..=components.len()).rev() {
+        let mut dir = limit.to_path_buf();
+        dir.extend(&components[..n]);
+        if rules.has_cargo_toml(&dir) {
+            let shown = join_display(limit_display, &parts[..n].join("/"));
+            let package = if shown.is_empty() {
+                ".".to_string()
+            } else {
+                shown.clone()
+            };
+            let inner: Vec<&str> = parts[n..].iter().map(String::as_str).collect();
+            return target_keys(package, &shown, &inner, file_display);
+        }
+    }
+    Keys {
+        package: file_display.to_string(),
+        target: file_display.to_string(),
+        test_target: false,
     }
 }
 
@@ -464,6 +501,63 @@ fn too_large(size: Option<u64>, limit: u64) -> String {
     )
 }
 
+/// Why a file that must be a regular file was not read ([`read_regular`]).
+#[derive(Debug)]
+pub enum Refusal {
+    /// Nothing at that path.
+    Missing,
+    /// A symbolic link, not followed.
+    Symlink,
+    /// A directory, a FIFO, a socket or a device: never opened (a FIFO would block,
+    /// `/dev/zero` never ends).
+    NotRegular,
+    /// Over the limit: the size, when it was known before reading.
+    TooLarge(Option<u64>),
+    Io(std::io::Error),
+}
+
+/// Reads a file that must be a regular file of at most `max_bytes`: the one way
+/// msgaudit reads its inputs (source files, ignore files, baselines). A FIFO or a
+/// device is never opened; with `follow` false, neither is a symlink. A file that
+/// grows past the limit while it is read is refused too.
+pub fn read_regular(path: &Path, max_bytes: u64, follow: bool) -> Result<Vec<u8>, Refusal> {
+    let meta = if follow {
+        fs::metadata(path)
+    } else {
+        fs::symlink_metadata(path)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refusal::Missing),
+        Err(e) => return Err(Refusal::Io(e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Refusal::Symlink);
+    }
+    if !meta.is_file() {
+        return Err(Refusal::NotRegular);
+    }
+    if meta.len() > max_bytes {
+        return Err(Refusal::TooLarge(Some(meta.len())));
+    }
+    let file = fs::File::open(path).map_err(Refusal::Io)?;
+    // The file could have been replaced since it was looked at.
+    match file.metadata() {
+        Ok(m) if !m.is_file() => return Err(Refusal::NotRegular),
+        Ok(m) if m.len() > max_bytes => return Err(Refusal::TooLarge(Some(m.len()))),
+        Ok(_) => {}
+        Err(e) => return Err(Refusal::Io(e)),
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Refusal::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Refusal::TooLarge(None));
+    }
+    Ok(bytes)
+}
+
 /// Reads one candidate: size limit (`max_bytes`), UTF-8 check with the position of
 /// the first invalid byte, BOM removal, templated YAML detection.
 fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadOutcome {
@@ -478,31 +572,17 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
     if kind == FileKind::Yaml && display.split('/').rev().skip(1).any(|c| c == "templates") {
         return ReadOutcome::Skip("templated_yaml");
     }
-    let file = match fs::File::open(abs) {
-        Ok(f) => f,
-        Err(e) => return err(None, None, format!("cannot read file: {}", io_message(&e))),
+    let bytes = match read_regular(abs, max_bytes, true) {
+        Ok(bytes) => bytes,
+        Err(Refusal::NotRegular | Refusal::Symlink) => {
+            return err(None, None, "not a regular file".to_string())
+        }
+        Err(Refusal::TooLarge(size)) => return err(None, None, too_large(size, max_bytes)),
+        Err(Refusal::Missing) => return err(None, None, "cannot read file: not found".to_string()),
+        Err(Refusal::Io(e)) => {
+            return err(None, None, format!("cannot read file: {}", io_message(&e)))
+        }
     };
-    match file.metadata() {
-        Ok(m) if !m.is_file() => {
-            return err(None, None, "not a regular file".to_string());
-        }
-        Ok(m) if m.len() > max_bytes => {
-            return err(None, None, too_large(Some(m.len()), max_bytes));
-        }
-        Err(e) => return err(None, None, format!("cannot read file: {}", io_message(&e))),
-        Ok(_) => {}
-    }
-    let mut bytes = Vec::new();
-    if let Err(e) = file
-        .take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-    {
-        return err(None, None, format!("cannot read file: {}", io_message(&e)));
-    }
-    if bytes.len() as u64 > max_bytes {
-        // The file grew after its size was read.
-        return err(None, None, too_large(None, max_bytes));
-    }
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
         None => bytes,
@@ -534,52 +614,104 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
 /// A file larger than `max_file_bytes` is an input error ([`MAX_FILE_BYTES`] by default).
 pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Discovery {
     let mut walker = Walker::default();
-    for p in paths {
-        walker.walk_path(p, config);
+    let dirs: Vec<DirPath> = paths.iter().filter_map(|p| walker.add_path(p)).collect();
+    let real_dirs: Vec<PathBuf> = dirs.iter().map(|d| d.real.clone()).collect();
+    let rules = Arc::new(Mutex::new(Rules::new(&real_dirs)));
+    for d in &dirs {
+        walker.walk_dir(d, &rules, config);
     }
-    // The same file reached twice (`check link real` with `link -> real`) is read
-    // once, under the display path that sorts first.
-    let mut by_file = std::collections::HashSet::new();
-    walker.candidates.retain(|_, c| {
-        let key = fs::canonicalize(&c.abs).unwrap_or_else(|_| c.abs.clone());
-        by_file.insert(key)
-    });
+    let mut rules = match Arc::try_unwrap(rules) {
+        Ok(m) => m.into_inner().unwrap_or_else(PoisonError::into_inner),
+        // Unreachable: each walk's filter, holding a reference, is dropped with it.
+        Err(shared) => std::mem::replace(
+            &mut *shared.lock().unwrap_or_else(PoisonError::into_inner),
+            Rules::new(&[]),
+        ),
+    };
+    for e in std::mem::take(&mut rules.errors) {
+        walker.errors.push(InputError {
+            path: display_under(&dirs, &e.path),
+            line: None,
+            column: None,
+            message: e.message,
+        });
+    }
+
+    // Display paths and crates, from each file's real location: reckoned from the
+    // outermost directory PATH holding it, or as named when none does.
+    let mut by_display: BTreeMap<String, (PathBuf, FileKind, Keys)> = BTreeMap::new();
+    let mut clashes = Vec::new();
+    let mut test_targets = 0;
+    for (real, c) in &walker.candidates {
+        let (display, mut keys) = match (outermost(&dirs, real), c.named.first()) {
+            (Some(d), _) => {
+                let rel = real.strip_prefix(&d.real).unwrap_or(real);
+                let display = join_display(&d.shown, &printable(rel));
+                let rel_dir = rel.parent().unwrap_or(Path::new(""));
+                let keys = crate_key(&mut rules, &d.real, &d.shown, rel_dir, &display);
+                (display, keys)
+            }
+            (None, Some((display, dir_display))) => {
+                let dir = real.parent().unwrap_or(Path::new("/"));
+                let keys = crate_key(&mut rules, dir, dir_display, Path::new(""), display);
+                (display.clone(), keys)
+            }
+            (None, None) => continue,
+        };
+        // A file named on the command line is analyzed whatever target it is.
+        if !c.named.is_empty() {
+            keys.test_target = false;
+        }
+        if by_display.contains_key(&display) {
+            clashes.push(display);
+            continue;
+        }
+        if keys.test_target && c.kind == FileKind::Rust && !config.include_tests {
+            test_targets += 1;
+            continue;
+        }
+        by_display.insert(display, (real.clone(), c.kind, keys));
+    }
+    for display in clashes.iter().cloned() {
+        walker.error(
+            display,
+            "not analyzed: another file prints under the same name \
+             (bytes that are not UTF-8 print as \\xNN); rename one of them"
+                .to_string(),
+        );
+    }
+
     let mut out = Discovery {
-        seen: walker.candidates.len()
-            + walker.symlinks.len()
-            + walker.special.len()
-            + walker.clashes
-            + walker.test_targets,
+        seen: walker.candidates.len() + walker.symlinks.len() + walker.special.len(),
         ..Discovery::default()
     };
-    if walker.test_targets > 0 {
-        out.skipped
-            .insert("test_targets".to_string(), walker.test_targets);
-    }
-    if !walker.symlinks.is_empty() {
-        out.skipped
-            .insert("symlink".to_string(), walker.symlinks.len());
-    }
-    if !walker.special.is_empty() {
-        out.skipped
-            .insert("not_a_regular_file".to_string(), walker.special.len());
+    let counts = [
+        ("test_targets", test_targets),
+        ("symlink", walker.symlinks.len()),
+        ("not_a_regular_file", walker.special.len()),
+        ("cargo_target_dirs", rules.skipped_targets.len()),
+    ];
+    for (reason, n) in counts {
+        if n > 0 {
+            out.skipped.insert(reason.to_string(), n);
+        }
     }
     out.errors = walker.errors;
     // Reading is I/O bound and independent per file; collect keeps the order.
-    let candidates: Vec<(String, Candidate)> = walker.candidates.into_iter().collect();
+    let candidates: Vec<(String, (PathBuf, FileKind, Keys))> = by_display.into_iter().collect();
     let read: Vec<ReadOutcome> = candidates
         .par_iter()
-        .map(|(display, c)| read_file(display, &c.abs, c.kind, max_file_bytes))
+        .map(|(display, (real, kind, _))| read_file(display, real, *kind, max_file_bytes))
         .collect();
-    for ((display, c), outcome) in candidates.into_iter().zip(read) {
+    for ((display, (real, kind, keys)), outcome) in candidates.into_iter().zip(read) {
         match outcome {
             ReadOutcome::Text(text) => out.files.push(SourceFile {
                 path: display,
-                abs: c.abs,
+                abs: real,
                 text,
-                kind: c.kind,
-                crate_key: c.keys.target,
-                package_key: c.keys.package,
+                kind,
+                crate_key: keys.target,
+                package_key: keys.package,
             }),
             ReadOutcome::Skip(reason) => *out.skipped.entry(reason.to_string()).or_default() += 1,
             ReadOutcome::Error(e) => out.errors.push(e),
