@@ -34,3 +34,33 @@ pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, content).unwrap();
 }
+
+/// Runs `git ARGS` in `dir` (system config ignored) and returns its trimmed stdout;
+/// fails the test when git fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A new git repository at `dir`, with a committer set in its own config.
+pub fn git_repo(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q"]);
+    for (key, value) in [
+        ("user.name", "msgaudit"),
+        ("user.email", "msgaudit@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(dir, &["config", key, value]);
+    }
+}

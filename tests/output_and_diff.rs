@@ -1,0 +1,106 @@
+//! Issue 15, "Never lose a run": regression tests for runs that lost findings or
+//! printed them wrong. Every input is generated at test time.
+
+mod common;
+use common::{check_output, git, git_repo, write};
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// A pulsar consumer that acks (line 8) before it inserts into the table whose
+/// quoted SQL identifier is `ident`, written as the inside of a Rust string
+/// literal (`\n` in `ident` is a newline in the identifier). `before_ack` is
+/// Rust put on the line of the ack, before the call (`consumer.ack` starts at
+/// column 9 + its length in characters). MA001 at 8:18 plus that.
+fn handler(ident: &str, before_ack: &str) -> String {
+    format!(
+        r#"use futures::StreamExt;
+use pulsar::{{Consumer, Pulsar, TokioExecutor}};
+use sqlx::PgPool;
+
+pub async fn run(pulsar: Pulsar<TokioExecutor>, pool: PgPool) -> anyhow::Result<()> {{
+    let mut consumer: Consumer<Vec<u8>, TokioExecutor> = pulsar.consumer().build().await?;
+    while let Some(msg) = consumer.try_next().await? {{
+        {before_ack}consumer.ack(&msg).await?;
+        sqlx::query("INSERT INTO \"{ident}\" (a) VALUES (1)")
+            .execute(&pool)
+            .await?;
+    }}
+    Ok(())
+}}
+"#
+    )
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let out = check_output(dir, args);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn diff_base_reads_files_that_gitattributes_mark_binary() {
+    for attributes in ["*.rs -diff\n", "*.rs diff=opaque\n"] {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        git_repo(&repo);
+        write(&repo, ".gitattributes", attributes);
+        write(&repo, "src/lib.rs", "pub fn helper() -> u32 {\n    1\n}\n");
+        git(&repo, &["config", "diff.opaque.binary", "true"]);
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "base"]);
+        // The handler is appended to the tracked file: its lines are changed lines.
+        let text = format!(
+            "pub fn helper() -> u32 {{\n    1\n}}\n{}",
+            handler("events", "")
+        );
+        write(&repo, "src/lib.rs", text);
+        let diff = git(&repo, &["diff", "HEAD"]);
+        assert!(diff.contains("Binary files"), "{attributes}: {diff}");
+        let v = json(&repo, &[".", "--diff-base", "HEAD"]);
+        let lines: Vec<u64> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(lines, [11], "{attributes}: {v}");
+        assert_eq!(v["summary"]["outside_diff"], 0, "{attributes}");
+    }
+}
+
+#[test]
+fn diff_base_reads_hunks_by_their_line_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    git_repo(&repo);
+    let filler: String = (0..10).map(|i| format!("// line {i}\n")).collect();
+    write(&repo, "src/lib.rs", &filler);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    // Added lines whose text looks like file and hunk headers (`+++ b/…`,
+    // `--- a/…`, `@@ … @@` in the diff), then unchanged lines, then the handler:
+    // a second hunk.
+    let headers = "pub const S: &str = \"\n++ b/other.rs\n-- a/other.rs\n@@ -1 +1 @@\ndiff --git a/x b/x\n\";\n";
+    write(
+        &repo,
+        "src/lib.rs",
+        format!("{headers}{filler}{}", handler("events", "")),
+    );
+    let diff = git(&repo, &["diff", "-U0", "HEAD"]);
+    assert!(diff.contains("\n+++ b/other.rs\n"), "{diff}");
+    let v = json(&repo, &[".", "--diff-base", "HEAD"]);
+    let found: Vec<(String, u64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, [("src/lib.rs".to_string(), 24)], "{v}");
+    assert_eq!(v["summary"]["outside_diff"], 0);
+}
