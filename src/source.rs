@@ -60,6 +60,8 @@ pub struct SourceFile {
     pub abs: PathBuf,
     /// UTF-8 text with a leading BOM removed.
     pub text: String,
+    /// The file on disk starts with a UTF-8 BOM (3 bytes before `text`).
+    pub bom: bool,
     pub kind: FileKind,
     /// Identifies the crate the file belongs to (SPEC §3): the display path of the
     /// directory of the nearest `Cargo.toml` (searched upward, never above the PATH
@@ -446,7 +448,8 @@ fn io_message(e: &std::io::Error) -> String {
 
 /// Why a file was read but is not analyzed.
 enum ReadOutcome {
-    Text(String),
+    /// The text, and whether a BOM was removed from its start.
+    Text(String, bool),
     Skip(&'static str),
     Error(InputError),
 }
@@ -503,9 +506,9 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
         // The file grew after its size was read.
         return err(None, None, too_large(None, max_bytes));
     }
-    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
+    let (bytes, bom) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => (rest.to_vec(), true),
+        None => (bytes, false),
     };
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -527,7 +530,7 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
     if kind == FileKind::Yaml && text.contains("{{") {
         return ReadOutcome::Skip("templated_yaml");
     }
-    ReadOutcome::Text(text)
+    ReadOutcome::Text(text, bom)
 }
 
 /// Walks the PATH arguments and reads every candidate file (see the module docs).
@@ -573,10 +576,11 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
         .collect();
     for ((display, c), outcome) in candidates.into_iter().zip(read) {
         match outcome {
-            ReadOutcome::Text(text) => out.files.push(SourceFile {
+            ReadOutcome::Text(text, bom) => out.files.push(SourceFile {
                 path: display,
                 abs: c.abs,
                 text,
+                bom,
                 kind: c.kind,
                 crate_key: c.keys.target,
                 package_key: c.keys.package,

@@ -230,14 +230,18 @@ fn rustc_json_of_the_fixture_tree_parses_as_rustc_diagnostics() {
 }
 
 /// Byte offsets, lines, character columns and the `text` lines all point at the
-/// same place in the file on disk.
+/// same place in the file on disk (byte offsets count a BOM, lines and columns
+/// do not).
 fn assert_span_matches_the_file(s: &cargo_metadata::diagnostic::DiagnosticSpan) {
     let text = fs::read_to_string(&s.file_name).unwrap();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(t) => (3, t),
+        None => (0, text.as_str()),
+    };
     let lines: Vec<&str> = text.split('\n').collect();
     let offset = |line: usize, column: usize| {
         let start: usize = lines[..line - 1].iter().map(|l| l.len() + 1).sum();
-        start
+        bom + start
             + lines[line - 1]
                 .char_indices()
                 .nth(column - 1)

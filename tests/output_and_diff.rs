@@ -2,10 +2,12 @@
 //! printed them wrong. Every input is generated at test time.
 
 mod common;
-use common::{check_output, git, git_repo, write};
+use common::{check_output, git, git_repo, msgaudit, write};
 
+use std::fs;
 use std::path::Path;
 
+use cargo_metadata::diagnostic::Diagnostic;
 use serde_json::Value;
 
 /// A pulsar consumer that acks (line 8) before it inserts into the table whose
@@ -30,6 +32,20 @@ pub async fn run(pulsar: Pulsar<TokioExecutor>, pool: PgPool) -> anyhow::Result<
     Ok(())
 }}
 "#
+    )
+}
+
+/// `msgaudit check --format FORMAT ARGS` in `dir`: exit code and stdout.
+fn check(dir: &Path, format: &str, args: &[&str]) -> (i32, String) {
+    let out = msgaudit()
+        .current_dir(dir)
+        .args(["check", "--format", format])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
     )
 }
 
@@ -103,4 +119,52 @@ fn diff_base_reads_hunks_by_their_line_counts() {
         .collect();
     assert_eq!(found, [("src/lib.rs".to_string(), 24)], "{v}");
     assert_eq!(v["summary"]["outside_diff"], 0);
+}
+
+#[test]
+fn rustc_json_byte_offsets_count_the_bom() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = handler("events", "");
+    write(dir.path(), "plain/src/lib.rs", &text);
+    write(dir.path(), "bom/src/lib.rs", format!("\u{feff}{text}"));
+    write(
+        dir.path(),
+        "plain/Cargo.toml",
+        "[package]\nname = \"plain\"\n",
+    );
+    write(dir.path(), "bom/Cargo.toml", "[package]\nname = \"bom\"\n");
+    let spans = |path: &str| {
+        let (code, out) = check(dir.path(), "rustc-json", &[path]);
+        assert_eq!(code, 1, "{out}");
+        let d: Diagnostic = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let raw = fs::read(dir.path().join(path).join("src/lib.rs")).unwrap();
+        d.spans
+            .iter()
+            .map(|s| {
+                // The bytes the offsets point at, in the file on disk, are the
+                // span's own text.
+                let first = &s.text[0];
+                let chars: Vec<char> = first.text.chars().collect();
+                let highlighted: String = chars
+                    [first.highlight_start - 1..(first.highlight_end - 1).min(chars.len())]
+                    .iter()
+                    .collect();
+                let on_disk =
+                    String::from_utf8(raw[s.byte_start as usize..s.byte_end as usize].to_vec())
+                        .unwrap();
+                if s.line_start == s.line_end {
+                    assert_eq!(on_disk, highlighted, "{path}: {s:?}");
+                } else {
+                    assert!(on_disk.starts_with(&highlighted), "{path}: {s:?}");
+                }
+                (s.byte_start, s.byte_end, s.line_start, s.column_start)
+            })
+            .collect::<Vec<_>>()
+    };
+    let plain = spans("plain");
+    let bom = spans("bom");
+    assert_eq!(plain.len(), bom.len());
+    for (p, b) in plain.iter().zip(&bom) {
+        assert_eq!((p.0 + 3, p.1 + 3, p.2, p.3), *b);
+    }
 }

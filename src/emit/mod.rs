@@ -95,6 +95,16 @@ impl<'a> Sources<'a> {
         Some((start, end))
     }
 
+    /// Bytes on disk before the text of `path`: 3 for a UTF-8 BOM, else 0. Offsets
+    /// into the file as it is on disk are offsets into the text plus this.
+    pub(crate) fn bom_len(&self, path: &str) -> usize {
+        if self.report.bom.contains(path) {
+            3
+        } else {
+            0
+        }
+    }
+
     /// The source text that `span` covers in `path`.
     pub(crate) fn snippet(&mut self, path: &str, span: &Span) -> Option<&'a str> {
         let (start, end) = self.byte_range(path, span)?;

@@ -7,7 +7,9 @@
 //! span labelled with the boundary, a secondary span per label (in the same or
 //! another file), a `note` child with the failure window and a `help` child.
 //! Lines and columns are 1-based, columns count characters, ends are exclusive;
-//! byte offsets are into the text without a BOM. Input errors are `error`
+//! byte offsets are into the file as it is on disk, as rustc's are (a UTF-8 BOM
+//! counts its 3 bytes, though the analysis works on the text without it). Input
+//! errors are `error`
 //! diagnostics with the code `msgaudit::input_error` (a primary span only when
 //! they have a position: rust-analyzer drops the others).
 
@@ -95,6 +97,8 @@ fn span<'a>(
     let (byte_start, byte_end) = sources
         .byte_range(path, &full)
         .unwrap_or((span.byte_start, span.byte_end));
+    let bom = sources.bom_len(path);
+    let (byte_start, byte_end) = (byte_start + bom, byte_end + bom);
     let mut text = Vec::new();
     for line in span.line..=line_end {
         let Some(line_text) = sources.line(path, line) else {
