@@ -2,7 +2,7 @@
 //! printed them wrong. Every input is generated at test time.
 
 mod common;
-use common::{check_output, git, git_repo, msgaudit, write};
+use common::{check_output, git, git_repo, msgaudit, sarif_schema_errors, write};
 
 use std::fs;
 use std::path::Path;
@@ -119,6 +119,75 @@ fn diff_base_reads_hunks_by_their_line_counts() {
         .collect();
     assert_eq!(found, [("src/lib.rs".to_string(), 24)], "{v}");
     assert_eq!(v["summary"]["outside_diff"], 0);
+}
+
+/// Decodes `%XX` escapes (the SARIF consumer's side of `uri`).
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(unix)]
+#[test]
+fn sarif_uris_percent_encode_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "src/back\\slash.rs",
+        "src/a b#c?d%e.rs",
+        "src/x:y[z]@w;v=u&t+s,r!q$p'o(n)m*.rs",
+        "src/é.rs",
+        // A colon in the first segment would read as a URI scheme (or a drive).
+        "c:d.rs",
+        "C:/x.rs",
+    ];
+    for name in names {
+        write(dir.path(), name, handler("events", ""));
+    }
+    let (code, out) = check(dir.path(), "sarif", &["."]);
+    assert_eq!(code, 1);
+    let log: Value = serde_json::from_str(&out).unwrap();
+    let errors = sarif_schema_errors(&log);
+    assert!(errors.is_empty(), "invalid SARIF:\n{}", errors.join("\n"));
+    let uris: Vec<&str> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(uris.len(), names.len(), "{uris:?}");
+    assert!(uris.contains(&"src/back%5Cslash.rs"), "{uris:?}");
+    let mut decoded: Vec<String> = uris
+        .iter()
+        .map(|u| {
+            // Only unreserved characters, `/` and escapes: one segment per name.
+            assert!(
+                u.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~/%".contains(&b)),
+                "{u}"
+            );
+            String::from_utf8(percent_decode(u)).unwrap()
+        })
+        .collect();
+    decoded.sort();
+    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    expected.sort();
+    assert_eq!(decoded, expected);
 }
 
 #[test]

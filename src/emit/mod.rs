@@ -3,6 +3,7 @@
 //! stays stable while the core's types change. One file per format.
 
 pub mod checklist;
+pub mod escape;
 pub mod github;
 pub mod human;
 pub mod json;

@@ -64,3 +64,19 @@ pub fn git_repo(dir: &Path) {
         git(dir, &["config", key, value]);
     }
 }
+
+/// The errors of a SARIF log against the official SARIF 2.1.0 schema (draft-04),
+/// with format checks on.
+pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string("tests/data/sarif-schema-2.1.0.json").unwrap())
+            .unwrap();
+    let validator = jsonschema::draft4::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
