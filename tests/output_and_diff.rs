@@ -55,6 +55,32 @@ fn json(dir: &Path, args: &[&str]) -> Value {
 }
 
 #[test]
+fn human_snippet_header_counts_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    // 7 characters, 19 bytes: `let é = "日本語"; ` before the ack.
+    let before = "let é = \"日本語\"; ";
+    write(dir.path(), "src/lib.rs", handler("events", before));
+    let v = json(dir.path(), &["."]);
+    let f = &v["findings"][0];
+    let column = 18 + before.chars().count() as u64;
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(8), Some(column))
+    );
+    let (_, human) = check(dir.path(), "human", &["."]);
+    assert!(
+        human.starts_with(&format!("src/lib.rs:8:{column}: MA001")),
+        "{human}"
+    );
+    assert!(
+        human.contains(&format!("╭─[src/lib.rs:8:{column}]")),
+        "the header's column is not {column}:\n{human}"
+    );
+    let (_, short) = check(dir.path(), "short", &["."]);
+    assert!(short.starts_with(&format!("src/lib.rs:8:{column}: ")));
+}
+
+#[test]
 fn diff_base_reads_files_that_gitattributes_mark_binary() {
     for attributes in ["*.rs -diff\n", "*.rs diff=opaque\n"] {
         let dir = tempfile::tempdir().unwrap();

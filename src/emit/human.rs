@@ -4,7 +4,8 @@
 //! The primary span is labelled with the boundary the finding breaks; secondary
 //! labels in the same file are drawn in the snippet, labels in other files are
 //! listed as notes, and the failure window is a note. The rendering has no
-//! colour codes unless [`HumanOptions::color`] asks for them.
+//! colour codes unless [`HumanOptions::color`] asks for them. Columns, in the
+//! snippet header `╭─[path:line:col]` as everywhere, count characters.
 
 use std::fmt;
 
@@ -50,12 +51,23 @@ impl SourceCode for Named<'_> {
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
         let inner = self.text.read_span(span, before, after)?;
+        // miette counts the column of the contents' start in bytes: count characters,
+        // as every other column msgaudit prints does.
+        let start = inner.span().offset();
+        let column = self
+            .text
+            .get(..start)
+            .map(|before| {
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                before[line_start..].chars().count()
+            })
+            .unwrap_or_else(|| inner.column());
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.to_string(),
             inner.data(),
             *inner.span(),
             inner.line(),
-            inner.column(),
+            column,
             inner.line_count(),
         )))
     }
