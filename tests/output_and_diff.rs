@@ -1,5 +1,10 @@
-//! Issue 15, "Never lose a run": regression tests for runs that lost findings or
-//! printed them wrong. Every input is generated at test time.
+//! Issue 15, "Never lose a run": what the output quotes from the analyzed tree is
+//! escaped for each format's reader, `--diff-base` sees every changed line, SARIF
+//! URIs are percent-encoded, columns count characters everywhere and rustc-json
+//! byte offsets are into the file on disk. Every input is generated at test time,
+//! and each output is read by what reads it where the repository has such a
+//! consumer (cargo_metadata for rustc-json, the SARIF schema, the GitHub
+//! workflow-command syntax, a CommonMark parser for the checklist).
 
 mod common;
 use common::{check_output, git, git_repo, msgaudit, sarif_schema_errors, write};
@@ -35,6 +40,11 @@ pub async fn run(pulsar: Pulsar<TokioExecutor>, pool: PgPool) -> anyhow::Result<
     )
 }
 
+/// A table name with a newline that starts a workflow command, a carriage
+/// return, an ANSI escape, C1 and bidirectional controls and a line separator.
+const HOSTILE: &str =
+    r"ev\n::warning title=forged::injected\r::error::cr\u{1b}[31mred\u{85}nel\u{202e}rlo\u{2028}ls";
+
 /// `msgaudit check --format FORMAT ARGS` in `dir`: exit code and stdout.
 fn check(dir: &Path, format: &str, args: &[&str]) -> (i32, String) {
     let out = msgaudit()
@@ -52,6 +62,139 @@ fn check(dir: &Path, format: &str, args: &[&str]) -> (i32, String) {
 fn json(dir: &Path, args: &[&str]) -> Value {
     let out = check_output(dir, args);
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Characters that no line of a text format may carry from the analyzed code.
+fn unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn assert_clean_lines(format: &str, out: &str) {
+    for line in out.lines() {
+        assert!(
+            !line.trim_start().starts_with("::"),
+            "{format}: a line starts a workflow command: {line:?}\n{out}"
+        );
+        assert!(
+            !line.chars().any(unsafe_char),
+            "{format}: a control character reached the output: {line:?}"
+        );
+    }
+}
+
+/// The hostile table name as each text format prints it: escaped, on one line.
+const ESCAPED: &str =
+    r"ev\n::warning title=forged::injected\r::error::cr\x1B[31mred\u{85}nel\u{202E}rlo\u{2028}ls";
+
+#[test]
+fn quoted_code_cannot_inject_lines_into_text_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "src/lib.rs", handler(HOSTILE, ""));
+    let v = json(dir.path(), &["."]);
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v}");
+    // JSON keeps the identifier as it is (serde escapes it).
+    let message = findings[0]["message"].as_str().unwrap();
+    assert!(message.contains("ev\n::warning"), "{message}");
+
+    // short: one line per finding, each read by a gcc-style problem matcher.
+    let (code, short) = check(dir.path(), "short", &["."]);
+    assert_eq!(code, 1);
+    assert_eq!(short.lines().count(), 1, "{short}");
+    let line = short.lines().next().unwrap();
+    assert!(
+        line.starts_with("src/lib.rs:8:18: error[MA001]: message acked by `consumer.ack`"),
+        "{line}"
+    );
+    assert!(line.ends_with(&format!("`{ESCAPED}`")), "{line}");
+    assert_clean_lines("short", &short);
+
+    // human: the message, the label and the window show the escaped name.
+    let (_, human) = check(dir.path(), "human", &["."]);
+    assert_clean_lines("human", &human);
+    assert_eq!(human.matches(ESCAPED).count(), 3, "{human}");
+
+    // github: one workflow command; the runner decodes `%0A` to the annotation's
+    // own line breaks, and no line of the annotation is the quoted text's.
+    let (_, github) = check(dir.path(), "github", &["."]);
+    assert_eq!(github.lines().count(), 1, "{github}");
+    assert!(github.starts_with("::error file=src/lib.rs,line=8,col=18,"));
+    let data = github
+        .split_once("::")
+        .unwrap()
+        .1
+        .split_once("::")
+        .unwrap()
+        .1;
+    let annotation = data
+        .trim_end()
+        .replace("%0A", "\n")
+        .replace("%0D", "\r")
+        .replace("%25", "%");
+    assert_eq!(annotation.lines().count(), 4, "{annotation}");
+    assert_clean_lines("github annotation", &annotation);
+    assert!(annotation.lines().next().unwrap().contains(ESCAPED));
+
+    // rustc-json: each line a rustc diagnostic (cargo_metadata); `message` keeps
+    // the text as it is, `rendered` (printed to terminals) escapes it.
+    let (_, rustc) = check(dir.path(), "rustc-json", &["."]);
+    assert_eq!(rustc.lines().count(), 1);
+    let d: Diagnostic = serde_json::from_str(rustc.trim_end()).unwrap();
+    assert_eq!(d.message, message);
+    let rendered = d.rendered.unwrap();
+    assert_clean_lines("rendered", &rendered);
+    assert!(rendered.starts_with("error[MA001]: "), "{rendered}");
+    assert!(rendered.lines().next().unwrap().contains(ESCAPED));
+}
+
+/// Char index of `pat` in `line`.
+fn char_index(line: &str, pat: &str) -> Option<usize> {
+    line.find(pat).map(|i| line[..i].chars().count())
+}
+
+#[test]
+fn source_lines_drawn_by_human_are_escaped_and_stay_aligned() {
+    // A lone carriage return and an escape sequence in a comment on the line
+    // before the ack (miette would read the `\r` as a line break), and an escape
+    // and a bidirectional override in a comment before the ack on its line.
+    let dir = tempfile::tempdir().unwrap();
+    let before = "/* \u{1b}[2J\u{202e} */ ";
+    let text = handler("events", before).replace(
+        "        /*",
+        "        // done\r::error::forged \u{1b}[2J\n        /*",
+    );
+    write(dir.path(), "src/lib.rs", text);
+    let column = 18 + before.chars().count();
+    let (code, human) = check(dir.path(), "human", &["."]);
+    assert_eq!(code, 1, "{human}");
+    assert_clean_lines("human", &human);
+    assert!(
+        human.contains(&format!("╭─[src/lib.rs:9:{column}]")),
+        "{human}"
+    );
+    // Each replaced character is one visible character, and the line numbers are
+    // msgaudit's: the comment on line 8, the ack on line 9, underlined at `ack`.
+    let lines: Vec<&str> = human.lines().collect();
+    let comment = lines
+        .iter()
+        .find(|l| l.contains("// done"))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(comment.starts_with("  8 │"), "{comment}");
+    assert!(
+        comment.contains("// done\u{240d}::error::forged \u{241b}[2J"),
+        "{comment}"
+    );
+    let ack = lines
+        .iter()
+        .position(|l| l.starts_with("  9 │"))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(lines[ack].contains("/* \u{241b}[2J\u{fffd} */ consumer.ack"));
+    assert_eq!(
+        char_index(lines[ack + 1], "─"),
+        char_index(lines[ack], "ack(&msg)"),
+        "{human}"
+    );
 }
 
 #[test]
@@ -78,6 +221,85 @@ fn human_snippet_header_counts_characters() {
     );
     let (_, short) = check(dir.path(), "short", &["."]);
     assert!(short.starts_with(&format!("src/lib.rs:8:{column}: ")));
+}
+
+/// Renders Markdown as GitHub does (CommonMark with task lists, tables and
+/// strikethrough) and returns the HTML and the tags opened, in order.
+fn render_markdown(md: &str) -> (String, Vec<String>) {
+    use pulldown_cmark::{Event, Options, Parser};
+    let options = Options::ENABLE_TASKLISTS
+        | Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_MATH;
+    let events: Vec<Event> = Parser::new_ext(md, options).collect();
+    let tags = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Start(tag) => Some(format!("{tag:?}")),
+            Event::TaskListMarker(done) => Some(format!("task {done}")),
+            Event::Html(h) | Event::InlineHtml(h) => Some(format!("html {h}")),
+            Event::InlineMath(m) | Event::DisplayMath(m) => Some(format!("math {m}")),
+            _ => None,
+        })
+        // Link targets are compared apart; their place in the structure stays.
+        .map(|t| {
+            if t.starts_with("Link") {
+                "Link".to_string()
+            } else {
+                t
+            }
+        })
+        .collect();
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    (html, tags)
+}
+
+#[test]
+fn checklist_renders_analyzed_text_as_text() {
+    // Markdown that would add a checked item, a heading, HTML, a link, an image,
+    // emphasis and math, and backticks that would close the code span.
+    // (No dot: msgaudit names a table by the last part of a dotted name.)
+    let hostile = r"ev\n- [x] **forged** answer\n# Heading\n<img src=x onerror=alert(1)> [click](https://evil) ![i](https://evil/ipng) _em_ *em* ~~s~~ $x$ `tick` &amp; \\` end";
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "bad/src/lib.rs", handler(hostile, ""));
+    write(dir.path(), "good/src/lib.rs", handler("events", ""));
+    let checklist = |path: &str| {
+        let out = msgaudit()
+            .current_dir(dir.path())
+            .args(["checklist", path])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let bad = checklist("bad");
+    let good = checklist("good");
+    assert_eq!(bad.lines().count(), good.lines().count(), "{bad}");
+    let (bad_html, bad_tags) = render_markdown(&bad);
+    let (_, good_tags) = render_markdown(&good);
+    // The same document structure as with an ordinary table name: no item,
+    // heading, emphasis, link, image, HTML or math added.
+    assert_eq!(bad_tags, good_tags, "{bad}");
+    for forged in [
+        "<img",
+        "href=\"https://evil",
+        "<em>",
+        "<h1>",
+        "<del>",
+        "<strong>forged",
+    ] {
+        assert!(!bad_html.contains(forged), "{forged} in\n{bad_html}");
+    }
+    // The text is all there, as text.
+    // (msgaudit prints table names in lower case.)
+    for shown in [
+        "<code>ev\\n- [x] **forged** answer\\n# heading\\n&lt;img src=x",
+        "[click](https://evil) ![i](https://evil/ipng) _em_ *em* ~~s~~ $x$ </code>",
+        "&amp;amp;",
+    ] {
+        assert!(bad_html.contains(shown), "{shown} not in\n{bad_html}");
+    }
 }
 
 #[test]

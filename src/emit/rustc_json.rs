@@ -8,13 +8,15 @@
 //! another file), a `note` child with the failure window and a `help` child.
 //! Lines and columns are 1-based, columns count characters, ends are exclusive;
 //! byte offsets are into the file as it is on disk, as rustc's are (a UTF-8 BOM
-//! counts its 3 bytes, though the analysis works on the text without it). Input
-//! errors are `error`
+//! counts its 3 bytes, though the analysis works on the text without it). The
+//! `rendered` text escapes what it quotes from the analyzed tree
+//! ([`text`]), as terminal output. Input errors are `error`
 //! diagnostics with the code `msgaudit::input_error` (a primary span only when
 //! they have a position: rust-analyzer drops the others).
 
 use serde::Serialize;
 
+use super::escape::text;
 use super::{tool_code, Sources};
 use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
 
@@ -134,7 +136,7 @@ fn span<'a>(
 }
 
 /// `error[MA001]: message`, the location and the children, as rustc's short
-/// human rendering.
+/// human rendering, with the analyzed tree's text escaped ([`text`]).
 fn rendered(
     level: &str,
     code: &str,
@@ -142,16 +144,17 @@ fn rendered(
     at: Option<String>,
     children: &[RustcDiagnostic],
 ) -> String {
+    let message = text(message);
     let mut out = if code.is_empty() {
         format!("{level}: {message}\n")
     } else {
         format!("{level}[{code}]: {message}\n")
     };
     if let Some(at) = at {
-        out.push_str(&format!("  --> {at}\n"));
+        out.push_str(&format!("  --> {}\n", text(&at)));
     }
     for c in children {
-        out.push_str(&format!("  = {}: {}\n", c.level, c.message));
+        out.push_str(&format!("  = {}: {}\n", c.level, text(&c.message)));
     }
     out
 }
