@@ -1,7 +1,7 @@
 //! Findings, labels, spans and input errors: the one result model shared by the
 //! analysis (which produces them) and the emitters (which print them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// Severity of a finding, as configured (`off` removes the finding altogether).
@@ -22,7 +22,9 @@ impl Severity {
 
 /// A region of one file. Lines are 1-based; columns are 1-based and count
 /// characters. `end_column` is exclusive: it points one past the last character,
-/// as rustc and SARIF do. Byte offsets are into the file's text with any BOM removed.
+/// as rustc and SARIF do. Byte offsets are into the file's text with any BOM removed
+/// (`Report::sources`); a format that prints byte offsets into the file on disk
+/// adds the BOM back (`Report::bom`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
     pub line: u32,
@@ -139,6 +141,8 @@ pub struct Report {
     pub timings: Timings,
     /// Display path -> file text (BOM removed), for emitters that show source snippets.
     pub sources: BTreeMap<String, String>,
+    /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
+    pub bom: BTreeSet<String>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).
     pub inventory: crate::analysis::inventory::Inventory,
 }

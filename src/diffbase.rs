@@ -4,9 +4,11 @@
 //!
 //! Changed lines are what `git diff REV` shows against the working tree
 //! (commits since REV, staged and unstaged changes alike), plus every line of
-//! untracked files that are not ignored. Pure deletions change no remaining
-//! line. The `git` command is run locally; nothing is fetched (a lazy fetch in a
-//! partial clone is turned off).
+//! untracked files that are not ignored. Every file is diffed as text, whatever
+//! its attributes say, without external diff programs or text conversions, and
+//! hunks are read by their line counts (see [`parse_diff`]). Pure deletions
+//! change no remaining line. The `git` command is run locally; nothing is fetched
+//! (a lazy fetch in a partial clone is turned off).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -124,11 +126,16 @@ pub fn collect(first_path: &Path, rev: &str) -> Result<ChangedLines, InputError>
     cmd.args([
         "diff",
         "--no-color",
+        // Every file as text, whatever `.gitattributes` says (`*.rs -diff` or a
+        // `binary` diff driver would print "Binary files differ" and no lines),
+        // without the external diff programs and text conversions configured.
+        "--text",
         "--no-ext-diff",
         "--no-textconv",
         "--ignore-submodules",
         "--find-renames",
         "--unified=0",
+        "--inter-hunk-context=0",
         "--src-prefix=a/",
         "--dst-prefix=b/",
         &commit,
@@ -200,43 +207,79 @@ fn unquote(s: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// `@@ -a[,b] +c[,d] @@ ...`: (b, c, d), the old line count, the new start line
+/// and the new line count (a count left out is 1).
+fn hunk_header(line: &str) -> Option<(u32, u32, u32)> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (ranges, _) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let count = |r: &str| -> Option<(u32, u32)> {
+        match r.split_once(',') {
+            Some((start, n)) => Some((start.parse().ok()?, n.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let (_, old_count) = count(old)?;
+    let (new_start, new_count) = count(new)?;
+    Some((old_count, new_start, new_count))
+}
+
 /// Added or changed lines per file (paths relative to the top level) from
 /// `git diff --unified=0` output.
+///
+/// A hunk is read by the line counts of its `@@ -a,b +c,d @@` header: its next
+/// `b` removed and `d` added (or context) lines are file content whatever they
+/// start with, so an added line whose text is `++ b/x.rs` (printed `+++ b/x.rs`)
+/// is a line of the file, not the header of another. File headers (`diff --git`,
+/// `+++ b/path`) are read only between hunks. The lines marked are those printed
+/// with `+`, by their line number in the new file.
 pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
     let mut files: BTreeMap<String, Lines> = BTreeMap::new();
     let mut current: Option<String> = None;
-    for line in diff.lines() {
+    // Lines of the current hunk still to read, and the new file's next line number.
+    let (mut old_left, mut new_left, mut new_line) = (0u32, 0u32, 0u32);
+    for line in diff.split('\n') {
+        if old_left > 0 || new_left > 0 {
+            match line.as_bytes().first() {
+                Some(b'+') if new_left > 0 => {
+                    if let Some(Lines::Ranges(r)) = current.as_ref().and_then(|f| files.get_mut(f))
+                    {
+                        match r.last_mut() {
+                            Some((_, end)) if *end + 1 == new_line => *end = new_line,
+                            _ => r.push((new_line, new_line)),
+                        }
+                    }
+                    new_line += 1;
+                    new_left -= 1;
+                    continue;
+                }
+                Some(b'-') if old_left > 0 => {
+                    old_left -= 1;
+                    continue;
+                }
+                Some(b' ') if old_left > 0 && new_left > 0 => {
+                    new_line += 1;
+                    old_left -= 1;
+                    new_left -= 1;
+                    continue;
+                }
+                // `\ No newline at end of file`, after a line of either side.
+                Some(b'\\') => continue,
+                // Not a line of the hunk (the counts were wrong): read it as a header.
+                _ => (old_left, new_left) = (0, 0),
+            }
+        }
         if let Some(target) = line.strip_prefix("+++ ") {
-            let target = unquote(target.trim_end_matches('\t'));
+            let target = unquote(target.trim_end_matches(['\t', '\r']));
             current = target.strip_prefix("b/").map(str::to_string);
-            continue;
-        }
-        if line.starts_with("diff --git ") {
+        } else if line.starts_with("diff --git ") {
             current = None;
-            continue;
-        }
-        let Some(rest) = line.strip_prefix("@@ ") else {
-            continue;
-        };
-        let Some(file) = &current else { continue };
-        // @@ -a[,b] +c[,d] @@
-        let Some(new) = rest.split_whitespace().find(|t| t.starts_with('+')) else {
-            continue;
-        };
-        let new = &new[1..];
-        let (start, count) = match new.split_once(',') {
-            Some((s, c)) => (s.parse::<u32>().ok(), c.parse::<u32>().ok()),
-            None => (new.parse::<u32>().ok(), Some(1)),
-        };
-        let (Some(start), Some(count)) = (start, count) else {
-            continue;
-        };
-        let entry = files
-            .entry(file.clone())
-            .or_insert_with(|| Lines::Ranges(Vec::new()));
-        if count > 0 {
-            if let Lines::Ranges(r) = entry {
-                r.push((start, start + count - 1));
+        } else if let Some((old_count, new_start, new_count)) = hunk_header(line) {
+            (old_left, new_left, new_line) = (old_count, new_count, new_start);
+            if let Some(file) = &current {
+                files
+                    .entry(file.clone())
+                    .or_insert_with(|| Lines::Ranges(Vec::new()));
             }
         }
     }
@@ -283,6 +326,8 @@ index 1..2 100644
 +b
 @@ -20,3 +21,0 @@
 -gone
+-gone
+-gone
 diff --git a/old.rs b/old.rs
 deleted file mode 100644
 --- a/old.rs
@@ -295,12 +340,65 @@ diff --git a/new.rs b/\"sp\\303\\251cial\\tname.rs\"
 +++ \"b/sp\\303\\251cial\\tname.rs\"
 @@ -0,0 +1,3 @@
 +a
++b
++c
 ";
         let files = parse_diff(diff);
         assert_eq!(files["src/a.rs"], Lines::Ranges(vec![(4, 5), (12, 12)]));
         assert!(!files.contains_key("old.rs"));
         // The quoted target is `"b/..."`: unquoted first, then the prefix dropped.
         assert_eq!(files["sp\u{e9}cial\tname.rs"], Lines::Ranges(vec![(1, 3)]));
+    }
+
+    #[test]
+    fn hunk_lines_are_content_whatever_they_start_with() {
+        // Added lines whose text is `++ b/other.rs`, `-- a/x`, `diff --git ...` and
+        // `@@ -1 +1 @@`, then a second hunk: all of it is `src/a.rs`.
+        let diff = "\
+diff --git a/src/a.rs b/src/a.rs
+--- a/src/a.rs
++++ b/src/a.rs
+@@ -1,0 +2,4 @@
++++ b/other.rs
++--- a/x
++diff --git a/y b/y
++@@ -1 +1 @@
+@@ -9 +13,2 @@
+-old
++new
++new
+\\ No newline at end of file
+";
+        let files = parse_diff(diff);
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(files["src/a.rs"], Lines::Ranges(vec![(2, 5), (13, 14)]));
+    }
+
+    #[test]
+    fn context_lines_are_not_changed_lines() {
+        let diff = "\
+diff --git a/a.rs b/a.rs
+--- a/a.rs
++++ b/a.rs
+@@ -1,3 +1,4 @@
+ same
++new
+ same
+-old
++new
+";
+        assert_eq!(
+            parse_diff(diff)["a.rs"],
+            Lines::Ranges(vec![(2, 2), (4, 4)])
+        );
+    }
+
+    #[test]
+    fn hunk_headers() {
+        assert_eq!(hunk_header("@@ -3,0 +4,2 @@ fn f() {"), Some((0, 4, 2)));
+        assert_eq!(hunk_header("@@ -10 +12 @@"), Some((1, 12, 1)));
+        assert_eq!(hunk_header("@@ -1 +x @@"), None);
+        assert_eq!(hunk_header("+@@ -1 +1 @@"), None);
     }
 
     #[test]

@@ -129,6 +129,9 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.findings = findings;
     for f in &discovery.files {
         report.sources.insert(f.path.clone(), f.text.clone());
+        if f.bom {
+            report.bom.insert(f.path.clone());
+        }
     }
     // Adoption filters, after suppressions: --write-baseline, --baseline, --diff-base.
     if options.baseline.is_some() || options.write_baseline.is_some() {

@@ -187,14 +187,16 @@ macro_rules! say {
     }};
 }
 
+/// A usage or config error on stderr, one line (what it quotes is escaped).
 fn print_error(e: &InputError) {
+    let path = emit::escape::text(&e.path);
     let location = match (e.line, e.column) {
-        (Some(l), Some(c)) => format!("{}:{l}:{c}: ", e.path),
-        (Some(l), None) => format!("{}:{l}: ", e.path),
+        (Some(l), Some(c)) => format!("{path}:{l}:{c}: "),
+        (Some(l), None) => format!("{path}:{l}: "),
         _ if e.path.is_empty() => String::new(),
-        _ => format!("{}: ", e.path),
+        _ => format!("{path}: "),
     };
-    say!("{location}error: {}", e.message);
+    say!("{location}error: {}", emit::escape::text(&e.message));
 }
 
 /// Writes the report. A closed pipe (`msgaudit ... | head`) is the reader's choice;

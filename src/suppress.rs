@@ -277,6 +277,7 @@ mod tests {
             path: path.to_string(),
             abs: PathBuf::from(path),
             text: text.to_string(),
+            bom: false,
             kind,
             crate_key: path.to_string(),
             package_key: path.to_string(),

@@ -10,7 +10,9 @@ use assert_cmd::Command;
 use cargo_metadata::diagnostic::{Diagnostic, DiagnosticLevel};
 use serde_json::Value;
 
+mod common;
 mod support;
+use common::sarif_schema_errors;
 use support::sarif_for_snapshot;
 
 fn run(args: &[&str]) -> (i32, String) {
@@ -35,22 +37,6 @@ fn json_findings(path: &str) -> Vec<Value> {
     let (_, out) = check("json", path);
     let v: Value = serde_json::from_str(&out).unwrap();
     v["findings"].as_array().unwrap().clone()
-}
-
-/// The errors of a SARIF log against the official SARIF 2.1.0 schema (draft-04),
-/// with format checks on.
-fn sarif_schema_errors(log: &Value) -> Vec<String> {
-    let schema: Value =
-        serde_json::from_str(&fs::read_to_string("tests/data/sarif-schema-2.1.0.json").unwrap())
-            .unwrap();
-    let validator = jsonschema::draft4::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the SARIF schema compiles");
-    validator
-        .iter_errors(log)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
 }
 
 fn assert_valid_sarif(log: &Value) {
@@ -230,14 +216,18 @@ fn rustc_json_of_the_fixture_tree_parses_as_rustc_diagnostics() {
 }
 
 /// Byte offsets, lines, character columns and the `text` lines all point at the
-/// same place in the file on disk.
+/// same place in the file on disk (byte offsets count a BOM, lines and columns
+/// do not).
 fn assert_span_matches_the_file(s: &cargo_metadata::diagnostic::DiagnosticSpan) {
     let text = fs::read_to_string(&s.file_name).unwrap();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(t) => (3, t),
+        None => (0, text.as_str()),
+    };
     let lines: Vec<&str> = text.split('\n').collect();
     let offset = |line: usize, column: usize| {
         let start: usize = lines[..line - 1].iter().map(|l| l.len() + 1).sum();
-        start
+        bom + start
             + lines[line - 1]
                 .char_indices()
                 .nth(column - 1)

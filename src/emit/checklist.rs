@@ -3,19 +3,41 @@
 //! `report.inventory`, the six questions answered from the analysis (`- [x]`) or left
 //! open for the reviewer (`- [ ]`, with the reason), the guarantee each consumer
 //! provides with the findings that decide it, and a summary of findings by rule.
+//!
+//! Everything taken from the analyzed tree is escaped for Markdown, since the
+//! checklist is pasted into pull requests: code (call texts, names, values) goes
+//! into code spans that hold any text ([`code`]), msgaudit's own messages that
+//! quote code are escaped around their code spans ([`md`]), and link targets are
+//! percent-encoded. No analyzed text can start a line, a link, an image or HTML.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::escape;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
 };
 use crate::diagnostic::Report;
 use crate::ir::Loc;
 
+/// Analyzed code as one Markdown code span (`` `tx.commit()` ``).
+fn code(text: &str) -> String {
+    escape::markdown_code(text)
+}
+
+/// A message of msgaudit's, which may quote analyzed code in backticks, as
+/// Markdown text.
+fn md(text: &str) -> String {
+    escape::markdown(text)
+}
+
 /// `[src/consumer.rs:42](src/consumer.rs#L42)`.
 fn link(path: &str, line: u32) -> String {
-    format!("[{path}:{line}]({path}#L{line})")
+    format!(
+        "[{}:{line}]({}#L{line})",
+        md(path),
+        escape::uri_path(path, None)
+    )
 }
 
 fn at(loc: &Loc) -> String {
@@ -24,9 +46,9 @@ fn at(loc: &Loc) -> String {
 
 fn call(s: &Site) -> String {
     if s.describe.is_empty() {
-        format!("`{}` {}", s.text, at(&s.loc))
+        format!("{} {}", code(&s.text), at(&s.loc))
     } else {
-        format!("`{}` ({}) {}", s.text, s.describe, at(&s.loc))
+        format!("{} ({}) {}", code(&s.text), md(&s.describe), at(&s.loc))
     }
 }
 
@@ -95,7 +117,7 @@ pub fn render(report: &Report) -> String {
                 f.code,
                 f.name,
                 link(&f.path, f.span.line),
-                f.message
+                md(&f.message)
             )
         })
         .collect();
@@ -123,8 +145,8 @@ fn consumer(out: &mut String, c: &Consumer) {
     let inf = inventory::infer(c);
     let _ = writeln!(
         out,
-        "### Consumer `{}`: {}\n",
-        c.name,
+        "### Consumer {}: {}\n",
+        code(&c.name),
         inf.guarantee.as_str()
     );
     let mut facts = Vec::new();
@@ -132,7 +154,7 @@ fn consumer(out: &mut String, c: &Consumer) {
         facts.push(format!("defined at {}", at(l)));
     }
     if let Some(lib) = &c.library {
-        facts.push(format!("library `{lib}`"));
+        facts.push(format!("library {}", code(lib)));
     }
     if !c.receives.is_empty() {
         facts.push(format!(
@@ -146,7 +168,7 @@ fn consumer(out: &mut String, c: &Consumer) {
             join(
                 &c.handlers
                     .iter()
-                    .map(|(n, l)| format!("`{n}` {}", at(l)))
+                    .map(|(n, l)| format!("{} {}", code(n), at(l)))
                     .collect::<Vec<_>>()
             )
         ));
@@ -161,10 +183,10 @@ fn consumer(out: &mut String, c: &Consumer) {
             .iter()
             .map(|x| {
                 format!(
-                    "`{}` {} reaches `{}` {}",
-                    x.idgen_text,
+                    "{} {} reaches {} {}",
+                    code(&x.idgen_text),
                     at(&x.idgen),
-                    x.sink_text,
+                    code(&x.sink_text),
                     at(&x.sink)
                 )
             })
@@ -211,7 +233,7 @@ fn consumer(out: &mut String, c: &Consumer) {
         "broker redelivery{} of any message not yet acked",
         c.library
             .as_deref()
-            .map(|l| format!(" (`{l}`)"))
+            .map(|l| format!(" ({})", code(l)))
             .unwrap_or_default()
     )];
     if c.retries.is_empty() {
@@ -222,7 +244,7 @@ fn consumer(out: &mut String, c: &Consumer) {
             join(
                 &c.retries
                     .iter()
-                    .map(|(l, t)| format!("`{}` {}", t.trim(), at(l)))
+                    .map(|(l, t)| format!("{} {}", code(t.trim()), at(l)))
                     .collect::<Vec<_>>()
             )
         ));
@@ -248,17 +270,17 @@ fn consumer(out: &mut String, c: &Consumer) {
         for a in &c.ack_before_effect {
             if seen.insert((a.ack.loc.clone(), a.effect.loc.clone())) {
                 why.push(format!(
-                    "`{}` ({}) {} runs before `{}` {}",
-                    a.ack.text,
-                    a.ack.describe,
+                    "{} ({}) {} runs before {} {}",
+                    code(&a.ack.text),
+                    md(&a.ack.describe),
                     at(&a.ack.loc),
-                    a.effect.text,
+                    code(&a.effect.text),
                     at(&a.effect.loc)
                 ));
             }
         }
         for a in &c.auto_ack {
-            why.push(format!("{} {} acks on its own", a.what, at(&a.loc)));
+            why.push(format!("{} {} acks on its own", md(&a.what), at(&a.loc)));
         }
         let codes = findings_of(&c.findings, &["MA001", "MA007"]);
         let suffix = if codes.is_empty() {
@@ -417,12 +439,12 @@ fn consumer(out: &mut String, c: &Consumer) {
         let r: Vec<String> = c
             .retention
             .iter()
-            .map(|d| format!("{} {}", d.store, at(&d.loc)))
+            .map(|d| format!("{} {}", md(&d.store), at(&d.loc)))
             .collect();
         let w: Vec<String> = c
             .windows
             .iter()
-            .map(|w| format!("{} {}", w.source, at(&w.loc)))
+            .map(|w| format!("{} {}", md(&w.source), at(&w.loc)))
             .collect();
         item(
             out,
@@ -451,8 +473,8 @@ fn consumer(out: &mut String, c: &Consumer) {
             .reasons
             .iter()
             .map(|(r, l)| match l {
-                Some(l) => format!("{r} {}", at(l)),
-                None => r.clone(),
+                Some(l) => format!("{} {}", md(r), at(l)),
+                None => md(r),
             })
             .collect();
         let _ = write!(out, ": {}", reasons.join("; "));
@@ -472,13 +494,13 @@ fn consumer(out: &mut String, c: &Consumer) {
 }
 
 fn producer(out: &mut String, p: &Producer) {
-    let _ = writeln!(out, "### Producer `{}`\n", p.name);
+    let _ = writeln!(out, "### Producer {}\n", code(&p.name));
     let mut facts = Vec::new();
     if let Some(l) = &p.loc {
         facts.push(format!("defined at {}", at(l)));
     }
     if let Some(lib) = &p.library {
-        facts.push(format!("library `{lib}`"));
+        facts.push(format!("library {}", code(lib)));
     }
     facts.push(format!(
         "publishes {}",
@@ -497,7 +519,7 @@ fn producer(out: &mut String, p: &Producer) {
         let ids: Vec<String> = p
             .fresh_ids
             .iter()
-            .map(|x| format!("`{}` {}", x.idgen_text, at(&x.idgen)))
+            .map(|x| format!("{} {}", code(&x.idgen_text), at(&x.idgen)))
             .collect();
         item(
             out,
@@ -516,7 +538,8 @@ fn producer(out: &mut String, p: &Producer) {
             Some((Some(v), l)) => {
                 idempotent = v == "true";
                 format!(
-                    "client send retries with `enable.idempotence={v}` {}",
+                    "client send retries with {} {}",
+                    code(&format!("enable.idempotence={v}")),
                     at(l)
                 )
             }
@@ -536,7 +559,7 @@ fn producer(out: &mut String, p: &Producer) {
             join(
                 &p.retries
                     .iter()
-                    .map(|(l, t)| format!("`{}` {}", t.trim(), at(l)))
+                    .map(|(l, t)| format!("{} {}", code(t.trim()), at(l)))
                     .collect::<Vec<_>>()
             )
         ));
@@ -573,8 +596,8 @@ fn producer(out: &mut String, p: &Producer) {
             true,
             q,
             &format!(
-                "The broker's acknowledgement with `acks={}` {}.",
-                v.as_deref().unwrap_or("?"),
+                "The broker's acknowledgement with {} {}.",
+                code(&format!("acks={}", v.as_deref().unwrap_or("?"))),
                 at(l)
             ),
         );

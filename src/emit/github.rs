@@ -9,8 +9,14 @@
 //! position parts they lack.
 //!
 //! Escaping follows the runner's parser: `%`, `\r` and `\n` are escaped
-//! everywhere; `:` and `,` also in property values, never in the message.
+//! everywhere; `:` and `,` also in property values, never in the message. Before
+//! that, every part that comes from the analyzed tree (paths, messages, labels,
+//! window, help) is escaped with [`text`]: a newline in quoted code
+//! shows as `\n` inside its line of the annotation, and only msgaudit's own line
+//! breaks (between the message, the related places, the window and the help)
+//! become `%0A`.
 
+use super::escape::text;
 use crate::diagnostic::{Finding, InputError, Report, Severity};
 
 /// Escapes the message part of a workflow command.
@@ -50,7 +56,7 @@ fn command(name: &str, properties: &[(&str, String)], message: &str) -> String {
 
 fn finding(f: &Finding) -> String {
     let s = &f.span;
-    let mut props = vec![("file", f.path.clone())];
+    let mut props = vec![("file", text(&f.path).into_owned())];
     if s.line > 0 {
         props.push(("line", s.line.to_string()));
         if s.column > 0 {
@@ -64,18 +70,21 @@ fn finding(f: &Finding) -> String {
         }
     }
     props.push(("title", format!("{} {}", f.code, f.name)));
-    let mut message = f.message.clone();
+    let mut message = text(&f.message).into_owned();
     for l in &f.labels {
         message.push_str(&format!(
             "\n{}:{}:{}: {}",
-            l.path, l.span.line, l.span.column, l.message
+            text(&l.path),
+            l.span.line,
+            l.span.column,
+            text(&l.message)
         ));
     }
     if !f.window.is_empty() {
-        message.push_str(&format!("\nwindow: {}", f.window));
+        message.push_str(&format!("\nwindow: {}", text(&f.window)));
     }
     if !f.help.is_empty() {
-        message.push_str(&format!("\nhelp: {}", f.help));
+        message.push_str(&format!("\nhelp: {}", text(&f.help)));
     }
     let name = match f.severity {
         Severity::Error => "error",
@@ -87,7 +96,7 @@ fn finding(f: &Finding) -> String {
 fn input_error(e: &InputError) -> String {
     let mut props = Vec::new();
     if !e.path.is_empty() {
-        props.push(("file", e.path.clone()));
+        props.push(("file", text(&e.path).into_owned()));
     }
     if let Some(line) = e.line {
         props.push(("line", line.to_string()));
@@ -95,10 +104,11 @@ fn input_error(e: &InputError) -> String {
             props.push(("col", col.to_string()));
         }
     }
+    let message = text(&e.message);
     if props.is_empty() {
-        format!("::error::{}\n", escape_data(&e.message))
+        format!("::error::{}\n", escape_data(&message))
     } else {
-        command("error", &props, &e.message)
+        command("error", &props, &message)
     }
 }
 

@@ -5,7 +5,15 @@
 //! labels in the same file are drawn in the snippet, labels in other files are
 //! listed as notes, and the failure window is a note. The rendering has no
 //! colour codes unless [`HumanOptions::color`] asks for them.
+//!
+//! Text from the analyzed tree is escaped: messages, labels, notes, help and paths
+//! with [`escape::text`] (one line each), the source lines drawn with
+//! [`escape::snippet`] (a control character becomes one visible character, so the
+//! underlines stay aligned). Columns, in the header `╭─[path:line:col]` as
+//! everywhere, count characters.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use miette::{
@@ -13,6 +21,7 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents, ThemeCharacters, ThemeStyles,
 };
 
+use super::escape::{self, text};
 use crate::diagnostic::{Finding, InputError, Report, Severity};
 
 /// How the human format is drawn.
@@ -36,10 +45,40 @@ impl Default for HumanOptions {
     }
 }
 
-/// A file's text under its display path, without copying the text.
+/// A file's text, escaped for drawing ([`Drawn`]), under its escaped display path.
 struct Named<'a> {
-    name: &'a str,
+    name: Cow<'a, str>,
     text: &'a str,
+}
+
+impl<'a> Named<'a> {
+    fn new(name: &'a str, text: &'a str) -> Self {
+        Named {
+            name: escape::text(name),
+            text,
+        }
+    }
+}
+
+/// The texts of the files that findings and errors point into, escaped once each
+/// with [`escape::snippet`] (borrowed when there is nothing to replace).
+type Drawn<'a> = BTreeMap<&'a str, Cow<'a, str>>;
+
+fn drawn(report: &Report) -> Drawn<'_> {
+    let paths = report
+        .findings
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(report.errors.iter().map(|e| e.path.as_str()));
+    let mut drawn = Drawn::new();
+    for path in paths {
+        if let Some((path, text)) = report.sources.get_key_value(path) {
+            drawn
+                .entry(path.as_str())
+                .or_insert_with(|| escape::snippet(text));
+        }
+    }
+    drawn
 }
 
 impl SourceCode for Named<'_> {
@@ -49,13 +88,25 @@ impl SourceCode for Named<'_> {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let inner = self.text.read_span(span, before, after)?;
+        let text = self.text;
+        let inner = text.read_span(span, before, after)?;
+        // miette counts the column of the contents' start in bytes: count characters,
+        // as every other column msgaudit prints does. (`escape::snippet` left no lone
+        // `\r`, which miette would take for a line break, so lines agree.)
+        let start = inner.span().offset();
+        let column = text
+            .get(..start)
+            .map(|before| {
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                before[line_start..].chars().count()
+            })
+            .unwrap_or_else(|| inner.column());
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.to_string(),
             inner.data(),
             *inner.span(),
             inner.line(),
-            inner.column(),
+            column,
             inner.line_count(),
         )))
     }
@@ -142,87 +193,94 @@ fn source_span(text: &str, line: u32, column: u32, end_line: u32, end_column: u3
     SourceSpan::new(start.into(), end - start)
 }
 
-fn finding_diag<'a>(report: &'a Report, f: &'a Finding) -> (Diag<'a>, Vec<String>) {
-    let text = report.sources.get(&f.path);
+fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding) -> (Diag<'a>, Vec<String>) {
+    let source = drawn.get(f.path.as_str()).map(|t| Named::new(&f.path, t));
     let mut notes = Vec::new();
     let mut labels = Vec::new();
-    if let Some(text) = text {
+    if let Some(source) = &source {
         let primary = if f.boundary.is_empty() {
             None
         } else {
-            Some(format!("boundary: {}", f.boundary))
+            Some(format!("boundary: {}", text(&f.boundary)))
         };
         let s = &f.span;
         labels.push(LabeledSpan::new_primary_with_span(
             primary,
-            source_span(text, s.line, s.column, s.end_line, s.end_column),
+            source_span(source.text, s.line, s.column, s.end_line, s.end_column),
         ));
     } else {
-        notes.push(format!("at {}:{}:{}", f.path, f.span.line, f.span.column));
+        notes.push(format!(
+            "at {}:{}:{}",
+            text(&f.path),
+            f.span.line,
+            f.span.column
+        ));
         if !f.boundary.is_empty() {
-            notes.push(format!("boundary: {}", f.boundary));
+            notes.push(format!("boundary: {}", text(&f.boundary)));
         }
     }
     for l in &f.labels {
-        match text {
-            Some(text) if l.path == f.path => {
+        match &source {
+            Some(source) if l.path == f.path => {
                 let s = &l.span;
                 labels.push(LabeledSpan::new_with_span(
-                    Some(l.message.clone()),
-                    source_span(text, s.line, s.column, s.end_line, s.end_column),
+                    Some(text(&l.message).into_owned()),
+                    source_span(source.text, s.line, s.column, s.end_line, s.end_column),
                 ));
             }
             _ => notes.push(format!(
                 "{}:{}:{}: {}",
-                l.path, l.span.line, l.span.column, l.message
+                text(&l.path),
+                l.span.line,
+                l.span.column,
+                text(&l.message)
             )),
         }
     }
     if !f.window.is_empty() {
-        notes.push(format!("window: {}", f.window));
+        notes.push(format!("window: {}", text(&f.window)));
     }
     let diag = Diag {
-        message: f.message.clone(),
+        message: text(&f.message).into_owned(),
         code: Some(format!(
             "{}:{}:{}: {} {}",
-            f.path, f.span.line, f.span.column, f.code, f.name
+            text(&f.path),
+            f.span.line,
+            f.span.column,
+            f.code,
+            f.name
         )),
         severity: match f.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         },
-        help: (!f.help.is_empty()).then(|| f.help.clone()),
-        source: text.map(|t| Named {
-            name: &f.path,
-            text: t,
-        }),
+        help: (!f.help.is_empty()).then(|| text(&f.help).into_owned()),
+        source,
         labels,
     };
     (diag, notes)
 }
 
-fn error_diag<'a>(report: &'a Report, e: &'a InputError) -> Diag<'a> {
+fn error_diag<'a>(drawn: &'a Drawn, e: &'a InputError) -> Diag<'a> {
+    let path = text(&e.path);
     let location = match (e.line, e.column) {
-        (Some(l), Some(c)) => format!("{}:{l}:{c}", e.path),
-        (Some(l), None) => format!("{}:{l}", e.path),
-        _ => e.path.clone(),
+        (Some(l), Some(c)) => format!("{path}:{l}:{c}"),
+        (Some(l), None) => format!("{path}:{l}"),
+        _ => path.into_owned(),
     };
-    let text = report.sources.get(&e.path);
-    let (source, labels) = match (text, e.line) {
-        (Some(text), Some(line)) => (
-            Some(Named {
-                name: &e.path,
-                text,
-            }),
-            vec![LabeledSpan::new_primary_with_span(
+    let (source, labels) = match (drawn.get(e.path.as_str()), e.line) {
+        (Some(t), Some(line)) => {
+            let source = Named::new(&e.path, t);
+            let label = LabeledSpan::new_primary_with_span(
                 Some("here".to_string()),
-                source_span(text, line, e.column.unwrap_or(1), 0, 0),
-            )],
-        ),
+                source_span(source.text, line, e.column.unwrap_or(1), 0, 0),
+            );
+            (Some(source), vec![label])
+        }
         _ => (None, Vec::new()),
     };
     Diag {
-        message: e.message.clone(),
+        message: text(&e.message).into_owned(),
         code: Some(format!("{location}: input error")),
         severity: miette::Severity::Error,
         help: None,
@@ -282,9 +340,10 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
         .with_links(false)
         .with_wrap_lines(false)
         .without_syntax_highlighting();
+    let drawn = drawn(report);
     let mut out = String::new();
     for f in &report.findings {
-        let (diag, notes) = finding_diag(report, f);
+        let (diag, notes) = finding_diag(&drawn, f);
         // Writing into a String cannot fail.
         let _ = base.render_report(&mut out, &diag);
         if !notes.is_empty() {
@@ -296,7 +355,7 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
         out.push('\n');
     }
     for e in &report.errors {
-        let diag = error_diag(report, e);
+        let diag = error_diag(&drawn, e);
         let _ = base.render_report(&mut out, &diag);
         out.push('\n');
     }

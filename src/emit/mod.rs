@@ -3,6 +3,7 @@
 //! stays stable while the core's types change. One file per format.
 
 pub mod checklist;
+pub mod escape;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -93,6 +94,16 @@ impl<'a> Sources<'a> {
                 .max(start)
         };
         Some((start, end))
+    }
+
+    /// Bytes on disk before the text of `path`: 3 for a UTF-8 BOM, else 0. Offsets
+    /// into the file as it is on disk are offsets into the text plus this.
+    pub(crate) fn bom_len(&self, path: &str) -> usize {
+        if self.report.bom.contains(path) {
+            3
+        } else {
+            0
+        }
     }
 
     /// The source text that `span` covers in `path`.

@@ -7,12 +7,16 @@
 //! span labelled with the boundary, a secondary span per label (in the same or
 //! another file), a `note` child with the failure window and a `help` child.
 //! Lines and columns are 1-based, columns count characters, ends are exclusive;
-//! byte offsets are into the text without a BOM. Input errors are `error`
+//! byte offsets are into the file as it is on disk, as rustc's are (a UTF-8 BOM
+//! counts its 3 bytes, though the analysis works on the text without it). The
+//! `rendered` text escapes what it quotes from the analyzed tree
+//! ([`text`]), as terminal output. Input errors are `error`
 //! diagnostics with the code `msgaudit::input_error` (a primary span only when
 //! they have a position: rust-analyzer drops the others).
 
 use serde::Serialize;
 
+use super::escape::text;
 use super::{tool_code, Sources};
 use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
 
@@ -95,6 +99,8 @@ fn span<'a>(
     let (byte_start, byte_end) = sources
         .byte_range(path, &full)
         .unwrap_or((span.byte_start, span.byte_end));
+    let bom = sources.bom_len(path);
+    let (byte_start, byte_end) = (byte_start + bom, byte_end + bom);
     let mut text = Vec::new();
     for line in span.line..=line_end {
         let Some(line_text) = sources.line(path, line) else {
@@ -130,7 +136,7 @@ fn span<'a>(
 }
 
 /// `error[MA001]: message`, the location and the children, as rustc's short
-/// human rendering.
+/// human rendering, with the analyzed tree's text escaped ([`text`]).
 fn rendered(
     level: &str,
     code: &str,
@@ -138,16 +144,17 @@ fn rendered(
     at: Option<String>,
     children: &[RustcDiagnostic],
 ) -> String {
+    let message = text(message);
     let mut out = if code.is_empty() {
         format!("{level}: {message}\n")
     } else {
         format!("{level}[{code}]: {message}\n")
     };
     if let Some(at) = at {
-        out.push_str(&format!("  --> {at}\n"));
+        out.push_str(&format!("  --> {}\n", text(&at)));
     }
     for c in children {
-        out.push_str(&format!("  = {}: {}\n", c.level, c.message));
+        out.push_str(&format!("  = {}: {}\n", c.level, text(&c.message)));
     }
     out
 }

@@ -25,7 +25,7 @@ use serde_sarif::sarif::{
     Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use super::{unindent, Sources};
+use super::{escape, unindent, Sources};
 use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
 use crate::rules::{RuleMeta, ALL};
 
@@ -162,36 +162,31 @@ fn descriptor(rule: &RuleMeta) -> ReportingDescriptor {
         .build()
 }
 
-/// A relative URI reference for a display path: `/` separators, no leading
-/// `./`, and every byte outside RFC 3986's unreserved set and `/` percent-encoded.
+/// A relative URI reference for a display path: no leading `./`, and every byte
+/// outside RFC 3986's unreserved set and the `/` separators percent-encoded
+/// ([`escape::uri_path`]): a `\` is a character of a file name (display paths
+/// always separate with `/`), so it is encoded, never turned into a separator.
 /// Absolute paths become `file://` URIs.
 pub fn path_uri(path: &str) -> String {
-    let path = path.replace('\\', "/");
-    let mut rest = path.as_str();
+    let mut rest = path;
     while let Some(r) = rest.strip_prefix("./") {
         rest = r;
     }
-    let mut out = String::with_capacity(rest.len());
-    let absolute = rest.starts_with('/');
-    // `C:/x` on Windows.
-    let drive =
-        rest.len() >= 2 && rest.as_bytes()[1] == b':' && rest.as_bytes()[0].is_ascii_alphabetic();
-    if absolute {
-        out.push_str("file://");
+    let bytes = rest.as_bytes();
+    // `C:/x` on Windows; elsewhere `C:` is a directory name like any other.
+    let drive = cfg!(windows)
+        && bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && bytes[2] == b'/';
+    let prefix = if rest.starts_with('/') {
+        "file://"
     } else if drive {
-        out.push_str("file:///");
-    }
-    for (i, b) in rest.bytes().enumerate() {
-        let keep = b.is_ascii_alphanumeric()
-            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
-            || (drive && i == 1);
-        if keep {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+        "file:///"
+    } else {
+        ""
+    };
+    format!("{prefix}{}", escape::uri_path(rest, drive.then_some(1)))
 }
 
 /// The region of a span; `None` for a span without a line (positions unknown).
@@ -343,9 +338,16 @@ mod tests {
     fn uris_are_relative_references_or_file_uris() {
         assert_eq!(path_uri("src/a.rs"), "src/a.rs");
         assert_eq!(path_uri("./src/a b#1.rs"), "src/a%20b%231.rs");
-        assert_eq!(path_uri("src\\é.rs"), "src/%C3%A9.rs");
+        assert_eq!(path_uri("src/é.rs"), "src/%C3%A9.rs");
+        // A backslash is part of a file name: encoded, not a separator.
+        assert_eq!(path_uri("src/back\\slash.rs"), "src/back%5Cslash.rs");
+        assert_eq!(path_uri("a:b.rs"), "a%3Ab.rs");
         assert_eq!(path_uri("/tmp/x.rs"), "file:///tmp/x.rs");
-        assert_eq!(path_uri("C:\\x\\y.rs"), "file:///C:/x/y.rs");
+        if cfg!(windows) {
+            assert_eq!(path_uri("C:/x/y.rs"), "file:///C:/x/y.rs");
+        } else {
+            assert_eq!(path_uri("C:/x/y.rs"), "C%3A/x/y.rs");
+        }
     }
 
     #[test]

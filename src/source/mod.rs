@@ -71,6 +71,8 @@ pub struct SourceFile {
     pub abs: PathBuf,
     /// UTF-8 text with a leading BOM removed.
     pub text: String,
+    /// The file on disk starts with a UTF-8 BOM (3 bytes before `text`).
+    pub bom: bool,
     pub kind: FileKind,
     /// Identifies the crate the file belongs to (SPEC §3): the display path of the
     /// directory of the nearest `Cargo.toml` (searched upward from the file's real
@@ -483,7 +485,8 @@ fn io_message(e: &std::io::Error) -> String {
 
 /// Why a file was read but is not analyzed.
 enum ReadOutcome {
-    Text(String),
+    /// The text, and whether a BOM was removed from its start.
+    Text(String, bool),
     Skip(&'static str),
     Error(InputError),
 }
@@ -583,9 +586,9 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
             return err(None, None, format!("cannot read file: {}", io_message(&e)))
         }
     };
-    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
+    let (bytes, bom) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => (rest.to_vec(), true),
+        None => (bytes, false),
     };
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -607,7 +610,7 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
     if kind == FileKind::Yaml && text.contains("{{") {
         return ReadOutcome::Skip("templated_yaml");
     }
-    ReadOutcome::Text(text)
+    ReadOutcome::Text(text, bom)
 }
 
 /// Walks the PATH arguments and reads every candidate file (see the module docs).
@@ -705,10 +708,11 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
         .collect();
     for ((display, (real, kind, keys)), outcome) in candidates.into_iter().zip(read) {
         match outcome {
-            ReadOutcome::Text(text) => out.files.push(SourceFile {
+            ReadOutcome::Text(text, bom) => out.files.push(SourceFile {
                 path: display,
                 abs: real,
                 text,
+                bom,
                 kind,
                 crate_key: keys.target,
                 package_key: keys.package,

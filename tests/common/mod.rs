@@ -58,3 +58,49 @@ pub fn msgaudit_at_home(home: &Path) -> Command {
         .env_remove("CARGO_BUILD_TARGET_DIR");
     cmd
 }
+
+/// Runs `git ARGS` in `dir` (system config ignored) and returns its trimmed stdout;
+/// fails the test when git fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A new git repository at `dir`, with a committer set in its own config.
+pub fn git_repo(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q"]);
+    for (key, value) in [
+        ("user.name", "msgaudit"),
+        ("user.email", "msgaudit@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(dir, &["config", key, value]);
+    }
+}
+
+/// The errors of a SARIF log against the official SARIF 2.1.0 schema (draft-04),
+/// with format checks on.
+pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string("tests/data/sarif-schema-2.1.0.json").unwrap())
+            .unwrap();
+    let validator = jsonschema::draft4::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}

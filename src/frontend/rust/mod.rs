@@ -1719,6 +1719,7 @@ mod tests {
             path: "deep.rs".into(),
             abs: "deep.rs".into(),
             text,
+            bom: false,
             kind: crate::source::FileKind::Rust,
             crate_key: "deep.rs".into(),
             package_key: "deep.rs".into(),
