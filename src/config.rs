@@ -22,6 +22,10 @@ use toml::Spanned;
 use crate::diagnostic::{InputError, Severity};
 use crate::source::line_col;
 
+/// The largest `msgaudit.toml` read (a config is a few KB; this bounds what a link to
+/// a huge file or a device could cost).
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// The file name searched for when no `--config` is given.
 pub const CONFIG_FILE_NAME: &str = "msgaudit.toml";
 
@@ -318,11 +322,27 @@ impl Config {
         let Some((file, shown)) = file else {
             return Ok(Config::default());
         };
-        let text = std::fs::read(&file).map_err(|e| InputError {
-            path: shown.clone(),
-            line: None,
-            column: None,
-            message: format!("cannot read config: {e}"),
+        // Read like a source file: a regular file (a link to one is followed, as the
+        // config may be shared), never more than a config could sensibly hold.
+        let text = crate::source::read_regular(&file, MAX_CONFIG_BYTES, true).map_err(|r| {
+            use crate::source::Refusal;
+            let message = match r {
+                Refusal::TooLarge(size) => format!(
+                    "config file too large ({}; the limit is {MAX_CONFIG_BYTES} bytes)",
+                    size.map_or_else(|| "grew while read".to_string(), |n| format!("{n} bytes"))
+                ),
+                Refusal::Missing => "config file not found".to_string(),
+                Refusal::NotRegular | Refusal::Symlink => {
+                    "config file is not a regular file".to_string()
+                }
+                Refusal::Io(e) => format!("cannot read config: {e}"),
+            };
+            InputError {
+                path: shown.clone(),
+                line: None,
+                column: None,
+                message,
+            }
         })?;
         let text = String::from_utf8(text).map_err(|e| {
             let bytes = e.as_bytes();

@@ -353,3 +353,22 @@ fn a_configuration_error_still_prints_the_document_with_the_error() {
         "{v}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_config_is_read_like_a_source_file() {
+    // `msgaudit.toml -> /dev/zero` was read until memory ran out; a huge config too.
+    let dir = tempfile::tempdir().unwrap();
+    ordinary(dir.path());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.toml")).unwrap();
+    write(dir.path(), "big.toml", "# padding\n".repeat(200_000));
+    for (config, message) in [
+        ("zero.toml", "config file is not a regular file"),
+        ("big.toml", "config file too large (2000000 bytes"),
+    ] {
+        let out = check_output(dir.path(), &["--config", config]);
+        assert_eq!(out.status.code(), Some(2), "{config}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{config}: {stderr}");
+    }
+}

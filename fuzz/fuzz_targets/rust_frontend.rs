@@ -26,12 +26,15 @@ fn run(text: String) {
         text,
         kind: FileKind::Rust,
         crate_key: String::new(),
+        package_key: String::new(),
+        bom: false,
     };
     // Tests included, so that `#[cfg(test)]` code is lowered too.
     let lowered = rust::lower_crate("", &[&file], apis, true);
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),
+        unique: Vec::new(),
     };
     let facts = flow::crate_facts(&lowered.krate, &tables);
     let findings = msgaudit::rules::check_all(&lowered.krate, &facts);

@@ -20,6 +20,8 @@ fn run(text: String) {
         text,
         kind: FileKind::Yaml,
         crate_key: String::new(),
+        package_key: String::new(),
+        bom: false,
     };
     let lowered = yaml::lower_file(&file);
     let clients: Vec<(String, msgaudit::ir::KafkaClient)> = lowered
