@@ -83,8 +83,8 @@ struct CheckArgs {
     paths: Vec<PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
-    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
 
     /// Configuration file [default: `msgaudit.toml` found upward from the first PATH].
     #[arg(long, value_name = "FILE")]
@@ -141,24 +141,6 @@ struct CheckArgs {
     /// Wins over `max_file_size` in the config [default: 10MiB].
     #[arg(long, value_name = "BYTES|SIZE", value_parser = msgaudit::config::parse_size)]
     max_file_size: Option<u64>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    /// Diagnostics with source snippets and a summary line.
-    Human,
-    /// One `path:line:col: severity[CODE]: message` line per finding.
-    Short,
-    /// One JSON document (the stable machine format).
-    Json,
-    /// SARIF 2.1.0, for GitHub code scanning (`upload-sarif`) and SARIF viewers.
-    Sarif,
-    /// GitHub Actions workflow commands: annotations on the pull request.
-    Github,
-    /// One rustc diagnostic JSON object per line, for rust-analyzer's `check.overrideCommand`.
-    RustcJson,
-    /// The pull-request review checklist, as Markdown for a PR comment.
-    Checklist,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -244,9 +226,10 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     }
 }
 
-fn render(report: &Report, format: FormatArg) -> String {
+/// The report in `format`; `human` is coloured on a terminal unless `NO_COLOR` is set.
+fn render(report: &Report, format: Format) -> String {
     match format {
-        FormatArg::Human => {
+        Format::Human => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             emit::human::render(
                 report,
@@ -256,20 +239,15 @@ fn render(report: &Report, format: FormatArg) -> String {
                 },
             )
         }
-        FormatArg::Short => emit::render(report, Format::Short),
-        FormatArg::Json => emit::render(report, Format::Json),
-        FormatArg::Sarif => emit::render(report, Format::Sarif),
-        FormatArg::Github => emit::render(report, Format::Github),
-        FormatArg::RustcJson => emit::render(report, Format::RustcJson),
-        FormatArg::Checklist => emit::render(report, Format::Checklist),
+        other => emit::render(report, other),
     }
 }
 
 /// A run that stops before analyzing (a bad config or selection) still prints a
 /// machine-readable format's document, with the error in it: a CI step that parses
 /// standard output gets the reason, not nothing. (It is on standard error already.)
-fn print_error_document(e: InputError, format: FormatArg) {
-    if matches!(format, FormatArg::Human | FormatArg::Short) {
+fn print_error_document(e: InputError, format: Format) {
+    if matches!(format, Format::Human | Format::Short) {
         return;
     }
     let mut report = Report {
@@ -355,7 +333,7 @@ fn main() -> ExitCode {
         },
         Command::Checklist(args) => check(CheckArgs {
             paths: args.paths,
-            format: FormatArg::Checklist,
+            format: Format::Checklist,
             config: args.config,
             select: Vec::new(),
             ignore: Vec::new(),

@@ -19,22 +19,22 @@ use crate::rules::RuleMeta;
 
 pub use human::HumanOptions;
 
-/// `--format` of `msgaudit check`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `--format` of `msgaudit check` (the CLI's values and their help are these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// miette diagnostics with source snippets, then a summary line.
+    /// Diagnostics with source snippets and a summary line.
     Human,
-    /// `path:line:col: severity[CODE]: message`, one line each.
+    /// One `path:line:col: severity[CODE]: message` line per finding.
     Short,
-    /// The stable machine format of SPEC §5.
+    /// One JSON document (the stable machine format).
     Json,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    /// SARIF 2.1.0, for GitHub code scanning (`upload-sarif`) and SARIF viewers.
     Sarif,
-    /// GitHub Actions workflow commands (`::error file=…::…`), one per line.
+    /// GitHub Actions workflow commands: annotations on the pull request.
     Github,
-    /// One bare rustc diagnostic JSON object per line, for rust-analyzer.
+    /// One rustc diagnostic JSON object per line, for rust-analyzer's `check.overrideCommand`.
     RustcJson,
-    /// The pull-request review checklist (SPEC §6), as Markdown.
+    /// The pull-request review checklist, as Markdown for a PR comment.
     Checklist,
 }
 

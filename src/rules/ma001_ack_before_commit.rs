@@ -1,7 +1,8 @@
 use std::collections::BTreeMap;
 
 use super::declare_rule;
-use crate::analysis::flow::{AckBeforeEffect, EffectKind, EvRef, Facts, PairKind};
+use super::pairs::{call_text, code};
+use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts, PairKind};
 use crate::diagnostic::{Finding, Label};
 use crate::ir::Loc;
 
@@ -92,18 +93,6 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
         }
     }
     by_ack.into_values().map(finding).collect()
-}
-
-fn code(text: &str) -> String {
-    format!("`{text}`")
-}
-
-fn call_text(e: &EvRef) -> String {
-    if e.text.ends_with(')') || e.text.ends_with('!') || e.text.ends_with("block") {
-        e.text.clone()
-    } else {
-        format!("{}()", e.text)
-    }
 }
 
 fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
