@@ -17,7 +17,7 @@ use syn::{Expr, Pat, Stmt, Token};
 mod calls;
 mod macros;
 
-use super::types::{generic_bound_paths, generic_trait};
+use super::types::bounded_generic;
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
 use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
@@ -493,20 +493,16 @@ fn lower_fn(
                 let mut ti = l.type_info(&pt.ty);
                 // `store: &S` with `S: Store` (or `where S: Store`): the crate's trait,
                 // whose implementations a call on it may reach.
+                // (`mailer: &M` with `M: lettre::AsyncTransport`: the API's role.)
                 if ti.crate_type.is_none() && ti.role.is_none() {
-                    if let Some(t) = generic_trait(sig, &pt.ty, &l.cx.index.traits) {
-                        ti = TypeInfo {
-                            crate_type: Some(t),
-                            ..TypeInfo::default()
-                        };
-                    } else if let Some(role) =
-                        generic_bound_paths(sig, &pt.ty).into_iter().find_map(|p| {
-                            let segs = super::segments(p);
-                            super::role_of_resolved(l.cx.apis, &resolve_path(l.cx.uses, &segs))
-                        })
-                    {
-                        // `mailer: &M` with `M: lettre::AsyncTransport`: the API's role.
-                        ti = TypeInfo::of_role(Some(role));
+                    if let Some(b) = bounded_generic(
+                        l.cx.apis,
+                        l.cx.uses,
+                        &l.cx.index.traits,
+                        &sig.generics,
+                        &pt.ty,
+                    ) {
+                        ti = b;
                     }
                 }
                 params.push(l.bind_param(&pt.pat, ti));

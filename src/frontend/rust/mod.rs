@@ -1427,10 +1427,20 @@ fn collect_sigs(
                 if let syn::Fields::Named(named) = &s.fields {
                     for f in &named.named {
                         if let Some(id) = &f.ident {
-                            map.insert(
-                                id.to_string(),
-                                type_info(cx.apis, cx.uses, cx.index, &f.ty, None),
-                            );
+                            let mut ti = type_info(cx.apis, cx.uses, cx.index, &f.ty, None);
+                            // `mailer: T` in `struct Notifier<T: AsyncTransport>`.
+                            if ti.crate_type.is_none() && ti.role.is_none() {
+                                if let Some(b) = types::bounded_generic(
+                                    cx.apis,
+                                    cx.uses,
+                                    &cx.index.traits,
+                                    &s.generics,
+                                    &f.ty,
+                                ) {
+                                    ti = b;
+                                }
+                            }
+                            map.insert(id.to_string(), ti);
                         }
                     }
                 }

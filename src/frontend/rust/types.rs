@@ -319,10 +319,10 @@ fn generic_name(ty: &syn::Type) -> Option<String> {
         .map(|p| p.segments[0].ident.to_string())
 }
 
-/// The trait bounds `sig` puts on the generic parameter that `ty` is, in its
-/// parameter list and its `where` clause.
+/// The trait bounds `generics` (of a function, a struct or an impl) put on the
+/// generic parameter that `ty` is, in the parameter list and the `where` clause.
 pub(crate) fn generic_bound_paths<'s>(
-    sig: &'s syn::Signature,
+    generics: &'s syn::Generics,
     ty: &syn::Type,
 ) -> Vec<&'s syn::Path> {
     let Some(g) = generic_name(ty) else {
@@ -335,10 +335,10 @@ pub(crate) fn generic_bound_paths<'s>(
         })
     };
     let mut out: Vec<&syn::Path> = Vec::new();
-    for p in sig.generics.type_params().filter(|p| p.ident == g) {
+    for p in generics.type_params().filter(|p| p.ident == g) {
         out.extend(traits(&p.bounds));
     }
-    for w in sig.generics.where_clause.iter().flat_map(|w| &w.predicates) {
+    for w in generics.where_clause.iter().flat_map(|w| &w.predicates) {
         if let syn::WherePredicate::Type(pt) = w {
             if generic_name(&pt.bounded_ty).as_deref() == Some(g.as_str()) {
                 out.extend(traits(&pt.bounds));
@@ -348,16 +348,37 @@ pub(crate) fn generic_bound_paths<'s>(
     out
 }
 
-/// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `sig`.
+/// The crate trait bounding a generic parameter type (`&S`, `Arc<S>`) of `generics`.
 pub(crate) fn generic_trait(
-    sig: &syn::Signature,
+    generics: &syn::Generics,
     ty: &syn::Type,
     traits: &HashSet<String>,
 ) -> Option<String> {
-    generic_bound_paths(sig, ty).into_iter().find_map(|p| {
+    generic_bound_paths(generics, ty).into_iter().find_map(|p| {
         p.segments
             .last()
             .map(|s| s.ident.to_string())
             .filter(|n| traits.contains(n))
     })
+}
+
+/// What a generic parameter type is by its bounds in `generics`: a crate trait (its
+/// implementations may be reached), or an API's role (`M: lettre::AsyncTransport`).
+pub(crate) fn bounded_generic(
+    apis: &Apis,
+    uses: &UseMap,
+    traits: &HashSet<String>,
+    generics: &syn::Generics,
+    ty: &syn::Type,
+) -> Option<TypeInfo> {
+    if let Some(t) = generic_trait(generics, ty, traits) {
+        return Some(TypeInfo {
+            crate_type: Some(t),
+            ..TypeInfo::default()
+        });
+    }
+    generic_bound_paths(generics, ty)
+        .into_iter()
+        .find_map(|p| role_of_resolved(apis, &resolve_path(uses, &segments(p))))
+        .map(|role| TypeInfo::of_role(Some(role)))
 }
