@@ -298,6 +298,9 @@ struct Value {
 }
 
 struct Lowerer<'a, 'b> {
+    /// The `impl` block of the method being lowered: its bounds type the self type's
+    /// generic fields.
+    impl_of: Option<&'b syn::ItemImpl>,
     cx: &'a FileCx<'b>,
     values: Vec<Value>,
     scopes: Vec<HashMap<String, ValueId>>,
@@ -365,7 +368,14 @@ pub fn lower_items(
                     continue;
                 }
                 if cx.wanted(&f.block) {
-                    out.push(lower_fn(cx, &f.sig, &f.block, None, None, &cx.module));
+                    out.push(lower_fn(
+                        cx,
+                        &f.sig,
+                        &f.block,
+                        (None, None),
+                        &cx.module,
+                        None,
+                    ));
                 }
             }
             syn::Item::Impl(imp) => {
@@ -388,9 +398,9 @@ pub fn lower_items(
                             cx,
                             &m.sig,
                             &m.block,
-                            self_ty.clone(),
-                            trait_name.clone(),
+                            (self_ty.clone(), trait_name.clone()),
                             &cx.module,
+                            Some(imp),
                         ));
                     }
                 }
@@ -400,7 +410,14 @@ pub fn lower_items(
                     if let syn::TraitItem::Fn(m) = it {
                         if let Some(block) = m.default.as_ref().filter(|b| cx.wanted(b)) {
                             let name = Some(t.ident.to_string());
-                            out.push(lower_fn(cx, &m.sig, block, name.clone(), name, &cx.module));
+                            out.push(lower_fn(
+                                cx,
+                                &m.sig,
+                                block,
+                                (name.clone(), name),
+                                &cx.module,
+                                None,
+                            ));
                         }
                     }
                 }
@@ -431,15 +448,19 @@ pub fn lower_items(
     skipped
 }
 
+/// Lowers one function: `owner` is its `impl`'s self type and trait (or a trait's, for
+/// a default method), `imp` the `impl` block it is written in.
 fn lower_fn(
     cx: &FileCx,
     sig: &syn::Signature,
     block: &syn::Block,
-    self_type: Option<String>,
-    trait_name: Option<String>,
+    owner: (Option<String>, Option<String>),
     module: &[String],
+    imp: Option<&syn::ItemImpl>,
 ) -> Function {
+    let (self_type, trait_name) = owner;
     let mut l = Lowerer {
+        impl_of: imp,
         cx,
         values: Vec::new(),
         scopes: vec![HashMap::new()],
@@ -484,6 +505,7 @@ fn lower_fn(
                         role: None,
                         crate_type: self_type.clone(),
                         outside: false,
+                        generic: None,
                     },
                 );
                 l.bind("self", v);
@@ -1113,6 +1135,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 role: info.role.clone(),
                 crate_type: info.crate_type.clone(),
                 outside: info.outside,
+                generic: None,
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
@@ -1957,13 +1980,35 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.value_info(v);
         }
         let base_val = self.values[b as usize].clone();
-        let ti = base_val
+        let mut ti = base_val
             .crate_type
             .as_ref()
             .and_then(|t| self.cx.fields_of(t))
             .and_then(|fs| fs.get(name))
             .cloned()
             .unwrap_or_default();
+        // `self.mailer` with `mailer: T` and `impl<M: AsyncTransport> Notifier<M>`.
+        if let (Some(i), Some(imp)) = (ti.generic, self.impl_of) {
+            if base_val.crate_type.is_some() && base_val.crate_type == self.self_type {
+                // A bounded parameter of the impl, or a concrete type
+                // (`impl Notifier<AsyncSmtpTransport<Tokio1Executor>>`).
+                if let Some(b) = impl_arg(imp, i).and_then(|arg| {
+                    bounded_generic(
+                        self.cx.apis,
+                        self.cx.uses,
+                        &self.cx.index.traits,
+                        &imp.generics,
+                        arg,
+                    )
+                    .or_else(|| {
+                        Some(self.type_info(arg))
+                            .filter(|t| t.role.is_some() || t.crate_type.is_some())
+                    })
+                }) {
+                    ti = b;
+                }
+            }
+        }
         let v = self.new_value(&format!("{}.{}", base_val.name, name), ti);
         self.values[v as usize].msg_root = base_val.msg_root;
         self.values[v as usize].fresh = base_val.fresh.clone();
@@ -2534,6 +2579,23 @@ fn last_token(e: &Expr) -> Option<PmSpan> {
         Expr::Closure(c) => last_token(&c.body),
         _ => None,
     }
+}
+
+/// The `i`-th type argument of an `impl` block's self type (`M` in `impl<M> S<M>`).
+fn impl_arg(imp: &syn::ItemImpl, i: usize) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = &*imp.self_ty else {
+        return None;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    args.args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .nth(i)
 }
 
 #[cfg(test)]

@@ -1438,6 +1438,9 @@ fn collect_sigs(
                                     &f.ty,
                                 ) {
                                     ti = b;
+                                } else if let Some(g) = types::generic_name(&f.ty) {
+                                    ti.generic =
+                                        s.generics.type_params().position(|p| p.ident == g);
                                 }
                             }
                             map.insert(id.to_string(), ti);

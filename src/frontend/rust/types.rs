@@ -22,6 +22,10 @@ pub struct TypeInfo {
     /// library's type), or is a collection (`Vec<Repo>`, whose `crate_type` is its
     /// element's): its methods are never the crate's (SPEC §2, call resolution).
     pub outside: bool,
+    /// A struct field of unknown type that is the struct's generic parameter at this
+    /// position (`mailer: T` in `struct Notifier<T>`): an `impl` block's bounds on it
+    /// type it while that block's methods are lowered.
+    pub generic: Option<usize>,
 }
 
 impl TypeInfo {
@@ -229,6 +233,7 @@ pub(crate) fn type_info(
             role: None,
             crate_type: self_ty.map(String::from),
             outside: collection,
+            generic: None,
         };
     }
     let resolved = resolve_path(uses, &segs);
@@ -282,6 +287,7 @@ pub(crate) fn type_info(
             role: None,
             crate_type: Some(last.clone()),
             outside: collection,
+            generic: None,
         };
     }
     let role = role_of_resolved(apis, &resolved);
@@ -294,6 +300,7 @@ pub(crate) fn type_info(
         outside: collection || (role.is_none() && foreign),
         role,
         crate_type: None,
+        generic: None,
     }
 }
 
@@ -313,7 +320,7 @@ pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<Strin
 }
 
 /// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
-fn generic_name(ty: &syn::Type) -> Option<String> {
+pub(crate) fn generic_name(ty: &syn::Type) -> Option<String> {
     innermost(ty)
         .filter(|p| p.segments.len() == 1)
         .map(|p| p.segments[0].ident.to_string())

@@ -157,6 +157,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 role: None,
                 crate_type: Some(t),
                 outside: false,
+                generic: None,
             });
         }
         let arg_infos = self.plain_args(&args, out);
@@ -760,6 +761,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             role,
                             crate_type: None,
                             outside: false,
+                            generic: None,
                         },
                     )
                 });
