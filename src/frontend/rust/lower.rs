@@ -17,7 +17,7 @@ use syn::{Expr, Pat, Stmt, Token};
 mod calls;
 mod macros;
 
-use super::types::bounded_generic;
+use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
 use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
 use crate::diagnostic::Span;
@@ -2579,23 +2579,6 @@ fn last_token(e: &Expr) -> Option<PmSpan> {
         Expr::Closure(c) => last_token(&c.body),
         _ => None,
     }
-}
-
-/// The `i`-th type argument of an `impl` block's self type (`M` in `impl<M> S<M>`).
-fn impl_arg(imp: &syn::ItemImpl, i: usize) -> Option<&syn::Type> {
-    let syn::Type::Path(p) = &*imp.self_ty else {
-        return None;
-    };
-    let syn::PathArguments::AngleBracketed(args) = &p.path.segments.last()?.arguments else {
-        return None;
-    };
-    args.args
-        .iter()
-        .filter_map(|a| match a {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        })
-        .nth(i)
 }
 
 #[cfg(test)]

@@ -911,7 +911,7 @@ impl Walker<'_, '_> {
                     .strip_prefix('$')
                     .and_then(|n| n.parse::<usize>().ok())
                     .and_then(|n| binds.get(n.checked_sub(1)?))
-                    .and_then(|b| self.ahead(b))
+                    .and_then(|b| self.offset(b, true))
             };
             if let Some((millis, loc)) = found {
                 self.expiries
@@ -921,13 +921,15 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// `now + d` (a time `d` ahead): `d` and where it is written.
-    fn ahead(&self, e: &Expr) -> Option<(u64, Loc)> {
+    /// `now + d` (`ahead`) or `now - d`: `d` and where it is written.
+    fn offset(&self, e: &Expr, ahead: bool) -> Option<(u64, Loc)> {
         let Expr::Binary(bin) = strip(e) else {
             return None;
         };
-        if !matches!(bin.op, syn::BinOp::Add(_)) {
-            return None;
+        match bin.op {
+            syn::BinOp::Add(_) if ahead => {}
+            syn::BinOp::Sub(_) if !ahead => {}
+            _ => return None,
         }
         let ev = self.cx.eval(&bin.right, 0)?;
         let Val::Ms(ms) = ev.val else { return None };
@@ -954,22 +956,7 @@ impl Walker<'_, '_> {
                     ev.from_const.clone().unwrap_or_else(|| self.expr_loc(b)),
                 ))
             }
-            Interval::Cutoff => binds.iter().find_map(|b| {
-                let Expr::Binary(bin) = strip(b) else {
-                    return None;
-                };
-                if !matches!(bin.op, syn::BinOp::Sub(_)) {
-                    return None;
-                }
-                let ev = self.cx.eval(&bin.right, 0)?;
-                let Val::Ms(ms) = ev.val else { return None };
-                Some((
-                    ms,
-                    ev.from_const
-                        .clone()
-                        .unwrap_or_else(|| self.expr_loc(&bin.right)),
-                ))
-            }),
+            Interval::Cutoff => binds.iter().find_map(|b| self.offset(b, false)),
         }
     }
 }

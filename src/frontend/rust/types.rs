@@ -389,3 +389,20 @@ pub(crate) fn bounded_generic(
         .find_map(|p| role_of_resolved(apis, &resolve_path(uses, &segments(p))))
         .map(|role| TypeInfo::of_role(Some(role)))
 }
+
+/// The `i`-th type argument of an `impl` block's self type (`M` in `impl<M> S<M>`).
+pub(crate) fn impl_arg(imp: &syn::ItemImpl, i: usize) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = &*imp.self_ty else {
+        return None;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    args.args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .nth(i)
+}

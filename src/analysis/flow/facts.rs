@@ -1,0 +1,164 @@
+//! The facts the flow analysis reports to the rules: events as the facts refer to
+//! them, acks before effects, and pairs of events on one path.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::Loc;
+
+/// An event as the facts refer to it (shared: the analysis states that hold it are
+/// copied at every branch).
+#[derive(Clone, Debug)]
+pub struct EvRef(std::sync::Arc<EvData>);
+
+// The same allocation is the same event without comparing its text (states share
+// their events, and joins compare them often).
+impl PartialEq for EvRef {
+    fn eq(&self, other: &EvRef) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.loc.span == other.0.loc.span && self.0 == other.0)
+    }
+}
+
+impl Eq for EvRef {}
+
+// Consistent with `eq`: equal events are at one place.
+impl std::hash::Hash for EvRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.loc.hash(h);
+    }
+}
+
+impl PartialOrd for EvRef {
+    fn partial_cmp(&self, other: &EvRef) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for EvRef {
+    fn cmp(&self, other: &EvRef) -> std::cmp::Ordering {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl EvRef {
+    pub fn new(data: EvData) -> EvRef {
+        EvRef(std::sync::Arc::new(data))
+    }
+}
+
+impl std::ops::Deref for EvRef {
+    type Target = EvData;
+    fn deref(&self) -> &EvData {
+        &self.0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EvData {
+    pub loc: Loc,
+    pub text: String,
+    pub describe: String,
+    /// What the event does, as a verb phrase: ``runs the INSERT into `orders` ``.
+    pub phrase: String,
+    /// Call sites (outermost first) through which the event was reached from the entry.
+    pub via: Vec<Loc>,
+}
+
+/// What the ack ran before.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EffectKind {
+    /// An effect that applies immediately (autocommit write, publish, HTTP, e-mail).
+    Immediate,
+    /// A write inside a transaction that commits after the ack.
+    Committed {
+        begin: Option<Box<EvRef>>,
+        commit: Box<EvRef>,
+    },
+    /// An effect in a spawned task that may run after the ack.
+    Spawned { spawn: Loc },
+}
+
+/// On some path, `ack` runs before `effect` is applied.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AckBeforeEffect {
+    pub ack: EvRef,
+    pub effect: EvRef,
+    pub kind: EffectKind,
+    /// The entry function the path starts in.
+    pub entry: String,
+}
+
+/// Which rule-relevant pair a fact records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PairKind {
+    /// `primary` (an SQL write, HTTP call or e-mail) runs inside the Kafka
+    /// transaction begun at `other`.
+    EffectInBrokerTx,
+    /// `primary` (a consumer offset commit) runs in a consume-transform-produce path
+    /// whose producer is transactional (`other`: `begin_transaction`).
+    OffsetsOutsideTx,
+    /// `primary` (a publish) and `other` (a DB commit or autocommit write) are two
+    /// separate steps on one path.
+    DualWrite,
+    /// `primary` (a dedup record) and `other` (the effect) are written in different
+    /// transactions (or one of them in autocommit).
+    SplitDedup,
+    /// `primary` (a claim whose result is discarded) is followed by `other` (the effect).
+    UncheckedClaim,
+    /// `primary` (a non-idempotent effect) is made durable before `other` (the ack)
+    /// with no dedup record on the path: at-least-once applies it twice.
+    NonIdempotent,
+}
+
+/// On some path, the two events stand in the relation `kind`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PairFact {
+    pub kind: PairKind,
+    pub primary: EvRef,
+    pub other: EvRef,
+    /// Related events with their label text (where the transaction begins, ...).
+    pub related: Vec<(EvRef, String)>,
+    pub entry: String,
+}
+
+/// Everything the flow analysis found in a crate.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub acks: Vec<AckBeforeEffect>,
+    pub pairs: Vec<PairFact>,
+    /// Some path applies an effect after receiving a message: the crate's consumers
+    /// have side effects (MA007).
+    pub handler_effects: bool,
+    /// Kafka clients (function index, client index) whose messages are received in the
+    /// crate, and those followed by an effect on some path.
+    pub received_clients: BTreeSet<(usize, u32)>,
+    pub effect_clients: BTreeSet<(usize, u32)>,
+    /// Per function: it applies an effect, directly or through calls.
+    pub effectful: Vec<bool>,
+    /// Per entry function: the tables it relays (rows read from them, published, then
+    /// updated or deleted after the publish on the same path; SPEC §2, "Outbox").
+    pub relays: BTreeMap<String, BTreeSet<String>>,
+    /// The tables each write, and each commit, makes durable (by the event's place).
+    pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
+}
+
+impl Facts {
+    /// The other side of `p` writes only tables its entry relays (SPEC §2, "Outbox").
+    pub fn relay_bookkeeping(&self, p: &PairFact) -> bool {
+        let (Some(relayed), Some(written)) = (
+            self.relays.get(&p.entry),
+            self.durable_tables.get(&p.other.loc),
+        ) else {
+            return false;
+        };
+        !written.is_empty() && written.is_subset(relayed)
+    }
+
+    pub fn pairs(&self, kind: PairKind) -> impl Iterator<Item = &PairFact> {
+        self.pairs.iter().filter(move |p| p.kind == kind)
+    }
+}

@@ -1,0 +1,232 @@
+//! The analysis state on one path: pending acks, open transactions, the current
+//! message's effects; and how two states join where paths meet.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use super::{EvRef, Val};
+use crate::ir::Loc;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct WriteRec {
+    pub(super) ev: EvRef,
+    /// The open transaction it went into.
+    pub(super) tx: Option<Val>,
+    /// Not in a transaction known here, on a pool or connection: commits by itself.
+    pub(super) auto: bool,
+    pub(super) dedup: bool,
+    pub(super) named_dedup: bool,
+    pub(super) guarded: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Tx {
+    pub(super) begin: Option<EvRef>,
+    pub(super) writes: Vec<EvRef>,
+    pub(super) open: bool,
+    /// Begun and never used for anything but commit (MA013 covers its split writes).
+    pub(super) idle: bool,
+    /// An outbox row is written in it: its commit is not half of a dual write.
+    pub(super) outbox: bool,
+    /// Its non-idempotent writes, durable when it commits.
+    pub(super) nonidem: Vec<EvRef>,
+    /// Some write in it has SQL the analysis could read (MA006 ignores transactions
+    /// whose statements are all unknown, e.g. built at run time).
+    pub(super) known: bool,
+    /// Some known write in it is not a DELETE: it changes business state rather than
+    /// removing a row that was handled (a relay deleting what it published).
+    pub(super) business: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Pending {
+    pub(super) msg: Option<Val>,
+    pub(super) ev: EvRef,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Floating {
+    pub(super) handle: Option<Val>,
+    pub(super) spawn: Loc,
+    pub(super) effect: EvRef,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct State {
+    pub(super) acks: BTreeMap<Loc, Pending>,
+    pub(super) txs: BTreeMap<Val, Tx>,
+    pub(super) floating: Vec<Floating>,
+    /// Effects applied on this path inside the spawned task being run.
+    pub(super) effects: BTreeSet<EvRef>,
+    /// The Kafka transaction open on this path, and the first one begun on it.
+    pub(super) broker_open: Option<EvRef>,
+    pub(super) broker_seen: Option<EvRef>,
+    /// Per message (reset at loop back edges): DB writes made durable, publishes
+    /// made outside a Kafka transaction, writes with their transaction, and
+    /// claims whose result was discarded.
+    pub(super) durable: Vec<EvRef>,
+    pub(super) publishes: Vec<EvRef>,
+    pub(super) writes: Vec<WriteRec>,
+    pub(super) unchecked: Vec<EvRef>,
+    /// Durable non-idempotent effects of the current message.
+    pub(super) nonidem: Vec<EvRef>,
+    /// A message was received on this path (the effects that follow are a handler's).
+    pub(super) received: bool,
+    /// Consumer offset commits made before any Kafka transaction began on this path.
+    pub(super) early_offsets: Vec<EvRef>,
+    /// Kafka clients (function, index) whose messages were received on this path.
+    pub(super) received_clients: Vec<(usize, u32)>,
+    /// Tables whose rows were read on this path (what a relay may publish).
+    pub(super) read_tables: Vec<String>,
+}
+
+/// Adds to `mine` what `other` has that it lacks. The two states of a join mostly
+/// come from one state before a branch: their common prefix is skipped (shared
+/// events compare by address), so a join costs the prefix plus what the branches
+/// added, not a search of one list per element of the other.
+/// What is left after the prefix is looked up in a hash set when both are long (the
+/// join of many match arms).
+pub(super) fn union<T: Clone + Eq + std::hash::Hash>(mine: &mut Vec<T>, other: &[T]) {
+    let common = mine.iter().zip(other).take_while(|(a, b)| a == b).count();
+    let (tail, add) = (mine.len() - common, other.len() - common);
+    if tail.saturating_mul(add) <= 4096 {
+        for x in &other[common..] {
+            if !mine[common..].contains(x) {
+                mine.push(x.clone());
+            }
+        }
+        return;
+    }
+    let mut have: HashSet<&T> = mine[common..].iter().collect();
+    let new: Vec<T> = other[common..]
+        .iter()
+        .filter(|x| have.insert(x))
+        .cloned()
+        .collect();
+    mine.extend(new);
+}
+
+impl State {
+    pub(super) fn new() -> State {
+        State {
+            acks: BTreeMap::new(),
+            txs: BTreeMap::new(),
+            floating: Vec::new(),
+            effects: BTreeSet::new(),
+            broker_open: None,
+            broker_seen: None,
+            durable: Vec::new(),
+            publishes: Vec::new(),
+            writes: Vec::new(),
+            unchecked: Vec::new(),
+            nonidem: Vec::new(),
+            received: false,
+            early_offsets: Vec::new(),
+            received_clients: Vec::new(),
+            read_tables: Vec::new(),
+        }
+    }
+
+    /// Forgets what one loop iteration did to its own message, keeping what the
+    /// state held when the loop was entered.
+    pub(super) fn carry_to_next_iteration(&mut self, entry: &State) {
+        self.acks.retain(|k, _| entry.acks.contains_key(k));
+        self.floating
+            .retain(|f| entry.floating.iter().any(|g| g.effect == f.effect));
+        self.durable.retain(|x| entry.durable.contains(x));
+        self.publishes.retain(|x| entry.publishes.contains(x));
+        self.writes.retain(|x| entry.writes.contains(x));
+        self.unchecked.retain(|x| entry.unchecked.contains(x));
+        self.nonidem.retain(|x| entry.nonidem.contains(x));
+        self.early_offsets
+            .retain(|x| entry.early_offsets.contains(x));
+    }
+
+    pub(super) fn join(&mut self, other: &State) {
+        for (k, p) in &other.acks {
+            self.acks.entry(k.clone()).or_insert_with(|| p.clone());
+        }
+        for (k, t) in &other.txs {
+            match self.txs.get_mut(k) {
+                Some(mine) => {
+                    mine.open |= t.open;
+                    mine.idle &= t.idle;
+                    mine.outbox |= t.outbox;
+                    mine.known |= t.known;
+                    mine.business |= t.business;
+                    union(&mut mine.nonidem, &t.nonidem);
+                    for w in &t.writes {
+                        if !mine.writes.contains(w) {
+                            mine.writes.push(w.clone());
+                        }
+                    }
+                    if mine.begin.is_none() {
+                        mine.begin = t.begin.clone();
+                    }
+                }
+                None => {
+                    self.txs.insert(*k, t.clone());
+                }
+            }
+        }
+        for f in &other.floating {
+            if !self
+                .floating
+                .iter()
+                .any(|x| x.effect == f.effect && x.handle == f.handle)
+            {
+                self.floating.push(f.clone());
+            }
+        }
+        self.effects.extend(other.effects.iter().cloned());
+        if self.broker_open.is_none() {
+            self.broker_open.clone_from(&other.broker_open);
+        }
+        if self.broker_seen.is_none() {
+            self.broker_seen.clone_from(&other.broker_seen);
+        }
+        union(&mut self.durable, &other.durable);
+        union(&mut self.publishes, &other.publishes);
+        union(&mut self.writes, &other.writes);
+        union(&mut self.unchecked, &other.unchecked);
+        union(&mut self.nonidem, &other.nonidem);
+        self.received |= other.received;
+        union(&mut self.early_offsets, &other.early_offsets);
+        union(&mut self.received_clients, &other.received_clients);
+        union(&mut self.read_tables, &other.read_tables);
+    }
+}
+
+/// Joins many states in a balanced order (a binary counter: two joined states of one
+/// size become one of the next), so that the join of `n` match arms costs
+/// `n log n`, not `n²`. Earlier states stay first (a join keeps the first of some
+/// facts), as in a left fold.
+#[derive(Default)]
+pub(super) struct Joiner(Vec<(u32, State)>);
+
+impl Joiner {
+    pub(super) fn push(&mut self, mut s: State) {
+        let mut level = 0;
+        while self.0.last().is_some_and(|(l, _)| *l == level) {
+            let (_, mut earlier) = self.0.pop().expect("checked above");
+            earlier.join(&s);
+            s = earlier;
+            level += 1;
+        }
+        self.0.push((level, s));
+    }
+
+    pub(super) fn finish(self) -> Option<State> {
+        let mut acc = None;
+        for (_, s) in self.0 {
+            join_opt(&mut acc, s);
+        }
+        acc
+    }
+}
+
+pub(super) fn join_opt(acc: &mut Option<State>, s: State) {
+    match acc {
+        Some(a) => a.join(&s),
+        None => *acc = Some(s),
+    }
+}
