@@ -154,8 +154,11 @@ pub fn unneeded_bodies<'a>(
             let t = scan::item_tokens(text, crate::frontend::rust::lower::TASK_JOINS, |id| {
                 lexicon.counts(id, &scan.idents, redis)
             });
-            let keep =
-                t.named || t.awaits_task || t.loops.iter().any(|&at| may_be_retry(&text[at..]));
+            let keep = t.named
+                || t.awaits_task
+                || t.sql
+                || t.loops.iter().any(|&at| may_be_retry(&text[at..]))
+                || scan::may_return_text(&text[range.start - f.at..]);
             (!keep).then_some(Body {
                 item,
                 range,
@@ -295,6 +298,26 @@ trait T { fn provided(&self) { other() } fn declared(&self); }
                 "provided"
             ]
         );
+    }
+
+    #[test]
+    fn bodies_giving_sql_text_to_the_index_are_parsed() {
+        let text = r##"
+impl Q {
+    fn new(t: &str) -> Self { Self { insert: format!("INSERT INTO {} (id) VALUES ($1)", t) } }
+    fn raw() -> Self { Self { delete: r#"
+        DELETE FROM t"#.into() } }
+    fn escaped() -> &'static str { "\n  update t set a = 1" }
+    fn included() -> String { include_str!("q.sql").to_string() }
+    fn insert(&self) -> &str { &self.insert }
+    fn sql(&self) -> &str { self.sql.as_str() }
+    fn named() -> &'static str { SQL }
+    fn prose() -> String { format!("Inserted {} rows", 1) }
+    fn computed(&self) -> usize { self.a.len() + 1 }
+    fn call(&self) -> String { self.sql.replace("a", "b") }
+}
+"##;
+        assert_eq!(unneeded(text), ["prose", "computed", "call"]);
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub const NAMES: &[&str] = &[
     "BaseRecord",
     "retry",
     "retry_if",
+    "include_str",
 ];
 
 /// Calls and macros whose awaited result waits for spawned tasks.
@@ -80,6 +81,9 @@ impl RetryText {
 
 pub struct FileCx<'a> {
     pub path: Arc<str>,
+    /// The file's path on disk (`include_str!` is relative to it).
+    pub abs: &'a std::path::Path,
+    pub included: &'a super::text::Included<'a>,
     pub apis: &'a Apis,
     pub index: &'a CrateIndex,
     pub uses: &'a UseMap,
@@ -182,6 +186,13 @@ impl FileCx<'_> {
         self.index.consts.get(name)
     }
 
+    /// The SQL the crate's struct literals put in field `field` of type `ty`.
+    fn field_text(&self, ty: &str, field: &str) -> Option<String> {
+        self.const_value(&format!("{ty}.{field}"))
+            .filter(|t| !t.is_empty())
+            .cloned()
+    }
+
     /// The fields of the crate's type `ty`.
     fn fields_of(&self, ty: &str) -> Option<&HashMap<String, TypeInfo>> {
         note(&mut self.reads.borrow_mut().fields, ty);
@@ -195,7 +206,23 @@ impl FileCx<'_> {
     }
 }
 
+impl super::text::ArgNames for FileCx<'_> {
+    fn name_of(&self, arg: &Expr) -> String {
+        sql::placeholder_name(&self.text_of(expr_span(arg)))
+    }
+}
+
 impl FileCx<'_> {
+    /// Evaluates strings the code fixes here (a `format!` argument is named by its
+    /// text's last name).
+    fn eval<'c>(&'c self) -> super::text::Eval<'c> {
+        super::text::Eval {
+            from: self.abs,
+            included: self.included,
+            name_of: self,
+        }
+    }
+
     fn span(&self, start: PmSpan, end: PmSpan) -> Span {
         self.lines.span(start, end)
     }
@@ -430,6 +457,8 @@ pub fn lower_items(
                 if let Some((_, inner)) = &m.content {
                     let mut sub = FileCx {
                         path: cx.path.clone(),
+                        abs: cx.abs,
+                        included: cx.included,
                         apis: cx.apis,
                         index: cx.index,
                         uses: cx.uses,
@@ -1976,8 +2005,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let Some(b) = base.value else {
             return self.derived(base);
         };
+        // `&self.insert_sql`, set by the type's constructor.
+        let text = self.values[b as usize]
+            .crate_type
+            .as_deref()
+            .and_then(|t| self.cx.field_text(t, name));
         if let Some(&v) = self.fields.get(&(b, name.to_string())) {
-            return self.value_info(v);
+            let mut info = self.value_info(v);
+            info.str_lit = text;
+            return info;
         }
         let base_val = self.values[b as usize].clone();
         let mut ti = base_val
@@ -2015,6 +2051,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.fields.insert((b, name.to_string()), v);
         let mut info = self.value_info(v);
         info.mentions.push(b);
+        info.str_lit = text;
         info
     }
 

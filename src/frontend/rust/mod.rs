@@ -11,6 +11,7 @@ pub(crate) mod lower;
 pub mod retention;
 pub mod scan;
 pub mod sql;
+pub mod text;
 mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -41,6 +42,20 @@ pub struct FnSig {
     /// The function makes a fresh id (`Uuid::new_v4()`) and returns a value: where,
     /// and the call as written (MA002 follows ids minted in helpers).
     pub returns_fresh: Option<(crate::ir::Loc, String)>,
+    /// The string the function returns, when the code fixes it (SQL held by an
+    /// accessor or a constant).
+    pub returns_text: Option<ReturnedText>,
+}
+
+/// A string a function returns: SQL written in its body, a constant by name, or a
+/// field of `self` (an accessor, `fn insert(&self) -> &str { &self.insert }`),
+/// whose text the type's constructors give ([`CrateIndex::consts`], key
+/// `Type.field`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReturnedText {
+    Lit(String),
+    Const(String),
+    Field(String),
 }
 
 /// The crate-wide facts lowering needs about items in other files.
@@ -50,6 +65,8 @@ pub struct CrateIndex {
     pub traits: HashSet<String>,
     pub fields: HashMap<String, HashMap<String, TypeInfo>>,
     pub fns: HashMap<String, Vec<FnSig>>,
+    /// String constants and statics by name, and the SQL the crate's struct
+    /// literals put in a field, by `Type.field` (empty: literals disagree).
     pub consts: HashMap<String, String>,
 }
 
@@ -97,7 +114,8 @@ pub fn lower_crate(
     apis: &Apis,
     include_tests: bool,
 ) -> CrateOutput {
-    with_front_end(key, apis, include_tests, 1, |fe| {
+    let included = text::Included::default();
+    with_front_end(key, apis, &included, include_tests, 1, |fe| {
         fe.add(files);
         fe.lower()
     })
@@ -113,6 +131,7 @@ pub fn lower_crate(
 pub fn with_front_end<'a, R>(
     key: &'a str,
     apis: &'a Apis,
+    included: &'a text::Included<'a>,
     include_tests: bool,
     shards: usize,
     f: impl FnOnce(&mut CrateFrontEnd<'a>) -> R,
@@ -125,7 +144,7 @@ pub fn with_front_end<'a, R>(
             let spawned = std::thread::Builder::new()
                 .stack_size(crate::analysis::STACK_SIZE)
                 .spawn_scoped(scope, move || {
-                    let mut shard = Shard::new(key, apis, include_tests);
+                    let mut shard = Shard::new(key, apis, included, include_tests);
                     for cmd in cmd_rx {
                         if reply_tx.send(shard.run(cmd)).is_err() {
                             break;
@@ -142,7 +161,7 @@ pub fn with_front_end<'a, R>(
             }
         }
         let mut fe = CrateFrontEnd {
-            local: Shard::new(key, apis, include_tests),
+            local: Shard::new(key, apis, included, include_tests),
             local_bytes: 0,
             workers,
             include_tests,
@@ -289,6 +308,7 @@ impl<'a> CrateFrontEnd<'a> {
                                 .collect(),
                             ret: TypeInfo::default(),
                             returns_fresh: None,
+                            returns_text: None,
                         },
                         f.has_self,
                     )
@@ -525,9 +545,15 @@ impl<'a> CrateFrontEnd<'a> {
                     .or_default()
                     .extend(fs.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
-            index
-                .consts
-                .extend(consts.iter().map(|(k, v)| (k.clone(), v.clone())));
+            for (k, v) in consts {
+                match index.consts.get_mut(k) {
+                    // Two struct literals giving a field different SQL: neither.
+                    Some(old) if k.contains('.') && old != v => old.clear(),
+                    _ => {
+                        index.consts.insert(k.clone(), v.clone());
+                    }
+                }
+            }
         }
         index
     }
@@ -775,6 +801,8 @@ fn put_body(
 struct Shard<'a> {
     key: &'a str,
     apis: &'a Apis,
+    /// The texts `include_str!` may name.
+    included: &'a text::Included<'a>,
     include_tests: bool,
     parsed: Vec<Parsed<'a>>,
     errors: Vec<InputError>,
@@ -787,10 +815,16 @@ struct Shard<'a> {
 }
 
 impl<'a> Shard<'a> {
-    fn new(key: &'a str, apis: &'a Apis, include_tests: bool) -> Self {
+    fn new(
+        key: &'a str,
+        apis: &'a Apis,
+        included: &'a text::Included<'a>,
+        include_tests: bool,
+    ) -> Self {
         Shard {
             key,
             apis,
+            included,
             include_tests,
             parsed: Vec::new(),
             errors: Vec::new(),
@@ -968,6 +1002,8 @@ impl<'a> Shard<'a> {
                 let part = self.isolated(&p.file.path, || {
                     let cx = IndexCx {
                         apis: self.apis,
+                        included: self.included,
+                        abs: &p.file.abs,
                         uses: &p.uses,
                         index,
                         path: Arc::from(p.file.path.as_str()),
@@ -1016,6 +1052,8 @@ impl<'a> Shard<'a> {
                     }
                     let cx = lower::FileCx {
                         path: Arc::from(p.file.path.as_str()),
+                        abs: &p.file.abs,
+                        included: self.included,
                         apis: self.apis,
                         index,
                         uses: &p.uses,
@@ -1268,13 +1306,123 @@ fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: boo
 
 struct IndexCx<'a> {
     apis: &'a Apis,
+    included: &'a text::Included<'a>,
+    /// The file's path on disk (`include_str!` is relative to it).
+    abs: &'a std::path::Path,
     uses: &'a UseMap,
     index: &'a CrateIndex,
     path: Arc<str>,
     lines: &'a crate::frontend::LineIndex<'a>,
 }
 
+impl text::ArgNames for IndexCx<'_> {
+    fn name_of(&self, arg: &syn::Expr) -> String {
+        let sp = self.lines.span(arg.span(), arg.span());
+        let t = self.lines.text();
+        sql::placeholder_name(t.get(sp.byte_start..sp.byte_end).unwrap_or(""))
+    }
+}
+
 impl IndexCx<'_> {
+    fn eval(&self) -> text::Eval<'_> {
+        text::Eval {
+            from: self.abs,
+            included: self.included,
+            name_of: self,
+        }
+    }
+
+    /// What a function body that is one expression returns of a string the code
+    /// fixes: `&self.insert` (also `.as_str()`, `.clone()`..), `INSERT_SQL`, or SQL
+    /// text (a literal, `include_str!`, `format!`). The prefilter parses such bodies
+    /// ([`scan::may_return_text`], [`scan::ItemTokens::sql`]).
+    fn returned_text(&self, block: &syn::Block) -> Option<ReturnedText> {
+        let [syn::Stmt::Expr(e, None)] = block.stmts.as_slice() else {
+            return None;
+        };
+        let mut e = e;
+        loop {
+            e = match e {
+                syn::Expr::Reference(r) => &r.expr,
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
+                syn::Expr::MethodCall(mc)
+                    if mc.args.is_empty()
+                        && text::KEEPS_TEXT.contains(&mc.method.to_string().as_str()) =>
+                {
+                    &mc.receiver
+                }
+                _ => break,
+            };
+        }
+        match e {
+            syn::Expr::Field(f) => match (&*f.base, &f.member) {
+                (syn::Expr::Path(p), syn::Member::Named(name)) if p.path.is_ident("self") => {
+                    Some(ReturnedText::Field(name.to_string()))
+                }
+                _ => None,
+            },
+            syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                Some(ReturnedText::Const(p.path.segments[0].ident.to_string()))
+            }
+            _ => self
+                .eval()
+                .value(e)
+                .filter(|t| text::looks_like_sql(t))
+                .map(ReturnedText::Lit),
+        }
+    }
+
+    /// The SQL the struct literals of a function body put in fields (`Self {
+    /// insert: format!(include_str!("insert.sql"), table), .. }`), as `consts`
+    /// entries keyed `Type.field`; `Self` is `self_ty`.
+    fn field_texts(
+        &self,
+        block: &syn::Block,
+        self_ty: Option<&str>,
+        out: &mut Vec<(String, String)>,
+    ) {
+        struct V<'v, 'c> {
+            cx: &'v IndexCx<'c>,
+            self_ty: Option<&'v str>,
+            out: &'v mut Vec<(String, String)>,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+            fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+                let ty = s.path.segments.last().map(|l| l.ident.to_string());
+                let ty = match ty.as_deref() {
+                    Some("Self") => self.self_ty.map(str::to_string),
+                    _ => ty,
+                };
+                if let Some(ty) = ty {
+                    for f in &s.fields {
+                        if let syn::Member::Named(name) = &f.member {
+                            if let Some(t) = self
+                                .cx
+                                .eval()
+                                .value(&f.expr)
+                                .filter(|t| text::looks_like_sql(t))
+                            {
+                                self.out.push((format!("{ty}.{name}"), t));
+                            }
+                        }
+                    }
+                }
+                syn::visit::visit_expr_struct(self, s);
+            }
+            // Items inside bodies are indexed on their own.
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+        }
+        syn::visit::Visit::visit_block(
+            &mut V {
+                cx: self,
+                self_ty,
+                out,
+            },
+            block,
+        );
+    }
+
     /// The first fresh-id call in a function body that returns a value.
     fn fresh_id_in(
         &self,
@@ -1372,6 +1520,7 @@ fn collect_sigs(
                 if !include_tests && is_test_attr(&f.attrs) {
                     continue;
                 }
+                cx.field_texts(&f.block, None, consts);
                 sigs.push((
                     f.sig.ident.to_string(),
                     FnSig {
@@ -1380,6 +1529,7 @@ fn collect_sigs(
                         module: module.to_vec(),
                         ret: ret_type(cx, &f.sig.output, None),
                         returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
+                        returns_text: cx.returned_text(&f.block),
                     },
                 ));
             }
@@ -1391,6 +1541,7 @@ fn collect_sigs(
                 let trait_name = impl_trait_name(imp);
                 for it in &imp.items {
                     if let syn::ImplItem::Fn(m) = it {
+                        cx.field_texts(&m.block, self_ty.as_deref(), consts);
                         sigs.push((
                             m.sig.ident.to_string(),
                             FnSig {
@@ -1399,6 +1550,7 @@ fn collect_sigs(
                                 module: module.to_vec(),
                                 ret: ret_type(cx, &m.sig.output, self_ty.as_deref()),
                                 returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
+                                returns_text: cx.returned_text(&m.block),
                             },
                         ));
                     }
@@ -1407,7 +1559,7 @@ fn collect_sigs(
             syn::Item::Trait(t) => {
                 for it in &t.items {
                     if let syn::TraitItem::Fn(m) = it {
-                        if m.default.is_some() {
+                        if let Some(default) = &m.default {
                             sigs.push((
                                 m.sig.ident.to_string(),
                                 FnSig {
@@ -1416,6 +1568,7 @@ fn collect_sigs(
                                     module: module.to_vec(),
                                     ret: ret_type(cx, &m.sig.output, None),
                                     returns_fresh: None,
+                                    returns_text: cx.returned_text(default),
                                 },
                             ));
                         }

@@ -632,6 +632,9 @@ pub struct ItemTokens {
     pub awaits_task: bool,
     /// Where the loops (`loop`, `while`, `for`) start, up to where it stopped.
     pub loops: Vec<usize>,
+    /// A string literal that reads as SQL (the scan stopped there): the crate
+    /// index reads the SQL a function returns or puts in a struct's field.
+    pub sql: bool,
 }
 
 /// Keywords that may come before an expression in parentheses.
@@ -710,11 +713,90 @@ pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bo
                     return out;
                 }
             }
+            Tok::Other if literal_reads_as_sql(&text[lexer.start..lexer.i]) => {
+                out.sql = true;
+                return out;
+            }
             _ => {}
         }
         prev = [prev[1], prev[2], tok];
     }
     out
+}
+
+/// Whether the source of a token is a string literal whose text reads as SQL
+/// ([`text::looks_like_sql`], with the escapes a literal may start with).
+///
+/// [`text::looks_like_sql`]: super::text::looks_like_sql
+fn literal_reads_as_sql(src: &str) -> bool {
+    let Some(q) = src.find('"') else {
+        return false;
+    };
+    let prefix = &src[..q];
+    if !prefix
+        .trim_end_matches('#')
+        .chars()
+        .all(|c| matches!(c, 'r' | 'b' | 'c'))
+    {
+        return false;
+    }
+    let mut body = &src[q + 1..];
+    if !prefix.contains('r') {
+        // `"\n  INSERT"`, `"\<newline>  INSERT"`.
+        loop {
+            let t = body.trim_start();
+            match t.strip_prefix('\\') {
+                Some(r) if r.starts_with(['n', 't', 'r']) => body = &r[1..],
+                Some(r) if r.starts_with(char::is_whitespace) => body = r,
+                _ => {
+                    body = t;
+                    break;
+                }
+            }
+        }
+    }
+    super::text::looks_like_sql(body)
+}
+
+/// Whether the inside of a function body may be one expression returning a field
+/// of `self` or a constant (`&self.insert`, `self.sql.as_str()`, `&*SQL`): `&` and
+/// `*`, then `self` followed by `.name`s and at most one call that keeps the text
+/// ([`text::KEEPS_TEXT`]), or one name alone. The crate index reads what such a body
+/// returns, so the prefilter parses it.
+///
+/// [`text::KEEPS_TEXT`]: super::text::KEEPS_TEXT
+pub fn may_return_text(body: &str) -> bool {
+    let mut lexer = Lexer::new(body, None);
+    let mut tok = lexer.next_tok();
+    while matches!(tok, Some(Tok::Punct(b'&' | b'*'))) {
+        tok = lexer.next_tok();
+    }
+    match tok {
+        Some(Tok::Ident("self")) => {}
+        Some(Tok::Ident(_)) => return lexer.next_tok().is_none(),
+        _ => return false,
+    }
+    let mut n = 0;
+    loop {
+        match lexer.next_tok() {
+            None => return n > 0,
+            Some(Tok::Punct(b'.')) if n < 4 => n += 1,
+            _ => return false,
+        }
+        let Some(Tok::Ident(name)) = lexer.next_tok() else {
+            return false;
+        };
+        let at = lexer.i;
+        match lexer.next_tok() {
+            Some(Tok::Punct(b'(')) => {
+                return n > 1
+                    && super::text::KEEPS_TEXT.contains(&name)
+                    && lexer.next_tok() == Some(Tok::Punct(b')'))
+                    && lexer.next_tok().is_none()
+            }
+            _ => lexer.i = at,
+        }
+    }
 }
 
 /// For `text` starting with a loop (`loop`, `while ..`, `for .. in ..`): where its
@@ -915,6 +997,8 @@ struct Lexer<'a> {
     text: &'a str,
     b: &'a [u8],
     i: usize,
+    /// Where the last token started.
+    start: usize,
     /// Where the doc comments skipped so far are, when asked for.
     docs: Option<Vec<std::ops::Range<usize>>>,
 }
@@ -934,6 +1018,7 @@ impl<'a> Lexer<'a> {
             text,
             b: text.as_bytes(),
             i: 0,
+            start: 0,
             docs,
         }
     }
@@ -944,6 +1029,7 @@ impl<'a> Lexer<'a> {
 
     fn next_tok(&mut self) -> Option<Tok<'a>> {
         loop {
+            self.start = self.i;
             let c = *self.b.get(self.i)?;
             match c {
                 b'/' if self.peek(1) == b'/' => {

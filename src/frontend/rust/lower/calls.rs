@@ -2,6 +2,7 @@
 //! crate and the closures handed to them, and the events a call emits.
 
 use super::*;
+use crate::frontend::rust::ReturnedText;
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
@@ -641,6 +642,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let ret = self.return_type(&callee);
+        let str_lit = self.returned_text(&callee);
         // A helper that mints a fresh id, called in a retry: the attempt's id is new.
         let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
         let fresh = self
@@ -676,7 +678,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for a in args {
             info.absorb(a);
         }
+        info.str_lit = str_lit;
         info
+    }
+
+    /// The string a crate function returns, when the code fixes it: the SQL in its
+    /// body or in a constant, or that its type's constructors put in the field it
+    /// returns.
+    fn returned_text(&self, callee: &Callee) -> Option<String> {
+        let sig = self.callee_sig(callee)?;
+        match sig.returns_text.as_ref()? {
+            ReturnedText::Lit(s) => Some(s.clone()),
+            ReturnedText::Const(c) => self.cx.const_value(c).cloned(),
+            ReturnedText::Field(f) => self.cx.field_text(sig.self_type.as_deref()?, f),
+        }
     }
 
     pub(super) fn return_type(&self, callee: &Callee) -> TypeInfo {

@@ -51,27 +51,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             "format" => {
                 if let Some(a) = &args {
                     let info = self.collect(a.iter().skip(1), out);
-                    let names: Vec<String> = a
-                        .iter()
-                        .skip(1)
-                        .map(|e| {
-                            let text = self.cx.text_of(expr_span(e));
-                            sql::placeholder_name(&text)
-                        })
-                        .collect();
-                    if let Some(Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(s),
-                        ..
-                    })) = a.first()
-                    {
-                        // A name that is a keyword (`{table}`) is tried again quoted.
-                        let mut filled = sql::fill_placeholders(&s.value(), &names, false);
-                        if sql::facts(&filled).kind == SqlKind::Unknown {
-                            let again = sql::fill_placeholders(&s.value(), &names, true);
-                            if sql::facts(&again).kind != SqlKind::Unknown {
-                                filled = again;
-                            }
-                        }
+                    if let Some(filled) = self.cx.eval().format(a) {
                         return Info {
                             str_lit: Some(filled),
                             mentions: info.mentions,
@@ -81,6 +61,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     return info;
                 }
                 return Info::default();
+            }
+            // `include_str!("sql/insert.sql")`: a file of the analyzed tree.
+            "include_str" | "concat" => {
+                return Info {
+                    str_lit: self.cx.eval().value(&Expr::Macro(syn::ExprMacro {
+                        attrs: Vec::new(),
+                        mac: mac.clone(),
+                    })),
+                    ..Info::default()
+                };
             }
             // `tokio::try_join!(consumer.run(), relay.run())`: futures that run side by
             // side; each is analyzed on its own, not as one sequence.
