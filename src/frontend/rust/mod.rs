@@ -1602,13 +1602,14 @@ fn collect_sigs(
                 }
                 fields.push((s.ident.to_string(), map));
             }
+            // `const INSERT: &str = include_str!("sql/insert.sql");` too.
             syn::Item::Const(c) => {
-                if let Some(s) = str_lit(&c.expr) {
+                if let Some(s) = cx.eval().value(&c.expr) {
                     consts.push((c.ident.to_string(), s));
                 }
             }
             syn::Item::Static(s) => {
-                if let Some(v) = str_lit(&s.expr) {
+                if let Some(v) = cx.eval().value(&s.expr) {
                     consts.push((s.ident.to_string(), v));
                 }
             }
@@ -1631,19 +1632,6 @@ fn ret_type(cx: &IndexCx, out: &syn::ReturnType, self_ty: Option<&str>) -> TypeI
     match out {
         syn::ReturnType::Default => TypeInfo::default(),
         syn::ReturnType::Type(_, ty) => type_info(cx.apis, cx.uses, cx.index, ty, self_ty),
-    }
-}
-
-pub(crate) fn str_lit(e: &syn::Expr) -> Option<String> {
-    match e {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Some(s.value()),
-        syn::Expr::Reference(r) => str_lit(&r.expr),
-        syn::Expr::Paren(p) => str_lit(&p.expr),
-        syn::Expr::Group(g) => str_lit(&g.expr),
-        _ => None,
     }
 }
 
