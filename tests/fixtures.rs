@@ -3,10 +3,20 @@
 //! (or `#~ MA004` in YAML) marks the line of an expected finding, `//~^ MA001` the
 //! line above; a fixture without marks must produce no finding. A fixture is a
 //! `.rs`/`.yml` file directly in a rule folder, or a sub-folder (a small crate).
+//!
+//! Beside each folder, `fixtures/<folder>.short` and `fixtures/<folder>.human` hold
+//! its fixtures' committed renderings (messages, labels, windows, help), clippy's
+//! blessed `.stderr` style: any change of wording or of a label's place fails
+//! `every_fixture_folder_renders_as_committed` until the renderings are blessed
+//! again with `MSGAUDIT_BLESS=1 cargo test --test fixtures`, so that it shows in
+//! review.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use msgaudit::emit::{render, Format};
 
 type Mark = (String, u32, String); // (path, line, code)
 
@@ -96,22 +106,36 @@ fn display(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
+/// Every fixture checked on its own, once for all the tests of this file.
+fn runs() -> &'static [(PathBuf, msgaudit::Report)] {
+    static RUNS: OnceLock<Vec<(PathBuf, msgaudit::Report)>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        cases()
+            .into_iter()
+            .map(|case| {
+                let report =
+                    msgaudit::check(std::slice::from_ref(&case), &msgaudit::Options::default())
+                        .unwrap_or_else(|e| panic!("{}: {}", case.display(), e.message));
+                (case, report)
+            })
+            .collect()
+    })
+}
+
 #[test]
 fn every_fixture_matches_its_marks() {
     let mut failures = Vec::new();
     let mut n_cases = 0;
     let mut n_marks = 0;
-    for case in cases() {
+    for (case, report) in runs() {
         n_cases += 1;
         let mut files = Vec::new();
-        files_under(&case, &mut files);
+        files_under(case, &mut files);
         let expected: BTreeSet<Mark> = files
             .iter()
             .flat_map(|f| marks_in(f, &display(f)))
             .collect();
         n_marks += expected.len();
-        let report = msgaudit::check(std::slice::from_ref(&case), &msgaudit::Options::default())
-            .unwrap_or_else(|e| panic!("{}: {}", case.display(), e.message));
         for e in &report.errors {
             failures.push(format!(
                 "{}: input error {}:{:?}: {}",
@@ -145,6 +169,60 @@ fn every_fixture_matches_its_marks() {
         "{} of {n_cases} fixtures ({n_marks} marks) disagree:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// The renderings of a fixture folder's cases, in order, each under its path.
+fn renderings() -> BTreeMap<PathBuf, [String; 2]> {
+    let mut out: BTreeMap<PathBuf, [String; 2]> = BTreeMap::new();
+    for (case, report) in runs() {
+        let folder = if case.file_name().is_some_and(|n| n == "demo") {
+            case.clone()
+        } else {
+            case.parent().expect("a case is in a folder").to_path_buf()
+        };
+        let entry = out.entry(folder).or_default();
+        for (text, format) in entry.iter_mut().zip([Format::Short, Format::Human]) {
+            text.push_str(&format!("==> {} <==\n", display(case)));
+            text.push_str(&render(report, format));
+            text.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_folder_renders_as_committed() {
+    let bless = std::env::var_os("MSGAUDIT_BLESS").is_some();
+    let mut stale = Vec::new();
+    for (folder, texts) in renderings() {
+        for (text, ext) in texts.iter().zip(["short", "human"]) {
+            let path = folder.with_extension(ext);
+            if bless {
+                fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                continue;
+            }
+            let committed = fs::read_to_string(&path).unwrap_or_default();
+            if committed != *text {
+                let first = committed
+                    .lines()
+                    .zip(text.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or_else(|| committed.lines().count().min(text.lines().count()));
+                stale.push(format!(
+                    "{} differs from line {}:\n  committed: {}\n  now:       {}",
+                    path.display(),
+                    first + 1,
+                    committed.lines().nth(first).unwrap_or("<end>"),
+                    text.lines().nth(first).unwrap_or("<end>"),
+                ));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "renderings changed (review, then bless with `MSGAUDIT_BLESS=1 cargo test --test fixtures`):\n{}",
+        stale.join("\n")
     );
 }
 
