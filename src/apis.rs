@@ -35,7 +35,7 @@ pub const PACKS: &[(&str, &str)] = &[
 /// What a call does to delivery.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EventKind {
+pub enum ApiEvent {
     Receive,
     Ack,
     Nack,
@@ -121,7 +121,7 @@ pub struct CallSpec {
     pub arg0_str: Vec<String>,
     #[serde(default)]
     pub arg0_role: Vec<String>,
-    pub event: EventKind,
+    pub event: ApiEvent,
     #[serde(default)]
     pub target: Target,
     pub returns: Option<String>,
@@ -179,17 +179,17 @@ pub struct Apis {
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
-pub const USER_EVENT_KEYS: &[(&str, EventKind)] = &[
-    ("receive", EventKind::Receive),
-    ("ack", EventKind::Ack),
-    ("nack", EventKind::Nack),
-    ("begin", EventKind::Begin),
-    ("commit", EventKind::Commit),
-    ("rollback", EventKind::Rollback),
-    ("write", EventKind::Write),
-    ("publish", EventKind::Publish),
-    ("idgen", EventKind::Idgen),
-    ("effect", EventKind::External),
+pub const USER_EVENT_KEYS: &[(&str, ApiEvent)] = &[
+    ("receive", ApiEvent::Receive),
+    ("ack", ApiEvent::Ack),
+    ("nack", ApiEvent::Nack),
+    ("begin", ApiEvent::Begin),
+    ("commit", ApiEvent::Commit),
+    ("rollback", ApiEvent::Rollback),
+    ("write", ApiEvent::Write),
+    ("publish", ApiEvent::Publish),
+    ("idgen", ApiEvent::Idgen),
+    ("effect", ApiEvent::External),
 ];
 
 impl Apis {
@@ -267,7 +267,7 @@ impl Apis {
     fn add_user_entry(
         &mut self,
         origin: &str,
-        event: EventKind,
+        event: ApiEvent,
         entry: &str,
     ) -> Result<(), InputError> {
         let segs: Vec<&str> = entry
@@ -293,7 +293,7 @@ impl Apis {
             origin: origin.to_string(),
             loose: true,
             target: match event {
-                EventKind::Ack | EventKind::Nack => Target::Mentions,
+                ApiEvent::Ack | ApiEvent::Nack => Target::Mentions,
                 _ => Target::Receiver,
             },
             ..CallSpec::default()
@@ -352,7 +352,7 @@ mod tests {
             .insert("commit".into(), vec!["crate::db::finish_uow".into()]);
         let apis = Apis::with_user(&user).unwrap();
         let done = &apis.methods["done"][0];
-        assert_eq!(done.event, EventKind::Ack);
+        assert_eq!(done.event, ApiEvent::Ack);
         assert_eq!(done.on_type.as_deref(), Some("Queue"));
         assert_eq!(apis.paths["finish_uow"][0].paths, vec!["db::finish_uow"]);
     }

@@ -494,6 +494,8 @@ impl<'c> Interp<'c> {
         }
     }
 
+    // The fields of `Node::Closure` (body, how it runs, parameter, handle, place,
+    // text) and the interpreter's state and frame, as every node visit takes them.
     #[allow(clippy::too_many_arguments)]
     fn closure(
         &mut self,

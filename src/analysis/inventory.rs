@@ -373,11 +373,11 @@ fn other_effect(e: &crate::ir::Event) -> Option<Effect> {
 /// The API packs an event's call may come from (`rdkafka` for `commit_message`).
 fn libraries(apis: &Apis, e: &crate::ir::Event) -> BTreeSet<String> {
     let want = match &e.kind {
-        EventKind::Receive { .. } => apis::EventKind::Receive,
-        EventKind::Ack { .. } => apis::EventKind::Ack,
-        EventKind::Nack { .. } => apis::EventKind::Nack,
-        EventKind::Publish { .. } => apis::EventKind::Publish,
-        EventKind::BrokerBegin => apis::EventKind::BrokerBegin,
+        EventKind::Receive { .. } => apis::ApiEvent::Receive,
+        EventKind::Ack { .. } => apis::ApiEvent::Ack,
+        EventKind::Nack { .. } => apis::ApiEvent::Nack,
+        EventKind::Publish { .. } => apis::ApiEvent::Publish,
+        EventKind::BrokerBegin => apis::ApiEvent::BrokerBegin,
         _ => return BTreeSet::new(),
     };
     let text = e.text.trim_end_matches("()");

@@ -306,9 +306,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                         key,
                         files,
                         &unique_tables,
-                        input.apis,
-                        &included,
-                        input.include_tests,
+                        rust::Inputs {
+                            apis: input.apis,
+                            included: &included,
+                            include_tests: input.include_tests,
+                        },
                         named
                             .as_deref()
                             .zip(lexicon.as_ref())
@@ -447,12 +449,11 @@ fn analyze_crate(
     key: &str,
     files: &[&SourceFile],
     unique_tables: &[String],
-    apis: &Apis,
-    included: &rust::text::Included,
-    include_tests: bool,
+    inputs: rust::Inputs,
     prefilter: Option<Prefilter>,
 ) -> CrateResult {
-    let (lowered, unparsed) = lower_needed(key, files, apis, included, include_tests, prefilter);
+    let apis = inputs.apis;
+    let (lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
     // Clients and retention link within the package (an example or a binary is a crate
     // of its own, but configured beside the package's library).
     let package = files
@@ -462,16 +463,7 @@ fn analyze_crate(
     // every function modeled differently (development aid for the prefilter's
     // exactness, stronger than comparing findings).
     if let Some(p) = prefilter.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
-        check_prefilter(
-            key,
-            files,
-            p.named,
-            apis,
-            included,
-            include_tests,
-            &lowered.krate,
-            &unparsed,
-        );
+        check_prefilter(key, files, p.named, inputs, &lowered.krate, &unparsed);
     }
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
@@ -607,110 +599,103 @@ fn add<'f>(
 fn lower_needed<'f>(
     key: &'f str,
     files: &[&'f SourceFile],
-    apis: &'f Apis,
-    included: &'f rust::text::Included<'f>,
-    include_tests: bool,
+    inputs: rust::Inputs<'f>,
     prefilter: Option<Prefilter>,
 ) -> (rust::CrateOutput, Unparsed) {
-    rust::with_front_end(
-        key,
-        apis,
-        included,
-        include_tests,
-        shards_for(files),
-        |fe| {
-            let Some(Prefilter { named, lexicon }) = prefilter else {
-                fe.add(files);
-                return (fe.lower(), Unparsed::default());
-            };
-            let mut seed: Vec<&SourceFile> = Vec::new();
-            let mut rest: Vec<&SourceFile> = Vec::new();
-            for (f, n) in files.iter().zip(named) {
-                if *n {
-                    seed.push(f);
-                } else {
-                    rest.push(f);
-                }
-            }
-            let mut rest: Vec<Scanned> = rest.into_par_iter().map(|f| scanned(key, f)).collect();
-            for (f, s, _) in &rest {
-                fe.declare_unparsed(f, s);
-            }
-            let seed: Vec<Scanned> = seed.into_par_iter().map(|f| scanned(key, f)).collect();
-            // A crate whose other files nearly all name what the API files define (a
-            // plugin architecture, one trait implemented everywhere) would need nearly all
-            // of them: parse everything at once rather than lowering round by round. When
-            // most of them do, the first round decides (below). This only decides speed;
-            // either way the result is the same.
-            // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
-            let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
-                cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
+    let include_tests = inputs.include_tests;
+    rust::with_front_end(key, inputs, shards_for(files), |fe| {
+        let Some(Prefilter { named, lexicon }) = prefilter else {
+            fe.add(files);
+            return (fe.lower(), Unparsed::default());
+        };
+        let mut seed: Vec<&SourceFile> = Vec::new();
+        let mut rest: Vec<&SourceFile> = Vec::new();
+        for (f, n) in files.iter().zip(named) {
+            if *n {
+                seed.push(f);
             } else {
-                0.0
-            };
-            let mut seed = seed;
-            if linked > 0.95 {
-                seed.append(&mut rest);
+                rest.push(f);
             }
-            // Identifiers the parsed files mention (a constant they name is needed).
-            let mut mentioned: std::collections::HashSet<&str> = std::collections::HashSet::new();
-            let mut parsed: Vec<ParsedFile> = Vec::new();
-            let lazy = |files| add_parsed(files, lexicon, include_tests);
-            add(fe, &mut parsed, &mut mentioned, lazy(seed));
-            let mut first = true;
-            // Each round lowers only what the files parsed since may change (see
-            // `lower_new`), so its model is the one a full lowering would give.
-            loop {
-                let lowered = fe.lower_new();
-                if rest.is_empty() && parsed.iter().all(|p| p.bodies.is_empty()) {
-                    return (fe.finish(lowered), Unparsed::default());
-                }
-                let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered));
-                let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
-                    rest.into_iter()
-                        .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
-                });
-                // When most of the crate is needed, one more round of lowering costs more
-                // than parsing the few files left: parse everything. So too when most
-                // files are linked by name and the first round already needs a quarter.
-                let (n, left) = (take.len(), keep.len());
-                let all = n * 2 > left * 3 || (first && linked > 0.6 && n * 3 >= left);
-                first = false;
-                let (take, keep) = if all {
-                    (take.into_iter().chain(keep).collect(), Vec::new())
-                } else {
-                    (take, keep)
-                };
-                rest = keep;
-                // The bodies the model needs now.
-                let needed: Vec<rust::Lazy> = cpu::timed(cpu::Phase::Closure, || {
-                    parsed
-                        .par_iter_mut()
-                        .filter_map(|p| {
-                            let ParsedFile {
-                                file,
-                                scan,
-                                module,
-                                bodies,
-                            } = p;
-                            let mut now = Vec::new();
-                            let runs = d.bodies.get(&file.path);
-                            let may = d.may_need(scan);
-                            bodies.retain_mut(|b| {
-                                let needed = runs.is_some_and(|r| r.contains(&b.at))
-                                    || may && b.needed(&d, &file.text, &scan.items[b.item], module);
-                                if needed {
-                                    now.push(b.range.clone());
-                                }
-                                !needed
-                            });
-                            (!now.is_empty()).then_some((*file, now))
-                        })
-                        .collect()
-                });
-                // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
-                if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
-                    eprintln!(
+        }
+        let mut rest: Vec<Scanned> = rest.into_par_iter().map(|f| scanned(key, f)).collect();
+        for (f, s, _) in &rest {
+            fe.declare_unparsed(f, s);
+        }
+        let seed: Vec<Scanned> = seed.into_par_iter().map(|f| scanned(key, f)).collect();
+        // A crate whose other files nearly all name what the API files define (a
+        // plugin architecture, one trait implemented everywhere) would need nearly all
+        // of them: parse everything at once rather than lowering round by round. When
+        // most of them do, the first round decides (below). This only decides speed;
+        // either way the result is the same.
+        // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
+        let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
+            cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
+        } else {
+            0.0
+        };
+        let mut seed = seed;
+        if linked > 0.95 {
+            seed.append(&mut rest);
+        }
+        // Identifiers the parsed files mention (a constant they name is needed).
+        let mut mentioned: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut parsed: Vec<ParsedFile> = Vec::new();
+        let lazy = |files| add_parsed(files, lexicon, include_tests);
+        add(fe, &mut parsed, &mut mentioned, lazy(seed));
+        let mut first = true;
+        // Each round lowers only what the files parsed since may change (see
+        // `lower_new`), so its model is the one a full lowering would give.
+        loop {
+            let lowered = fe.lower_new();
+            if rest.is_empty() && parsed.iter().all(|p| p.bodies.is_empty()) {
+                return (fe.finish(lowered), Unparsed::default());
+            }
+            let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered));
+            let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
+                rest.into_iter()
+                    .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
+            });
+            // When most of the crate is needed, one more round of lowering costs more
+            // than parsing the few files left: parse everything. So too when most
+            // files are linked by name and the first round already needs a quarter.
+            let (n, left) = (take.len(), keep.len());
+            let all = n * 2 > left * 3 || (first && linked > 0.6 && n * 3 >= left);
+            first = false;
+            let (take, keep) = if all {
+                (take.into_iter().chain(keep).collect(), Vec::new())
+            } else {
+                (take, keep)
+            };
+            rest = keep;
+            // The bodies the model needs now.
+            let needed: Vec<rust::Lazy> = cpu::timed(cpu::Phase::Closure, || {
+                parsed
+                    .par_iter_mut()
+                    .filter_map(|p| {
+                        let ParsedFile {
+                            file,
+                            scan,
+                            module,
+                            bodies,
+                        } = p;
+                        let mut now = Vec::new();
+                        let runs = d.bodies.get(&file.path);
+                        let may = d.may_need(scan);
+                        bodies.retain_mut(|b| {
+                            let needed = runs.is_some_and(|r| r.contains(&b.at))
+                                || may && b.needed(&d, &file.text, &scan.items[b.item], module);
+                            if needed {
+                                now.push(b.range.clone());
+                            }
+                            !needed
+                        });
+                        (!now.is_empty()).then_some((*file, now))
+                    })
+                    .collect()
+            });
+            // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
+            if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
+                eprintln!(
                     "{key}: {} parsed, {} needed, {} left; {} bodies needed, {} bodies left out",
                     lowered.analyzed,
                     take.len(),
@@ -718,41 +703,37 @@ fn lower_needed<'f>(
                     needed.iter().map(|(_, b)| b.len()).sum::<usize>(),
                     parsed.iter().map(|p| p.bodies.len()).sum::<usize>()
                 );
-                }
-                if take.is_empty() && needed.is_empty() {
-                    let bodies = parsed
-                        .iter()
-                        .flat_map(|p| p.bodies.iter().map(|b| (p.file.path.clone(), b.at)))
-                        .collect();
-                    let unparsed = Unparsed {
-                        files: rest.len(),
-                        bodies,
-                    };
-                    return (fe.finish(lowered), unparsed);
-                }
-                fe.restore(lowered);
-                fe.parse_bodies(needed);
-                add(fe, &mut parsed, &mut mentioned, lazy(take));
             }
-        },
-    )
+            if take.is_empty() && needed.is_empty() {
+                let bodies = parsed
+                    .iter()
+                    .flat_map(|p| p.bodies.iter().map(|b| (p.file.path.clone(), b.at)))
+                    .collect();
+                let unparsed = Unparsed {
+                    files: rest.len(),
+                    bodies,
+                };
+                return (fe.finish(lowered), unparsed);
+            }
+            fe.restore(lowered);
+            fe.parse_bodies(needed);
+            add(fe, &mut parsed, &mut mentioned, lazy(take));
+        }
+    })
 }
 
 /// Compares the model of the prefilter's parsed part with the model of the whole
 /// crate: every function lowered must be lowered alike, and every function the
 /// whole crate finds relevant must be lowered.
-#[allow(clippy::too_many_arguments)]
 fn check_prefilter(
     key: &str,
     files: &[&SourceFile],
     named: &[bool],
-    apis: &Apis,
-    included: &rust::text::Included,
-    include_tests: bool,
+    inputs: rust::Inputs,
     partial: &crate::ir::Crate,
     unparsed: &Unparsed,
 ) {
-    let (full, _) = lower_needed(key, files, apis, included, include_tests, None);
+    let (full, _) = lower_needed(key, files, inputs, None);
     // Functions whose bodies were left out: their models are empty.
     let no_body: std::collections::HashSet<(&str, usize)> = unparsed
         .bodies

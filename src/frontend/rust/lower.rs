@@ -19,7 +19,7 @@ mod macros;
 
 use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
-use crate::apis::{Apis, CallSpec, EventKind as Api, Target};
+use crate::apis::{ApiEvent as Api, Apis, CallSpec, Target};
 use crate::diagnostic::Span;
 use crate::frontend::LineIndex;
 use crate::ir::{

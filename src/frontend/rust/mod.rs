@@ -107,6 +107,15 @@ impl Parsed<'_> {
     }
 }
 
+/// What lowering a crate reads besides its files: the API knowledge, the texts
+/// `include_str!` may name, and whether test code is analyzed.
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub apis: &'a Apis,
+    pub included: &'a text::Included<'a>,
+    pub include_tests: bool,
+}
+
 /// Parses and lowers the Rust files of one crate, on this thread.
 pub fn lower_crate(
     key: &str,
@@ -115,7 +124,12 @@ pub fn lower_crate(
     include_tests: bool,
 ) -> CrateOutput {
     let included = text::Included::default();
-    with_front_end(key, apis, &included, include_tests, 1, |fe| {
+    let inputs = Inputs {
+        apis,
+        included: &included,
+        include_tests,
+    };
+    with_front_end(key, inputs, 1, |fe| {
         fe.add(files);
         fe.lower()
     })
@@ -130,9 +144,7 @@ pub fn lower_crate(
 /// [`STACK_SIZE`]: crate::analysis::STACK_SIZE
 pub fn with_front_end<'a, R>(
     key: &'a str,
-    apis: &'a Apis,
-    included: &'a text::Included<'a>,
-    include_tests: bool,
+    inputs: Inputs<'a>,
     shards: usize,
     f: impl FnOnce(&mut CrateFrontEnd<'a>) -> R,
 ) -> R {
@@ -144,7 +156,7 @@ pub fn with_front_end<'a, R>(
             let spawned = std::thread::Builder::new()
                 .stack_size(crate::analysis::STACK_SIZE)
                 .spawn_scoped(scope, move || {
-                    let mut shard = Shard::new(key, apis, included, include_tests);
+                    let mut shard = Shard::new(key, inputs);
                     for cmd in cmd_rx {
                         if reply_tx.send(shard.run(cmd)).is_err() {
                             break;
@@ -161,10 +173,10 @@ pub fn with_front_end<'a, R>(
             }
         }
         let mut fe = CrateFrontEnd {
-            local: Shard::new(key, apis, included, include_tests),
+            local: Shard::new(key, inputs),
             local_bytes: 0,
             workers,
-            include_tests,
+            include_tests: inputs.include_tests,
             key,
             unparsed: Default::default(),
             models: BTreeMap::new(),
@@ -815,17 +827,12 @@ struct Shard<'a> {
 }
 
 impl<'a> Shard<'a> {
-    fn new(
-        key: &'a str,
-        apis: &'a Apis,
-        included: &'a text::Included<'a>,
-        include_tests: bool,
-    ) -> Self {
+    fn new(key: &'a str, inputs: Inputs<'a>) -> Self {
         Shard {
             key,
-            apis,
-            included,
-            include_tests,
+            apis: inputs.apis,
+            included: inputs.included,
+            include_tests: inputs.include_tests,
             parsed: Vec::new(),
             errors: Vec::new(),
             internal: Default::default(),
@@ -1457,10 +1464,12 @@ impl IndexCx<'_> {
                     .last()
                     .map(|s| s.ident.to_string())
                     .unwrap_or_default();
-                let idgen =
-                    self.cx.apis.macros.get(&name).is_some_and(|v| {
-                        v.iter().any(|s| s.event == crate::apis::EventKind::Idgen)
-                    });
+                let idgen = self
+                    .cx
+                    .apis
+                    .macros
+                    .get(&name)
+                    .is_some_and(|v| v.iter().any(|s| s.event == crate::apis::ApiEvent::Idgen));
                 if self.found.is_none() && idgen {
                     self.found = Some((m.path.span(), m.path.span(), format!("{name}!")));
                 }
@@ -1489,7 +1498,7 @@ impl IndexCx<'_> {
         let resolved = resolve_path(self.uses, segs);
         self.apis.paths.get(last).is_some_and(|specs| {
             specs.iter().any(|s| {
-                s.event == crate::apis::EventKind::Idgen
+                s.event == crate::apis::ApiEvent::Idgen
                     && s.paths.iter().any(|p| {
                         let ps: Vec<&str> = p.split("::").collect();
                         resolved.len() >= ps.len()

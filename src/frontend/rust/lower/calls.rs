@@ -630,6 +630,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         })
     }
 
+    // The parts of the `Call` event it records (callee, receiver, arguments,
+    // closures, place, text), and the output: a struct would only rename them.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn crate_call(
         &mut self,
@@ -732,6 +734,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Applies an API spec at a call: emits its event or starts its builder.
+    // Method calls, path calls and macros arrive here with their parts apart (a
+    // receiver or not, syntax arguments); the event's place and text, and the output.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn api_call(
         &mut self,
@@ -1038,6 +1042,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Emits the event of `spec`. Returns the value it creates (a message, a transaction).
+    // The fields of the `Event` it builds (target, mentions, SQL, place, text), which
+    // builders gather over a chain before the terminal call; and the output.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn emit(
         &mut self,
