@@ -137,6 +137,14 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// The publish appends to a capped log (`xadd_maxlen`): old entries are dropped by
+    /// design, so no guarantee rests on it (SPEC §2, MA006).
+    #[serde(default)]
+    pub capped: bool,
+    /// The publish appends to a capped log when one of these words is among the
+    /// string arguments of its builder chain (`cmd("XADD").arg(key).arg("MAXLEN")`).
+    #[serde(default)]
+    pub capped_args: Vec<String>,
     #[serde(default)]
     pub terminals: Vec<String>,
     #[serde(default)]

@@ -53,13 +53,17 @@ pub struct SqlFacts {
     pub guarded: bool,
     /// Number of columns an INSERT names (0 when unknown or not an INSERT).
     pub columns: usize,
+    /// The INSERT's rows come from a query or from several `VALUES` rows
+    /// (`INSERT … SELECT … FROM UNNEST($1)`): a batch, not one message's claim.
+    pub many_rows: bool,
 }
 
 impl SqlFacts {
-    /// A dedup claim by shape: an insert that ignores conflicts and writes only a key
-    /// (and perhaps a timestamp), as opposed to an idempotent insert of business data.
+    /// A dedup claim by shape: an insert of one row that ignores conflicts and writes
+    /// only a key (and perhaps a timestamp), as opposed to an idempotent insert of
+    /// business data, or of many rows (lookup rows made sure of in bulk).
     pub fn is_claim_shape(&self) -> bool {
-        self.ignores_conflict && (1..=2).contains(&self.columns)
+        self.ignores_conflict && (1..=2).contains(&self.columns) && !self.many_rows
     }
 }
 
@@ -75,6 +79,7 @@ impl SqlFacts {
             self_referencing: false,
             guarded: false,
             columns: 0,
+            many_rows: false,
         }
     }
 
@@ -156,6 +161,9 @@ pub enum EventKind {
     /// A publish to a broker; `non_idempotent`: applying it twice does harm (Redis `XADD`).
     Publish {
         non_idempotent: bool,
+        /// Into a capped log (a Redis stream trimmed by `MAXLEN`/`MINID`): a lossy log
+        /// by design, which no delivery guarantee rests on.
+        capped: bool,
         /// For publishes that return a broker confirmation (lapin's
         /// `PublisherConfirm`): whether it is looked at (`Some(false)`: awaited once
         /// and discarded, or bound and never used).

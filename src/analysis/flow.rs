@@ -309,6 +309,7 @@ impl<'c> Interp<'c> {
             describe: d.to_string(),
             phrase,
             via: self.via.clone(),
+            capped: matches!(e.kind, EventKind::Publish { capped: true, .. }),
         })
     }
 
@@ -554,6 +555,7 @@ impl<'c> Interp<'c> {
                     describe: "transaction".into(),
                     phrase: "commits the transaction".into(),
                     via: self.via.clone(),
+                    capped: false,
                 });
                 let tx = param.map(|p| fr.val(p));
                 if let Some(tx) = tx {
@@ -769,6 +771,15 @@ impl<'c> Interp<'c> {
                 let begin = st.broker_seen.clone().unwrap_or_else(|| self.evref(e));
                 self.pair(PairKind::OffsetsOutsideTx, self.evref(e), begin, Vec::new());
             }
+            // A consumer's offsets committed with no message named (a partition list,
+            // the consumer's position), on a path that received none: the records
+            // reached this code another way, and what runs after it (a caller going on
+            // to start a server) belongs to no message it confirms. MA001 and MA011
+            // concern handlers (SPEC §2).
+            EventKind::Ack {
+                msg: None,
+                offsets: true,
+            } if !st.received => {}
             EventKind::Ack { msg, offsets, .. } => {
                 let ev = self.evref(e);
                 if *offsets {

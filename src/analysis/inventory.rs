@@ -1016,6 +1016,7 @@ mod tests {
             describe: text.into(),
             phrase: text.into(),
             via: Vec::new(),
+            capped: false,
         })
     }
 

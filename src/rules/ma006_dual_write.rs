@@ -59,6 +59,8 @@ declare_rule! {
     /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`).
     /// - Publishes inside a Kafka transaction (SQL there is MA009's).
     /// - Publishing with no database write on the path.
+    /// - Appending to a capped stream (`XADD … MAXLEN`/`MINID`, `xadd_maxlen`): a lossy
+    ///   log by design, which no delivery guarantee rests on.
     pub static MA006 = {
         code: "MA006",
         name: "dual-write",
@@ -75,6 +77,9 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
         // A relay's writes to the tables it relays are its bookkeeping (marking what
         // it published, maintaining its queue), not business changes.
         .filter(|p| p.kind == PairKind::DualWrite && !facts.relay_bookkeeping(p))
+        // An append to a capped stream is a lossy log by design: no guarantee rests
+        // on it (SPEC §2).
+        .filter(|p| !p.primary.capped)
         .cloned()
         .collect();
     let facts = &Facts {

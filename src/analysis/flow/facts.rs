@@ -66,6 +66,8 @@ pub struct EvData {
     pub phrase: String,
     /// Call sites (outermost first) through which the event was reached from the entry.
     pub via: Vec<Loc>,
+    /// A publish into a capped log (old entries dropped by design).
+    pub capped: bool,
 }
 
 /// What the ack ran before.

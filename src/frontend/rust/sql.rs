@@ -139,6 +139,7 @@ fn merge(acc: &mut SqlFacts, f: SqlFacts) {
     acc.guarded |= f.guarded;
     acc.self_referencing |= f.self_referencing;
     acc.columns = acc.columns.max(f.columns);
+    acc.many_rows |= f.many_rows;
     acc.returning |= f.returning;
 }
 
@@ -183,6 +184,12 @@ fn statement(s: &Statement) -> SqlFacts {
                 || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoUpdate(_)));
             f.returning = i.returning.is_some();
             f.columns = i.columns.len();
+            // (`SELECT $1, now()` without `FROM` is one row.)
+            f.many_rows = i.source.as_ref().is_some_and(|q| match q.body.as_ref() {
+                SetExpr::Values(v) => v.rows.len() > 1,
+                SetExpr::Select(s) => !s.from.is_empty(),
+                _ => true,
+            });
             // `ON CONFLICT (k) DO UPDATE SET n = t.n + 1` (or MySQL's `ON DUPLICATE KEY
             // UPDATE n = n + 1`): a redelivered row counts twice (SPEC §2, MA011).
             let update = match &i.on {
@@ -562,6 +569,24 @@ mod tests {
             "INSERT INTO t (id, v) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = $1)",
         );
         assert!(guarded.upsert && !guarded.ignores_conflict);
+    }
+
+    #[test]
+    fn claims_insert_one_row() {
+        let claim = |sql: &str| facts(sql).is_claim_shape();
+        assert!(claim(
+            "INSERT INTO seen (id) VALUES ($1) ON CONFLICT DO NOTHING"
+        ));
+        let bulk = facts(
+            "INSERT INTO item_group (name) SELECT DISTINCT ON (name) name FROM UNNEST($1::TEXT[]) AS item_group(name) ON CONFLICT DO NOTHING",
+        );
+        assert!(bulk.many_rows && !bulk.is_claim_shape(), "{bulk:?}");
+        assert!(!claim(
+            "INSERT INTO tag (name) SELECT DISTINCT name FROM UNNEST($1::TEXT[]) AS t(name) ON CONFLICT DO NOTHING"
+        ));
+        assert!(!claim(
+            "INSERT INTO seen (id) VALUES ($1), ($2) ON CONFLICT DO NOTHING"
+        ));
     }
 
     #[test]

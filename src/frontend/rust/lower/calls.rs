@@ -1035,6 +1035,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 tables: vec!["redis".into()],
                 ignores_conflict: true,
                 columns: 1,
+                many_rows: false,
                 ..SqlFacts::unknown()
             }),
             _ => None,
@@ -1169,6 +1170,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 EventKind::Publish {
                     non_idempotent: spec.non_idempotent,
+                    capped: spec.capped
+                        || spec
+                            .capped_args
+                            .iter()
+                            .any(|w| self.builder_strs.iter().any(|s| s.eq_ignore_ascii_case(w))),
                     confirm: spec.confirmable.then_some(true),
                     channel: target,
                 }
