@@ -230,5 +230,7 @@ impl<'c> Resolver<'c> {
     }
 }
 
-/// A method call resolves to at most this many candidates (more: unknown).
-pub const MAX_METHOD_CANDIDATES: usize = 3;
+/// A method call on a receiver of a known type or trait resolves to at most this many
+/// candidates (more: unknown). Plugin traits with dozens of implementations (a sink per
+/// backend) stay below it; a method every type of a large crate defines does not.
+pub const MAX_METHOD_CANDIDATES: usize = 32;
