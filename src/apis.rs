@@ -126,6 +126,10 @@ pub struct CallSpec {
     pub target: Target,
     pub returns: Option<String>,
     pub describe: Option<String>,
+    /// Where the statement's SQL is: `arg0` (the first argument), `first_str` (the
+    /// first string argument), `prefix` (the first argument starts a statement the
+    /// builder completes: read only as far as it parses), `method` (sea-orm's verb),
+    /// or a fixed kind (`diesel_insert`, `redis_setnx`, ...).
     pub sql: Option<String>,
     pub external: Option<String>,
     /// The ack is a Kafka consumer's offset commit or store.

@@ -17,8 +17,20 @@ pub const MAX_SQL_BYTES: usize = 64 * 1024;
 
 /// Facts about the statements in `sql` (several statements: the strongest kind wins).
 pub fn facts(sql: &str) -> SqlFacts {
+    facts_of(sql, true)
+}
+
+/// Facts about the start of a statement that the code completes later
+/// (`QueryBuilder::new("INSERT INTO t (a, b) ")` before `push_values` and an
+/// `ON CONFLICT` clause): what parses, never a guess by its leading words, since the
+/// rest may make the write idempotent.
+pub fn prefix_facts(sql: &str) -> SqlFacts {
+    facts_of(sql, false)
+}
+
+fn facts_of(sql: &str, complete: bool) -> SqlFacts {
     if sql.len() > MAX_SQL_BYTES {
-        return keyword_fallback(sql);
+        return keyword_fallback(sql, complete);
     }
     let dialects: [&dyn Dialect; 4] = [
         &PostgreSqlDialect {},
@@ -39,7 +51,7 @@ pub fn facts(sql: &str) -> SqlFacts {
             return out;
         }
     }
-    keyword_fallback(sql)
+    keyword_fallback(sql, complete)
 }
 
 /// Tables that a schema (migrations, `schema.sql`) gives a unique business key: a
@@ -329,10 +341,11 @@ fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
     }
 }
 
-/// Without a parse only transaction control (`BEGIN`, `COMMIT`, `ROLLBACK`) and a
+/// Without a parse only transaction control (`BEGIN`, `COMMIT`, `ROLLBACK`), a
 /// plain `SELECT … FROM t` (a read of `t`: it can only make a relay of `t` known,
-/// which silences, never reports) are recognized.
-fn keyword_fallback(sql: &str) -> SqlFacts {
+/// which silences, never reports) and the leading words of a write (`INSERT INTO t`,
+/// `UPDATE t`, `DELETE FROM t`) are recognized.
+fn keyword_fallback(sql: &str, complete: bool) -> SqlFacts {
     let words: Vec<&str> = sql
         .split(|c: char| c.is_whitespace() || c == ';' || c == ',')
         .filter(|w| !w.is_empty())
@@ -364,6 +377,36 @@ fn keyword_fallback(sql: &str) -> SqlFacts {
                 ..SqlFacts::unknown()
             };
         }
+    }
+    // `INSERT INTO t …`, `UPDATE t …`, `DELETE FROM t …` in a dialect sqlparser does not
+    // read (T-SQL's `OUTPUT inserted.*`): a write of `t` by its leading words; what
+    // else it does (conflict clauses, increments) stays unknown.
+    let table_after = |kw: &str| {
+        words
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(kw))
+            .and_then(|i| words.get(i + 1))
+            .map(|t| {
+                let t: String = t
+                    .split('(')
+                    .next()
+                    .unwrap_or(t)
+                    .chars()
+                    .filter(|c| !matches!(c, '"' | '`' | '[' | ']'))
+                    .collect();
+                t.rsplit('.').next().unwrap_or(&t).to_ascii_lowercase()
+            })
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    let written = match first.as_str() {
+        _ if sql.len() > MAX_SQL_BYTES || !complete => None,
+        "INSERT" => table_after("INTO"),
+        "UPDATE" => words.get(1).and_then(|_| table_after("UPDATE")),
+        "DELETE" => table_after("FROM"),
+        _ => None,
+    };
+    if let Some(t) = written {
+        return write(&first, vec![t]);
     }
     let kind = match first.as_str() {
         "BEGIN" | "START" => SqlKind::Begin,
@@ -569,6 +612,24 @@ mod tests {
             "INSERT INTO t (id, v) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = $1)",
         );
         assert!(guarded.upsert && !guarded.ignores_conflict);
+    }
+
+    #[test]
+    fn writes_in_other_dialects_by_their_leading_words() {
+        let f = facts("INSERT INTO [dbo].[users] (name) OUTPUT inserted.id VALUES (@p1)");
+        assert_eq!(
+            (f.kind, f.verb.as_str(), f.tables.as_slice()),
+            (SqlKind::Write, "INSERT", &["users".to_string()][..])
+        );
+        assert_eq!(
+            facts("UPDATE accounts WITH (ROWLOCK) SET n = 1 OUTPUT inserted.n").tables,
+            ["accounts"]
+        );
+        assert_eq!(
+            facts("DELETE FROM q OUTPUT deleted.* WHERE id = @p1").verb,
+            "DELETE"
+        );
+        assert_eq!(facts("INSERT garbage").kind, SqlKind::Unknown);
     }
 
     #[test]

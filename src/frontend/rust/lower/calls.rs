@@ -986,6 +986,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .first()
                 .and_then(from_info)
                 .or(Some(SqlFacts::unknown())),
+            // The start of a statement the builder completes (`QueryBuilder::new`).
+            "prefix" => infos
+                .first()
+                .and_then(|i| i.str_lit.as_deref().map(sql::prefix_facts))
+                .or(Some(SqlFacts::unknown())),
             "first_str" => infos
                 .iter()
                 .find_map(|i| i.str_lit.as_deref().map(sql::facts))
