@@ -20,6 +20,7 @@
 //! Display paths are printable: on Unix, bytes of a file name that are not UTF-8,
 //! and control characters, print as `\xNN`.
 
+pub mod cargo;
 mod ignores;
 
 use std::collections::{BTreeMap, BTreeSet};
