@@ -319,7 +319,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check(args),
-        Command::Explain { rule } => match rules::lookup(&rule) {
+        Command::Explain { rule } => match msgaudit::suppress::rule_named(&rule) {
             Some(meta) => {
                 if write_stdout(&emit::explain(meta)) {
                     EXIT_OK
