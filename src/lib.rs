@@ -13,6 +13,7 @@ pub mod emit;
 pub mod frontend;
 pub mod ir;
 pub mod rules;
+pub mod server;
 pub mod source;
 pub mod suppress;
 
@@ -53,6 +54,9 @@ pub struct Options {
     /// Find each reported file's Cargo package and target (`Report::cargo`), for the
     /// `rustc-json` format: reads the `Cargo.toml` files above the files.
     pub cargo_targets: bool,
+    /// Texts that replace files on disk (canonical path -> text): an editor's unsaved
+    /// buffers, for `msgaudit server`.
+    pub overlay: std::sync::Arc<source::Overlay>,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -85,7 +89,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let pool = analysis::thread_pool(options.jobs);
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
-    let discovery = pool.install(|| source::discover(paths, &config, max_file_bytes));
+    let discovery =
+        pool.install(|| source::discover_with(paths, &config, max_file_bytes, &options.overlay));
     let discovery_done = Instant::now();
     let cpu_before = analysis::cpu::snapshot();
     let output = analysis::analyze(&analysis::AnalysisInput {

@@ -61,6 +61,14 @@ enum Command {
     /// Print the pull-request review checklist (Markdown) for the consumers and
     /// producers found: `check --format checklist`, exiting 0 unless an input fails.
     Checklist(ChecklistArgs),
+    /// Run the language server (LSP) over standard input and output: diagnostics for
+    /// Rust and YAML files as you edit, hover with the rule's explanation, and a code
+    /// action that suppresses a finding on its line.
+    Server {
+        /// Threads for each analysis [default: one per core].
+        #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        jobs: Option<usize>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -278,6 +286,7 @@ fn check(args: CheckArgs) -> u8 {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
         cargo_targets: args.format == Format::RustcJson,
+        ..Options::default()
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -315,6 +324,45 @@ fn check(args: CheckArgs) -> u8 {
     }
 }
 
+/// `msgaudit server`: the language server on stdio, until the client says `exit`.
+fn server(jobs: Option<usize>) -> u8 {
+    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let options = msgaudit::server::ServerOptions {
+        docs_dir: rule_docs_dir(),
+        jobs,
+    };
+    // `run` drops the connection when it returns: the writer thread then ends, and
+    // the reader has stopped at `exit` (or at the end of the input).
+    match msgaudit::server::run(connection, options) {
+        Ok(()) => {
+            if let Err(e) = io_threads.join() {
+                say!("msgaudit server: {e}");
+                return EXIT_ERROR;
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            say!("msgaudit server: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Where the server writes the rules' pages that diagnostics link to:
+/// `$XDG_CACHE_HOME/msgaudit/VERSION/rules`, else `$HOME/.cache/…`.
+fn rule_docs_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(
+        cache
+            .join("msgaudit")
+            .join(env!("CARGO_PKG_VERSION"))
+            .join("rules"),
+    )
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
@@ -348,6 +396,7 @@ fn main() -> ExitCode {
             quiet: false,
             max_file_size: None,
         }),
+        Command::Server { jobs } => server(jobs),
         Command::Rules { format } => {
             let text = match format {
                 RulesFormat::Text => emit::rules_table(&rules::ALL),

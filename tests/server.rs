@@ -1,0 +1,474 @@
+//! `msgaudit server` over the protocol: an in-process client on lsp-server's memory
+//! connection sends each request and notification and checks what comes back,
+//! against `msgaudit::check` run on the same texts (the server and the CLI never
+//! disagree). Waiting is bounded by a generous timeout that only guards against a
+//! hang; no test measures time.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use lsp_server::{Connection, Message, Notification, Request, RequestId};
+use serde_json::{json, Value};
+
+use msgaudit::server::convert::path_to_uri;
+use msgaudit::server::{run, ServerOptions};
+
+/// How long a test waits for one message before it fails as hung.
+const HANG: Duration = Duration::from_secs(300);
+
+type ServerThread = JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>;
+
+struct Client {
+    conn: Connection,
+    server: Option<ServerThread>,
+    next_id: i32,
+    /// The client's view: URI -> the diagnostics last published for it.
+    view: BTreeMap<String, Vec<Value>>,
+    /// Every publishDiagnostics received: (uri, version, diagnostics).
+    published: Vec<(String, Option<i64>, Vec<Value>)>,
+    logs: usize,
+    _docs: tempfile::TempDir,
+}
+
+fn uri(path: &Path) -> String {
+    path_to_uri(path).unwrap().as_str().to_string()
+}
+
+impl Client {
+    fn start(root: &Path, capabilities: Value, options: Value) -> (Client, Value) {
+        let (server, client) = Connection::memory();
+        let docs = tempfile::tempdir().unwrap();
+        let server_options = ServerOptions {
+            docs_dir: Some(docs.path().join("rules")),
+            jobs: Some(2),
+        };
+        let thread = std::thread::spawn(move || run(server, server_options));
+        let mut c = Client {
+            conn: client,
+            server: Some(thread),
+            next_id: 0,
+            view: BTreeMap::new(),
+            published: Vec::new(),
+            logs: 0,
+            _docs: docs,
+        };
+        let result = c.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": uri(root),
+                "capabilities": capabilities,
+                "initializationOptions": options,
+            }),
+        );
+        c.notify("initialized", json!({}));
+        (c, result)
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        self.conn
+            .sender
+            .send(Notification::new(method.into(), params).into())
+            .unwrap();
+    }
+
+    /// Handles a notification from the server (keeps diagnostics, counts logs).
+    fn take(&mut self, n: Notification) {
+        match n.method.as_str() {
+            "textDocument/publishDiagnostics" => {
+                let uri = n.params["uri"].as_str().unwrap().to_string();
+                let diagnostics = n.params["diagnostics"].as_array().unwrap().clone();
+                let version = n.params["version"].as_i64();
+                self.view.insert(uri.clone(), diagnostics.clone());
+                self.published.push((uri, version, diagnostics));
+            }
+            "window/logMessage" => self.logs += 1,
+            "window/showMessage" => panic!("server showed an error: {}", n.params),
+            _ => {}
+        }
+    }
+
+    fn recv(&mut self) -> Message {
+        self.conn
+            .receiver
+            .recv_timeout(HANG)
+            .expect("the server went silent")
+    }
+
+    /// Sends a request and returns its result (panics on an error response).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request_raw(method, params);
+        match response.response_result {
+            Ok(result) => result,
+            Err(e) => panic!("{method}: {e:?}"),
+        }
+    }
+
+    fn request_raw(&mut self, method: &str, params: Value) -> lsp_server::Response {
+        self.next_id += 1;
+        let id = RequestId::from(self.next_id);
+        self.conn
+            .sender
+            .send(Request::new(id.clone(), method.into(), params).into())
+            .unwrap();
+        loop {
+            match self.recv() {
+                Message::Response(r) if r.id == id => return r,
+                Message::Notification(n) => self.take(n),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    /// Waits until the diagnostics of `uri` computed from `version` of its text
+    /// arrive, then until that run is over (its log line): the view is then the
+    /// whole result of the run.
+    fn settle(&mut self, uri: &str, version: Option<i64>) -> Vec<Value> {
+        let from = self.published.len();
+        loop {
+            let found = self.published[from..]
+                .iter()
+                .rev()
+                .find(|(u, v, _)| u == uri && *v == version)
+                .map(|(_, _, d)| d.clone());
+            if let Some(d) = found {
+                let logs = self.logs;
+                while self.logs == logs {
+                    match self.recv() {
+                        Message::Notification(n) => self.take(n),
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+                return d;
+            }
+            match self.recv() {
+                Message::Notification(n) => self.take(n),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    fn open(&mut self, path: &Path, text: &str, version: i64) -> Vec<Value> {
+        let kind = if path.extension().is_some_and(|e| e == "rs") {
+            "rust"
+        } else {
+            "yaml"
+        };
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri(path), "languageId": kind, "version": version, "text": text}}),
+        );
+        self.settle(&uri(path), Some(version))
+    }
+
+    fn change(&mut self, path: &Path, text: &str, version: i64) -> Vec<Value> {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(path), "version": version},
+                   "contentChanges": [{"text": text}]}),
+        );
+        self.settle(&uri(path), Some(version))
+    }
+
+    fn shutdown(mut self) {
+        assert_eq!(self.request("shutdown", Value::Null), Value::Null);
+        self.notify("exit", Value::Null);
+        let server = self.server.take().unwrap();
+        server.join().unwrap().unwrap();
+    }
+}
+
+/// A copy of `src` (a directory or a file) in a temporary directory: the tests
+/// write to it.
+fn copy_tree(src: &Path, dst: &Path) {
+    if src.is_file() {
+        fs::copy(src, dst.join(src.file_name().unwrap())).unwrap();
+        return;
+    }
+    for entry in fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&to).unwrap();
+            copy_tree(&entry.path(), &to);
+        } else {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// What `msgaudit check ROOT` finds with `overlay`, as the server publishes it: URI
+/// -> sorted (code, 0-based line, 0-based character) of each diagnostic (the texts
+/// are ASCII, so characters are columns).
+fn cli_view(root: &Path, overlay: &[(&Path, &str)]) -> BTreeMap<String, Vec<(String, u64, u64)>> {
+    let options = msgaudit::Options {
+        overlay: std::sync::Arc::new(
+            overlay
+                .iter()
+                .map(|(p, t)| (fs::canonicalize(p).unwrap(), t.to_string()))
+                .collect(),
+        ),
+        ..msgaudit::Options::default()
+    };
+    let report = msgaudit::check(&[root.to_path_buf()], &options).unwrap();
+    let mut out: BTreeMap<String, Vec<(String, u64, u64)>> = BTreeMap::new();
+    for f in &report.findings {
+        out.entry(uri(Path::new(&f.path))).or_default().push((
+            f.code.to_string(),
+            u64::from(f.span.line - 1),
+            u64::from(f.span.column - 1),
+        ));
+    }
+    for v in out.values_mut() {
+        v.sort();
+    }
+    out
+}
+
+fn summary(view: &BTreeMap<String, Vec<Value>>) -> BTreeMap<String, Vec<(String, u64, u64)>> {
+    let mut out = BTreeMap::new();
+    for (uri, diagnostics) in view {
+        if diagnostics.is_empty() {
+            continue;
+        }
+        let mut v: Vec<(String, u64, u64)> = diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap().to_string(),
+                    d["range"]["start"]["line"].as_u64().unwrap(),
+                    d["range"]["start"]["character"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        out.insert(uri.clone(), v);
+    }
+    out
+}
+
+fn demo() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    copy_tree(Path::new("fixtures/demo"), &root);
+    (t, root)
+}
+
+/// The diagnostic of `code` on 0-based `line`, if any.
+fn on_line<'a>(diagnostics: &'a [Value], code: &str, line: u64) -> Option<&'a Value> {
+    diagnostics
+        .iter()
+        .find(|d| d["code"] == code && d["range"]["start"]["line"] == line)
+}
+
+#[test]
+fn open_change_save_close_hover_code_action_shutdown() {
+    let (_t, root) = demo();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    let (mut c, init) = Client::start(&root, json!({}), json!({"debounceMs": 20}));
+
+    let caps = &init["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-16");
+    assert_eq!(caps["textDocumentSync"]["openClose"], true);
+    assert_eq!(caps["textDocumentSync"]["change"], 1);
+    assert_eq!(caps["hoverProvider"], true);
+    assert_eq!(
+        caps["codeActionProvider"]["codeActionKinds"],
+        json!(["quickfix"])
+    );
+    assert_eq!(init["serverInfo"]["name"], "msgaudit");
+
+    // didOpen: every file's findings, as `msgaudit check ROOT` reports them.
+    let diagnostics = c.open(&consumer, &text, 1);
+    assert_eq!(summary(&c.view), cli_view(&root, &[]));
+    let ack = on_line(&diagnostics, "MA001", 75).expect("MA001 at consumer.rs:76");
+    assert_eq!(ack["range"]["start"]["character"], 22);
+    assert_eq!(ack["severity"], 1);
+    assert_eq!(ack["source"], "msgaudit");
+    let message = ack["message"].as_str().unwrap();
+    assert!(message.starts_with("offset committed by `self.consumer.commit_message`"));
+    assert!(message.contains("\nwindow: a crash after"), "{message}");
+    assert!(
+        message.contains("\nhelp: apply the effect first"),
+        "{message}"
+    );
+    // The code links to the rule's page: `msgaudit explain MA001`.
+    let href = ack["codeDescription"]["href"].as_str().unwrap();
+    let page = msgaudit::server::convert::uri_to_path(&href.parse().unwrap()).unwrap();
+    assert!(href.ends_with("/MA001.md"), "{href}");
+    assert_eq!(
+        fs::read_to_string(page).unwrap(),
+        msgaudit::emit::explain(msgaudit::rules::lookup("MA001").unwrap())
+    );
+    // Labels are related information, in this file and in others.
+    let related = ack["relatedInformation"].as_array().unwrap();
+    assert!(
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == uri(&root.join("src/db.rs"))
+                && r["location"]["range"]["start"]["line"] == 79),
+        "{related:?}"
+    );
+
+    // hover: the rule's explanation on the finding, nothing elsewhere.
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&consumer)}, "position": {"line": 75, "character": 30}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert_eq!(hover["contents"]["kind"], "markdown");
+    assert!(shown.contains("MA001 ack-before-commit (error)"), "{shown}");
+    assert!(shown.contains("## What it does"), "{shown}");
+    let nothing = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&consumer)}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(nothing, Value::Null);
+
+    // codeAction: suppress on this line; applying its edit silences the finding
+    // (and makes no MA900: the suppression is used).
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&consumer)},
+               "range": {"start": {"line": 75, "character": 0}, "end": {"line": 75, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert_eq!(
+        actions[0]["title"],
+        "Suppress MA001 (ack-before-commit) on this line"
+    );
+    assert_eq!(actions[0]["kind"], "quickfix");
+    let edits = &actions[0]["edit"]["changes"][uri(&consumer)];
+    assert_eq!(
+        edits,
+        &json!([{"range": {"start": {"line": 75, "character": 0}, "end": {"line": 75, "character": 0}},
+                 "newText": "        // msgaudit:allow(MA001) reason\n"}])
+    );
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.insert(75, "        // msgaudit:allow(MA001) reason\n");
+    let suppressed = lines.concat();
+    let after = c.change(&consumer, &suppressed, 2);
+    assert!(on_line(&after, "MA001", 76).is_none(), "{after:?}");
+    assert!(after.iter().all(|d| d["code"] != "MA900"), "{after:?}");
+    assert_eq!(after.len(), diagnostics.len() - 1);
+    assert_eq!(
+        summary(&c.view),
+        cli_view(&root, &[(&consumer, &suppressed)])
+    );
+    // The file on disk is unchanged: the unsaved buffer is what was analyzed.
+    assert_eq!(fs::read_to_string(&consumer).unwrap(), text);
+
+    // didChange: two lines above move the finding down.
+    let shifted = format!("\n\n{text}");
+    let moved = c.change(&consumer, &shifted, 3);
+    assert!(on_line(&moved, "MA001", 77).is_some(), "{moved:?}");
+    assert!(on_line(&moved, "MA001", 75).is_none());
+
+    // didSave (the editor wrote the buffer): a run, from the same text.
+    fs::write(&consumer, &shifted).unwrap();
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri(&consumer)}}),
+    );
+    let saved = c.settle(&uri(&consumer), Some(3));
+    assert!(on_line(&saved, "MA001", 77).is_some());
+
+    // didClose: the buffer is dropped, the file is read from disk (version none).
+    fs::write(&consumer, &text).unwrap();
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&consumer)}}),
+    );
+    let closed = c.settle(&uri(&consumer), None);
+    assert!(on_line(&closed, "MA001", 75).is_some(), "{closed:?}");
+    assert_eq!(summary(&c.view), cli_view(&root, &[]));
+
+    // An unknown request is an error, not a hang.
+    let unknown = c.request_raw("msgaudit/unknown", json!({}));
+    assert_eq!(
+        unknown.response_result.unwrap_err().code,
+        lsp_server::ErrorCode::MethodNotFound as i32
+    );
+    c.shutdown();
+}
+
+#[test]
+fn yaml_buffers_get_findings_and_a_yaml_suppression() {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    let src = Path::new(
+        "fixtures/ma004_missing_read_committed/bad_read_uncommitted_through_merge_key.yaml",
+    );
+    copy_tree(src, &root);
+    let yaml = root.join(src.file_name().unwrap());
+    let text = fs::read_to_string(&yaml).unwrap();
+    let (mut c, _) = Client::start(
+        &root,
+        json!({}),
+        json!({"debounceMs": 0, "rulesUrl": "https://example.test/rules/{code}-{name}"}),
+    );
+    let diagnostics = c.open(&yaml, &text, 7);
+    let finding = on_line(&diagnostics, "MA004", 4).expect("MA004 at line 5");
+    assert_eq!(finding["severity"], 2);
+    assert_eq!(
+        finding["codeDescription"]["href"],
+        "https://example.test/rules/MA004-missing-read-committed"
+    );
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&yaml)},
+               "range": {"start": {"line": 4, "character": 3}, "end": {"line": 4, "character": 9}},
+               "context": {"diagnostics": []}}),
+    );
+    let edit = &actions[0]["edit"]["changes"][uri(&yaml)][0];
+    assert_eq!(edit["newText"], "  # msgaudit:allow(MA004) reason\n");
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.insert(4, "  # msgaudit:allow(MA004) reason\n");
+    // The file's findings are cleared: an empty list for it.
+    let after = c.change(&yaml, &lines.concat(), 8);
+    assert_eq!(after, Vec::<Value>::new());
+    c.shutdown();
+}
+
+#[test]
+fn msgaudit_toml_is_honoured_and_positions_follow_the_negotiated_encoding() {
+    let (_t, root) = demo();
+    fs::write(root.join("msgaudit.toml"), "[rules]\nMA001 = \"warning\"\n").unwrap();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    let (mut c, init) = Client::start(
+        &root,
+        json!({"general": {"positionEncodings": ["utf-32", "utf-16"]}}),
+        json!({"debounceMs": 0}),
+    );
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-32");
+    // Non-ASCII characters before the ack on its line: the column counts characters.
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+    lines[75] = lines[75].replacen("        self", "/*é𝄞*/  self", 1);
+    let edited = lines.concat();
+    let diagnostics = c.open(&consumer, &edited, 1);
+    let ack = on_line(&diagnostics, "MA001", 75).expect("MA001");
+    assert_eq!(ack["severity"], 2, "msgaudit.toml makes MA001 a warning");
+    assert_eq!(ack["range"]["start"]["character"], 22);
+    c.shutdown();
+}
+
+#[test]
+fn exit_without_shutdown_and_a_closed_connection_end_the_server() {
+    let (_t, root) = demo();
+    let (c, _) = Client::start(&root, json!({}), json!({}));
+    c.notify("exit", Value::Null);
+    let mut c = c;
+    c.server.take().unwrap().join().unwrap().unwrap();
+
+    let (mut c, _) = Client::start(&root, json!({}), json!({}));
+    let server = c.server.take().unwrap();
+    drop(c);
+    server.join().unwrap().unwrap();
+}
