@@ -102,3 +102,32 @@ fn the_readme_tasks_json_uses_the_shipped_matcher() {
     .unwrap();
     assert_eq!(tasks["tasks"][0]["problemMatcher"], shipped);
 }
+
+#[test]
+fn the_vscode_extension_runs_the_server_and_contributes_the_matcher() {
+    let package: Value =
+        serde_json::from_str(&std::fs::read_to_string("editors/vscode/package.json").unwrap())
+            .unwrap();
+    let mut contributed = package["contributes"]["problemMatchers"][0].clone();
+    assert_eq!(contributed["name"], "msgaudit");
+    contributed.as_object_mut().unwrap().remove("name");
+    let shipped: Value = serde_json::from_str(
+        &std::fs::read_to_string("editors/vscode/problem-matcher.json").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(contributed, shipped);
+    assert_eq!(
+        package["activationEvents"],
+        serde_json::json!(["onLanguage:rust", "onLanguage:yaml"])
+    );
+    let source = std::fs::read_to_string("editors/vscode/src/extension.ts").unwrap();
+    assert!(source.contains(r#"args: ["server"]"#), "{source}");
+    for setting in ["path", "debounceMs", "rulesUrl"] {
+        let key = format!("msgaudit.{setting}");
+        assert!(
+            package["contributes"]["configuration"]["properties"][&key].is_object(),
+            "{key}"
+        );
+        assert!(source.contains(&format!("\"{setting}\"")), "{setting}");
+    }
+}
