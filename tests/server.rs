@@ -39,6 +39,10 @@ fn uri(path: &Path) -> String {
 
 impl Client {
     fn start(root: &Path, capabilities: Value, options: Value) -> (Client, Value) {
+        Client::start_with(Some(root), capabilities, options)
+    }
+
+    fn start_with(root: Option<&Path>, capabilities: Value, options: Value) -> (Client, Value) {
         let (server, client) = Connection::memory();
         let docs = tempfile::tempdir().unwrap();
         let server_options = ServerOptions {
@@ -59,7 +63,7 @@ impl Client {
             "initialize",
             json!({
                 "processId": null,
-                "rootUri": uri(root),
+                "rootUri": root.map(uri),
                 "capabilities": capabilities,
                 "initializationOptions": options,
             }),
@@ -471,4 +475,118 @@ fn exit_without_shutdown_and_a_closed_connection_end_the_server() {
     let server = c.server.take().unwrap();
     drop(c);
     server.join().unwrap().unwrap();
+}
+
+#[test]
+fn without_a_workspace_the_root_is_found_from_the_first_file() {
+    let (_t, root) = demo();
+    // The marker above src/: the whole package is analyzed, billing.rs included.
+    fs::write(root.join("msgaudit.toml"), "").unwrap();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    let (mut c, _) = Client::start_with(None, json!({}), json!({"debounceMs": 0}));
+    let diagnostics = c.open(&consumer, &text, 1);
+    assert!(on_line(&diagnostics, "MA001", 75).is_some());
+    assert_eq!(summary(&c.view), cli_view(&root, &[]));
+    assert!(c.view.contains_key(&uri(&root.join("src/billing.rs"))));
+    c.shutdown();
+}
+
+/// One message in the base protocol's framing.
+fn frame(v: &Value) -> Vec<u8> {
+    let body = v.to_string();
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+#[test]
+fn the_binary_serves_over_stdio_and_exits_cleanly() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let (_t, root) = demo();
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_msgaudit"))
+        .arg("server")
+        .env("XDG_CACHE_HOME", cache.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut read = || -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "stdout closed");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    };
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    for m in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"processId": null, "rootUri": uri(&root), "capabilities": {}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+               "params": {"textDocument": {"uri": uri(&consumer), "languageId": "rust",
+                                           "version": 1, "text": text}}}),
+    ] {
+        stdin.write_all(&frame(&m)).unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut initialized = false;
+    loop {
+        let m = read();
+        if m["id"] == 1 {
+            assert_eq!(m["result"]["serverInfo"]["name"], "msgaudit");
+            initialized = true;
+        }
+        if m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri(&consumer)
+            && m["params"]["version"] == 1
+        {
+            assert_eq!(m["params"]["diagnostics"].as_array().unwrap().len(), 3);
+            break;
+        }
+    }
+    assert!(initialized);
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        ))
+        .unwrap();
+    stdin.flush().unwrap();
+    loop {
+        let m = read();
+        if m["id"] == 2 {
+            assert_eq!(m["result"], Value::Null);
+            break;
+        }
+    }
+    stdin
+        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
+        .unwrap();
+    stdin.flush().unwrap();
+    // exit after shutdown: status 0, without the client closing stdin.
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > HANG {
+            child.kill().unwrap();
+            panic!("the server did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    drop(stdin);
 }

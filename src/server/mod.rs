@@ -2,7 +2,9 @@
 //! `lsp-server` and `lsp-types`.
 //!
 //! The server analyzes the workspace root (the first workspace folder, else the root
-//! URI, else the current directory) with [`crate::check`], the function behind
+//! URI; without either, the directory above the first opened file that holds
+//! `msgaudit.toml`, `Cargo.lock` or `.git`, else that file's directory) with
+//! [`crate::check`], the function behind
 //! `msgaudit check`, with the editor's unsaved buffers of Rust and YAML files as an
 //! overlay ([`crate::source::Overlay`]): what it publishes is what `msgaudit check
 //! ROOT` prints for the same texts, `msgaudit.toml` included.
@@ -81,6 +83,7 @@ struct Doc {
 
 /// One analysis to run: the root and the unsaved buffers at the time.
 struct Job {
+    root: PathBuf,
     /// The number of edits made when the job was made.
     edits: u64,
     overlay: Arc<Overlay>,
@@ -97,7 +100,7 @@ struct Outcome {
 
 /// The worker: runs the newest job it has, reports, waits for the next. Ends when
 /// the job channel closes.
-fn worker(root: PathBuf, jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
+fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
     while let Ok(mut job) = rx.recv() {
         while let Ok(newer) = rx.try_recv() {
             job = newer;
@@ -109,7 +112,7 @@ fn worker(root: PathBuf, jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outc
             ..crate::Options::default()
         };
         let result =
-            std::panic::catch_unwind(|| crate::check(std::slice::from_ref(&root), &options))
+            std::panic::catch_unwind(|| crate::check(std::slice::from_ref(&job.root), &options))
                 .unwrap_or_else(|panic| {
                     Err(InputError {
                         path: String::new(),
@@ -144,6 +147,9 @@ struct Published {
 }
 
 struct Server {
+    /// The analyzed directory; `None` until a file is opened when the client gave no
+    /// root.
+    root: Option<PathBuf>,
     encoding: Encoding,
     settings: Settings,
     docs_dir: Option<PathBuf>,
@@ -185,16 +191,21 @@ pub fn run(
     let (job_tx, job_rx) = crossbeam_channel::unbounded();
     let (out_tx, out_rx) = crossbeam_channel::unbounded();
     let jobs = options.jobs;
+    // The stack of the analysis threads: `check` does its work on its own pool, but
+    // whatever runs on the calling thread gets as much room as there.
     let worker = std::thread::Builder::new()
         .name("msgaudit-analysis".into())
-        .spawn(move || worker(root, jobs, job_rx, out_tx))?;
+        .stack_size(crate::analysis::STACK_SIZE)
+        .spawn(move || worker(jobs, job_rx, out_tx))?;
     let mut server = Server {
+        // Analyzed at once when known; else from the first opened file.
+        deadline: root.is_some().then(Instant::now),
+        root,
         encoding,
         settings,
         docs_dir,
         docs: HashMap::new(),
         edits: 0,
-        deadline: Some(Instant::now()),
         jobs: job_tx,
         published: Published::default(),
     };
@@ -205,9 +216,11 @@ pub fn run(
     result
 }
 
-/// The workspace root: the first workspace folder, else the root URI, else the
-/// root path, else the current directory; canonical when it exists.
-fn root_of(params: &lsp::InitializeParams) -> PathBuf {
+/// The workspace root the client gives: the first workspace folder, else the root
+/// URI, else the root path; canonical when it exists. The file system root is no
+/// workspace (an editor started on a single file may give it, or its working
+/// directory): `None` then.
+fn root_of(params: &lsp::InitializeParams) -> Option<PathBuf> {
     #[allow(deprecated)]
     let given = params
         .workspace_folders
@@ -215,10 +228,22 @@ fn root_of(params: &lsp::InitializeParams) -> PathBuf {
         .and_then(|f| f.first())
         .and_then(|f| convert::uri_to_path(&f.uri))
         .or_else(|| params.root_uri.as_ref().and_then(convert::uri_to_path))
-        .or_else(|| params.root_path.as_ref().map(PathBuf::from))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"));
-    std::fs::canonicalize(&given).unwrap_or(given)
+        .or_else(|| params.root_path.as_ref().map(PathBuf::from))?;
+    let root = std::fs::canonicalize(&given).unwrap_or(given);
+    (root.parent().is_some()).then_some(root)
+}
+
+/// The root for a file opened without a workspace: the nearest directory above it
+/// holding `msgaudit.toml`, `Cargo.lock` or `.git`, else its own directory.
+fn root_for_file(path: &Path) -> Option<PathBuf> {
+    let dir = path.parent()?;
+    let marked = dir.ancestors().find(|d| {
+        d.parent().is_some()
+            && ["msgaudit.toml", "Cargo.lock", ".git"]
+                .iter()
+                .any(|m| d.join(m).exists())
+    });
+    Some(marked.unwrap_or(dir).to_path_buf())
 }
 
 fn capabilities(encoding: Encoding) -> lsp::ServerCapabilities {
@@ -320,6 +345,9 @@ impl Server {
 
     /// Sends the worker a job with the current buffers.
     fn start_run(&mut self) {
+        let Some(root) = self.root.clone() else {
+            return;
+        };
         let mut overlay = Overlay::new();
         let mut versions = HashMap::new();
         for (path, doc) in &self.docs {
@@ -327,6 +355,7 @@ impl Server {
             versions.insert(path.clone(), doc.version);
         }
         let _ = self.jobs.send(Job {
+            root,
             edits: self.edits,
             overlay: Arc::new(overlay),
             versions,
@@ -358,6 +387,9 @@ impl Server {
                 let Some(path) = self.doc_path(&p.text_document.uri) else {
                     return;
                 };
+                if self.root.is_none() {
+                    self.root = root_for_file(&path);
+                }
                 self.docs.insert(
                     path,
                     Doc {
