@@ -374,14 +374,13 @@ fn open_change_save_close_hover_code_action_shutdown() {
     assert!(on_line(&moved, "MA001", 77).is_some(), "{moved:?}");
     assert!(on_line(&moved, "MA001", 75).is_none());
 
-    // didSave (the editor wrote the buffer): a run, from the same text.
+    // didSave of what was analyzed: the result stands (saving_starts_the_run_that_
+    // typing_left_waiting tests a save that runs).
     fs::write(&consumer, &shifted).unwrap();
     c.notify(
         "textDocument/didSave",
         json!({"textDocument": {"uri": uri(&consumer)}}),
     );
-    let saved = c.settle(&uri(&consumer), Some(3));
-    assert!(on_line(&saved, "MA001", 77).is_some());
 
     // didClose: the buffer is dropped, the file is read from disk (version none).
     fs::write(&consumer, &text).unwrap();
@@ -589,4 +588,28 @@ fn the_binary_serves_over_stdio_and_exits_cleanly() {
     };
     assert!(status.success(), "{status:?}");
     drop(stdin);
+}
+
+#[test]
+fn saving_starts_the_run_that_typing_left_waiting() {
+    let (_t, root) = demo();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    // A quiet period longer than any test: only the save can start the run.
+    let (mut c, _) = Client::start(&root, json!({}), json!({"debounceMs": 3_600_000}));
+    assert!(on_line(&c.open(&consumer, &text, 1), "MA001", 75).is_some());
+    let shifted = format!("\n{text}");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&consumer), "version": 2},
+               "contentChanges": [{"text": shifted}]}),
+    );
+    fs::write(&consumer, &shifted).unwrap();
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri(&consumer)}}),
+    );
+    let saved = c.settle(&uri(&consumer), Some(2));
+    assert!(on_line(&saved, "MA001", 76).is_some(), "{saved:?}");
+    c.shutdown();
 }

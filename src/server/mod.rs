@@ -13,9 +13,11 @@
 //!   and code actions read the last published report). An edit made while an analysis
 //!   runs makes its result stale: it is dropped, and the next run (which takes the
 //!   newest texts) is published. A run that started cannot be interrupted.
-//! - `didOpen` and `didSave` start a run at once, `didChange` after a quiet period
-//!   (`debounceMs`, default 200 ms), `didClose` drops the buffer (the file is read
-//!   from disk again).
+//! - `didOpen` starts a run at once, `didChange` after a quiet period (`debounceMs`,
+//!   default 200 ms); `didSave` cuts the quiet period short, and saving a buffer that
+//!   the last run had as it is starts nothing (that run's result stands). `didClose`
+//!   drops the buffer (the file is read from disk again). Requests are answered at
+//!   once, in order, so `$/cancelRequest` never finds one to cancel.
 //! - Every file with findings gets them (a finding of a handler may sit in a file
 //!   that is not open); files that no longer have any are cleared.
 //!
@@ -158,7 +160,32 @@ struct Server {
     /// When the next run starts (`didChange` waits for a quiet period).
     deadline: Option<Instant>,
     jobs: Sender<Job>,
+    /// The versions of the open documents in the last job sent.
+    sent: HashMap<PathBuf, i32>,
     published: Published,
+}
+
+/// What saving an open Rust or YAML document does.
+#[derive(Debug, PartialEq, Eq)]
+enum OnSave {
+    /// A run, at once (the buffer changed since the last run, which may be stale).
+    Run,
+    /// The run that waits for the quiet period starts at once.
+    Now,
+    /// Nothing: the last run had the buffer as it is (its result stands, or is coming).
+    Nothing,
+}
+
+/// [`OnSave`] for a document at `version`, given whether a run waits for the quiet
+/// period and the document's version in the last run sent (`None`: not in it).
+fn on_save(waiting: bool, sent: Option<i32>, version: i32) -> OnSave {
+    if waiting {
+        OnSave::Now
+    } else if sent == Some(version) {
+        OnSave::Nothing
+    } else {
+        OnSave::Run
+    }
 }
 
 /// Runs the server on `connection` until `shutdown` and `exit`, or until the client
@@ -207,6 +234,7 @@ pub fn run(
         docs: HashMap::new(),
         edits: 0,
         jobs: job_tx,
+        sent: HashMap::new(),
         published: Published::default(),
     };
     let result = server.main_loop(&connection, &out_rx);
@@ -354,6 +382,7 @@ impl Server {
             overlay.insert(path.clone(), doc.text.clone());
             versions.insert(path.clone(), doc.version);
         }
+        self.sent = versions.clone();
         let _ = self.jobs.send(Job {
             root,
             edits: self.edits,
@@ -425,9 +454,22 @@ impl Server {
                 doc.version = p.text_document.version;
                 self.schedule(false);
             }
-            notif::DidSaveTextDocument::METHOD | notif::DidChangeWatchedFiles::METHOD => {
-                self.schedule(true);
+            notif::DidSaveTextDocument::METHOD => {
+                let doc = serde_json::from_value::<lsp::DidSaveTextDocumentParams>(n.params)
+                    .ok()
+                    .and_then(|p| self.doc_path(&p.text_document.uri))
+                    .and_then(|path| Some((self.sent.get(&path).copied(), self.docs.get(&path)?)));
+                let action = match doc {
+                    Some((sent, doc)) => on_save(self.deadline.is_some(), sent, doc.version),
+                    None => OnSave::Run,
+                };
+                match action {
+                    OnSave::Run => self.schedule(true),
+                    OnSave::Now => self.deadline = Some(Instant::now()),
+                    OnSave::Nothing => {}
+                }
             }
+            notif::DidChangeWatchedFiles::METHOD => self.schedule(true),
             notif::DidCloseTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<lsp::DidCloseTextDocumentParams>(n.params)
                 else {
@@ -792,4 +834,20 @@ fn notify<N: lsp::notification::Notification>(
         .sender
         .send(Notification::new(N::METHOD.to_string(), params).into())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saving_runs_only_when_the_last_run_had_another_text() {
+        // Typing, then saving before the quiet period is over: the run starts now.
+        assert_eq!(on_save(true, Some(3), 4), OnSave::Now);
+        // Saving what the last run analyzed (running or done): nothing more to do.
+        assert_eq!(on_save(false, Some(4), 4), OnSave::Nothing);
+        // A buffer the last run did not have as it is now.
+        assert_eq!(on_save(false, Some(3), 4), OnSave::Run);
+        assert_eq!(on_save(false, None, 1), OnSave::Run);
+    }
 }
