@@ -306,6 +306,21 @@ fn check(args: CheckArgs) -> u8 {
     if !write_stdout(&text) {
         return EXIT_ERROR;
     }
+    if args.format == Format::RustcJson {
+        let outside = report
+            .findings
+            .iter()
+            .filter(|f| !report.cargo.contains_key(&f.path))
+            .count();
+        if outside > 0 {
+            let noun = if outside == 1 { "finding" } else { "findings" };
+            say!(
+                "msgaudit: {outside} {noun} in files outside every Cargo package left out of \
+                 rustc-json (a message without a package would clear rust-analyzer's \
+                 diagnostics); `msgaudit server` or another format shows them"
+            );
+        }
+    }
     if args.statistics {
         print_statistics(&report, output_start.elapsed(), start.elapsed());
     }

@@ -353,6 +353,12 @@ fn rustc_json_leaves_out_files_in_no_package() {
     let rustc = run("rustc-json");
     assert_eq!(rustc.status.code(), Some(1));
     assert_eq!(String::from_utf8(rustc.stdout).unwrap(), "");
+    // Said on stderr, which rust-analyzer does not read.
+    let stderr = String::from_utf8(rustc.stderr).unwrap();
+    assert!(
+        stderr.contains("1 finding in files outside every Cargo package left out of rustc-json"),
+        "{stderr}"
+    );
 }
 
 #[test]
