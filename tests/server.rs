@@ -343,6 +343,13 @@ fn open_change_save_close_hover_code_action_shutdown() {
     );
     let actions = actions.as_array().unwrap();
     assert_eq!(actions.len(), 1, "{actions:?}");
+    let other_kinds = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(&consumer)},
+               "range": {"start": {"line": 75, "character": 0}, "end": {"line": 75, "character": 0}},
+               "context": {"diagnostics": [], "only": ["source.organizeImports"]}}),
+    );
+    assert_eq!(other_kinds, json!([]));
     assert_eq!(
         actions[0]["title"],
         "Suppress MA001 (ack-before-commit) on this line"

@@ -773,6 +773,17 @@ impl Server {
     /// `msgaudit:allow(CODE) reason` comment on a new line above, indented as the
     /// finding's line.
     fn code_actions(&self, p: &lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
+        // A client asking for other kinds only (`source.organizeImports`) gets none.
+        if let Some(only) = &p.context.only {
+            let quickfix = lsp::CodeActionKind::QUICKFIX;
+            let wanted = only.iter().any(|k| {
+                quickfix.as_str() == k.as_str()
+                    || quickfix.as_str().starts_with(&format!("{}.", k.as_str()))
+            });
+            if !wanted {
+                return Vec::new();
+            }
+        }
         let uri = &p.text_document.uri;
         let lines = (p.range.start.line + 1, p.range.end.line + 1);
         let Some(path) = convert::uri_to_path(uri).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
