@@ -620,3 +620,84 @@ fn saving_starts_the_run_that_typing_left_waiting() {
     assert!(on_line(&saved, "MA001", 76).is_some(), "{saved:?}");
     c.shutdown();
 }
+
+/// `text` with the code action's edits applied (one edit, on one line range).
+fn apply(text: &str, action: &Value, uri: &str) -> String {
+    let edits = action["edit"]["changes"][uri].as_array().unwrap();
+    assert_eq!(edits.len(), 1);
+    let e = &edits[0];
+    let offset = |p: &Value| {
+        let line = p["line"].as_u64().unwrap() as usize;
+        let character = p["character"].as_u64().unwrap() as usize;
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        // ASCII text: characters are bytes.
+        start + character
+    };
+    let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+    format!(
+        "{}{}{}",
+        &text[..a],
+        e["newText"].as_str().unwrap(),
+        &text[b..]
+    )
+}
+
+#[test]
+fn unused_suppressions_of_one_rule_can_be_removed() {
+    let (_t, root) = demo();
+    let consumer = root.join("src/consumer.rs");
+    let original = fs::read_to_string(&consumer).unwrap();
+    let mut lines: Vec<String> = original.split_inclusive('\n').map(str::to_string).collect();
+    let ok = lines.iter().position(|l| l.trim() == "Ok(())").unwrap();
+    lines[ok] = lines[ok].replace("Ok(())", "Ok(()) // msgaudit:allow(dual_write) stale");
+    lines.insert(
+        0,
+        "// msgaudit:allow(MA006, MA002) two stale rules\n".into(),
+    );
+    lines.insert(0, "    // msgaudit:allow(MA006) stale\n".into());
+    let ok = ok + 2;
+    let text = lines.concat();
+    let (mut c, _) = Client::start(&root, json!({}), json!({"debounceMs": 0}));
+    let u = uri(&consumer);
+    let diagnostics = c.open(&consumer, &text, 1);
+    for line in [0, 1, ok as u64] {
+        assert!(
+            on_line(&diagnostics, "MA900", line).is_some(),
+            "{line}: {diagnostics:?}"
+        );
+    }
+    let actions_on = |c: &mut Client, line: usize| {
+        c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u},
+                   "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+                   "context": {"diagnostics": []}}),
+        )
+    };
+    // Two rules in one comment: no removal offered (nor a suppression of MA900).
+    assert_eq!(actions_on(&mut c, 1), json!([]));
+    // Alone on its line: the line goes.
+    let alone = actions_on(&mut c, 0);
+    assert_eq!(alone[0]["title"], "Remove the unused suppression");
+    let text = apply(&text, &alone[0], &u);
+    assert!(
+        text.starts_with("// msgaudit:allow(MA006, MA002)"),
+        "{text}"
+    );
+    let after = c.change(&consumer, &text, 2);
+    assert!(on_line(&after, "MA900", 0).is_some());
+    assert!(on_line(&after, "MA900", ok as u64 - 1).is_some());
+    // After code: the comment and the spaces before it go, the code stays.
+    let trailing = actions_on(&mut c, ok - 1);
+    let text = apply(&text, &trailing[0], &u);
+    assert_eq!(text.split('\n').nth(ok - 1).unwrap().trim_start(), "Ok(())");
+    let after = c.change(&consumer, &text, 3);
+    let stale: Vec<u64> = after
+        .iter()
+        .filter(|d| d["code"] == "MA900")
+        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
+        .collect();
+    // (One MA900 for the comment: a report keeps one finding per code and span.)
+    assert_eq!(stale, [0], "the two-rule comment is left: {after:?}");
+    c.shutdown();
+}

@@ -801,8 +801,17 @@ impl Server {
         };
         let mut seen = HashSet::new();
         let mut actions = Vec::new();
+        let analyzed = self.source(&self.published.report, path.to_str().unwrap_or(""));
         for f in self.findings_at(uri, lines) {
-            if f.code == crate::rules::MA900.code || !seen.insert((f.code, f.span.line)) {
+            if f.code == crate::rules::MA900.code {
+                // Only where the buffer is still the text analyzed: the edit deletes by
+                // position.
+                if text == analyzed {
+                    actions.extend(self.remove_suppression(uri, text, f));
+                }
+                continue;
+            }
+            if !seen.insert((f.code, f.span.line)) {
                 continue;
             }
             let line = f.span.line - 1;
@@ -826,6 +835,67 @@ impl Server {
             }));
         }
         actions
+    }
+}
+
+impl Server {
+    /// "Remove the unused suppression" for an MA900 finding on a comment that names
+    /// one rule (of a comment naming several, only the user knows which to keep):
+    /// its whole line when the comment is alone on it, else the comment and the
+    /// spaces before it.
+    fn remove_suppression(
+        &self,
+        uri: &lsp::Uri,
+        text: &str,
+        f: &Finding,
+    ) -> Option<lsp::CodeActionOrCommand> {
+        let s = f.span;
+        if s.line == 0 || s.end_line != s.line {
+            return None;
+        }
+        let line: Vec<char> = convert::line_text(text, s.line as usize - 1)
+            .chars()
+            .collect();
+        let start = (s.column as usize).checked_sub(1)?;
+        let end = (s.end_column as usize).checked_sub(1)?.min(line.len());
+        let comment: String = line.get(start..end)?.iter().collect();
+        let (_, args) = comment.split_once("msgaudit:allow(")?;
+        let (list, _) = args.split_once(')')?;
+        if list.split(',').filter(|i| !i.trim().is_empty()).count() != 1 {
+            return None;
+        }
+        let before: String = line[..start].iter().collect();
+        let range = if before.trim().is_empty() {
+            lsp::Range::new(
+                lsp::Position::new(s.line - 1, 0),
+                lsp::Position::new(s.line, 0),
+            )
+        } else {
+            let kept = before.trim_end().chars().count() as u32;
+            lsp::Range::new(
+                convert::position(text, s.line, kept + 1, self.encoding),
+                convert::position(text, s.line, end as u32 + 1, self.encoding),
+            )
+        };
+        Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: "Remove the unused suppression".into(),
+            kind: Some(lsp::CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![self.diagnostic(&self.published.report, f)]),
+            edit: Some(lsp::WorkspaceEdit {
+                changes: Some(
+                    std::iter::once((
+                        uri.clone(),
+                        vec![lsp::TextEdit {
+                            range,
+                            new_text: String::new(),
+                        }],
+                    ))
+                    .collect(),
+                ),
+                ..lsp::WorkspaceEdit::default()
+            }),
+            ..lsp::CodeAction::default()
+        }))
     }
 }
 
