@@ -30,6 +30,8 @@ struct Client {
     /// Every publishDiagnostics received: (uri, version, diagnostics).
     published: Vec<(String, Option<i64>, Vec<Value>)>,
     logs: usize,
+    /// Requests from the server (answered with `null`): (method, params).
+    requests: Vec<(String, Value)>,
     _docs: tempfile::TempDir,
 }
 
@@ -57,6 +59,7 @@ impl Client {
             view: BTreeMap::new(),
             published: Vec::new(),
             logs: 0,
+            requests: Vec::new(),
             _docs: docs,
         };
         let result = c.request(
@@ -95,11 +98,25 @@ impl Client {
         }
     }
 
+    /// The next message that is not a request from the server (those are answered).
     fn recv(&mut self) -> Message {
-        self.conn
-            .receiver
-            .recv_timeout(HANG)
-            .expect("the server went silent")
+        loop {
+            let m = self
+                .conn
+                .receiver
+                .recv_timeout(HANG)
+                .expect("the server went silent");
+            match m {
+                Message::Request(r) => {
+                    self.conn
+                        .sender
+                        .send(lsp_server::Response::new_ok(r.id.clone(), Value::Null).into())
+                        .unwrap();
+                    self.requests.push((r.method, r.params));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Sends a request and returns its result (panics on an error response).
@@ -699,5 +716,43 @@ fn unused_suppressions_of_one_rule_can_be_removed() {
         .collect();
     // (One MA900 for the comment: a report keeps one finding per code and span.)
     assert_eq!(stale, [0], "the two-rule comment is left: {after:?}");
+    c.shutdown();
+}
+
+#[test]
+fn files_changed_on_disk_start_a_run_where_the_client_watches_them() {
+    let (_t, root) = demo();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    let watching = json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
+    let (mut c, _) = Client::start(&root, watching, json!({"debounceMs": 0}));
+    let diagnostics = c.open(&consumer, &text, 1);
+    assert!(on_line(&diagnostics, "MA001", 75).is_some());
+    let (method, params) = &c.requests[0];
+    assert_eq!(method, "client/registerCapability");
+    let registration = &params["registrations"][0];
+    assert_eq!(registration["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = registration["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["globPattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(globs, msgaudit::server::WATCHED);
+    // msgaudit.toml written by another program: the next run honours it.
+    fs::write(root.join("msgaudit.toml"), "[rules]\nMA001 = \"off\"\n").unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&root.join("msgaudit.toml")), "type": 1}]}),
+    );
+    let after = c.settle(&uri(&consumer), Some(1));
+    assert!(after.iter().all(|d| d["code"] != "MA001"), "{after:?}");
+    c.shutdown();
+
+    // A client without dynamic registration is not asked.
+    fs::remove_file(root.join("msgaudit.toml")).unwrap();
+    let (mut c, _) = Client::start(&root, json!({}), json!({"debounceMs": 0}));
+    c.open(&consumer, &text, 1);
+    assert!(c.requests.is_empty(), "{:?}", c.requests);
     c.shutdown();
 }

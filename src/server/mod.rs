@@ -213,6 +213,16 @@ pub fn run(
         }),
     };
     connection.initialize_finish(id, serde_json::to_value(result)?)?;
+    let watch = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|d| d.dynamic_registration)
+        == Some(true);
+    if watch {
+        watch_files(&connection)?;
+    }
 
     let docs_dir = options.docs_dir.as_deref().and_then(write_rule_docs);
     let (job_tx, job_rx) = crossbeam_channel::unbounded();
@@ -259,6 +269,45 @@ fn root_of(params: &lsp::InitializeParams) -> Option<PathBuf> {
         .or_else(|| params.root_path.as_ref().map(PathBuf::from))?;
     let root = std::fs::canonicalize(&given).unwrap_or(given);
     (root.parent().is_some()).then_some(root)
+}
+
+/// The files whose changes on disk (a `git checkout`, another program) change the
+/// findings: sources, schemas, manifests and the config.
+pub const WATCHED: [&str; 3] = [
+    "**/*.{rs,yml,yaml,sql}",
+    "**/msgaudit.toml",
+    "**/Cargo.toml",
+];
+
+/// Asks the client to report changes of the [`WATCHED`] files
+/// (`workspace/didChangeWatchedFiles`, each starting a run). Its answer needs no
+/// handling.
+fn watch_files(connection: &Connection) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let options = lsp::DidChangeWatchedFilesRegistrationOptions {
+        watchers: WATCHED
+            .iter()
+            .map(|glob| lsp::FileSystemWatcher {
+                glob_pattern: lsp::GlobPattern::String(glob.to_string()),
+                kind: None,
+            })
+            .collect(),
+    };
+    let params = lsp::RegistrationParams {
+        registrations: vec![lsp::Registration {
+            id: "msgaudit-watched-files".into(),
+            method: lsp::notification::DidChangeWatchedFiles::METHOD.into(),
+            register_options: Some(serde_json::to_value(options)?),
+        }],
+    };
+    connection.sender.send(
+        Request::new(
+            RequestId::from("msgaudit-watch".to_string()),
+            lsp::request::RegisterCapability::METHOD.into(),
+            params,
+        )
+        .into(),
+    )?;
+    Ok(())
 }
 
 /// The root for a file opened without a workspace: the nearest directory above it
