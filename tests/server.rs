@@ -196,6 +196,16 @@ impl Client {
 
     fn shutdown(mut self) {
         assert_eq!(self.request("shutdown", Value::Null), Value::Null);
+        // Between shutdown and exit: a notification is ignored, a request refused.
+        self.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": "file:///nowhere.rs"}}),
+        );
+        let late = self.request_raw("textDocument/hover", json!({}));
+        assert_eq!(
+            late.response_result.unwrap_err().code,
+            lsp_server::ErrorCode::InvalidRequest as i32
+        );
         self.notify("exit", Value::Null);
         let server = self.server.take().unwrap();
         server.join().unwrap().unwrap();

@@ -162,6 +162,8 @@ struct Server {
     jobs: Sender<Job>,
     /// The versions of the open documents in the last job sent.
     sent: HashMap<PathBuf, i32>,
+    /// `shutdown` was answered: only `exit` is awaited.
+    shut_down: bool,
     published: Published,
 }
 
@@ -245,6 +247,7 @@ pub fn run(
         edits: 0,
         jobs: job_tx,
         sent: HashMap::new(),
+        shut_down: false,
         published: Published::default(),
     };
     let result = server.main_loop(&connection, &out_rx);
@@ -392,24 +395,39 @@ impl Server {
                     let Ok(msg) = msg else { return Ok(()) };
                     match msg {
                         Message::Request(req) => {
-                            if connection.handle_shutdown(&req)? {
-                                return Ok(());
-                            }
-                            let response = self.on_request(req);
+                            // After `shutdown`, only `exit` is expected; whatever
+                            // else comes is refused or ignored, not fatal.
+                            let response = if self.shut_down {
+                                Response::new_err(
+                                    req.id,
+                                    ErrorCode::InvalidRequest as i32,
+                                    "the server is shut down".into(),
+                                )
+                            } else if req.method == lsp::request::Shutdown::METHOD {
+                                self.shut_down = true;
+                                self.deadline = None;
+                                Response::new_ok(req.id, ())
+                            } else {
+                                self.on_request(req)
+                            };
                             connection.sender.send(response.into())?;
                         }
                         Message::Notification(n) => {
                             if n.method == lsp::notification::Exit::METHOD {
                                 return Ok(());
                             }
-                            self.on_notification(n);
+                            if !self.shut_down {
+                                self.on_notification(n);
+                            }
                         }
                         Message::Response(_) => {}
                     }
                 }
                 recv(outcomes) -> outcome => {
                     if let Ok(outcome) = outcome {
-                        self.on_outcome(connection, outcome)?;
+                        if !self.shut_down {
+                            self.on_outcome(connection, outcome)?;
+                        }
                     }
                 }
                 recv(timer) -> _ => {
