@@ -145,6 +145,9 @@ pub struct Report {
     pub bom: BTreeSet<String>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).
     pub inventory: crate::analysis::inventory::Inventory,
+    /// Display path -> the Cargo package and target of the file, for `rustc-json`
+    /// (filled only when [`crate::Options::cargo_targets`] asks for it).
+    pub cargo: BTreeMap<String, crate::source::cargo::CargoTarget>,
 }
 
 impl Report {

@@ -13,6 +13,7 @@ pub mod emit;
 pub mod frontend;
 pub mod ir;
 pub mod rules;
+pub mod server;
 pub mod source;
 pub mod suppress;
 
@@ -50,6 +51,12 @@ pub struct Options {
     /// `--max-file-size`: files larger than this many bytes are input errors. Wins over
     /// the config's `max_file_size`; `None` and no config key: [`source::MAX_FILE_BYTES`].
     pub max_file_size: Option<u64>,
+    /// Find each reported file's Cargo package and target (`Report::cargo`), for the
+    /// `rustc-json` format: reads the `Cargo.toml` files above the files.
+    pub cargo_targets: bool,
+    /// Texts that replace files on disk (canonical path -> text): an editor's unsaved
+    /// buffers, for `msgaudit server`.
+    pub overlay: std::sync::Arc<source::Overlay>,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -82,7 +89,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let pool = analysis::thread_pool(options.jobs);
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
-    let discovery = pool.install(|| source::discover(paths, &config, max_file_bytes));
+    let discovery =
+        pool.install(|| source::discover_with(paths, &config, max_file_bytes, &options.overlay));
     let discovery_done = Instant::now();
     let cpu_before = analysis::cpu::snapshot();
     let output = analysis::analyze(&analysis::AnalysisInput {
@@ -152,6 +160,9 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         report.summary.outside_diff = Some(diffbase::filter(&mut report, changed));
     }
     report.finish();
+    if options.cargo_targets {
+        report.cargo = cargo_targets(&report, &discovery.files);
+    }
     report.inventory = output.inventory;
     report.inventory.attach(&report.findings);
     report.timings = Timings {
@@ -163,4 +174,43 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         unparsed_bodies: output.unparsed_bodies,
     };
     Ok(report)
+}
+
+/// The Cargo package and target of every file a finding or an input error names
+/// (`Report::cargo`).
+fn cargo_targets(
+    report: &Report,
+    files: &[source::SourceFile],
+) -> std::collections::BTreeMap<String, source::cargo::CargoTarget> {
+    let mut resolver = source::cargo::Resolver::default();
+    let abs: std::collections::HashMap<&str, &std::path::Path> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.abs.as_path()))
+        .collect();
+    let named = report
+        .findings
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(report.errors.iter().map(|e| e.path.as_str()));
+    let mut out = std::collections::BTreeMap::new();
+    for path in named {
+        if out.contains_key(path) {
+            continue;
+        }
+        // A file that was not read (an input error) is found from its display path,
+        // which is relative to the current directory or absolute.
+        let real = match abs.get(path) {
+            Some(p) => Some(p.to_path_buf()),
+            None => {
+                let p = std::path::Path::new(path);
+                let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+                let dir = std::fs::canonicalize(parent.unwrap_or(std::path::Path::new(".")));
+                dir.ok().zip(p.file_name()).map(|(d, n)| d.join(n))
+            }
+        };
+        if let Some(t) = real.and_then(|r| resolver.target(&r)) {
+            out.insert(path.to_string(), t);
+        }
+    }
+    out
 }

@@ -61,6 +61,14 @@ enum Command {
     /// Print the pull-request review checklist (Markdown) for the consumers and
     /// producers found: `check --format checklist`, exiting 0 unless an input fails.
     Checklist(ChecklistArgs),
+    /// Run the language server (LSP) over standard input and output: diagnostics for
+    /// Rust and YAML files as you edit, hover with the rule's explanation, and a code
+    /// action that suppresses a finding on its line.
+    Server {
+        /// Threads for each analysis [default: one per core].
+        #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        jobs: Option<usize>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -277,6 +285,8 @@ fn check(args: CheckArgs) -> u8 {
         no_prefilter: args.no_prefilter,
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
+        cargo_targets: args.format == Format::RustcJson,
+        ..Options::default()
     };
     let report = match msgaudit::check(&args.paths, &options) {
         Ok(r) => r,
@@ -296,6 +306,21 @@ fn check(args: CheckArgs) -> u8 {
     if !write_stdout(&text) {
         return EXIT_ERROR;
     }
+    if args.format == Format::RustcJson {
+        let outside = report
+            .findings
+            .iter()
+            .filter(|f| !report.cargo.contains_key(&f.path))
+            .count();
+        if outside > 0 {
+            let noun = if outside == 1 { "finding" } else { "findings" };
+            say!(
+                "msgaudit: {outside} {noun} in files outside every Cargo package left out of \
+                 rustc-json (a message without a package would clear rust-analyzer's \
+                 diagnostics); `msgaudit server` or another format shows them"
+            );
+        }
+    }
     if args.statistics {
         print_statistics(&report, output_start.elapsed(), start.elapsed());
     }
@@ -314,11 +339,50 @@ fn check(args: CheckArgs) -> u8 {
     }
 }
 
+/// `msgaudit server`: the language server on stdio, until the client says `exit`.
+fn server(jobs: Option<usize>) -> u8 {
+    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let options = msgaudit::server::ServerOptions {
+        docs_dir: rule_docs_dir(),
+        jobs,
+    };
+    // `run` drops the connection when it returns: the writer thread then ends, and
+    // the reader has stopped at `exit` (or at the end of the input).
+    match msgaudit::server::run(connection, options) {
+        Ok(()) => {
+            if let Err(e) = io_threads.join() {
+                say!("msgaudit server: {e}");
+                return EXIT_ERROR;
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            say!("msgaudit server: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Where the server writes the rules' pages that diagnostics link to:
+/// `$XDG_CACHE_HOME/msgaudit/VERSION/rules`, else `$HOME/.cache/…`.
+fn rule_docs_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(
+        cache
+            .join("msgaudit")
+            .join(env!("CARGO_PKG_VERSION"))
+            .join("rules"),
+    )
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check(args),
-        Command::Explain { rule } => match rules::lookup(&rule) {
+        Command::Explain { rule } => match msgaudit::suppress::rule_named(&rule) {
             Some(meta) => {
                 if write_stdout(&emit::explain(meta)) {
                     EXIT_OK
@@ -347,6 +411,7 @@ fn main() -> ExitCode {
             quiet: false,
             max_file_size: None,
         }),
+        Command::Server { jobs } => server(jobs),
         Command::Rules { format } => {
             let text = match format {
                 RulesFormat::Text => emit::rules_table(&rules::ALL),

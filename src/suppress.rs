@@ -14,6 +14,18 @@ use crate::source::{line_col, FileKind, SourceFile};
 
 const MARKER: &str = "msgaudit:allow(";
 
+/// The rule a suppression names, by any name a finding shows: its code (`MA001`, any
+/// case), its name (`ack-before-commit`), the snake_case name rustc-json and
+/// rust-analyzer show (`ack_before_commit`), or rustc-json's whole code
+/// (`msgaudit::ack_before_commit`).
+pub fn rule_named(written: &str) -> Option<&'static crate::rules::RuleMeta> {
+    let key = written.trim();
+    crate::rules::lookup(key).or_else(|| {
+        let name = key.strip_prefix("msgaudit::").unwrap_or(key);
+        crate::rules::lookup(&name.replace('_', "-"))
+    })
+}
+
 /// One rule named in a suppression comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suppression {
@@ -186,7 +198,7 @@ pub fn scan(text: &str, kind: FileKind) -> Vec<Suppression> {
             }
             out.push(Suppression {
                 written: item.to_string(),
-                code: crate::rules::lookup(item).map(|r| r.code),
+                code: rule_named(item).map(|r| r.code),
                 line,
                 span,
             });
@@ -391,6 +403,31 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
         assert_eq!(findings[2].name, "unused-suppression");
         assert_eq!(findings[2].help, "remove the comment");
         assert_eq!(findings[3].message, "suppression of unknown rule `NOPE`");
+    }
+
+    #[test]
+    fn every_name_a_finding_shows_suppresses_it() {
+        for name in [
+            "MA006",
+            "ma006",
+            "dual-write",
+            "dual_write",
+            "msgaudit::dual_write",
+        ] {
+            let text = format!("// msgaudit:allow({name}) reason\npublish();\n");
+            let files = [file("src/a.rs", FileKind::Rust, &text)];
+            let mut findings = vec![finding("MA006", "src/a.rs", 2)];
+            assert_eq!(apply(&files, &mut findings, &|_, _| true), 1, "{name}");
+            assert!(findings.is_empty(), "{name}: {findings:?}");
+        }
+        for not_a_name in [
+            "dual write",
+            "msgaudit::MA006x",
+            "dual__write",
+            "msgaudit:dual_write",
+        ] {
+            assert!(rule_named(not_a_name).is_none(), "{not_a_name}");
+        }
     }
 
     #[test]

@@ -4,10 +4,12 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
 use cargo_metadata::diagnostic::{Diagnostic, DiagnosticLevel};
+use cargo_metadata::Message;
 use serde_json::Value;
 
 mod common;
@@ -161,21 +163,202 @@ fn sarif_fingerprints_do_not_depend_on_the_line() {
     assert_ne!(line_before, line_after);
 }
 
-/// What rust-analyzer reads: every line is one rustc diagnostic.
+/// What rust-analyzer and cargo_metadata read: every line is a cargo
+/// `compiler-message` whose `message` is a rustc diagnostic. Returns each line's
+/// JSON value with the diagnostic.
 fn rustc_diagnostics(path: &str) -> (i32, Vec<(Value, Diagnostic)>) {
     let (code, out) = check("rustc-json", path);
+    let messages: Vec<Message> = Message::parse_stream(out.as_bytes())
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(messages.len(), out.lines().count());
     let diagnostics = out
         .lines()
-        .map(|line| {
+        .zip(messages)
+        .map(|(line, message)| {
             let value: Value = serde_json::from_str(line).unwrap();
-            let d: Diagnostic = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("not a rustc diagnostic ({e}): {line}"));
-            // Nothing the consumer does not know about, nothing it reads differently.
-            assert_eq!(serde_json::to_value(&d).unwrap(), value, "{line}");
-            (value, d)
+            let Message::CompilerMessage(m) = message else {
+                panic!("not a compiler message: {line}");
+            };
+            assert_eq!(value["reason"], "compiler-message");
+            assert_eq!(value["package_id"], m.package_id.repr.as_str());
+            let manifest = value["manifest_path"].as_str().unwrap();
+            assert!(Path::new(manifest).is_absolute() && Path::new(manifest).is_file());
+            // cargo prints `required-features` only when there are some.
+            let mut target = serde_json::to_value(&m.target).unwrap();
+            if target["required-features"] == Value::Array(Vec::new()) {
+                target.as_object_mut().unwrap().remove("required-features");
+            }
+            assert_eq!(target, value["target"]);
+            // Nothing the consumer does not know about, nothing it reads differently
+            // (but rustc's `$message_type` tag, which cargo_metadata does not keep).
+            let mut diagnostic = value["message"].clone();
+            assert_eq!(
+                diagnostic.as_object_mut().unwrap().remove("$message_type"),
+                Some(Value::from("diagnostic"))
+            );
+            assert_eq!(
+                serde_json::to_value(&m.message).unwrap(),
+                diagnostic,
+                "{line}"
+            );
+            (value, m.message)
         })
         .collect();
     (code, diagnostics)
+}
+
+/// `cargo metadata --no-deps` of the package at `dir`: its id, manifest path and
+/// targets, as cargo itself names them (cargo resolves nothing with `--no-deps`).
+fn cargo_metadata_of(dir: &Path) -> Vec<(String, String, Vec<Value>)> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--offline",
+            "--format-version",
+            "1",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let targets = p["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    // Not in a compiler-message's target.
+                    t.as_object_mut().unwrap().remove("required-features");
+                    t
+                })
+                .collect();
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["manifest_path"].as_str().unwrap().to_string(),
+                targets,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rustc_json_names_packages_and_targets_as_cargo_does() {
+    // The demo (a binary), and a workspace with inherited versions, a library whose
+    // name is not its directory's, binaries, tests and YAML beside the code.
+    let demo = fs::canonicalize("fixtures/demo").unwrap();
+    let (_, lines) = rustc_diagnostics("fixtures/demo");
+    assert!(!lines.is_empty());
+    let cargo = cargo_metadata_of(&demo);
+    for (v, _) in &lines {
+        assert_eq!(v["package_id"], cargo[0].0.as_str());
+        assert_eq!(v["manifest_path"], cargo[0].1.as_str());
+        assert_eq!(v["target"], cargo[0].2[0]);
+    }
+
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    let handler = fs::read_to_string(
+        "fixtures/ma001_ack_before_commit/bad_commit_message_before_tx_commit.rs",
+    )
+    .unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"svc\", \"lib dir\"]\nresolver = \"2\"\n\
+         [workspace.package]\nversion = \"2.0.1\"\nedition = \"2021\"\n",
+    );
+    write(
+        "svc/Cargo.toml",
+        "[package]\nname = \"svc\"\nversion.workspace = true\nedition.workspace = true\n",
+    );
+    write("svc/src/main.rs", "mod consumer;\nfn main() {}\n");
+    write("svc/src/consumer.rs", &handler);
+    write("svc/src/bin/replay.rs", &handler);
+    write(
+        "lib dir/Cargo.toml",
+        "[package]\nname = \"events-lib\"\nedition = \"2018\"\n",
+    );
+    write("lib dir/src/lib.rs", &handler);
+    write("lib dir/tests/it.rs", &handler);
+    let cargo = cargo_metadata_of(&root);
+    // Test targets are analyzed only with `include_tests`.
+    write("msgaudit.toml", "include_tests = true\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_msgaudit"))
+        .args(["check", "--format", "rustc-json", "."])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut seen = BTreeSet::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let file = v["message"]["spans"][0]["file_name"].as_str().unwrap();
+        let (_, manifest, targets) = cargo
+            .iter()
+            .find(|(id, _, _)| v["package_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{file}: package not cargo's: {}", v["package_id"]));
+        assert_eq!(v["manifest_path"], manifest.as_str());
+        assert!(targets.contains(&v["target"]), "{file}: {}", v["target"]);
+        seen.insert((
+            file.to_string(),
+            v["target"]["name"].as_str().unwrap().to_string(),
+        ));
+    }
+    let expected: BTreeSet<(String, String)> = [
+        ("lib dir/src/lib.rs", "events_lib"),
+        ("lib dir/tests/it.rs", "it"),
+        ("svc/src/bin/replay.rs", "replay"),
+        ("svc/src/consumer.rs", "svc"),
+    ]
+    .iter()
+    .map(|(f, t)| (f.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(seen, expected, "{text}");
+}
+
+#[test]
+fn rustc_json_leaves_out_files_in_no_package() {
+    let t = tempfile::tempdir().unwrap();
+    fs::copy(
+        "fixtures/ma001_ack_before_commit/bad_commit_message_before_tx_commit.rs",
+        t.path().join("x.rs"),
+    )
+    .unwrap();
+    let run = |format: &str| {
+        Command::cargo_bin("msgaudit")
+            .unwrap()
+            .args(["check", "--format", format, "."])
+            .current_dir(t.path())
+            .output()
+            .unwrap()
+    };
+    let short = run("short");
+    assert_eq!(String::from_utf8(short.stdout).unwrap().lines().count(), 1);
+    let rustc = run("rustc-json");
+    assert_eq!(rustc.status.code(), Some(1));
+    assert_eq!(String::from_utf8(rustc.stdout).unwrap(), "");
+    // Said on stderr, which rust-analyzer does not read.
+    let stderr = String::from_utf8(rustc.stderr).unwrap();
+    assert!(
+        stderr.contains("1 finding in files outside every Cargo package left out of rustc-json"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -320,7 +503,11 @@ fn demo_snapshots() {
     insta::assert_snapshot!("demo_sarif", sarif_for_snapshot(&demo("sarif")));
     insta::assert_snapshot!("demo_github", demo("github"));
     // One object per line in the output; pretty-printed here to be reviewable.
+    // Absolute paths (package id, manifest, target) differ between checkouts.
+    let root = fs::canonicalize(".").unwrap();
+    let root = root.to_str().unwrap();
     let rustc: Vec<String> = demo("rustc-json")
+        .replace(root, "[ROOT]")
         .lines()
         .map(|l| serde_json::to_string_pretty(&serde_json::from_str::<Value>(l).unwrap()).unwrap())
         .collect();

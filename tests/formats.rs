@@ -3,6 +3,7 @@
 //! and one without.
 
 use msgaudit::emit::{self, Format, HumanOptions};
+use msgaudit::source::cargo::CargoTarget;
 use msgaudit::{Finding, InputError, Label, Report, Severity, Span};
 
 mod support;
@@ -102,6 +103,23 @@ fn report() -> Report {
         column: None,
         message: "cannot read file: Permission denied".into(),
     });
+    // Every file but src/unreadable.rs is in package `svc` (rustc-json leaves out
+    // the others).
+    let target = CargoTarget {
+        package_id: "path+file:///work/svc#0.1.0".into(),
+        manifest_path: "/work/svc/Cargo.toml".into(),
+        kind: vec!["bin"],
+        crate_types: vec!["bin"],
+        name: "svc".into(),
+        src_path: "/work/svc/src/main.rs".into(),
+        edition: "2021".into(),
+        doc: true,
+        doctest: false,
+        test: true,
+    };
+    for path in ["src/consumer.rs", "src/retry.rs", "src/broken.rs"] {
+        r.cargo.insert(path.into(), target.clone());
+    }
     r.summary.files = 5;
     r.summary.analyzed = 2;
     r.summary.skipped.insert("no_relevant_tokens".into(), 1);

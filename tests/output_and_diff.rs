@@ -64,6 +64,14 @@ fn json(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The diagnostic in a rustc-json line (a cargo `compiler-message`).
+fn rustc_diagnostic(line: &str) -> Diagnostic {
+    match serde_json::from_str::<cargo_metadata::Message>(line) {
+        Ok(cargo_metadata::Message::CompilerMessage(m)) => m.message,
+        other => panic!("not a compiler message: {other:?}: {line}"),
+    }
+}
+
 /// Characters that no line of a text format may carry from the analyzed code.
 fn unsafe_char(c: char) -> bool {
     (c.is_control() && c != '\n')
@@ -91,6 +99,8 @@ const ESCAPED: &str =
 fn quoted_code_cannot_inject_lines_into_text_formats() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "src/lib.rs", handler(HOSTILE, ""));
+    // rustc-json leaves out files in no package.
+    write(dir.path(), "Cargo.toml", "[package]\nname = \"hostile\"\n");
     let v = json(dir.path(), &["."]);
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");
@@ -140,7 +150,7 @@ fn quoted_code_cannot_inject_lines_into_text_formats() {
     // the text as it is, `rendered` (printed to terminals) escapes it.
     let (_, rustc) = check(dir.path(), "rustc-json", &["."]);
     assert_eq!(rustc.lines().count(), 1);
-    let d: Diagnostic = serde_json::from_str(rustc.trim_end()).unwrap();
+    let d: Diagnostic = rustc_diagnostic(rustc.trim_end());
     assert_eq!(d.message, message);
     let rendered = d.rendered.unwrap();
     assert_clean_lines("rendered", &rendered);
@@ -453,7 +463,7 @@ fn rustc_json_byte_offsets_count_the_bom() {
     let spans = |path: &str| {
         let (code, out) = check(dir.path(), "rustc-json", &[path]);
         assert_eq!(code, 1, "{out}");
-        let d: Diagnostic = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let d: Diagnostic = rustc_diagnostic(out.lines().next().unwrap());
         let raw = fs::read(dir.path().join(path).join("src/lib.rs")).unwrap();
         d.spans
             .iter()

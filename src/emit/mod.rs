@@ -32,7 +32,8 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands: annotations on the pull request.
     Github,
-    /// One rustc diagnostic JSON object per line, for rust-analyzer's `check.overrideCommand`.
+    /// One cargo `compiler-message` JSON object per line (as `cargo check
+    /// --message-format=json`), for rust-analyzer's `check.overrideCommand`.
     RustcJson,
     /// The pull-request review checklist, as Markdown for a PR comment.
     Checklist,

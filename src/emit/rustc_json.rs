@@ -1,6 +1,13 @@
-//! `--format rustc-json`: one bare rustc diagnostic JSON object per line, without
-//! cargo's `compiler-message` wrapper, so that rust-analyzer's
-//! `check.overrideCommand` shows findings in the editor.
+//! `--format rustc-json`: one cargo `compiler-message` per line, as `cargo check
+//! --message-format=json` prints them (`reason`, `package_id`, `manifest_path`,
+//! `target`, and the rustc diagnostic in `message`), so that rust-analyzer's
+//! `check.overrideCommand`, cargo_metadata and VS Code's `$rustc-json` matcher read
+//! them, and rust-analyzer keeps the compiler's diagnostics beside msgaudit's.
+//!
+//! A finding carries the package whose directory holds its file
+//! (`Report::cargo`, found by [`crate::source::cargo`]); a finding or an input
+//! error outside every package is left out, since a message without a package
+//! makes rust-analyzer clear the whole workspace's diagnostics.
 //!
 //! Each finding is a diagnostic with `code: {"code": "msgaudit::ack_before_commit"}`
 //! (rust-analyzer shows source `msgaudit`, code `ack_before_commit`), a primary
@@ -19,9 +26,24 @@ use serde::Serialize;
 use super::escape::text;
 use super::{tool_code, Sources};
 use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
+use crate::source::cargo::CargoTarget;
+
+/// The envelope cargo puts around each compiler diagnostic.
+#[derive(Serialize)]
+pub struct CompilerMessage<'a> {
+    pub reason: &'static str,
+    pub package_id: &'a str,
+    pub manifest_path: &'a str,
+    pub target: &'a CargoTarget,
+    pub message: RustcDiagnostic<'a>,
+}
 
 #[derive(Serialize)]
 pub struct RustcDiagnostic<'a> {
+    /// `"diagnostic"` on the top-level diagnostic, as rustc writes it; absent on
+    /// children.
+    #[serde(rename = "$message_type", skip_serializing_if = "Option::is_none")]
+    pub message_type: Option<&'static str>,
     pub message: String,
     pub code: Option<RustcCode>,
     pub level: &'static str,
@@ -63,6 +85,7 @@ pub struct RustcSpanLine<'a> {
 /// A child (`note`, `help`) without spans.
 fn child(level: &'static str, message: String) -> RustcDiagnostic<'static> {
     RustcDiagnostic {
+        message_type: None,
         message,
         code: None,
         level,
@@ -183,6 +206,7 @@ fn finding<'a>(sources: &mut Sources<'a>, f: &'a Finding) -> RustcDiagnostic<'a>
     }
     let at = format!("{}:{}:{}", f.path, f.span.line, f.span.column);
     RustcDiagnostic {
+        message_type: Some("diagnostic"),
         rendered: Some(rendered(level, f.code, &f.message, Some(at), &children)),
         message: f.message.clone(),
         code: Some(RustcCode {
@@ -217,6 +241,7 @@ fn input_error<'a>(sources: &mut Sources<'a>, e: &'a InputError) -> RustcDiagnos
         _ => Some(e.path.clone()),
     };
     RustcDiagnostic {
+        message_type: Some("diagnostic"),
         rendered: Some(rendered("error", "", &e.message, at, &[])),
         message: e.message.clone(),
         code: Some(RustcCode {
@@ -229,20 +254,33 @@ fn input_error<'a>(sources: &mut Sources<'a>, e: &'a InputError) -> RustcDiagnos
     }
 }
 
-/// Every finding, then every input error, one compact JSON object per line.
+/// Every finding, then every input error, each in a `compiler-message` of the
+/// package holding its file, one compact JSON object per line; those outside
+/// every package are left out.
 pub fn render(report: &Report) -> String {
     let mut sources = Sources::new(report);
     let mut out = String::new();
-    let mut push = |d: RustcDiagnostic| {
+    let mut push = |target: &CargoTarget, d: RustcDiagnostic| {
+        let m = CompilerMessage {
+            reason: "compiler-message",
+            package_id: &target.package_id,
+            manifest_path: &target.manifest_path,
+            target,
+            message: d,
+        };
         // Serializing these types cannot fail: no maps, no custom serializers.
-        out.push_str(&serde_json::to_string(&d).unwrap_or_default());
+        out.push_str(&serde_json::to_string(&m).unwrap_or_default());
         out.push('\n');
     };
     for f in &report.findings {
-        push(finding(&mut sources, f));
+        if let Some(t) = report.cargo.get(&f.path) {
+            push(t, finding(&mut sources, f));
+        }
     }
     for e in &report.errors {
-        push(input_error(&mut sources, e));
+        if let Some(t) = report.cargo.get(&e.path) {
+            push(t, input_error(&mut sources, e));
+        }
     }
     out
 }

@@ -20,6 +20,7 @@
 //! Display paths are printable: on Unix, bytes of a file name that are not UTF-8,
 //! and control characters, print as `\xNN`.
 
+pub mod cargo;
 mod ignores;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -613,9 +614,46 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
     ReadOutcome::Text(text, bom)
 }
 
+/// Texts that replace files on disk for one run (an editor's unsaved buffers, for
+/// `msgaudit server`), keyed by canonical path. Only files that discovery finds are
+/// replaced: a buffer never saved to disk is not analyzed.
+pub type Overlay = BTreeMap<PathBuf, String>;
+
+/// An overlay's text, checked as [`read_file`] checks a file's.
+fn overlay_text(display: &str, text: &str, kind: FileKind, max_bytes: u64) -> ReadOutcome {
+    if text.len() as u64 > max_bytes {
+        return ReadOutcome::Error(InputError {
+            path: display.to_string(),
+            line: None,
+            column: None,
+            message: too_large(Some(text.len() as u64), max_bytes),
+        });
+    }
+    let templated = kind == FileKind::Yaml
+        && (display.split('/').rev().skip(1).any(|c| c == "templates") || text.contains("{{"));
+    if templated {
+        return ReadOutcome::Skip("templated_yaml");
+    }
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => ReadOutcome::Text(rest.to_string(), true),
+        None => ReadOutcome::Text(text.to_string(), false),
+    }
+}
+
 /// Walks the PATH arguments and reads every candidate file (see the module docs).
 /// A file larger than `max_file_bytes` is an input error ([`MAX_FILE_BYTES`] by default).
 pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Discovery {
+    discover_with(paths, config, max_file_bytes, &Overlay::new())
+}
+
+/// [`discover`], with the text of the files in `overlay` taken from it instead of
+/// the disk (checked like a file's text: size limit, BOM, templated YAML).
+pub fn discover_with(
+    paths: &[PathBuf],
+    config: &Config,
+    max_file_bytes: u64,
+    overlay: &Overlay,
+) -> Discovery {
     let mut walker = Walker::default();
     let dirs: Vec<DirPath> = paths.iter().filter_map(|p| walker.add_path(p)).collect();
     let real_dirs: Vec<PathBuf> = dirs.iter().map(|d| d.real.clone()).collect();
@@ -704,7 +742,10 @@ pub fn discover(paths: &[PathBuf], config: &Config, max_file_bytes: u64) -> Disc
     let candidates: Vec<(String, (PathBuf, FileKind, Keys))> = by_display.into_iter().collect();
     let read: Vec<ReadOutcome> = candidates
         .par_iter()
-        .map(|(display, (real, kind, _))| read_file(display, real, *kind, max_file_bytes))
+        .map(|(display, (real, kind, _))| match overlay.get(real) {
+            Some(text) => overlay_text(display, text, *kind, max_file_bytes),
+            None => read_file(display, real, *kind, max_file_bytes),
+        })
         .collect();
     for ((display, (real, kind, keys)), outcome) in candidates.into_iter().zip(read) {
         match outcome {
@@ -737,6 +778,45 @@ mod tests {
 
     fn paths(d: &Discovery) -> Vec<&str> {
         d.files.iter().map(|f| f.path.as_str()).collect()
+    }
+
+    #[test]
+    fn an_overlay_replaces_the_text_on_disk() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "a.rs", b"fn on_disk() {}\n");
+        write(r, "b.rs", b"fn b() {}\n");
+        write(r, "c.yaml", b"a: 1\n");
+        let real = |p: &str| fs::canonicalize(r.join(p)).unwrap();
+        let mut overlay = Overlay::new();
+        overlay.insert(real("a.rs"), "\u{feff}fn in_buffer() {}\n".into());
+        overlay.insert(real("c.yaml"), "a: {{ templated }}\n".into());
+        // Not on disk: not found by the walk, so not analyzed.
+        overlay.insert(r.join("new.rs"), "fn new() {}\n".into());
+        let d = discover_with(
+            &[r.to_path_buf()],
+            &Config::default(),
+            MAX_FILE_BYTES,
+            &overlay,
+        );
+        let texts: Vec<(&str, &str, bool)> = d
+            .files
+            .iter()
+            .map(|f| (f.path.rsplit('/').next().unwrap(), f.text.as_str(), f.bom))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("a.rs", "fn in_buffer() {}\n", true),
+                ("b.rs", "fn b() {}\n", false)
+            ]
+        );
+        assert_eq!(d.skipped.get("templated_yaml"), Some(&1));
+        let small = discover_with(&[r.to_path_buf()], &Config::default(), 12, &overlay);
+        assert!(small
+            .errors
+            .iter()
+            .any(|e| e.path.ends_with("a.rs") && e.message.starts_with("file too large")));
     }
 
     #[test]

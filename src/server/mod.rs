@@ -1,0 +1,1001 @@
+//! `msgaudit server`: a language server over stdio (LSP), built on rust-analyzer's
+//! `lsp-server` and `lsp-types`.
+//!
+//! The server analyzes the workspace root (the first workspace folder, else the root
+//! URI; without either, the directory above the first opened file that holds
+//! `msgaudit.toml`, `Cargo.lock` or `.git`, else that file's directory) with
+//! [`crate::check`], the function behind
+//! `msgaudit check`, with the editor's unsaved buffers of Rust and YAML files as an
+//! overlay ([`crate::source::Overlay`]): what it publishes is what `msgaudit check
+//! ROOT` prints for the same texts, `msgaudit.toml` included.
+//!
+//! - Analyses run on a worker thread; the main loop keeps answering requests (hover
+//!   and code actions read the last published report). An edit made while an analysis
+//!   runs makes its result stale: it is dropped, and the next run (which takes the
+//!   newest texts) is published. A run that started cannot be interrupted.
+//! - `didOpen` starts a run at once, `didChange` after a quiet period (`debounceMs`,
+//!   default 200 ms); `didSave` cuts the quiet period short, and saving a buffer that
+//!   the last run had as it is starts nothing (that run's result stands). `didClose`
+//!   drops the buffer (the file is read from disk again). Requests are answered at
+//!   once, in order, so `$/cancelRequest` never finds one to cancel.
+//! - Every file with findings gets them (a finding of a handler may sit in a file
+//!   that is not open); files that no longer have any are cleared.
+//!
+//! `initializationOptions`: `debounceMs` (number), `rulesUrl` (a URL template with
+//! `{code}` and `{name}` for each diagnostic's code link; by default the link is a
+//! local Markdown file of the rule's `msgaudit explain` text, see
+//! [`ServerOptions::docs_dir`]).
+
+pub mod convert;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver, Sender};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types as lsp;
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use serde_json::Value;
+
+use crate::diagnostic::{Finding, InputError, Report, Severity};
+use crate::source::{FileKind, Overlay};
+use convert::Encoding;
+
+/// What the binary decides for the server (the client decides the rest, in
+/// `initializationOptions`).
+#[derive(Clone, Debug, Default)]
+pub struct ServerOptions {
+    /// A directory to write each rule's documentation to (`MA001.md`, the text of
+    /// `msgaudit explain`), linked from each diagnostic's code; `None`: no link
+    /// unless the client gives `rulesUrl`.
+    pub docs_dir: Option<PathBuf>,
+    /// Threads for each analysis (`--jobs`); `None`: one per core.
+    pub jobs: Option<usize>,
+}
+
+/// Settings from the client's `initializationOptions`.
+#[derive(Clone, Debug)]
+struct Settings {
+    debounce: Duration,
+    rules_url: Option<String>,
+}
+
+impl Settings {
+    fn from(options: Option<&Value>) -> Settings {
+        let get = |key: &str| options.and_then(|o| o.get(key));
+        Settings {
+            debounce: Duration::from_millis(
+                get("debounceMs").and_then(Value::as_u64).unwrap_or(200),
+            ),
+            rules_url: get("rulesUrl").and_then(Value::as_str).map(str::to_string),
+        }
+    }
+}
+
+/// An open document.
+struct Doc {
+    uri: lsp::Uri,
+    version: i32,
+    text: String,
+}
+
+/// One analysis to run: the root and the unsaved buffers at the time.
+struct Job {
+    root: PathBuf,
+    /// The number of edits made when the job was made.
+    edits: u64,
+    overlay: Arc<Overlay>,
+    /// Versions of the open documents in the overlay.
+    versions: HashMap<PathBuf, i32>,
+}
+
+struct Outcome {
+    edits: u64,
+    versions: HashMap<PathBuf, i32>,
+    result: Result<Report, InputError>,
+    elapsed: Duration,
+}
+
+/// The worker: runs the newest job it has, reports, waits for the next. Ends when
+/// the job channel closes.
+fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
+    while let Ok(mut job) = rx.recv() {
+        while let Ok(newer) = rx.try_recv() {
+            job = newer;
+        }
+        let start = Instant::now();
+        let options = crate::Options {
+            jobs,
+            overlay: job.overlay.clone(),
+            ..crate::Options::default()
+        };
+        let result =
+            std::panic::catch_unwind(|| crate::check(std::slice::from_ref(&job.root), &options))
+                .unwrap_or_else(|panic| {
+                    Err(InputError {
+                        path: String::new(),
+                        line: None,
+                        column: None,
+                        message: format!(
+                            "internal error: {}",
+                            crate::diagnostic::panic_message(panic.as_ref())
+                        ),
+                    })
+                });
+        let outcome = Outcome {
+            edits: job.edits,
+            versions: job.versions,
+            result,
+            elapsed: start.elapsed(),
+        };
+        if tx.send(outcome).is_err() {
+            return;
+        }
+    }
+}
+
+/// The last analysis published, for hover and code actions.
+#[derive(Default)]
+struct Published {
+    report: Report,
+    /// Path of each finding's file -> indexes into `report.findings`.
+    by_path: HashMap<PathBuf, Vec<usize>>,
+    /// URIs that carry diagnostics now.
+    uris: HashSet<String>,
+}
+
+struct Server {
+    /// The analyzed directory; `None` until a file is opened when the client gave no
+    /// root.
+    root: Option<PathBuf>,
+    encoding: Encoding,
+    settings: Settings,
+    docs_dir: Option<PathBuf>,
+    docs: HashMap<PathBuf, Doc>,
+    edits: u64,
+    /// When the next run starts (`didChange` waits for a quiet period).
+    deadline: Option<Instant>,
+    jobs: Sender<Job>,
+    /// The versions of the open documents in the last job sent.
+    sent: HashMap<PathBuf, i32>,
+    /// `shutdown` was answered: only `exit` is awaited.
+    shut_down: bool,
+    published: Published,
+}
+
+/// What saving an open Rust or YAML document does.
+#[derive(Debug, PartialEq, Eq)]
+enum OnSave {
+    /// A run, at once (the buffer changed since the last run, which may be stale).
+    Run,
+    /// The run that waits for the quiet period starts at once.
+    Now,
+    /// Nothing: the last run had the buffer as it is (its result stands, or is coming).
+    Nothing,
+}
+
+/// [`OnSave`] for a document at `version`, given whether a run waits for the quiet
+/// period and the document's version in the last run sent (`None`: not in it).
+fn on_save(waiting: bool, sent: Option<i32>, version: i32) -> OnSave {
+    if waiting {
+        OnSave::Now
+    } else if sent == Some(version) {
+        OnSave::Nothing
+    } else {
+        OnSave::Run
+    }
+}
+
+/// Runs the server on `connection` until `shutdown` and `exit`, or until the client
+/// goes away.
+pub fn run(
+    connection: Connection,
+    options: ServerOptions,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let (id, params) = connection.initialize_start()?;
+    let params: lsp::InitializeParams = serde_json::from_value(params)?;
+    let encoding = Encoding::negotiate(
+        params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_deref()),
+    );
+    let root = root_of(&params);
+    let settings = Settings::from(params.initialization_options.as_ref());
+    let result = lsp::InitializeResult {
+        capabilities: capabilities(encoding),
+        server_info: Some(lsp::ServerInfo {
+            name: "msgaudit".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    };
+    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+    let watch = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|d| d.dynamic_registration)
+        == Some(true);
+    if watch {
+        watch_files(&connection)?;
+    }
+
+    let docs_dir = options.docs_dir.as_deref().and_then(write_rule_docs);
+    let (job_tx, job_rx) = crossbeam_channel::unbounded();
+    let (out_tx, out_rx) = crossbeam_channel::unbounded();
+    let jobs = options.jobs;
+    // The stack of the analysis threads: `check` does its work on its own pool, but
+    // whatever runs on the calling thread gets as much room as there.
+    let worker = std::thread::Builder::new()
+        .name("msgaudit-analysis".into())
+        .stack_size(crate::analysis::STACK_SIZE)
+        .spawn(move || worker(jobs, job_rx, out_tx))?;
+    let mut server = Server {
+        // Analyzed at once when known; else from the first opened file.
+        deadline: root.is_some().then(Instant::now),
+        root,
+        encoding,
+        settings,
+        docs_dir,
+        docs: HashMap::new(),
+        edits: 0,
+        jobs: job_tx,
+        sent: HashMap::new(),
+        shut_down: false,
+        published: Published::default(),
+    };
+    let result = server.main_loop(&connection, &out_rx);
+    drop(server);
+    // The worker ends when its job channel closes; a run in progress finishes first.
+    let _ = worker.join();
+    result
+}
+
+/// The workspace root the client gives: the first workspace folder, else the root
+/// URI, else the root path; canonical when it exists. The file system root is no
+/// workspace (an editor started on a single file may give it, or its working
+/// directory): `None` then.
+fn root_of(params: &lsp::InitializeParams) -> Option<PathBuf> {
+    #[allow(deprecated)]
+    let given = params
+        .workspace_folders
+        .as_ref()
+        .and_then(|f| f.first())
+        .and_then(|f| convert::uri_to_path(&f.uri))
+        .or_else(|| params.root_uri.as_ref().and_then(convert::uri_to_path))
+        .or_else(|| params.root_path.as_ref().map(PathBuf::from))?;
+    let root = std::fs::canonicalize(&given).unwrap_or(given);
+    (root.parent().is_some()).then_some(root)
+}
+
+/// The files whose changes on disk (a `git checkout`, another program) change the
+/// findings: sources, schemas, manifests and the config.
+pub const WATCHED: [&str; 3] = [
+    "**/*.{rs,yml,yaml,sql}",
+    "**/msgaudit.toml",
+    "**/Cargo.toml",
+];
+
+/// Asks the client to report changes of the [`WATCHED`] files
+/// (`workspace/didChangeWatchedFiles`, each starting a run). Its answer needs no
+/// handling.
+fn watch_files(connection: &Connection) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let options = lsp::DidChangeWatchedFilesRegistrationOptions {
+        watchers: WATCHED
+            .iter()
+            .map(|glob| lsp::FileSystemWatcher {
+                glob_pattern: lsp::GlobPattern::String(glob.to_string()),
+                kind: None,
+            })
+            .collect(),
+    };
+    let params = lsp::RegistrationParams {
+        registrations: vec![lsp::Registration {
+            id: "msgaudit-watched-files".into(),
+            method: lsp::notification::DidChangeWatchedFiles::METHOD.into(),
+            register_options: Some(serde_json::to_value(options)?),
+        }],
+    };
+    connection.sender.send(
+        Request::new(
+            RequestId::from("msgaudit-watch".to_string()),
+            lsp::request::RegisterCapability::METHOD.into(),
+            params,
+        )
+        .into(),
+    )?;
+    Ok(())
+}
+
+/// The root for a file opened without a workspace: the nearest directory above it
+/// holding `msgaudit.toml`, `Cargo.lock` or `.git`, else its own directory.
+fn root_for_file(path: &Path) -> Option<PathBuf> {
+    let dir = path.parent()?;
+    let marked = dir.ancestors().find(|d| {
+        d.parent().is_some()
+            && ["msgaudit.toml", "Cargo.lock", ".git"]
+                .iter()
+                .any(|m| d.join(m).exists())
+    });
+    Some(marked.unwrap_or(dir).to_path_buf())
+}
+
+fn capabilities(encoding: Encoding) -> lsp::ServerCapabilities {
+    lsp::ServerCapabilities {
+        position_encoding: Some(encoding.kind()),
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::FULL),
+                save: Some(lsp::TextDocumentSyncSaveOptions::SaveOptions(
+                    lsp::SaveOptions {
+                        include_text: Some(false),
+                    },
+                )),
+                ..lsp::TextDocumentSyncOptions::default()
+            },
+        )),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+            lsp::CodeActionOptions {
+                code_action_kinds: Some(vec![lsp::CodeActionKind::QUICKFIX]),
+                ..lsp::CodeActionOptions::default()
+            },
+        )),
+        ..lsp::ServerCapabilities::default()
+    }
+}
+
+/// Writes `MA001.md` … for every rule into `dir` (unless already there with the same
+/// text); `Some(dir)` when they are all there.
+fn write_rule_docs(dir: &Path) -> Option<PathBuf> {
+    std::fs::create_dir_all(dir).ok()?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    for rule in crate::rules::ALL.iter() {
+        let path = dir.join(format!("{}.md", rule.code));
+        let text = crate::emit::explain(rule);
+        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        // Write beside, then rename: a reader never sees half a file.
+        let tmp = dir.join(format!(".{}.md.{}", rule.code, std::process::id()));
+        std::fs::write(&tmp, &text).ok()?;
+        std::fs::rename(&tmp, &path).ok()?;
+    }
+    Some(dir)
+}
+
+/// The kind of a file the server tracks buffers of.
+fn tracked_kind(path: &Path) -> Option<FileKind> {
+    match FileKind::from_path(path)? {
+        FileKind::Sql => None,
+        k => Some(k),
+    }
+}
+
+impl Server {
+    fn main_loop(
+        &mut self,
+        connection: &Connection,
+        outcomes: &Receiver<Outcome>,
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        loop {
+            let timer = match self.deadline {
+                Some(d) => crossbeam_channel::at(d),
+                None => crossbeam_channel::never(),
+            };
+            select! {
+                recv(connection.receiver) -> msg => {
+                    let Ok(msg) = msg else { return Ok(()) };
+                    match msg {
+                        Message::Request(req) => {
+                            // After `shutdown`, only `exit` is expected; whatever
+                            // else comes is refused or ignored, not fatal.
+                            let response = if self.shut_down {
+                                Response::new_err(
+                                    req.id,
+                                    ErrorCode::InvalidRequest as i32,
+                                    "the server is shut down".into(),
+                                )
+                            } else if req.method == lsp::request::Shutdown::METHOD {
+                                self.shut_down = true;
+                                self.deadline = None;
+                                Response::new_ok(req.id, ())
+                            } else {
+                                self.on_request(req)
+                            };
+                            connection.sender.send(response.into())?;
+                        }
+                        Message::Notification(n) => {
+                            if n.method == lsp::notification::Exit::METHOD {
+                                return Ok(());
+                            }
+                            if !self.shut_down {
+                                self.on_notification(n);
+                            }
+                        }
+                        Message::Response(_) => {}
+                    }
+                }
+                recv(outcomes) -> outcome => {
+                    if let Ok(outcome) = outcome {
+                        if !self.shut_down {
+                            self.on_outcome(connection, outcome)?;
+                        }
+                    }
+                }
+                recv(timer) -> _ => {
+                    self.deadline = None;
+                    self.start_run();
+                }
+            }
+        }
+    }
+
+    /// Sends the worker a job with the current buffers.
+    fn start_run(&mut self) {
+        let Some(root) = self.root.clone() else {
+            return;
+        };
+        let mut overlay = Overlay::new();
+        let mut versions = HashMap::new();
+        for (path, doc) in &self.docs {
+            overlay.insert(path.clone(), doc.text.clone());
+            versions.insert(path.clone(), doc.version);
+        }
+        self.sent = versions.clone();
+        let _ = self.jobs.send(Job {
+            root,
+            edits: self.edits,
+            overlay: Arc::new(overlay),
+            versions,
+        });
+    }
+
+    /// A run at once, or after the quiet period.
+    fn schedule(&mut self, now: bool) {
+        self.edits += 1;
+        let at = if now {
+            Instant::now()
+        } else {
+            Instant::now() + self.settings.debounce
+        };
+        self.deadline = Some(match self.deadline {
+            Some(d) if now => d.min(at),
+            _ => at,
+        });
+    }
+
+    fn on_notification(&mut self, n: Notification) {
+        use lsp::notification as notif;
+        match n.method.as_str() {
+            notif::DidOpenTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lsp::DidOpenTextDocumentParams>(n.params)
+                else {
+                    return;
+                };
+                let Some(path) = self.doc_path(&p.text_document.uri) else {
+                    return;
+                };
+                if self.root.is_none() {
+                    self.root = root_for_file(&path);
+                }
+                self.docs.insert(
+                    path,
+                    Doc {
+                        uri: p.text_document.uri,
+                        version: p.text_document.version,
+                        text: p.text_document.text,
+                    },
+                );
+                self.schedule(true);
+            }
+            notif::DidChangeTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lsp::DidChangeTextDocumentParams>(n.params)
+                else {
+                    return;
+                };
+                let Some(path) = self.doc_path(&p.text_document.uri) else {
+                    return;
+                };
+                let encoding = self.encoding;
+                let Some(doc) = self.docs.get_mut(&path) else {
+                    return;
+                };
+                for change in p.content_changes {
+                    match change.range {
+                        None => doc.text = change.text,
+                        Some(r) => {
+                            let start = convert::offset(&doc.text, r.start, encoding);
+                            let end = convert::offset(&doc.text, r.end, encoding).max(start);
+                            doc.text.replace_range(start..end, &change.text);
+                        }
+                    }
+                }
+                doc.version = p.text_document.version;
+                self.schedule(false);
+            }
+            notif::DidSaveTextDocument::METHOD => {
+                let doc = serde_json::from_value::<lsp::DidSaveTextDocumentParams>(n.params)
+                    .ok()
+                    .and_then(|p| self.doc_path(&p.text_document.uri))
+                    .and_then(|path| Some((self.sent.get(&path).copied(), self.docs.get(&path)?)));
+                let action = match doc {
+                    Some((sent, doc)) => on_save(self.deadline.is_some(), sent, doc.version),
+                    None => OnSave::Run,
+                };
+                match action {
+                    OnSave::Run => self.schedule(true),
+                    OnSave::Now => self.deadline = Some(Instant::now()),
+                    OnSave::Nothing => {}
+                }
+            }
+            notif::DidChangeWatchedFiles::METHOD => self.schedule(true),
+            notif::DidCloseTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<lsp::DidCloseTextDocumentParams>(n.params)
+                else {
+                    return;
+                };
+                if let Some(path) = self.doc_path(&p.text_document.uri) {
+                    if self.docs.remove(&path).is_some() {
+                        self.schedule(true);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The canonical path of a tracked document (a Rust or YAML file).
+    fn doc_path(&self, uri: &lsp::Uri) -> Option<PathBuf> {
+        let path = convert::uri_to_path(uri)?;
+        tracked_kind(&path)?;
+        Some(std::fs::canonicalize(&path).unwrap_or(path))
+    }
+
+    fn on_request(&mut self, req: Request) -> Response {
+        use lsp::request as r;
+        let id = req.id.clone();
+        match req.method.as_str() {
+            r::HoverRequest::METHOD => match serde_json::from_value::<lsp::HoverParams>(req.params)
+            {
+                Ok(p) => ok(id, self.hover(&p)),
+                Err(e) => invalid(id, e),
+            },
+            r::CodeActionRequest::METHOD => {
+                match serde_json::from_value::<lsp::CodeActionParams>(req.params) {
+                    Ok(p) => ok(id, self.code_actions(&p)),
+                    Err(e) => invalid(id, e),
+                }
+            }
+            _ => Response::new_err(
+                id,
+                ErrorCode::MethodNotFound as i32,
+                format!("unknown request {}", req.method),
+            ),
+        }
+    }
+
+    fn on_outcome(
+        &mut self,
+        connection: &Connection,
+        outcome: Outcome,
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        // Edited since the job was made: a newer run follows, with the newer texts.
+        if outcome.edits != self.edits {
+            return Ok(());
+        }
+        match outcome.result {
+            Ok(report) => {
+                let message = format!(
+                    "msgaudit: {} findings, {} input errors in {} files analyzed, {} ms",
+                    report.findings.len(),
+                    report.errors.len(),
+                    report.summary.analyzed,
+                    outcome.elapsed.as_millis()
+                );
+                self.publish(connection, report, &outcome.versions)?;
+                notify::<lsp::notification::LogMessage>(
+                    connection,
+                    lsp::LogMessageParams {
+                        typ: lsp::MessageType::INFO,
+                        message,
+                    },
+                )?;
+            }
+            Err(e) => {
+                let at = if e.path.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", e.path)
+                };
+                notify::<lsp::notification::ShowMessage>(
+                    connection,
+                    lsp::ShowMessageParams {
+                        typ: lsp::MessageType::ERROR,
+                        message: format!("msgaudit: {at}{}", e.message),
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The URI to publish a file's diagnostics under: the client's own for an open
+    /// document, else the file's.
+    fn uri_of(&self, path: &Path) -> Option<lsp::Uri> {
+        match self.docs.get(path) {
+            Some(doc) => Some(doc.uri.clone()),
+            None => convert::path_to_uri(path),
+        }
+    }
+
+    fn publish(
+        &mut self,
+        connection: &Connection,
+        report: Report,
+        versions: &HashMap<PathBuf, i32>,
+    ) -> Result<(), Box<dyn Error + Send + Sync>> {
+        let mut by_path: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+        let mut diagnostics: BTreeMap<PathBuf, Vec<lsp::Diagnostic>> = BTreeMap::new();
+        for (i, f) in report.findings.iter().enumerate() {
+            let path = PathBuf::from(&f.path);
+            by_path.entry(path.clone()).or_default().push(i);
+            diagnostics
+                .entry(path)
+                .or_default()
+                .push(self.diagnostic(&report, f));
+        }
+        for e in &report.errors {
+            if e.path.is_empty() {
+                continue;
+            }
+            diagnostics
+                .entry(PathBuf::from(&e.path))
+                .or_default()
+                .push(self.error_diagnostic(&report, e));
+        }
+        let mut uris = HashSet::new();
+        for (path, diagnostics) in diagnostics {
+            let Some(uri) = self.uri_of(&path) else {
+                continue;
+            };
+            uris.insert(uri.as_str().to_string());
+            notify::<lsp::notification::PublishDiagnostics>(
+                connection,
+                lsp::PublishDiagnosticsParams {
+                    uri,
+                    diagnostics,
+                    version: versions.get(&path).copied(),
+                },
+            )?;
+        }
+        // Files whose findings are gone.
+        for stale in self.published.uris.difference(&uris) {
+            let Ok(uri) = stale.parse::<lsp::Uri>() else {
+                continue;
+            };
+            let version = convert::uri_to_path(&uri)
+                .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+                .and_then(|p| versions.get(&p).copied());
+            notify::<lsp::notification::PublishDiagnostics>(
+                connection,
+                lsp::PublishDiagnosticsParams {
+                    uri,
+                    diagnostics: Vec::new(),
+                    version,
+                },
+            )?;
+        }
+        self.published = Published {
+            report,
+            by_path,
+            uris,
+        };
+        Ok(())
+    }
+
+    fn source<'a>(&self, report: &'a Report, path: &str) -> &'a str {
+        report.sources.get(path).map_or("", String::as_str)
+    }
+
+    /// The link of a rule's code: `rulesUrl` filled in, else the rule's page in the
+    /// docs directory.
+    fn rule_link(&self, code: &str, name: &str) -> Option<lsp::Uri> {
+        match &self.settings.rules_url {
+            Some(template) => template
+                .replace("{code}", code)
+                .replace("{name}", name)
+                .parse()
+                .ok(),
+            None => convert::path_to_uri(&self.docs_dir.as_ref()?.join(format!("{code}.md"))),
+        }
+    }
+
+    fn diagnostic(&self, report: &Report, f: &Finding) -> lsp::Diagnostic {
+        let text = self.source(report, &f.path);
+        let mut message = f.message.clone();
+        if !f.window.is_empty() {
+            message.push_str(&format!("\nwindow: {}", f.window));
+        }
+        if !f.help.is_empty() {
+            message.push_str(&format!("\nhelp: {}", f.help));
+        }
+        let related: Vec<lsp::DiagnosticRelatedInformation> = f
+            .labels
+            .iter()
+            .filter_map(|l| {
+                let uri = self.uri_of(Path::new(&l.path))?;
+                let range = convert::range(self.source(report, &l.path), &l.span, self.encoding);
+                Some(lsp::DiagnosticRelatedInformation {
+                    location: lsp::Location::new(uri, range),
+                    message: l.message.clone(),
+                })
+            })
+            .collect();
+        lsp::Diagnostic {
+            range: convert::range(text, &f.span, self.encoding),
+            severity: Some(match f.severity {
+                Severity::Error => lsp::DiagnosticSeverity::ERROR,
+                Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+            }),
+            code: Some(lsp::NumberOrString::String(f.code.to_string())),
+            code_description: self
+                .rule_link(f.code, f.name)
+                .map(|href| lsp::CodeDescription { href }),
+            source: Some("msgaudit".into()),
+            message,
+            related_information: (!related.is_empty()).then_some(related),
+            tags: (f.code == crate::rules::MA900.code)
+                .then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+            data: None,
+        }
+    }
+
+    fn error_diagnostic(&self, report: &Report, e: &InputError) -> lsp::Diagnostic {
+        let text = self.source(report, &e.path);
+        let line = e.line.unwrap_or(0);
+        let column = e.column.unwrap_or(1);
+        let at = convert::position(text, line, column, self.encoding);
+        lsp::Diagnostic {
+            range: lsp::Range::new(at, at),
+            severity: Some(lsp::DiagnosticSeverity::ERROR),
+            code: Some(lsp::NumberOrString::String("input-error".into())),
+            source: Some("msgaudit".into()),
+            message: e.message.clone(),
+            ..lsp::Diagnostic::default()
+        }
+    }
+
+    /// The published findings of the document at `uri` whose lines `range` touches.
+    fn findings_at(&self, uri: &lsp::Uri, lines: (u32, u32)) -> Vec<&Finding> {
+        let Some(path) = convert::uri_to_path(uri).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        else {
+            return Vec::new();
+        };
+        let report = &self.published.report;
+        self.published
+            .by_path
+            .get(&path)
+            .into_iter()
+            .flatten()
+            .map(|&i| &report.findings[i])
+            .filter(|f| {
+                let end = f.span.end_line.max(f.span.line);
+                f.span.line <= lines.1 && end >= lines.0
+            })
+            .collect()
+    }
+
+    fn hover(&self, p: &lsp::HoverParams) -> Option<lsp::Hover> {
+        let uri = &p.text_document_position_params.text_document.uri;
+        let pos = p.text_document_position_params.position;
+        let path = convert::uri_to_path(uri)?;
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        let display = path.to_str()?;
+        let text = self.source(&self.published.report, display);
+        let (line, column) = convert::line_column(text, pos, self.encoding);
+        let under: Vec<&Finding> = self
+            .findings_at(uri, (line, line))
+            .into_iter()
+            .filter(|f| {
+                let s = &f.span;
+                let (end_line, end_column) = if s.end_line == 0 {
+                    (s.line, s.column)
+                } else {
+                    (s.end_line, s.end_column)
+                };
+                (line, column) >= (s.line, s.column) && (line, column) <= (end_line, end_column)
+            })
+            .collect();
+        if under.is_empty() {
+            return None;
+        }
+        let mut value = String::new();
+        for f in under {
+            if !value.is_empty() {
+                value.push_str("\n\n---\n\n");
+            }
+            value.push_str(&format!("**{}** {}\n\n", f.code, f.message));
+            if let Some(rule) = crate::rules::lookup(f.code) {
+                value.push_str(&crate::emit::explain(rule));
+            }
+        }
+        Some(lsp::Hover {
+            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value,
+            }),
+            range: None,
+        })
+    }
+
+    /// "Suppress CODE on this line" for each finding on the requested lines: a
+    /// `msgaudit:allow(CODE) reason` comment on a new line above, indented as the
+    /// finding's line.
+    fn code_actions(&self, p: &lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
+        // A client asking for other kinds only (`source.organizeImports`) gets none.
+        if let Some(only) = &p.context.only {
+            let quickfix = lsp::CodeActionKind::QUICKFIX;
+            let wanted = only.iter().any(|k| {
+                quickfix.as_str() == k.as_str()
+                    || quickfix.as_str().starts_with(&format!("{}.", k.as_str()))
+            });
+            if !wanted {
+                return Vec::new();
+            }
+        }
+        let uri = &p.text_document.uri;
+        let lines = (p.range.start.line + 1, p.range.end.line + 1);
+        let Some(path) = convert::uri_to_path(uri).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        else {
+            return Vec::new();
+        };
+        let Some(kind) = tracked_kind(&path) else {
+            return Vec::new();
+        };
+        let marker = if kind == FileKind::Yaml { "#" } else { "//" };
+        // The current text: the open buffer's, else the analyzed one.
+        let text = match self.docs.get(&path) {
+            Some(doc) => doc.text.as_str(),
+            None => self.source(&self.published.report, path.to_str().unwrap_or("")),
+        };
+        let mut seen = HashSet::new();
+        let mut actions = Vec::new();
+        let analyzed = self.source(&self.published.report, path.to_str().unwrap_or(""));
+        for f in self.findings_at(uri, lines) {
+            if f.code == crate::rules::MA900.code {
+                // Only where the buffer is still the text analyzed: the edit deletes by
+                // position.
+                if text == analyzed {
+                    actions.extend(self.remove_suppression(uri, text, f));
+                }
+                continue;
+            }
+            if !seen.insert((f.code, f.span.line)) {
+                continue;
+            }
+            let line = f.span.line - 1;
+            let current = convert::line_text(text, line as usize);
+            let indent: String = current.chars().take_while(|c| c.is_whitespace()).collect();
+            let at = lsp::Position::new(line, 0);
+            let edit = lsp::TextEdit {
+                range: lsp::Range::new(at, at),
+                new_text: format!("{indent}{marker} msgaudit:allow({}) reason\n", f.code),
+            };
+            let diagnostic = self.diagnostic(&self.published.report, f);
+            actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: format!("Suppress {} ({}) on this line", f.code, f.name),
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![diagnostic]),
+                edit: Some(lsp::WorkspaceEdit {
+                    changes: Some(std::iter::once((uri.clone(), vec![edit])).collect()),
+                    ..lsp::WorkspaceEdit::default()
+                }),
+                ..lsp::CodeAction::default()
+            }));
+        }
+        actions
+    }
+}
+
+impl Server {
+    /// "Remove the unused suppression" for an MA900 finding on a comment that names
+    /// one rule (of a comment naming several, only the user knows which to keep):
+    /// its whole line when the comment is alone on it, else the comment and the
+    /// spaces before it.
+    fn remove_suppression(
+        &self,
+        uri: &lsp::Uri,
+        text: &str,
+        f: &Finding,
+    ) -> Option<lsp::CodeActionOrCommand> {
+        let s = f.span;
+        if s.line == 0 || s.end_line != s.line {
+            return None;
+        }
+        let line: Vec<char> = convert::line_text(text, s.line as usize - 1)
+            .chars()
+            .collect();
+        let start = (s.column as usize).checked_sub(1)?;
+        let end = (s.end_column as usize).checked_sub(1)?.min(line.len());
+        let comment: String = line.get(start..end)?.iter().collect();
+        let (_, args) = comment.split_once("msgaudit:allow(")?;
+        let (list, _) = args.split_once(')')?;
+        if list.split(',').filter(|i| !i.trim().is_empty()).count() != 1 {
+            return None;
+        }
+        let before: String = line[..start].iter().collect();
+        let range = if before.trim().is_empty() {
+            lsp::Range::new(
+                lsp::Position::new(s.line - 1, 0),
+                lsp::Position::new(s.line, 0),
+            )
+        } else {
+            let kept = before.trim_end().chars().count() as u32;
+            lsp::Range::new(
+                convert::position(text, s.line, kept + 1, self.encoding),
+                convert::position(text, s.line, end as u32 + 1, self.encoding),
+            )
+        };
+        Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: "Remove the unused suppression".into(),
+            kind: Some(lsp::CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![self.diagnostic(&self.published.report, f)]),
+            edit: Some(lsp::WorkspaceEdit {
+                changes: Some(
+                    std::iter::once((
+                        uri.clone(),
+                        vec![lsp::TextEdit {
+                            range,
+                            new_text: String::new(),
+                        }],
+                    ))
+                    .collect(),
+                ),
+                ..lsp::WorkspaceEdit::default()
+            }),
+            ..lsp::CodeAction::default()
+        }))
+    }
+}
+
+fn ok<T: serde::Serialize>(id: RequestId, result: T) -> Response {
+    Response::new_ok(id, result)
+}
+
+fn invalid(id: RequestId, e: serde_json::Error) -> Response {
+    Response::new_err(id, ErrorCode::InvalidParams as i32, e.to_string())
+}
+
+fn notify<N: lsp::notification::Notification>(
+    connection: &Connection,
+    params: N::Params,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    connection
+        .sender
+        .send(Notification::new(N::METHOD.to_string(), params).into())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saving_runs_only_when_the_last_run_had_another_text() {
+        // Typing, then saving before the quiet period is over: the run starts now.
+        assert_eq!(on_save(true, Some(3), 4), OnSave::Now);
+        // Saving what the last run analyzed (running or done): nothing more to do.
+        assert_eq!(on_save(false, Some(4), 4), OnSave::Nothing);
+        // A buffer the last run did not have as it is now.
+        assert_eq!(on_save(false, Some(3), 4), OnSave::Run);
+        assert_eq!(on_save(false, None, 1), OnSave::Run);
+    }
+}
