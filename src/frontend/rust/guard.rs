@@ -142,66 +142,69 @@ enum Word {
 /// Words that may stand next to an identifier or literal inside one expression,
 /// type, pattern or item header; generous on purpose (a word missing here could
 /// hide a chain, one too many only counts a little more).
-const KEYWORDS: &[&[u8]] = &[
-    b"abstract",
-    b"as",
-    b"async",
-    b"auto",
-    b"await",
-    b"become",
-    b"box",
-    b"break",
-    b"const",
-    b"continue",
-    b"crate",
-    b"default",
-    b"do",
-    b"dyn",
-    b"else",
-    b"enum",
-    b"extern",
-    b"false",
-    b"final",
-    b"fn",
-    b"for",
-    b"gen",
-    b"if",
-    b"impl",
-    b"in",
-    b"let",
-    b"loop",
-    b"macro",
-    b"macro_rules",
-    b"match",
-    b"mod",
-    b"move",
-    b"mut",
-    b"override",
-    b"priv",
-    b"pub",
-    b"raw",
-    b"ref",
-    b"return",
-    b"safe",
-    b"self",
-    b"Self",
-    b"static",
-    b"struct",
-    b"super",
-    b"trait",
-    b"true",
-    b"try",
-    b"type",
-    b"typeof",
-    b"union",
-    b"unsafe",
-    b"unsized",
-    b"use",
-    b"virtual",
-    b"where",
-    b"while",
-    b"yield",
-];
+fn is_keyword(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"abstract"
+            | b"as"
+            | b"async"
+            | b"auto"
+            | b"await"
+            | b"become"
+            | b"box"
+            | b"break"
+            | b"const"
+            | b"continue"
+            | b"crate"
+            | b"default"
+            | b"do"
+            | b"dyn"
+            | b"else"
+            | b"enum"
+            | b"extern"
+            | b"false"
+            | b"final"
+            | b"fn"
+            | b"for"
+            | b"gen"
+            | b"if"
+            | b"impl"
+            | b"in"
+            | b"let"
+            | b"loop"
+            | b"macro"
+            | b"macro_rules"
+            | b"match"
+            | b"mod"
+            | b"move"
+            | b"mut"
+            | b"override"
+            | b"priv"
+            | b"pub"
+            | b"raw"
+            | b"ref"
+            | b"return"
+            | b"safe"
+            | b"self"
+            | b"Self"
+            | b"static"
+            | b"struct"
+            | b"super"
+            | b"trait"
+            | b"true"
+            | b"try"
+            | b"type"
+            | b"typeof"
+            | b"union"
+            | b"unsafe"
+            | b"unsized"
+            | b"use"
+            | b"virtual"
+            | b"where"
+            | b"while"
+            | b"yield"
+    )
+}
 
 /// One open bracket (or the file itself).
 struct Frame {
@@ -250,7 +253,7 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
                 let word = &s[start..t.end];
                 Tok::Word(if matches!(word, b"else" | b"as") {
                     Word::ElseOrAs
-                } else if KEYWORDS.contains(&word) {
+                } else if is_keyword(word) {
                     Word::Keyword
                 } else {
                     Word::Plain
