@@ -265,6 +265,10 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
             .map(|s| (s.code.unwrap(), s.line))
             .collect();
         assert_eq!(codes, [("MA002", 4), ("MA004", 5), ("MA005", 7)]);
+        // A comment right after a quote's char literal (a byte loop that took `'\'`
+        // for the literal missed it).
+        let s = scan("let q = '\\''// msgaudit:allow(MA001)\n", FileKind::Rust);
+        assert_eq!((s.len(), s[0].span.column), (1, 13));
 
         let yaml =
             "a: \"# msgaudit:allow(MA001)\"\nb: x#msgaudit:allow(MA001)\n# msgaudit:allow(MA004)\n";
