@@ -100,11 +100,6 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Where the next token is looked for.
-    pub fn pos(&self) -> usize {
-        self.i
-    }
-
     /// Goes back (or on) to `at`, where a token started or ended, as if the text
     /// began there.
     pub fn seek(&mut self, at: usize) {
@@ -116,7 +111,9 @@ impl<'a> Lexer<'a> {
 impl Iterator for Lexer<'_> {
     type Item = Token;
 
-    /// The next token; `None` at the end of the text.
+    /// The next token; `None` at the end of the text. (Inlined into each of its
+    /// few callers, so that turning its kinds into theirs costs no second dispatch:
+    /// the lexical scan runs on every file of a tree.)
     #[inline(always)]
     fn next(&mut self) -> Option<Token> {
         let s = self.b;
