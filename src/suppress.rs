@@ -4,11 +4,12 @@
 //! whose text starts with `msgaudit:allow(` followed by a comma-separated list
 //! of rule codes or names and `)`; the rest of the comment is the reason. It
 //! covers findings whose primary line is the comment's line or the next one.
-//! Rust text is lexed just enough to tell comments from string and char
-//! literals; in YAML a `#` starts a comment at a line's start or after
-//! whitespace, outside quotes.
+//! Rust text is read with the front end's lexer (`frontend::rust::lex`), which
+//! tells comments from string and char literals; in YAML a `#` starts a comment
+//! at a line's start or after whitespace, outside quotes.
 
 use crate::diagnostic::{Finding, Severity, Span};
+use crate::frontend::rust::lex::{Kind, Lexer};
 use crate::rules::MA900;
 use crate::source::{line_col, FileKind, SourceFile};
 
@@ -40,97 +41,13 @@ pub struct Suppression {
 }
 
 /// Line comments of a Rust text: (byte offset of the `//`, byte offset of the
-/// comment's end). Skips string, raw string, byte string and char literals and
-/// (nested) block comments, so that `"// msgaudit:allow(..)"` in a string is not
-/// a comment.
+/// comment's end), from the front end's lexer, so that `"// msgaudit:allow(..)"`
+/// in a string (raw, byte, char literals and block comments alike) is not a comment.
 fn rust_line_comments(text: &str) -> Vec<(usize, usize)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                let end = text[i..].find('\n').map_or(b.len(), |n| i + n);
-                out.push((i, end));
-                i = end;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let mut depth = 1;
-                i += 2;
-                while i < b.len() && depth > 0 {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            b'r' | b'b' | b'c' if is_raw_string_start(b, i) => {
-                // r"..", r#".."#, br#".."#, cr".."
-                let mut j = i + 1;
-                if b[i] != b'r' {
-                    j += 1;
-                }
-                let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
-                j += hashes + 1;
-                let closing: Vec<u8> = std::iter::once(b'"')
-                    .chain(std::iter::repeat_n(b'#', hashes))
-                    .collect();
-                i = b[j..]
-                    .windows(closing.len())
-                    .position(|w| w == closing.as_slice())
-                    .map_or(b.len(), |p| j + p + closing.len());
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'\'' => {
-                // A char literal ('x', '\n', '\u{..}', '"') or a lifetime ('a).
-                let rest = &text[i + 1..];
-                let mut chars = rest.char_indices();
-                match chars.next() {
-                    Some((_, '\\')) => {
-                        i += 1 + rest.find('\'').map_or(rest.len(), |n| n + 1);
-                    }
-                    Some((_, c)) => match chars.next() {
-                        Some((n, '\'')) => i += 1 + n + 1,
-                        _ => i += 1 + c.len_utf8(),
-                    },
-                    None => i += 1,
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    out
-}
-
-/// Whether `b[i..]` starts a raw string literal (`r"`, `r#`, `br"`, `br#`,
-/// `cr"`, `cr#`) that is not the tail of an identifier.
-fn is_raw_string_start(b: &[u8], i: usize) -> bool {
-    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
-        return false;
-    }
-    let j = if b[i] == b'r' {
-        i + 1
-    } else if b.get(i + 1) == Some(&b'r') {
-        i + 2
-    } else {
-        return false;
-    };
-    let hashes = b[j.min(b.len())..]
-        .iter()
-        .take_while(|&&c| c == b'#')
-        .count();
-    b.get(j + hashes) == Some(&b'"')
+    Lexer::new(text)
+        .filter(|t| matches!(t.kind, Kind::LineComment { .. }))
+        .map(|t| (t.start, t.end))
+        .collect()
 }
 
 /// Comments of a YAML text: a `#` at the start of a line or after whitespace,
@@ -360,6 +277,10 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
             .map(|s| (s.code.unwrap(), s.line))
             .collect();
         assert_eq!(codes, [("MA002", 4), ("MA004", 5), ("MA005", 7)]);
+        // A comment right after a quote's char literal (a byte loop that took `'\'`
+        // for the literal missed it).
+        let s = scan("let q = '\\''// msgaudit:allow(MA001)\n", FileKind::Rust);
+        assert_eq!((s.len(), s[0].span.column), (1, 13));
 
         let yaml =
             "a: \"# msgaudit:allow(MA001)\"\nb: x#msgaudit:allow(MA001)\n# msgaudit:allow(MA004)\n";

@@ -5,10 +5,10 @@
 //! enough overflows the analysis thread's stack, which aborts the whole process
 //! (a stack overflow cannot be caught). Such a file is refused before parsing.
 //!
-//! The scan runs a small lexer that knows what the Rust lexer knows about comments,
-//! string, raw string, byte and char literals and lifetimes, so that a quote inside
-//! a comment or a char literal (`'"'`) cannot hide the code that follows. On its
-//! tokens it measures three things:
+//! The scan reads the tokens of the shared lexer ([`super::lex`]), which knows what
+//! the Rust lexer knows about comments, string, raw string, byte and char literals
+//! and lifetimes, so that a quote inside a comment or a char literal (`'"'`) cannot
+//! hide the code that follows. On its tokens it measures three things:
 //!
 //! - bracket nesting (`(`, `[`, `{`): more than [`MAX_NESTING`] is refused;
 //! - runs of prefix operators and closure bars (`!`, `-`, `*`, `&`, `|`): more than
@@ -24,6 +24,7 @@
 //! The limits sit far above hand-written and generated code, and below what the
 //! analysis threads' stack survives in an unoptimized build.
 
+use super::lex::{Kind, Lexer};
 use crate::source::line_col;
 
 /// Deepest bracket nesting accepted before parsing; deeper files are refused
@@ -141,66 +142,69 @@ enum Word {
 /// Words that may stand next to an identifier or literal inside one expression,
 /// type, pattern or item header; generous on purpose (a word missing here could
 /// hide a chain, one too many only counts a little more).
-const KEYWORDS: &[&[u8]] = &[
-    b"abstract",
-    b"as",
-    b"async",
-    b"auto",
-    b"await",
-    b"become",
-    b"box",
-    b"break",
-    b"const",
-    b"continue",
-    b"crate",
-    b"default",
-    b"do",
-    b"dyn",
-    b"else",
-    b"enum",
-    b"extern",
-    b"false",
-    b"final",
-    b"fn",
-    b"for",
-    b"gen",
-    b"if",
-    b"impl",
-    b"in",
-    b"let",
-    b"loop",
-    b"macro",
-    b"macro_rules",
-    b"match",
-    b"mod",
-    b"move",
-    b"mut",
-    b"override",
-    b"priv",
-    b"pub",
-    b"raw",
-    b"ref",
-    b"return",
-    b"safe",
-    b"self",
-    b"Self",
-    b"static",
-    b"struct",
-    b"super",
-    b"trait",
-    b"true",
-    b"try",
-    b"type",
-    b"typeof",
-    b"union",
-    b"unsafe",
-    b"unsized",
-    b"use",
-    b"virtual",
-    b"where",
-    b"while",
-    b"yield",
-];
+fn is_keyword(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"abstract"
+            | b"as"
+            | b"async"
+            | b"auto"
+            | b"await"
+            | b"become"
+            | b"box"
+            | b"break"
+            | b"const"
+            | b"continue"
+            | b"crate"
+            | b"default"
+            | b"do"
+            | b"dyn"
+            | b"else"
+            | b"enum"
+            | b"extern"
+            | b"false"
+            | b"final"
+            | b"fn"
+            | b"for"
+            | b"gen"
+            | b"if"
+            | b"impl"
+            | b"in"
+            | b"let"
+            | b"loop"
+            | b"macro"
+            | b"macro_rules"
+            | b"match"
+            | b"mod"
+            | b"move"
+            | b"mut"
+            | b"override"
+            | b"priv"
+            | b"pub"
+            | b"raw"
+            | b"ref"
+            | b"return"
+            | b"safe"
+            | b"self"
+            | b"Self"
+            | b"static"
+            | b"struct"
+            | b"super"
+            | b"trait"
+            | b"true"
+            | b"try"
+            | b"type"
+            | b"typeof"
+            | b"union"
+            | b"unsafe"
+            | b"unsized"
+            | b"use"
+            | b"virtual"
+            | b"where"
+            | b"while"
+            | b"yield"
+    )
+}
 
 /// One open bracket (or the file itself).
 struct Frame {
@@ -217,86 +221,6 @@ struct Frame {
     /// An attribute's brackets (`#[…]`, `#![…]`): the enclosing frame's `seg` before
     /// its `#`, restored when it closes (attributes are a list, not a nesting).
     attr_of: Option<usize>,
-}
-
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
-/// Where the string literal whose opening quote is at `i` ends (one past the
-/// closing quote), or `None` when it is not terminated.
-pub(super) fn skip_string(s: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    while j < s.len() {
-        match s[j] {
-            b'\\' => j += 2,
-            b'"' => return Some(j + 1),
-            _ => j += 1,
-        }
-    }
-    None
-}
-
-/// Where the raw string starting at `i` (at its first `#` or `"`) ends.
-pub(super) fn skip_raw_string(s: &[u8], i: usize) -> Option<usize> {
-    let hashes = s[i..].iter().take_while(|&&b| b == b'#').count();
-    let quote = i + hashes;
-    if s.get(quote) != Some(&b'"') {
-        return None;
-    }
-    let mut j = quote + 1;
-    while j < s.len() {
-        if s[j] == b'"'
-            && s[j + 1..]
-                .iter()
-                .take(hashes)
-                .filter(|&&b| b == b'#')
-                .count()
-                == hashes
-        {
-            return Some(j + 1 + hashes);
-        }
-        j += 1;
-    }
-    None
-}
-
-/// Where the char literal or lifetime starting at the `'` at `i` ends.
-pub(super) fn skip_quote(s: &[u8], i: usize) -> usize {
-    let next = i + 1;
-    match s.get(next) {
-        Some(b'\\') => {
-            // An escape: `'\n'`, `'\''`, `'\u{1F600}'`.
-            let from = next + 2;
-            match s[from.min(s.len())..]
-                .iter()
-                .take(12)
-                .position(|&b| b == b'\'')
-            {
-                Some(k) => from + k + 1,
-                None => next,
-            }
-        }
-        Some(&b) => {
-            let len = match b {
-                0x00..=0x7F => 1,
-                0xC0..=0xDF => 2,
-                0xE0..=0xEF => 3,
-                _ => 4,
-            };
-            if s.get(next + len) == Some(&b'\'') {
-                next + len + 1
-            } else {
-                // A lifetime or label: `'a`, `'static`.
-                let mut j = next;
-                while j < s.len() && is_ident_byte(s[j]) {
-                    j += 1;
-                }
-                j
-            }
-        }
-        None => next,
-    }
 }
 
 /// Runs the scan; stops at the first token over one of `limits`.
@@ -317,129 +241,30 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
     let mut marks: Vec<usize> = Vec::new();
     let mut run_len = 0usize;
     let mut prev = Tok::Punct(b';');
-    let mut i = 0usize;
-    while i < s.len() {
-        let b = s[i];
-        let start = i;
-        let tok = match b {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C => {
-                i += 1;
-                continue;
-            }
-            b'/' if s.get(i + 1) == Some(&b'/') => {
-                i = s[i..]
-                    .iter()
-                    .position(|&c| c == b'\n')
-                    .map_or(s.len(), |k| i + k);
-                continue;
-            }
-            b'/' if s.get(i + 1) == Some(&b'*') => {
-                // Block comments nest.
-                let mut depth = 0usize;
-                let mut j = i;
-                loop {
-                    if j + 1 >= s.len() {
-                        // Unterminated: syn refuses the file before parsing it.
-                        return (seen, None);
-                    }
-                    if s[j] == b'/' && s[j + 1] == b'*' {
-                        depth += 1;
-                        j += 2;
-                    } else if s[j] == b'*' && s[j + 1] == b'/' {
-                        depth -= 1;
-                        j += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        j += 1;
-                    }
-                }
-                i = j;
-                continue;
-            }
-            b'"' => {
-                let Some(end) = skip_string(s, i) else {
-                    return (seen, None);
-                };
-                i = end;
-                Tok::Word(Word::Plain)
-            }
-            b'\'' => {
-                i = skip_quote(s, i);
-                if s[i - 1] == b'\'' && i - start > 2 {
-                    Tok::Word(Word::Plain)
-                } else {
-                    // A lifetime or label.
-                    Tok::Word(Word::Keyword)
-                }
-            }
-            b'0'..=b'9' => {
-                i += 1;
-                while i < s.len() && is_ident_byte(s[i]) {
-                    i += 1;
-                }
-                // After a `.`, digits are a tuple index: `m.0.0` is two field
-                // accesses (two levels of the tree), though Rust lexes `0.0` as one
-                // float. Elsewhere a number has at most one fractional part.
-                if prev != Tok::Punct(b'.')
-                    && s.get(i) == Some(&b'.')
-                    && s.get(i + 1).is_some_and(u8::is_ascii_digit)
-                {
-                    i += 1;
-                    while i < s.len() && is_ident_byte(s[i]) {
-                        i += 1;
-                    }
-                }
-                Tok::Word(Word::Plain)
-            }
-            _ if is_ident_byte(b) => {
-                while i < s.len() && is_ident_byte(s[i]) {
-                    i += 1;
-                }
-                let word = &s[start..i];
-                let raw_prefix = matches!(word, b"r" | b"br" | b"cr");
-                if raw_prefix && matches!(s.get(i), Some(b'"' | b'#')) {
-                    if let Some(end) = skip_raw_string(s, i) {
-                        i = end;
-                    } else if word == b"r" && s.get(i) == Some(&b'#') {
-                        // A raw identifier: `r#type`.
-                        i += 1;
-                        while i < s.len() && is_ident_byte(s[i]) {
-                            i += 1;
-                        }
-                    } else if s.get(i) == Some(&b'"') {
-                        // An unterminated raw string.
-                        return (seen, None);
-                    }
-                } else if matches!(word, b"b" | b"c") && s.get(i) == Some(&b'"') {
-                    let Some(end) = skip_string(s, i) else {
-                        return (seen, None);
-                    };
-                    i = end;
-                } else if word == b"b" && s.get(i) == Some(&b'\'') {
-                    i = skip_quote(s, i);
-                }
+    for t in Lexer::new(text) {
+        let start = t.start;
+        // An unterminated literal or comment: syn refuses the file before parsing it.
+        if !t.closed {
+            return (seen, None);
+        }
+        let tok = match t.kind {
+            Kind::LineComment { .. } | Kind::BlockComment { .. } => continue,
+            Kind::Ident => {
+                let word = &s[start..t.end];
                 Tok::Word(if matches!(word, b"else" | b"as") {
                     Word::ElseOrAs
-                } else if i == start + word.len() && KEYWORDS.contains(&word) {
+                } else if is_keyword(word) {
                     Word::Keyword
                 } else {
                     Word::Plain
                 })
             }
-            b'(' | b'[' | b'{' => {
-                i += 1;
-                Tok::Open(b)
-            }
-            b')' | b']' | b'}' => {
-                i += 1;
-                Tok::Close(b)
-            }
-            _ => {
-                i += 1;
-                Tok::Punct(b)
-            }
+            Kind::RawIdent | Kind::Literal(_) => Tok::Word(Word::Plain),
+            // A lifetime or label.
+            Kind::Lifetime => Tok::Word(Word::Keyword),
+            Kind::Open(b) => Tok::Open(b),
+            Kind::Close(b) => Tok::Close(b),
+            Kind::Punct(b) => Tok::Punct(b),
         };
 
         seen.tokens += 1;

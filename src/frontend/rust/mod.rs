@@ -7,6 +7,7 @@
 //! runs crates in parallel on threads with large stacks.
 
 pub mod guard;
+pub mod lex;
 pub(crate) mod lower;
 pub mod retention;
 pub mod scan;

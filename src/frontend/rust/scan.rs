@@ -1,14 +1,16 @@
 //! A lexical scan of Rust text, for deciding which files of a crate to parse
 //! (the prefilter's closure, ARCHITECTURE.md "Prefilter"): the identifiers a file
 //! mentions outside comments and literals, the functions and constants it defines,
-//! and the types it declares at module level. It never fails: bytes it does not
-//! understand are skipped, and an unterminated literal or comment ends the scan.
+//! and the types it declares at module level; also the ranges blanked before
+//! parsing and the lexical tests of function bodies. It reads the tokens of the
+//! shared lexer ([`super::lex`]) and never fails: an unterminated literal or
+//! comment ends the scan.
 
 /// Sets of short borrowed names, hashed with a fast non-cryptographic hash (the scan
 /// inserts every identifier of every file).
 type HashSet<T> = foldhash::HashSet<T>;
 
-use super::guard::{skip_quote, skip_raw_string, skip_string};
+use super::lex::{self, Kind};
 
 /// What a file mentions and defines, as borrowed slices of its text.
 #[derive(Debug, Default)]
@@ -615,9 +617,15 @@ fn group<'t>(toks: &'t [Tok<'t>]) -> Option<(&'t [Tok<'t>], &'t [Tok<'t>])> {
 
 /// The doc comments of `text` (see [`ignored_ranges`]), in order.
 pub fn doc_comments(text: &str) -> Vec<std::ops::Range<usize>> {
-    let mut lexer = Lexer::new(text, Some(Vec::new()));
-    while lexer.next_tok().is_some() {}
-    lexer.docs.unwrap_or_default()
+    lex::Lexer::new(text)
+        .filter(|t| {
+            matches!(
+                t.kind,
+                Kind::LineComment { doc: true } | Kind::BlockComment { doc: true }
+            )
+        })
+        .map(|t| t.start..t.end)
+        .collect()
 }
 
 /// What the lexical test of a function needs of its text (see
@@ -794,7 +802,7 @@ pub fn may_return_text(body: &str) -> bool {
                     && lexer.next_tok() == Some(Tok::Punct(b')'))
                     && lexer.next_tok().is_none()
             }
-            _ => lexer.i = at,
+            _ => lexer.seek(at),
         }
     }
 }
@@ -993,9 +1001,13 @@ fn first_type<'a>(arg: &[Tok<'a>]) -> Option<&'a str> {
     }
 }
 
+/// The shared lexer's tokens as the scan reads them: comments skipped (the doc
+/// comments recorded when asked), literals, lifetimes and numbers `Other`, braces
+/// `Open` and `Close`, every other delimiter punctuation.
 struct Lexer<'a> {
     text: &'a str,
-    b: &'a [u8],
+    lex: lex::Lexer<'a>,
+    /// Where the last token ended.
     i: usize,
     /// Where the last token started.
     start: usize,
@@ -1003,179 +1015,43 @@ struct Lexer<'a> {
     docs: Option<Vec<std::ops::Range<usize>>>,
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c == b'_' || c.is_ascii_alphabetic() || c >= 0x80
-}
-
-fn is_ident_char(c: u8) -> bool {
-    c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80
-}
-
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `text`, collecting doc comments into `docs` when given.
     fn new(text: &'a str, docs: Option<Vec<std::ops::Range<usize>>>) -> Self {
         Lexer {
             text,
-            b: text.as_bytes(),
+            lex: lex::Lexer::new(text),
             i: 0,
             start: 0,
             docs,
         }
     }
 
-    fn peek(&self, k: usize) -> u8 {
-        self.b.get(self.i + k).copied().unwrap_or(0)
+    /// Goes back to `at`, where the last token started or ended.
+    fn seek(&mut self, at: usize) {
+        self.lex.seek(at);
     }
 
     fn next_tok(&mut self) -> Option<Tok<'a>> {
         loop {
-            self.start = self.i;
-            let c = *self.b.get(self.i)?;
-            match c {
-                b'/' if self.peek(1) == b'/' => {
-                    let start = self.i;
-                    while self.i < self.b.len() && self.b[self.i] != b'\n' {
-                        self.i += 1;
-                    }
-                    // `///` (not `////`) and `//!` are doc comments.
-                    let doc = (self.b.get(start + 2) == Some(&b'/')
-                        && self.b.get(start + 3) != Some(&b'/'))
-                        || self.b.get(start + 2) == Some(&b'!');
-                    if let Some(docs) = self.docs.as_mut().filter(|_| doc) {
-                        docs.push(start..self.i);
-                    }
-                }
-                b'/' if self.peek(1) == b'*' => {
-                    let start = self.i;
-                    self.block_comment();
-                    // `/** .. */` (not `/***` or `/**/`) and `/*! .. */` are doc comments.
-                    let doc = match self.b.get(start + 2) {
-                        Some(b'*') => !matches!(self.b.get(start + 3), Some(b'*' | b'/')),
-                        Some(b'!') => true,
-                        _ => false,
-                    };
-                    if let Some(docs) = self.docs.as_mut().filter(|_| doc) {
-                        docs.push(start..self.i);
-                    }
-                }
-                b'"' => {
-                    self.i = skip_string(self.b, self.i).unwrap_or(self.b.len());
-                    return Some(Tok::Other);
-                }
+            let t = self.lex.next()?;
+            (self.start, self.i) = (t.start, t.end);
+            return Some(match t.kind {
+                Kind::Ident => Tok::Ident(&self.text[t.start..t.end]),
+                // `r#type`: the raw identifier's name.
+                Kind::RawIdent if t.end > t.start + 2 => Tok::Ident(&self.text[t.start + 2..t.end]),
+                Kind::Open(b'{') => Tok::Open,
+                Kind::Close(b'}') => Tok::Close,
+                Kind::Open(c) | Kind::Close(c) | Kind::Punct(c) => Tok::Punct(c),
                 // A char literal, or a lifetime or label (its name is not a mention).
-                b'\'' => {
-                    self.i = skip_quote(self.b, self.i);
-                    return Some(Tok::Other);
-                }
-                b'{' => {
-                    self.i += 1;
-                    return Some(Tok::Open);
-                }
-                b'}' => {
-                    self.i += 1;
-                    return Some(Tok::Close);
-                }
-                b'0'..=b'9' => {
-                    while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
-                        self.i += 1;
+                Kind::RawIdent | Kind::Lifetime | Kind::Literal(_) => Tok::Other,
+                Kind::LineComment { doc } | Kind::BlockComment { doc } => {
+                    if let Some(docs) = self.docs.as_mut().filter(|_| doc) {
+                        docs.push(t.start..t.end);
                     }
-                    return Some(Tok::Other);
+                    continue;
                 }
-                c if is_ident_start(c) => {
-                    if let Some(t) = self.prefixed_literal() {
-                        return Some(t);
-                    }
-                    let start = self.i;
-                    while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
-                        self.i += 1;
-                    }
-                    // `r#type`: the raw identifier's name.
-                    if &self.b[start..self.i] == b"r" && self.peek(0) == b'#' {
-                        self.i += 1;
-                        let s = self.i;
-                        while self.i < self.b.len() && is_ident_char(self.b[self.i]) {
-                            self.i += 1;
-                        }
-                        return Some(self.ident(s));
-                    }
-                    return Some(self.ident(start));
-                }
-                c if c.is_ascii_whitespace() => self.i += 1,
-                c if c.is_ascii() => {
-                    self.i += 1;
-                    return Some(Tok::Punct(c));
-                }
-                _ => {
-                    self.i += 1;
-                    return Some(Tok::Other);
-                }
-            }
-        }
-    }
-
-    fn ident(&self, start: usize) -> Tok<'a> {
-        // Identifier bytes end on a char boundary: they stop at ASCII bytes only.
-        match self.text.get(start..self.i) {
-            Some(s) if !s.is_empty() => Tok::Ident(s),
-            _ => Tok::Other,
-        }
-    }
-
-    /// `b"..."`, `r"..."`, `r#"..."#`, `br#"..."#`, `c"..."`, `b'x'`.
-    fn prefixed_literal(&mut self) -> Option<Tok<'a>> {
-        let mut j = self.i;
-        let mut raw = false;
-        match self.b[j] {
-            b'b' | b'c' => {
-                j += 1;
-                if self.b.get(j) == Some(&b'r') {
-                    raw = true;
-                    j += 1;
-                }
-            }
-            b'r' => {
-                raw = true;
-                j += 1;
-            }
-            _ => return None,
-        }
-        if raw {
-            // `r"..."`, `r#"..."#`; `r#type` is a raw identifier.
-            let quote = j + self.b[j..].iter().take_while(|&&c| c == b'#').count();
-            if self.b.get(quote) != Some(&b'"') {
-                return None;
-            }
-            self.i = skip_raw_string(self.b, j).unwrap_or(self.b.len());
-            return Some(Tok::Other);
-        }
-        match self.b.get(j) {
-            Some(b'"') => {
-                self.i = skip_string(self.b, j).unwrap_or(self.b.len());
-                Some(Tok::Other)
-            }
-            Some(b'\'') if self.b[self.i] == b'b' => {
-                self.i = skip_quote(self.b, j);
-                Some(Tok::Other)
-            }
-            _ => None,
-        }
-    }
-
-    fn block_comment(&mut self) {
-        let mut depth = 0usize;
-        while self.i < self.b.len() {
-            if self.b[self.i] == b'/' && self.peek(1) == b'*' {
-                depth += 1;
-                self.i += 2;
-            } else if self.b[self.i] == b'*' && self.peek(1) == b'/' {
-                depth -= 1;
-                self.i += 2;
-                if depth == 0 {
-                    return;
-                }
-            } else {
-                self.i += 1;
-            }
+            });
         }
     }
 }
