@@ -2312,16 +2312,6 @@ fn string_literals(es: &[&Expr]) -> Vec<String> {
     v.0
 }
 
-fn str_lit_of(e: &Expr) -> Option<String> {
-    match strip(e) {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Some(s.value()),
-        _ => None,
-    }
-}
-
 /// Marks a Kafka topic among an expression's identifiers (`FutureRecord::to("t")`).
 const TOPIC_MARK: &str = "@topic=";
 

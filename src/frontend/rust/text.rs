@@ -217,7 +217,8 @@ pub fn looks_like_sql(text: &str) -> bool {
     ) && t[word.len()..].starts_with(|c: char| c.is_whitespace())
 }
 
-fn str_lit(e: &Expr) -> Option<String> {
+/// The value of a string literal (in parentheses too).
+pub(crate) fn str_lit(e: &Expr) -> Option<String> {
     match strip(e) {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),

@@ -478,7 +478,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .iter()
                 .any(|s| s == "FutureRecord" || s == "BaseRecord")
         {
-            if let Some(t) = args.first().and_then(|a| str_lit_of(a)) {
+            if let Some(t) = args
+                .first()
+                .and_then(|a| crate::frontend::rust::text::str_lit(a))
+            {
                 idents.push(format!("{TOPIC_MARK}{t}"));
             }
             idents.push("FutureRecord".into());
