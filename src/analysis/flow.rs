@@ -90,6 +90,16 @@ impl Frame<'_> {
     }
 }
 
+/// Tasks awaited: their non-idempotent effects are now the path's, applied before
+/// whatever acks next (MA011).
+fn finish_tasks(st: &mut State, done: Vec<Floating>) {
+    for f in done.into_iter().filter(|f| f.nonidem) {
+        if !st.nonidem.contains(&f.effect) {
+            st.nonidem.push(f.effect);
+        }
+    }
+}
+
 /// Runs the analysis from every function of the crate that can reach a delivery
 /// event (an ack, a write, a publish, an external effect, a Kafka transaction).
 pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
@@ -535,14 +545,19 @@ impl<'c> Interp<'c> {
                 let o = self.run(body, inner, fr);
                 self.tasks -= 1;
                 let mut all = BTreeSet::new();
+                // The task's own non-idempotent effects: awaited, they are the
+                // message's (MA011), as if run in place.
+                let mut nonidem = BTreeSet::new();
                 for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
                     all.extend(s.effects);
+                    nonidem.extend(s.nonidem.into_iter().filter(|x| !st.nonidem.contains(x)));
                 }
                 let h = handle.map(|h| fr.val(h));
                 for e in all {
                     st.floating.push(Floating {
                         handle: h,
                         spawn: loc.clone(),
+                        nonidem: nonidem.contains(&e),
                         effect: e,
                     });
                 }
@@ -991,9 +1006,16 @@ impl<'c> Interp<'c> {
                 handle: Some(handle),
             } => {
                 let h = fr.val(*handle);
-                st.floating.retain(|f| f.handle != Some(h));
+                let (done, left) = std::mem::take(&mut st.floating)
+                    .into_iter()
+                    .partition(|f| f.handle == Some(h));
+                st.floating = left;
+                finish_tasks(&mut st, done);
             }
-            EventKind::AwaitHandle { handle: None } => st.floating.clear(),
+            EventKind::AwaitHandle { handle: None } => {
+                let done = std::mem::take(&mut st.floating);
+                finish_tasks(&mut st, done);
+            }
             EventKind::Call(c) => return self.call(e, c, st, fr),
             EventKind::CallValue { callee } => {
                 if let Some(cl) = fr.closures.get(callee).cloned() {

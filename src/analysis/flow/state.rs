@@ -48,6 +48,8 @@ pub(super) struct Floating {
     pub(super) handle: Option<Val>,
     pub(super) spawn: Loc,
     pub(super) effect: EvRef,
+    /// A durable non-idempotent effect of the task (MA011 once the task is awaited).
+    pub(super) nonidem: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
