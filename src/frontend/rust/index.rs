@@ -1,0 +1,368 @@
+//! The crate index (`CrateIndex`): the names of the crate's types and traits, then each
+//! file's function signatures, struct fields and the strings its constants, struct
+//! literals and accessors fix. Lowering reads it; it reads no function body but for
+//! what a signature's facts need (a fresh id returned, a returned text).
+
+use super::*;
+
+pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {
+    for item in items {
+        match item {
+            syn::Item::Struct(s) => {
+                index.type_names.insert(s.ident.to_string());
+            }
+            syn::Item::Enum(e) => {
+                index.type_names.insert(e.ident.to_string());
+            }
+            syn::Item::Trait(t) => {
+                index.type_names.insert(t.ident.to_string());
+                index.traits.insert(t.ident.to_string());
+            }
+            syn::Item::Type(t) => {
+                index.type_names.insert(t.ident.to_string());
+            }
+            syn::Item::Mod(m) => {
+                if !include_tests && is_test_attr(&m.attrs) {
+                    continue;
+                }
+                if let Some((_, inner)) = &m.content {
+                    collect_names(inner, index, include_tests);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub(super) struct IndexCx<'a> {
+    pub(super) apis: &'a Apis,
+    pub(super) included: &'a text::Included<'a>,
+    /// The file's path on disk (`include_str!` is relative to it).
+    pub(super) abs: &'a std::path::Path,
+    pub(super) uses: &'a UseMap,
+    pub(super) index: &'a CrateIndex,
+    pub(super) path: Arc<str>,
+    pub(super) lines: &'a crate::frontend::LineIndex<'a>,
+}
+
+impl text::ArgNames for IndexCx<'_> {
+    fn name_of(&self, arg: &syn::Expr) -> String {
+        let sp = self.lines.span(arg.span(), arg.span());
+        let t = self.lines.text();
+        sql::placeholder_name(t.get(sp.byte_start..sp.byte_end).unwrap_or(""))
+    }
+}
+
+impl IndexCx<'_> {
+    fn eval(&self) -> text::Eval<'_> {
+        text::Eval {
+            from: self.abs,
+            included: self.included,
+            name_of: self,
+        }
+    }
+
+    /// What a function body that is one expression returns of a string the code
+    /// fixes: `&self.insert` (also `.as_str()`, `.clone()`..), `INSERT_SQL`, or SQL
+    /// text (a literal, `include_str!`, `format!`). The prefilter parses such bodies
+    /// ([`scan::may_return_text`], [`scan::ItemTokens::sql`]).
+    fn returned_text(&self, block: &syn::Block) -> Option<ReturnedText> {
+        let [syn::Stmt::Expr(e, None)] = block.stmts.as_slice() else {
+            return None;
+        };
+        let mut e = e;
+        loop {
+            e = match e {
+                syn::Expr::Reference(r) => &r.expr,
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
+                syn::Expr::MethodCall(mc)
+                    if mc.args.is_empty()
+                        && text::KEEPS_TEXT.contains(&mc.method.to_string().as_str()) =>
+                {
+                    &mc.receiver
+                }
+                _ => break,
+            };
+        }
+        match e {
+            syn::Expr::Field(f) => match (&*f.base, &f.member) {
+                (syn::Expr::Path(p), syn::Member::Named(name)) if p.path.is_ident("self") => {
+                    Some(ReturnedText::Field(name.to_string()))
+                }
+                _ => None,
+            },
+            syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                Some(ReturnedText::Const(p.path.segments[0].ident.to_string()))
+            }
+            _ => self
+                .eval()
+                .value(e)
+                .filter(|t| text::looks_like_sql(t))
+                .map(ReturnedText::Lit),
+        }
+    }
+
+    /// The SQL the struct literals of a function body put in fields (`Self {
+    /// insert: format!(include_str!("insert.sql"), table), .. }`), as `consts`
+    /// entries keyed `Type.field`; `Self` is `self_ty`.
+    fn field_texts(
+        &self,
+        block: &syn::Block,
+        self_ty: Option<&str>,
+        out: &mut Vec<(String, String)>,
+    ) {
+        struct V<'v, 'c> {
+            cx: &'v IndexCx<'c>,
+            self_ty: Option<&'v str>,
+            out: &'v mut Vec<(String, String)>,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+            fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+                let ty = s.path.segments.last().map(|l| l.ident.to_string());
+                let ty = match ty.as_deref() {
+                    Some("Self") => self.self_ty.map(str::to_string),
+                    _ => ty,
+                };
+                if let Some(ty) = ty {
+                    for f in &s.fields {
+                        if let syn::Member::Named(name) = &f.member {
+                            if let Some(t) = self
+                                .cx
+                                .eval()
+                                .value(&f.expr)
+                                .filter(|t| text::looks_like_sql(t))
+                            {
+                                self.out.push((format!("{ty}.{name}"), t));
+                            }
+                        }
+                    }
+                }
+                syn::visit::visit_expr_struct(self, s);
+            }
+            // Items inside bodies are indexed on their own.
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+        }
+        syn::visit::Visit::visit_block(
+            &mut V {
+                cx: self,
+                self_ty,
+                out,
+            },
+            block,
+        );
+    }
+
+    /// The first fresh-id call in a function body that returns a value.
+    fn fresh_id_in(
+        &self,
+        output: &syn::ReturnType,
+        block: &syn::Block,
+    ) -> Option<(crate::ir::Loc, String)> {
+        use syn::visit::Visit;
+        if matches!(output, syn::ReturnType::Default) {
+            return None;
+        }
+        struct V<'v, 'a> {
+            cx: &'v IndexCx<'a>,
+            found: Option<(proc_macro2::Span, proc_macro2::Span, String)>,
+        }
+        impl<'ast> Visit<'ast> for V<'_, '_> {
+            fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+                if self.found.is_none() {
+                    if let syn::Expr::Path(p) = &*c.func {
+                        let segs = segments(&p.path);
+                        if self.cx.is_idgen_path(&segs) {
+                            self.found =
+                                Some((p.span(), c.paren_token.span.close(), segs.join("::")));
+                        }
+                    }
+                }
+                syn::visit::visit_expr_call(self, c);
+            }
+            fn visit_macro(&mut self, m: &'ast syn::Macro) {
+                let name = m
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                let idgen = self
+                    .cx
+                    .apis
+                    .macros
+                    .get(&name)
+                    .is_some_and(|v| v.iter().any(|s| s.event == crate::apis::ApiEvent::Idgen));
+                if self.found.is_none() && idgen {
+                    self.found = Some((m.path.span(), m.path.span(), format!("{name}!")));
+                }
+            }
+        }
+        let mut v = V {
+            cx: self,
+            found: None,
+        };
+        v.visit_block(block);
+        let (start, end, text) = v.found?;
+        let span = self.lines.span(start, end);
+        Some((
+            crate::ir::Loc {
+                path: self.path.clone(),
+                span,
+            },
+            text,
+        ))
+    }
+
+    fn is_idgen_path(&self, segs: &[String]) -> bool {
+        let Some(last) = segs.last() else {
+            return false;
+        };
+        let resolved = resolve_path(self.uses, segs);
+        self.apis.paths.get(last).is_some_and(|specs| {
+            specs.iter().any(|s| {
+                s.event == crate::apis::ApiEvent::Idgen
+                    && s.paths.iter().any(|p| {
+                        let ps: Vec<&str> = p.split("::").collect();
+                        resolved.len() >= ps.len()
+                            && resolved[resolved.len() - ps.len()..]
+                                .iter()
+                                .zip(&ps)
+                                .all(|(a, b)| a == b)
+                    })
+            })
+        })
+    }
+}
+
+pub(super) type FieldMap = HashMap<String, TypeInfo>;
+
+pub(super) fn collect_sigs(
+    cx: &IndexCx,
+    items: &[syn::Item],
+    module: &[String],
+    include_tests: bool,
+    sigs: &mut Vec<(String, FnSig)>,
+    fields: &mut Vec<(String, FieldMap)>,
+    consts: &mut Vec<(String, String)>,
+) {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => {
+                if !include_tests && is_test_attr(&f.attrs) {
+                    continue;
+                }
+                cx.field_texts(&f.block, None, consts);
+                sigs.push((
+                    f.sig.ident.to_string(),
+                    FnSig {
+                        self_type: None,
+                        trait_name: None,
+                        module: module.to_vec(),
+                        ret: ret_type(cx, &f.sig.output, None),
+                        returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
+                        returns_text: cx.returned_text(&f.block),
+                    },
+                ));
+            }
+            syn::Item::Impl(imp) => {
+                if !include_tests && is_test_attr(&imp.attrs) {
+                    continue;
+                }
+                let self_ty = type_name(&imp.self_ty);
+                let trait_name = impl_trait_name(imp);
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(m) = it {
+                        cx.field_texts(&m.block, self_ty.as_deref(), consts);
+                        sigs.push((
+                            m.sig.ident.to_string(),
+                            FnSig {
+                                self_type: self_ty.clone(),
+                                trait_name: trait_name.clone(),
+                                module: module.to_vec(),
+                                ret: ret_type(cx, &m.sig.output, self_ty.as_deref()),
+                                returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
+                                returns_text: cx.returned_text(&m.block),
+                            },
+                        ));
+                    }
+                }
+            }
+            syn::Item::Trait(t) => {
+                for it in &t.items {
+                    if let syn::TraitItem::Fn(m) = it {
+                        if let Some(default) = &m.default {
+                            sigs.push((
+                                m.sig.ident.to_string(),
+                                FnSig {
+                                    self_type: Some(t.ident.to_string()),
+                                    trait_name: Some(t.ident.to_string()),
+                                    module: module.to_vec(),
+                                    ret: ret_type(cx, &m.sig.output, None),
+                                    returns_fresh: None,
+                                    returns_text: cx.returned_text(default),
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+            syn::Item::Struct(s) => {
+                let mut map = FieldMap::new();
+                if let syn::Fields::Named(named) = &s.fields {
+                    for f in &named.named {
+                        if let Some(id) = &f.ident {
+                            let mut ti = type_info(cx.apis, cx.uses, cx.index, &f.ty, None);
+                            // `mailer: T` in `struct Notifier<T: AsyncTransport>`.
+                            if ti.crate_type.is_none() && ti.role.is_none() {
+                                if let Some(b) = types::bounded_generic(
+                                    cx.apis,
+                                    cx.uses,
+                                    &cx.index.traits,
+                                    &s.generics,
+                                    &f.ty,
+                                ) {
+                                    ti = b;
+                                } else if let Some(g) = types::generic_name(&f.ty) {
+                                    ti.generic =
+                                        s.generics.type_params().position(|p| p.ident == g);
+                                }
+                            }
+                            map.insert(id.to_string(), ti);
+                        }
+                    }
+                }
+                fields.push((s.ident.to_string(), map));
+            }
+            // `const INSERT: &str = include_str!("sql/insert.sql");` too.
+            syn::Item::Const(c) => {
+                if let Some(s) = cx.eval().value(&c.expr) {
+                    consts.push((c.ident.to_string(), s));
+                }
+            }
+            syn::Item::Static(s) => {
+                if let Some(v) = cx.eval().value(&s.expr) {
+                    consts.push((s.ident.to_string(), v));
+                }
+            }
+            syn::Item::Mod(m) => {
+                if !include_tests && is_test_attr(&m.attrs) {
+                    continue;
+                }
+                if let Some((_, inner)) = &m.content {
+                    let mut sub = module.to_vec();
+                    sub.push(m.ident.to_string());
+                    collect_sigs(cx, inner, &sub, include_tests, sigs, fields, consts);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn ret_type(cx: &IndexCx, out: &syn::ReturnType, self_ty: Option<&str>) -> TypeInfo {
+    match out {
+        syn::ReturnType::Default => TypeInfo::default(),
+        syn::ReturnType::Type(_, ty) => type_info(cx.apis, cx.uses, cx.index, ty, self_ty),
+    }
+}
