@@ -211,6 +211,21 @@ pub enum EventKind {
     ClaimTested {
         claim: Loc,
     },
+    /// The error edge of `op?` on an effect (a write, a commit, a publish, an external
+    /// call): on this edge the operation at the event's place failed. `what` is the
+    /// failed event's kind (what it would have done).
+    Failed {
+        what: Box<EventKind>,
+    },
+    /// The error of the operation just before is handled here and the code goes on:
+    /// `let _ =`, `.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(..)`, the body of
+    /// `if let Err(..)`, a catch-all `Err` arm. On this path the operation may have
+    /// failed (MA014). `told`: the handling gives back a value that says so (`Err(_)
+    /// => return false`, `=> None`), which a caller may test; `Ok(())` or `()` after
+    /// logging tells nothing.
+    ErrorIgnored {
+        told: bool,
+    },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {
@@ -297,6 +312,10 @@ pub enum Node {
     Loop {
         body: Box<Node>,
         label: Option<u32>,
+        /// A `for` over the items of a collection (not over a range of attempts):
+        /// each iteration handles another item, and what an item's failure leaves
+        /// stands for a commit of the whole batch after the loop (MA014).
+        each: bool,
     },
     Closure {
         body: Box<Node>,

@@ -25,8 +25,10 @@ pub use crate::ir::Tables;
 use crate::ir::{
     Call, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node, ValueId,
 };
-pub use facts::{AckBeforeEffect, EffectKind, EvData, EvRef, Facts, PairFact, PairKind};
-use state::{join_opt, union, Floating, Joiner, Pending, State, Tx, WriteRec};
+pub use facts::{
+    AckBeforeEffect, AckOnFailure, EffectKind, EvData, EvRef, Facts, PairFact, PairKind,
+};
+use state::{join_opt, union, Failure, Floating, Joiner, Pending, State, Tx, WriteRec};
 
 /// How deep calls are followed from an entry function.
 pub const MAX_CALL_DEPTH: usize = 6;
@@ -116,6 +118,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         .collect();
     let mut facts = BTreeSet::new();
     let mut pairs = BTreeSet::new();
+    let mut failures = BTreeSet::new();
     let mut handler_effects = false;
     let mut relays: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut durable_tables: BTreeMap<Loc, BTreeSet<String>> = write_tables
@@ -135,6 +138,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             effect_clients: BTreeSet::new(),
 
             pairs: Vec::new(),
+            failures: Vec::new(),
             tables,
             krate,
             resolver: &resolver,
@@ -171,10 +175,12 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         effect_clients.extend(an.effect_clients.iter().copied());
         facts.extend(an.facts);
         pairs.extend(an.pairs);
+        failures.extend(an.failures);
     }
     Facts {
         acks: facts.into_iter().collect(),
         pairs: pairs.into_iter().collect(),
+        failures: failures.into_iter().collect(),
         handler_effects,
         received_clients,
         effect_clients,
@@ -278,6 +284,7 @@ struct Interp<'c> {
     /// The effects recorded after each ack (at most [`MAX_EFFECTS_PER_ACK`]).
     effects_per_ack: HashMap<Loc, BTreeSet<Loc>>,
     pairs: Vec<PairFact>,
+    failures: Vec<AckOnFailure>,
     /// The success and error continuations of the last call into the crate.
     split: Option<Split>,
     /// Effects on a path after a receive: the crate's consumers have side effects.
@@ -431,7 +438,12 @@ impl<'c> Interp<'c> {
                 };
                 out
             }
-            Node::Loop { body, label } => {
+            Node::Loop { body, label, each } => {
+                // A failure before the loop is no iteration's (a start-up step before
+                // the consume loop): the loop's acks do not see it; it stands again
+                // after the loop.
+                let mut st = st;
+                let outer = st.failed.take();
                 let entry = st.clone();
                 let mut head = st;
                 let mut out = Outcome::default();
@@ -472,7 +484,7 @@ impl<'c> Interp<'c> {
                     // (and nested loops would double their work at each level).
                     let Some(mut b) = back else { break };
                     // Acks of this iteration's message do not carry into the next one.
-                    b.carry_to_next_iteration(&entry);
+                    b.carry_to_next_iteration(&entry, *each);
                     let before = head.clone();
                     head.join(&b);
                     if head == before {
@@ -480,6 +492,18 @@ impl<'c> Interp<'c> {
                     }
                 }
                 out.fall = after;
+                if outer.is_some() {
+                    for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
+                        .into_iter()
+                        .flatten()
+                        .chain(out.brk.iter_mut().map(|(_, s)| s))
+                        .chain(out.cont.iter_mut().map(|(_, s)| s))
+                    {
+                        if s.failed.is_none() {
+                            s.failed.clone_from(&outer);
+                        }
+                    }
+                }
                 out
             }
             Node::Closure {
@@ -522,10 +546,14 @@ impl<'c> Interp<'c> {
         let mut out = Outcome::default();
         match run {
             ClosureRun::Now => {
+                let failed_before = st.failed.clone();
                 let o = self.run(body, st, fr);
                 let mut fall = o.fall;
-                for s in [o.ret, o.ret_err].into_iter().flatten() {
+                if let Some(s) = o.ret {
                     join_opt(&mut fall, s);
+                }
+                if let Some(s) = o.ret_err {
+                    join_opt(&mut fall, error_result(s, &failed_before));
                 }
                 out.fall = fall;
             }
@@ -539,6 +567,8 @@ impl<'c> Interp<'c> {
                 // Effects are collected only inside tasks (a state outside one would
                 // carry every effect of the entry's path to every branch).
                 let mut inner = st.clone();
+                // Nor are failures before it its own.
+                inner.failed = None;
                 inner.floating.clear();
                 inner.effects.clear();
                 self.tasks += 1;
@@ -573,6 +603,7 @@ impl<'c> Interp<'c> {
                     capped: false,
                 });
                 let tx = param.map(|p| fr.val(p));
+                let failed_before = st.failed.clone();
                 if let Some(tx) = tx {
                     st.txs.insert(
                         tx,
@@ -604,7 +635,7 @@ impl<'c> Interp<'c> {
                     if let Some(tx) = tx {
                         s.txs.remove(&tx);
                     }
-                    join_opt(&mut fall, s);
+                    join_opt(&mut fall, error_result(s, &failed_before));
                 }
                 out.fall = fall;
             }
@@ -748,6 +779,10 @@ impl<'c> Interp<'c> {
 
     fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
+        // What the operation just before failed with, if it failed: only the error
+        // handling right after it reads it (MA014).
+        let cause = st.cause.take();
+        let mut new_cause = None;
         match &e.kind {
             EventKind::Receive {
                 msg,
@@ -771,7 +806,11 @@ impl<'c> Interp<'c> {
                 // server started in `main`) are not this message's effects.
                 // Nor are the effects the messages before it had: they pair with no ack
                 // of this one (as at a loop's back edge).
+                if let Some(f) = st.failed.as_mut().filter(|_| *element) {
+                    f.earlier = true;
+                }
                 if !*element {
+                    st.failed = None;
                     st.floating.clear();
                     st.durable.clear();
                     st.publishes.clear();
@@ -797,6 +836,19 @@ impl<'c> Interp<'c> {
             } if !st.received => {}
             EventKind::Ack { msg, offsets, .. } => {
                 let ev = self.evref(e);
+                // Acked where its effect failed, nothing keeping it (MA014).
+                if let Some(f) = &st.failed {
+                    // The ack of a later element of the batch is not this failure's.
+                    let other = f.earlier && msg.is_some();
+                    if (f.received || msg.is_some() || !*offsets) && !other {
+                        self.failures.push(AckOnFailure {
+                            ack: ev.clone(),
+                            failed: f.effect.clone(),
+                            handled: f.handled.clone(),
+                            entry: self.entry.clone(),
+                        });
+                    }
+                }
                 if *offsets {
                     st.early_offsets.push(ev.clone());
                 }
@@ -851,6 +903,23 @@ impl<'c> Interp<'c> {
                 autocommit,
             } => {
                 let ev = self.evref(e);
+                self.split = None;
+                if let Some(f) = st.failed.take() {
+                    // A relay deleting the row whose publish failed loses it (MA014);
+                    // any other write on the failure path records the failure.
+                    let progress = f.publish
+                        && sql.verb == "DELETE"
+                        && sql.tables.iter().any(|t| st.read_tables.contains(t));
+                    if progress {
+                        self.failures.push(AckOnFailure {
+                            ack: ev.clone(),
+                            failed: f.effect.clone(),
+                            handled: f.handled.clone(),
+                            entry: self.entry.clone(),
+                        });
+                        st.failed = Some(f);
+                    }
+                }
                 // Rows read, published, then marked or deleted: a relay over the table.
                 if matches!(sql.verb.as_str(), "UPDATE" | "DELETE") && !st.publishes.is_empty() {
                     for t in &sql.tables {
@@ -874,6 +943,18 @@ impl<'c> Interp<'c> {
                     .map(|t| fr.val(t))
                     .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
                 let auto = tx_val.is_none() && *autocommit;
+                // A business write can fail (a dedup record's failure is not the
+                // effect's; a Redis `SET` is a cache or a lock).
+                if !dedup && sql.kind == crate::ir::SqlKind::Write && sql.verb != "SET" {
+                    new_cause = Some(Failure {
+                        effect: ev.clone(),
+                        handled: None,
+                        publish: false,
+                        earlier: false,
+                        received: st.received,
+                        told: false,
+                    });
+                }
                 let nonidem = !outbox
                     && !dedup
                     && !sql.guarded
@@ -928,7 +1009,23 @@ impl<'c> Interp<'c> {
             }
             EventKind::Commit { tx } => {
                 let ev = self.evref(e);
-                self.commit(&mut st, fr.val(*tx), ev);
+                self.split = None;
+                let t = fr.val(*tx);
+                if st
+                    .txs
+                    .get(&t)
+                    .is_some_and(|x| x.open && !x.writes.is_empty())
+                {
+                    new_cause = Some(Failure {
+                        effect: ev.clone(),
+                        handled: None,
+                        publish: false,
+                        earlier: false,
+                        received: st.received,
+                        told: false,
+                    });
+                }
+                self.commit(&mut st, t, ev);
             }
             EventKind::Rollback { tx } => {
                 let t = fr.val(*tx);
@@ -943,8 +1040,25 @@ impl<'c> Interp<'c> {
                 st.writes.retain(|w| !gone.contains(&w.ev));
                 st.unchecked.retain(|c| !gone.contains(c));
             }
-            EventKind::Publish { non_idempotent, .. } => {
+            EventKind::Publish {
+                non_idempotent,
+                capped,
+                ..
+            } => {
                 let ev = self.evref(e);
+                self.split = None;
+                // A dead-letter, retry or failure publish keeps the failed message.
+                st.failed = None;
+                if !*capped {
+                    new_cause = Some(Failure {
+                        effect: ev.clone(),
+                        handled: None,
+                        publish: true,
+                        earlier: false,
+                        received: st.received,
+                        told: false,
+                    });
+                }
                 if *non_idempotent && st.broker_open.is_none() {
                     st.nonidem.push(ev.clone());
                 }
@@ -980,6 +1094,15 @@ impl<'c> Interp<'c> {
             }
             EventKind::External { non_idempotent, .. } => {
                 let ev = self.evref(e);
+                self.split = None;
+                new_cause = Some(Failure {
+                    effect: ev.clone(),
+                    handled: None,
+                    publish: false,
+                    earlier: false,
+                    received: st.received,
+                    told: false,
+                });
                 if *non_idempotent && st.broker_open.is_none() {
                     st.nonidem.push(ev.clone());
                 }
@@ -1033,14 +1156,38 @@ impl<'c> Interp<'c> {
                 }
             }
             EventKind::ClaimTested { claim } => st.unchecked.retain(|c| c.loc != *claim),
+            // A nack, a reject or a delayed redelivery keeps the failed message.
+            EventKind::Nack { .. } => st.failed = None,
+            EventKind::Failed { what } => {
+                let failed = Event {
+                    kind: (**what).clone(),
+                    ..e.clone()
+                };
+                st.failed = Some(Failure {
+                    effect: self.evref(&failed),
+                    handled: None,
+                    publish: matches!(**what, EventKind::Publish { .. }),
+                    earlier: false,
+                    received: st.received,
+                    told: false,
+                });
+            }
+            EventKind::ErrorIgnored { told } => {
+                if let Some(mut c) = cause {
+                    c.handled = Some(e.loc.clone());
+                    c.told = *told;
+                    c.received |= st.received;
+                    st.failed = Some(c);
+                }
+            }
             EventKind::Read { tables } => union(&mut st.read_tables, tables),
-            EventKind::Nack { .. }
-            | EventKind::IdGen { .. }
+            EventKind::IdGen { .. }
             | EventKind::BrokerOffsets
             | EventKind::ChannelOpen { .. }
             | EventKind::ConfirmSelect { .. }
             | EventKind::ConfirmsWaited { .. } => {}
         }
+        st.cause = new_cause;
         out.fall = Some(st);
         out
     }
@@ -1088,6 +1235,7 @@ impl<'c> Interp<'c> {
         let mut fall = None;
         let mut split: Option<(Option<State>, Option<State>)> = None;
         let single = cands.len() == 1;
+        let failed_before = st.failed.clone();
         let mut st = Some(st);
         let n = cands.len();
         for (k, idx) in cands.into_iter().enumerate() {
@@ -1159,18 +1307,38 @@ impl<'c> Interp<'c> {
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);
             }
+            // What the callee's last operation failed with is not the call's outcome.
+            if let Some(s) = &mut cont {
+                s.cause = None;
+            }
             // One callee whose error is not handled here: the success continuation
             // is the state after the call (no copy).
             let ok_is_fall = single && (o.ret_err.is_none() || c.propagates_err);
             let ok_part = if ok_is_fall { None } else { cont.clone() };
+            // A callee that caught an effect's failure and returned a value the caller
+            // reads (`let sent: bool = self.publish(..).await; if !sent { … }`) has told
+            // it: the caller's own test decides. One whose result is dropped (`Ok(())`
+            // after logging, `helper(..).await?;`) hides the failure.
+            if !c.result_unused {
+                if let Some(s) = &mut cont {
+                    if s.failed != failed_before && s.failed.as_ref().is_some_and(|f| f.told) {
+                        s.failed.clone_from(&failed_before);
+                    }
+                }
+            }
             let mut err_part = None;
             if let Some(mut s) = o.ret_err {
                 // An error return abandons the callee's Kafka transaction (it is aborted
                 // or never committed); it does not stay open in the caller.
                 s.broker_open = None;
                 if c.propagates_err {
+                    s.cause = None;
                     join_opt(&mut out.ret_err, s);
                 } else {
+                    // The callee failed because an effect failed: the caller's error
+                    // handling right after the call decides whether its path goes on
+                    // failed (MA014).
+                    let s = error_result(s, &failed_before);
                     err_part = Some(s.clone());
                     join_opt(&mut cont, s);
                 }
@@ -1215,4 +1383,16 @@ impl<'c> Interp<'c> {
         };
         out
     }
+}
+
+/// The state of an error return, as the result the caller receives: a failure the
+/// error return carries (an effect that failed in the callee or closure) becomes the
+/// cause of the caller's operation, for the error handling right after it to judge.
+fn error_result(mut s: State, failed_before: &Option<Failure>) -> State {
+    s.cause = if s.failed != *failed_before {
+        std::mem::replace(&mut s.failed, failed_before.clone())
+    } else {
+        None
+    };
+    s
 }

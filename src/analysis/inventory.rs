@@ -792,7 +792,8 @@ fn producer(
 /// The delivery guarantee a consumer provides (SPEC §6, MODEL §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Guarantee {
-    /// Some path records progress before the effect commits (MA001, MA007).
+    /// Some path records progress before the effect commits (MA001, MA007), or
+    /// acknowledges a message whose effect failed (MA014).
     AtMostOnce,
     /// Progress follows the effect: a crash in between redelivers the message.
     AtLeastOnce,
@@ -828,8 +829,10 @@ pub struct Inference {
 const DUPLICATES: &[&str] = &[
     "MA002", "MA003", "MA005", "MA006", "MA009", "MA010", "MA011", "MA012", "MA013",
 ];
-/// Rules whose findings make a consumer at-most-once.
-const LOSES: &[&str] = &["MA001", "MA007"];
+/// Rules whose findings make a consumer at-most-once (MA014: on failure).
+const LOSES: &[&str] = &["MA001", "MA007", "MA014"];
+/// Rules whose findings say a failed message is acknowledged.
+const ACKS_FAILURES: &[&str] = &["MA014"];
 
 /// A dedup record is written, its claim is tested, and it commits with the effect.
 pub fn dedup_gates(c: &Consumer) -> bool {
@@ -888,6 +891,15 @@ pub fn infer(c: &Consumer) -> Inference {
             reasons.push((
                 format!("{} acknowledges independently of processing", a.what),
                 Some(a.loc.clone()),
+            ));
+        }
+        for f in loses.iter().filter(|f| ACKS_FAILURES.contains(&f.code)) {
+            reasons.push((
+                format!(
+                    "on failure, the message is acknowledged anyway ({}:{})",
+                    f.path, f.line
+                ),
+                None,
             ));
         }
         return Inference {

@@ -289,6 +289,17 @@ fn consumer(out: &mut String, c: &Consumer) {
             format!(" ({})", join(&codes))
         };
         item(out, false, q, &format!("No: {}{suffix}.", why.join("; ")));
+    } else if !findings_of(&c.findings, &["MA014"]).is_empty() {
+        item(
+            out,
+            false,
+            q,
+            &format!(
+                "Not only on success: it also runs where the effect failed and its error was only \
+                 handled ({}), so a failed message is lost instead of redelivered.",
+                join(&findings_of(&c.findings, &["MA014"]))
+            ),
+        );
     } else if let Some(o) = &c.offsets_in_tx {
         item(
             out,

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::declare_rule;
 use super::pairs::{call_text, code};
-use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts, PairKind};
+use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts};
 use crate::diagnostic::{Finding, Label};
 use crate::ir::Loc;
 
@@ -79,18 +79,11 @@ declare_rule! {
 /// Turns the ordering facts into findings: one per ack call, at the ack, with
 /// labels for the effect, its transaction and the call sites that reach them.
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    // A consumer commit in a consume-transform-produce path with a transactional
-    // producer is MA010's, not MA001's.
-    let mut ma010: Vec<&Loc> = facts
-        .pairs(PairKind::OffsetsOutsideTx)
-        .map(|p| &p.primary.loc)
-        .collect();
-    ma010.sort();
+    // (A consumer commit in a consume-transform-produce path with a transactional
+    // producer is MA010's: see `super::PRECEDENCE`.)
     let mut by_ack: BTreeMap<&Loc, Vec<&AckBeforeEffect>> = BTreeMap::new();
     for f in &facts.acks {
-        if ma010.binary_search(&&f.ack.loc).is_err() {
-            by_ack.entry(&f.ack.loc).or_default().push(f);
-        }
+        by_ack.entry(&f.ack.loc).or_default().push(f);
     }
     by_ack.into_values().map(finding).collect()
 }

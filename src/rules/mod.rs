@@ -18,6 +18,7 @@ pub mod ma010_offsets_outside_transaction;
 pub mod ma011_non_idempotent_effect;
 pub mod ma012_dedup_retention_window;
 pub mod ma013_discarded_transaction;
+pub mod ma014_ack_on_failure;
 mod pairs;
 
 /// Static description of one rule. `doc` is the rule's full explanation, written as
@@ -78,7 +79,7 @@ pub static MA900: RuleMeta = RuleMeta {
 };
 
 /// Every rule, in code order.
-pub static ALL: [&RuleMeta; 14] = [
+pub static ALL: [&RuleMeta; 15] = [
     &ma001_ack_before_commit::MA001,
     &ma002_fresh_id_per_attempt::MA002,
     &ma003_split_dedup_transaction::MA003,
@@ -92,8 +93,38 @@ pub static ALL: [&RuleMeta; 14] = [
     &ma011_non_idempotent_effect::MA011,
     &ma012_dedup_retention_window::MA012,
     &ma013_discarded_transaction::MA013,
+    &ma014_ack_on_failure::MA014,
     &MA900,
 ];
+
+/// Where two rules report the same primary location, the first of each pair wins and
+/// the second is dropped: one defect, one finding.
+pub const PRECEDENCE: &[(&str, &str)] = &[
+    // Consume-transform-produce with a transactional producer: the consumer's commit
+    // belongs in the Kafka transaction (MA010), whatever it runs before.
+    ("MA010", "MA001"),
+    // An ack on a failure path before the failure record is written: the order is
+    // the defect (MA001); the record, once written, keeps the message.
+    ("MA001", "MA014"),
+];
+
+/// Drops the findings that a finding of a winning rule at the same place replaces.
+fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
+    let at = |f: &crate::diagnostic::Finding, code: &str| {
+        out.iter()
+            .any(|g| g.code == code && g.path == f.path && g.span == f.span)
+    };
+    let keep: Vec<bool> = out
+        .iter()
+        .map(|f| {
+            !PRECEDENCE
+                .iter()
+                .any(|(winner, loser)| f.code == *loser && at(f, winner))
+        })
+        .collect();
+    let mut keep = keep.into_iter();
+    out.retain(|_| keep.next().unwrap_or(true));
+}
 
 /// Runs every implemented rule over one crate's model and facts.
 pub fn check_all(
@@ -112,6 +143,8 @@ pub fn check_all(
     out.extend(ma010_offsets_outside_transaction::check(facts));
     out.extend(ma011_non_idempotent_effect::check(facts));
     out.extend(ma013_discarded_transaction::check(krate));
+    out.extend(ma014_ack_on_failure::check(facts));
+    apply_precedence(&mut out);
     for f in &mut out {
         f.bound_labels();
     }

@@ -94,6 +94,18 @@ pub struct AckBeforeEffect {
     pub entry: String,
 }
 
+/// On some path, `ack` confirms the message after its effect `failed` failed, with
+/// the error handled at `handled` and nothing on the path keeping the message: no
+/// nack, no dead-letter or retry publish, no failure record written.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AckOnFailure {
+    pub ack: EvRef,
+    pub failed: EvRef,
+    pub handled: Option<Loc>,
+    /// The entry function the path starts in.
+    pub entry: String,
+}
+
 /// Which rule-relevant pair a fact records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PairKind {
@@ -132,6 +144,8 @@ pub struct PairFact {
 pub struct Facts {
     pub acks: Vec<AckBeforeEffect>,
     pub pairs: Vec<PairFact>,
+    /// Acks on paths where the message's effect failed (MA014).
+    pub failures: Vec<AckOnFailure>,
     /// Some path applies an effect after receiving a message: the crate's consumers
     /// have side effects (MA007).
     pub handler_effects: bool,

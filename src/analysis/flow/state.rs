@@ -43,6 +43,28 @@ pub(super) struct Pending {
     pub(super) ev: EvRef,
 }
 
+/// An effect that failed on this path, and where its error was handled without
+/// being propagated (MA014).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Failure {
+    pub(super) effect: EvRef,
+    /// Where the error is dropped or matched away; `None` while it is still being
+    /// returned (the error edge of `op?`).
+    pub(super) handled: Option<Loc>,
+    /// The failed effect is a publish (a relay that then deletes the row it read
+    /// loses the row).
+    pub(super) publish: bool,
+    /// It failed for an earlier element of a received batch: the ack of a later
+    /// element is not this failure's (the batch's ack, after the loop, is).
+    pub(super) earlier: bool,
+    /// It failed after a message was received on the path: an offset commit that
+    /// names no message confirms it (a failure at start-up is no message's).
+    pub(super) received: bool,
+    /// The handling gave back a value that tells of the failure (`return false`): a
+    /// caller that reads the result may act on it.
+    pub(super) told: bool,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Floating {
     pub(super) handle: Option<Val>,
@@ -79,6 +101,13 @@ pub(super) struct State {
     pub(super) received_clients: Vec<(usize, u32)>,
     /// Tables whose rows were read on this path (what a relay may publish).
     pub(super) read_tables: Vec<String>,
+    /// The current message's effect failed on this path and the code went on, with
+    /// nothing done yet that keeps the message (MA014).
+    pub(super) failed: Option<Failure>,
+    /// What failed if the operation just run failed (an effect, or a call whose
+    /// error returns come from a failed effect): the error handling right after it
+    /// decides whether the path goes on failed. Every other event clears it.
+    pub(super) cause: Option<Failure>,
 }
 
 /// Adds to `mine` what `other` has that it lacks. The two states of a join mostly
@@ -125,12 +154,23 @@ impl State {
             early_offsets: Vec::new(),
             received_clients: Vec::new(),
             read_tables: Vec::new(),
+            failed: None,
+            cause: None,
         }
     }
 
     /// Forgets what one loop iteration did to its own message, keeping what the
     /// state held when the loop was entered.
-    pub(super) fn carry_to_next_iteration(&mut self, entry: &State) {
+    /// A failure is kept only around a loop over the items of a collection (`each`,
+    /// a batch): the batch's ack after the loop confirms the failed item too, the
+    /// ack of a later item does not (`earlier`). In other loops (a retry loop, a
+    /// consume loop) the next iteration starts over.
+    pub(super) fn carry_to_next_iteration(&mut self, entry: &State, each: bool) {
+        match self.failed.as_mut() {
+            Some(f) if each => f.earlier = true,
+            _ => self.failed.clone_from(&entry.failed),
+        }
+        self.cause = None;
         self.acks.retain(|k, _| entry.acks.contains_key(k));
         self.floating
             .retain(|f| entry.floating.iter().any(|g| g.effect == f.effect));
@@ -195,6 +235,12 @@ impl State {
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
         union(&mut self.read_tables, &other.read_tables);
+        if self.failed.is_none() {
+            self.failed.clone_from(&other.failed);
+        }
+        if self.cause.is_none() {
+            self.cause.clone_from(&other.cause);
+        }
     }
 }
 

@@ -849,13 +849,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             match n {
                 // `op?` puts the operation on the success edge: `[op] | return Err`.
                 Node::Branch(alts) => match alts.as_slice() {
-                    [Node::Seq(ok), Node::Exit(_)] => match ok.as_slice() {
+                    [Node::Seq(ok), Node::Exit(_) | Node::Seq(_)] => match ok.as_slice() {
                         [Node::Event(ev)] => return Some(ev),
                         _ => continue,
                     },
                     _ => continue,
                 },
                 Node::Exit(_) => continue,
+                // The handling of its error, right after it.
+                Node::Event(Event {
+                    kind: EventKind::ErrorIgnored { .. },
+                    ..
+                }) => continue,
                 Node::Event(ev) => return Some(ev),
                 _ => return None,
             }
@@ -954,6 +959,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             ),
             None => facts.tables.iter().any(|t| t == "redis"),
         }
+    }
+
+    /// The error of the operation just lowered is handled at `sp` and the code goes on.
+    fn error_ignored(&self, sp: PmSpan, how: &str, told: bool) -> Node {
+        Node::Event(Event {
+            kind: EventKind::ErrorIgnored { told },
+            loc: self.cx.loc(sp, sp),
+            text: how.to_string(),
+            describe: "error handled".into(),
+        })
     }
 
     fn new_value(&mut self, name: &str, ti: TypeInfo) -> ValueId {
@@ -1283,6 +1298,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn stmt_inner(&mut self, stmt: &Stmt, out: &mut Vec<Node>) {
         match stmt {
             Stmt::Local(local) => {
+                let out_start = out.len();
                 let mut info = Info::default();
                 let mut claim_binding = None;
                 let mut pending_publish = None;
@@ -1319,11 +1335,38 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             _ => {}
                         }
                     }
+                    let fallible = ends_in_fallible(&out[start..]);
                     if let Some((_, diverge)) = &init.diverge {
                         let mut els = Vec::new();
+                        // `let Ok(v) = op else { … }`: the `else` is the failure path.
+                        if fallible && result_pattern(&local.pat) == Some(true) {
+                            els.push(self.error_ignored(
+                                local.pat.span(),
+                                "let Ok(..) = .. else",
+                                false,
+                            ));
+                        }
                         self.expr(diverge, &mut els);
                         out.push(Node::Branch(vec![Node::Seq(vec![]), Node::Seq(els)]));
                     }
+                }
+                // `let _ = op.await;`: the operation's error is dropped.
+                let dropped = match &local.pat {
+                    Pat::Wild(_) => true,
+                    Pat::Ident(pi) => pi.ident.to_string().starts_with('_') && pi.subpat.is_none(),
+                    _ => false,
+                };
+                if dropped
+                    && local.init.as_ref().is_some_and(|i| i.diverge.is_none())
+                    && ends_in_fallible(out)
+                    && out.len() > out_start
+                {
+                    let sp = local
+                        .let_token
+                        .span
+                        .join(local.pat.span())
+                        .unwrap_or(local.let_token.span);
+                    out.push(self.error_ignored(sp, "let _ =", false));
                 }
                 self.bind_pattern(&local.pat, &info);
                 match (pending_call, &local.pat) {
@@ -1348,7 +1391,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ),
                     &local.pat,
                 ) {
-                    if ends_in_call(out) {
+                    if ends_in_fallible(out) {
                         if let Some(v) = self.lookup(&pi.ident.to_string()) {
                             self.last_outcome = Some((v, out.len(), out.as_ptr() as usize));
                         }
@@ -1371,6 +1414,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Stmt::Expr(e, semi) => {
                 let start = out.len();
                 self.expr(e, out);
+                // `op.await;`: a result dropped unread (rustc warns of an unused `Result`).
+                if semi.is_some()
+                    && matches!(strip(e), Expr::Await(_))
+                    && out.len() > start
+                    && ends_in_fallible(out)
+                {
+                    out.push(self.error_ignored(e.span(), "the statement", false));
+                }
                 if semi.is_some() {
                     if let Some((loc, target)) = Self::claim_target_of_statement(e, &out[start..]) {
                         self.unchecked.insert(loc.clone());
@@ -1449,10 +1500,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 );
                 if failed_here {
                     let commit = out.pop().unwrap_or(Node::Seq(vec![]));
-                    out.push(Node::Branch(vec![
-                        Node::Seq(vec![commit]),
-                        Node::Exit(ExitKind::Return { err: Some(true) }),
-                    ]));
+                    // The error edge says what failed (MA014), except for an ack.
+                    let exit = Node::Exit(ExitKind::Return { err: Some(true) });
+                    let err = match &commit {
+                        Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => {
+                            Node::Seq(vec![
+                                Node::Event(Event {
+                                    kind: EventKind::Failed {
+                                        what: Box::new(ev.kind.clone()),
+                                    },
+                                    ..ev.clone()
+                                }),
+                                exit,
+                            ])
+                        }
+                        _ => exit,
+                    };
+                    out.push(Node::Branch(vec![Node::Seq(vec![commit]), err]));
                 } else {
                     out.push(Node::Branch(vec![
                         Node::Seq(vec![]),
@@ -1535,6 +1599,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 };
                 // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
                 let bound = self.bound_outcome(&m.expr, out);
+                // The arms that take every error handle it and go on (MA014): `Err(e)`
+                // (not `Err(e) if …`, nor one error variant), or `_` beside an `Ok` arm.
+                let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
+                    || (bound && ends_in_fallible(out));
+                if fallible && kinds.contains(&Some(true)) {
+                    for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
+                        let takes_all = arm.guard.is_none()
+                            && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
+                        if let (true, Node::Seq(v)) = (takes_all, body) {
+                            v.insert(
+                                0,
+                                self.error_ignored(
+                                    arm.pat.span(),
+                                    "Err(..) =>",
+                                    !hides_failure(&arm.body),
+                                ),
+                            );
+                        }
+                    }
+                }
                 let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
                     && kinds.contains(&Some(true))
                     && kinds.contains(&Some(false))
@@ -1549,7 +1633,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             Some(true) => ok.push(arm),
                             Some(false) => err.push(arm),
                             None => {
-                                ok.push(arm.clone());
+                                // A `_` arm: its failure marker is for the error side.
+                                let mut on_ok = arm.clone();
+                                if let Node::Seq(v) = &mut on_ok {
+                                    if matches!(
+                                        v.first(),
+                                        Some(Node::Event(Event {
+                                            kind: EventKind::ErrorIgnored { .. },
+                                            ..
+                                        }))
+                                    ) {
+                                        v.remove(0);
+                                    }
+                                }
+                                ok.push(on_ok);
                                 err.push(arm);
                             }
                         }
@@ -1893,6 +1990,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 out.push(Node::Loop {
                     body: Box::new(Node::Seq(body)),
                     label,
+                    each: false,
                 });
                 Info::default()
             }
@@ -1946,6 +2044,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 out.push(Node::Loop {
                     body: Box::new(body),
                     label,
+                    each: !matches!(strip(&f.expr), Expr::Range(_)),
                 });
                 Info::default()
             }
@@ -1956,6 +2055,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 out.push(Node::Loop {
                     body: Box::new(Node::Seq(body)),
                     label,
+                    each: false,
                 });
                 Info::default()
             }
@@ -2059,7 +2159,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.scopes.push(HashMap::new());
         let mut cond = Vec::new();
         self.cond(&i.cond, &mut cond);
-        let then = self.block(&i.then_branch);
+        let mut then = self.block(&i.then_branch);
         self.scopes.pop();
         let mut els = Vec::new();
         if let Some((_, e)) = &i.else_branch {
@@ -2071,10 +2171,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => false,
         };
         let outcome = match &*i.cond {
-            Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat),
-            _ => None,
+            Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
+                .filter(|ok| *ok || catch_all_err(&l.pat))
+                .map(|ok| (ok, l.pat.span())),
+            // `if op.await.is_err() { … }`, `if !op.await.is_ok() { … }`.
+            c => outcome_test(c),
         };
-        match outcome {
+        // The failure side of an operation's outcome handles its error and goes on.
+        if let Some((is_ok, sp)) = outcome {
+            if ends_in_fallible(&cond) || (bound && ends_in_fallible(out)) {
+                let told = match (is_ok, &i.else_branch) {
+                    (false, _) => !block_hides_failure(&i.then_branch),
+                    (true, Some((_, e))) => !hides_failure(e),
+                    (true, None) => false,
+                };
+                let marker = self.error_ignored(sp, "if let Err(..)", told);
+                if is_ok { &mut els } else { &mut then }.insert(0, marker);
+            }
+        }
+        match outcome.map(|(ok, _)| ok) {
             Some(is_ok) if ends_in_call(&cond) || bound => {
                 let (ok, err) = if is_ok { (then, els) } else { (els, then) };
                 out.push(Node::ResultBranch {
@@ -2358,6 +2473,89 @@ fn is_call_chain(e: &Expr) -> bool {
         e = strip(&a.base);
     }
     matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+}
+
+/// The nodes end with an operation whose failure MA014 follows: a write, a commit, a
+/// publish, an external call, or a call into the crate (whose error returns say what
+/// failed in it).
+/// Closures with no events after it (`.map_err(|e| …)`, `.and_then(|r|
+/// r.error_for_status())`) leave its result as it is.
+fn ends_in_fallible(nodes: &[Node]) -> bool {
+    let quiet = |n: &Node| matches!(n, Node::Closure { body, .. } if body.events().is_empty());
+    let end = nodes.len() - nodes.iter().rev().take_while(|n| quiet(n)).count();
+    matches!(
+        nodes[..end].last(),
+        Some(Node::Event(Event {
+            kind: EventKind::Write { .. }
+                | EventKind::Commit { .. }
+                | EventKind::Publish { .. }
+                | EventKind::External { .. }
+                | EventKind::Call(_),
+            ..
+        }))
+    )
+}
+
+/// `op.is_err()` (true: the `if` body is the failure side, `false` for the `else`),
+/// `op.is_ok()`, `!op.is_ok()`, over a call chain; with where the test is written.
+fn outcome_test(c: &Expr) -> Option<(bool, PmSpan)> {
+    match strip(c) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+            outcome_test(&u.expr).map(|(ok, sp)| (!ok, sp))
+        }
+        Expr::MethodCall(m) if m.args.is_empty() && is_call_chain(&m.receiver) => {
+            match m.method.to_string().as_str() {
+                "is_ok" => Some((true, m.method.span())),
+                "is_err" => Some((false, m.method.span())),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The value an error-handling arm gives back says nothing of the failure: `()`,
+/// `Ok(())`, a log macro, or the arm leaves (`continue`, `break`, a bare `return`).
+fn hides_failure(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Block(b) => block_hides_failure(&b.block),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        Expr::Call(c) => {
+            matches!(strip(&c.func), Expr::Path(p) if p.path.is_ident("Ok"))
+                && c.args.len() == 1
+                && matches!(strip(&c.args[0]), Expr::Tuple(t) if t.elems.is_empty())
+        }
+        Expr::Return(r) => r.expr.as_deref().is_none_or(hides_failure),
+        Expr::Macro(_) | Expr::Continue(_) | Expr::Break(_) => true,
+        _ => false,
+    }
+}
+
+fn block_hides_failure(b: &syn::Block) -> bool {
+    match b.stmts.last() {
+        Some(Stmt::Expr(e, None)) => hides_failure(e),
+        Some(Stmt::Expr(e, Some(_))) => match strip(e) {
+            Expr::Return(r) => r.expr.as_deref().is_none_or(hides_failure),
+            _ => true,
+        },
+        _ => true,
+    }
+}
+
+/// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`.
+fn catch_all_err(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(ts) => {
+            result_pattern(p) == Some(false)
+                && ts.elems.len() == 1
+                && matches!(
+                    &ts.elems[0],
+                    Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. })
+                )
+        }
+        Pat::Paren(p) => catch_all_err(&p.pat),
+        _ => false,
+    }
 }
 
 /// The nodes end with a call into the crate (whose outcome a `ResultBranch` splits).

@@ -19,7 +19,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.retry_scopes
                 .push((self.next_scope, loc, format!(".{}", mc.method)));
         }
+        let before = out.len();
         let recv = self.expr(&mc.receiver, out);
+        // `op.await.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(|e| …)`: the
+        // operation's error becomes a value and the code goes on (MA014).
+        if out.len() > before
+            && matches!(
+                mc.method.to_string().as_str(),
+                "ok" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
+            )
+            && ends_in_fallible(out)
+        {
+            let how = format!(".{}()", mc.method);
+            out.push(self.error_ignored(mc.method.span(), &how, false));
+        }
         if retried {
             if let Some((_, loc, text)) = self.retry_scopes.pop() {
                 self.retries_seen.push((loc, text));

@@ -1,0 +1,171 @@
+use std::collections::BTreeMap;
+
+use super::declare_rule;
+use super::pairs::{call_text, code, label};
+use crate::analysis::flow::{AckOnFailure, Facts};
+use crate::diagnostic::{Finding, Label};
+use crate::ir::Loc;
+
+declare_rule! {
+    /// ## What it does
+    ///
+    /// Finds a message handler that acknowledges the message (an ack, an offset
+    /// commit or store, an SQS delete, an `XACK`) on a path where the message's
+    /// effect failed and the error was handled without being propagated:
+    ///
+    /// - `if let Err(e) = handle(&msg).await { error!(..) }` before the ack;
+    /// - a `match` whose `Err(e)` (or `_`) arm logs, with the ack in the arm or after
+    ///   the `match`, shared with the success path;
+    /// - `let _ = op.await;`, `op.await;`, `.ok()`, `.unwrap_or_default()`,
+    ///   `.unwrap_or(..)`, `.unwrap_or_else(..)`, `let Ok(v) = op else { .. }`,
+    ///   `if op.await.is_err() { .. }`;
+    /// - a helper that catches its effect's error, logs it and returns `Ok(())`.
+    ///
+    /// The effect is a database write or commit, a publish, or an external call
+    /// (HTTP, e-mail, payment), written in the handler or reached through the
+    /// crate's functions: a helper returning a `Result` is judged by which of its
+    /// error returns come from a failed effect (`query.execute(..).await?`).
+    /// An outbox relay that ignores a publish's failure and then deletes the row it
+    /// read is the same defect: the row is its progress record.
+    ///
+    /// ## Why is this bad?
+    ///
+    /// At-least-once delivery rests on retry: a message whose effect failed must come
+    /// back. Acknowledging it anyway turns the guarantee into at-most-once for exactly
+    /// the messages that needed a retry: the effect never happens and the message is
+    /// not redelivered, so it is **lost**. No error reaches a dashboard but the log
+    /// line.
+    ///
+    /// Boundary broken: retry on failure.
+    ///
+    /// ## Example
+    ///
+    /// ```rust
+    /// while let Some(msg) = stream.next().await {
+    ///     let msg = msg?;
+    ///     if let Err(e) = store_order(&pool, &msg).await {
+    ///         tracing::error!("could not store the order: {e}");
+    ///     }
+    ///     consumer.commit_message(&msg, CommitMode::Async)?;
+    /// }
+    /// ```
+    ///
+    /// Use instead:
+    ///
+    /// ```rust
+    /// while let Some(msg) = stream.next().await {
+    ///     let msg = msg?;
+    ///     if let Err(e) = store_order(&pool, &msg).await {
+    ///         tracing::error!("could not store the order: {e}");
+    ///         // keep it: send it to a dead-letter topic (then commit), or stop and
+    ///         // let the group redeliver it
+    ///         dead_letter.send(FutureRecord::to("orders.dlq").payload(msg.payload().unwrap_or_default()).key(""), Timeout::Never).await.map_err(|(e, _)| e)?;
+    ///     }
+    ///     consumer.commit_message(&msg, CommitMode::Async)?;
+    /// }
+    /// ```
+    ///
+    /// ## Not reported
+    ///
+    /// - A failure path that keeps the message before the ack: a publish (to a
+    ///   dead-letter, retry or parking topic or queue; a delayed re-publish), a write
+    ///   (a failure record, a `retry_at` row), a nack or reject (lapin
+    ///   `basic_nack`/`basic_reject`, JetStream `AckKind::Nak`, pulsar `nack`, SQS
+    ///   `change_message_visibility`).
+    /// - A failure path that never acks: the error is returned or `?`-ed, the loop
+    ///   `break`s or `continue`s past the ack, the code panics (`.unwrap()`,
+    ///   `.expect(..)`).
+    /// - A message skipped because it does not decode or validate (a poison message,
+    ///   before any effect): only effects' failures count.
+    /// - An `Err` arm for one error variant or with a guard (`Err(e) if
+    ///   is_unique_violation(&e)`): a duplicate acked on purpose.
+    /// - A failed dedup-record write and a failed Redis `SET` (a cache, a lock): not
+    ///   the message's effect.
+    /// - A retry loop that retries the effect until it succeeds: the ack follows the
+    ///   success. (A loop that gives up after a few attempts and acks is reported.)
+    pub static MA014 = {
+        code: "MA014",
+        name: "ack-on-failure",
+        severity: Warning,
+        summary: "A handler acks the message on a path where its effect failed and nothing keeps the message.",
+        boundary: "retry on failure",
+    };
+}
+
+/// One finding per ack, at the ack, labelled with the failed effect, where its error
+/// was handled and the calls that reach them.
+pub fn check(facts: &Facts) -> Vec<Finding> {
+    let mut by_ack: BTreeMap<&Loc, Vec<&AckOnFailure>> = BTreeMap::new();
+    for f in &facts.failures {
+        by_ack.entry(&f.ack.loc).or_default().push(f);
+    }
+    by_ack.into_values().map(finding).collect()
+}
+
+fn finding(mut facts: Vec<&AckOnFailure>) -> Finding {
+    // The fact seen from the closest entry explains best.
+    facts.sort_by_key(|f| (f.ack.via.len() + f.failed.via.len(), (*f).clone()));
+    let first = facts[0];
+    let ack = &first.ack;
+    let what = if ack.describe.is_empty() {
+        "message acked"
+    } else {
+        ack.describe.as_str()
+    };
+    let ack_call = code(&ack.text);
+    let failed_call = code(&call_text(&first.failed));
+    let message = format!(
+        "{what} by {ack_call} on the path where {failed_call} failed: the error is handled \
+         without keeping the message (no nack, retry or dead-letter publish)"
+    );
+    let window = format!(
+        "when {failed_call} fails, the message is acknowledged anyway: the {} never happens \
+         and the message is not redelivered (lost)",
+        first.failed.describe
+    );
+    let help = "on failure, do not acknowledge: return the error (the message is redelivered), \
+                nack or reject it with requeue, or publish it to a dead-letter or retry topic \
+                before the ack"
+        .to_string();
+    let mut labels: Vec<Label> = Vec::new();
+    let mut push = |l: Label| {
+        if !labels.iter().any(|x| x.path == l.path && x.span == l.span) {
+            labels.push(l);
+        }
+    };
+    let depth = first.ack.via.len() + first.failed.via.len();
+    for f in &facts {
+        push(label(
+            &f.failed.loc,
+            format!("the {} can fail here", f.failed.describe),
+        ));
+        if let Some(h) = &f.handled {
+            push(label(h, "its error is handled here and the code goes on"));
+        }
+        if f.ack.via.len() + f.failed.via.len() != depth {
+            continue;
+        }
+        for site in &f.ack.via {
+            push(label(
+                site,
+                format!("the ack is reached through this call in `{}`", f.entry),
+            ));
+        }
+        for site in &f.failed.via {
+            push(label(site, "the failing effect runs inside this call"));
+        }
+    }
+    labels.sort();
+    Finding {
+        code: MA014.code,
+        name: MA014.name,
+        severity: MA014.default_severity,
+        path: ack.loc.path.to_string(),
+        span: ack.loc.span,
+        message,
+        boundary: MA014.boundary.to_string(),
+        window,
+        labels,
+        help,
+    }
+}
