@@ -551,6 +551,10 @@ pub struct Function {
     pub ack_settings: Vec<AckSetting>,
     /// Retry scopes (retry loops, closures handed to a retry API), with their text.
     pub retries: Vec<(Loc, String)>,
+    /// A function of a dependency analyzed with the crate (SPEC §3): calls are
+    /// followed into it, but it is no entry of this crate's analysis (its own
+    /// crate's analysis starts there).
+    pub dependency: bool,
 }
 
 /// A crate: its functions, for cross-function analysis.

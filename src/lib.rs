@@ -100,6 +100,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         pool: &pool,
         prefilter: !options.no_prefilter,
         progress: options.progress,
+        deps: &discovery.crate_deps,
     });
 
     let mut report = Report::default();

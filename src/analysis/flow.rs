@@ -128,7 +128,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let mut received_clients = BTreeSet::new();
     let mut effect_clients = BTreeSet::new();
     for (i, f) in krate.functions.iter().enumerate() {
-        if !reach[i] {
+        if !reach[i] || f.dependency {
             continue;
         }
         let mut an = Interp {

@@ -10,7 +10,7 @@ pub mod inventory;
 pub mod lazy;
 pub mod resolve;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -34,6 +34,8 @@ pub struct AnalysisInput<'a> {
     pub prefilter: bool,
     /// Shows a progress bar (crates and YAML files analyzed) on stderr.
     pub progress: bool,
+    /// Each crate's dependencies inside the tree: (import name, crate key).
+    pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
 }
 
 /// Threads per core the pool may have at most: more only costs time (each thread has
@@ -213,6 +215,14 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .expect("prefilter patterns are valid")
 }
 
+/// How much dependency code a crate is analyzed with (SPEC §3): its dependencies'
+/// files that name an API, up to this multiple of its own size plus
+/// [`LINK_BUDGET_BYTES`]; a dependency past the budget is left unlinked (calls into
+/// it are calls into another crate). Each crate re-reads its dependencies, so this
+/// bounds the cost of a workspace to about twice its own.
+pub const LINK_BUDGET_RATIO: usize = 1;
+pub const LINK_BUDGET_BYTES: usize = 256 * 1024;
+
 /// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
 type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
 
@@ -252,7 +262,77 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
     unique_tables.sort();
     unique_tables.dedup();
-    let filter = input.prefilter.then(|| prefilter(input.apis));
+    // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
+    // join its own, below the names it imports them by, so that calls into them are
+    // followed like calls within the crate.
+    // API knowledge wins over bodies (SPEC §2): a dependency that is a library the
+    // API packs describe (a client library's examples use it) is not linked.
+    let libraries: BTreeSet<&str> = input
+        .apis
+        .types
+        .values()
+        .flatten()
+        .flat_map(|t| t.crates.iter().map(String::as_str))
+        .collect();
+    // A dependency none of whose files names an API holds no delivery event: calls
+    // into it are left unresolved, as calls into another crate are (cheaper on big
+    // workspaces; the same with or without the prefilter).
+    let api_filter = prefilter(input.apis);
+    let relevant: BTreeSet<&str> = crates
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| api_filter.is_match(&f.text)))
+        .map(|(k, _)| *k)
+        .collect();
+    let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
+    let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
+    let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
+        .iter()
+        .map(|(key, own)| {
+            own_files.insert(key, own.len());
+            let mut files = own.clone();
+            let mut unit_roots = rust::Roots::new();
+            let mut queue = std::collections::VecDeque::from([*key]);
+            let mut seen = BTreeSet::from([*key]);
+            // Every crate that uses a dependency parses it again: a budget bounds
+            // that work (a vendored client many times the crate's size is left
+            // unlinked, as a crate outside the tree is).
+            let own_bytes: usize = own.iter().map(|f| f.text.len()).sum();
+            let mut budget = own_bytes.saturating_mul(LINK_BUDGET_RATIO) + LINK_BUDGET_BYTES;
+            while let Some(k) = queue.pop_front() {
+                let deps = input.deps.get(k).into_iter().flatten();
+                let linked = deps.filter(|(i, d)| {
+                    !libraries.contains(i.as_str()) && relevant.contains(d.as_str())
+                });
+                for (import, dep) in linked {
+                    let Some((dep, dep_files)) = crates.get_key_value(dep.as_str()) else {
+                        continue;
+                    };
+                    if seen.insert(dep) {
+                        // Only its files that name an API: the others hold no
+                        // delivery event (calls into them stay unresolved).
+                        let named: Vec<&SourceFile> = dep_files
+                            .iter()
+                            .copied()
+                            .filter(|f| api_filter.is_match(&f.text))
+                            .collect();
+                        let bytes: usize = named.iter().map(|f| f.text.len()).sum();
+                        if bytes > budget {
+                            continue;
+                        }
+                        budget -= bytes;
+                        files.extend(named);
+                        unit_roots.insert(dep.to_string(), vec![import.clone()]);
+                        queue.push_back(dep);
+                    }
+                }
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            roots.insert(key, unit_roots);
+            (*key, files)
+        })
+        .collect();
+    let no_roots = rust::Roots::new();
+    let filter = input.prefilter.then_some(api_filter);
     let lexicon = input
         .prefilter
         .then(|| lazy::Lexicon::new(input.apis, COMMON));
@@ -271,9 +351,14 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                     cpu::timed(cpu::Phase::Lexical, || rust::without_test_modules(files))
                 };
                 let test_files = n - files.len();
+                // A dependency's files are parsed only as far as the crate's own code
+                // needs them (its own crate's analysis seeds from them).
                 let named = filter.as_ref().map(|filter| {
                     cpu::timed(cpu::Phase::Lexical, || {
-                        files.iter().map(|f| filter.is_match(&f.text)).collect()
+                        files
+                            .iter()
+                            .map(|f| f.crate_key == key && filter.is_match(&f.text))
+                            .collect()
                     })
                 });
                 ((key, files, named), test_files)
@@ -289,7 +374,8 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .as_ref()
             .is_some_and(|n: &Vec<bool>| !n.contains(&true))
         {
-            *out.skipped.entry("no_relevant_tokens".into()).or_default() += files.len();
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() +=
+                own_files.get(key).copied().unwrap_or(files.len());
             continue;
         }
         work.push((key, files, named));
@@ -310,6 +396,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                             apis: input.apis,
                             included: &included,
                             include_tests: input.include_tests,
+                            roots: roots.get(key).unwrap_or(&no_roots),
                         },
                         named
                             .as_deref()
@@ -364,6 +451,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
         }
     }
+    // A dependency's defect is found by its own crate's analysis and again from each
+    // crate that uses it: one finding (SPEC §2, unique by code and primary span),
+    // with the labels of all.
+    dedup_findings(&mut out.findings);
     let mut config_clients = Vec::new();
     let mut windows = Vec::new();
     let mut stages = Vec::new();
@@ -400,6 +491,37 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             &config_clients,
         ));
     out
+}
+
+/// Merges the findings with one code and primary span into the first, with the
+/// labels of all (bounded again).
+fn dedup_findings(findings: &mut Vec<Finding>) {
+    let mut first: BTreeMap<(&'static str, String, crate::diagnostic::Span), usize> =
+        BTreeMap::new();
+    let mut keep = Vec::with_capacity(findings.len());
+    for f in std::mem::take(findings) {
+        match first.get(&(f.code, f.path.clone(), f.span)) {
+            Some(&i) => {
+                let into: &mut Finding = &mut keep[i];
+                for l in f.labels {
+                    if !into
+                        .labels
+                        .iter()
+                        .any(|x| x.path == l.path && x.span == l.span)
+                    {
+                        into.labels.push(l);
+                    }
+                }
+                into.labels.sort();
+                into.bound_labels();
+            }
+            None => {
+                first.insert((f.code, f.path.clone(), f.span), keep.len());
+                keep.push(f);
+            }
+        }
+    }
+    *findings = keep;
 }
 
 /// A progress bar on stderr, or a hidden one: drawn at most a few times a second.
@@ -453,7 +575,16 @@ fn analyze_crate(
     prefilter: Option<Prefilter>,
 ) -> CrateResult {
     let apis = inputs.apis;
-    let (lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
+    let (mut lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
+    // The crate's own files; the others are its dependencies' (SPEC §3): their
+    // functions are followed into but are not entries here, and what they define
+    // (consumers, clients, errors, counts) is their own crate's to report.
+    let own: std::collections::HashSet<&str> = files
+        .iter()
+        .filter(|f| f.crate_key == key)
+        .map(|f| f.path.as_str())
+        .collect();
+    let linked = own.len() < files.len();
     // Clients and retention link within the package (an example or a binary is a crate
     // of its own, but configured beside the package's library).
     let package = files
@@ -476,6 +607,11 @@ fn analyze_crate(
             eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
         }
     }
+    if linked {
+        for f in &mut lowered.krate.functions {
+            f.dependency = !own.contains(&*f.loc.path);
+        }
+    }
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),
@@ -493,10 +629,31 @@ fn analyze_crate(
         });
         (findings, inventory)
     });
+    let mut inventory = inventory;
+    let mut errors = lowered.errors;
+    let mut analyzed = lowered.analyzed;
+    let mut unparsed_files = unparsed.files;
+    if linked {
+        let is_own = |l: &Option<crate::ir::Loc>| l.as_ref().is_none_or(|l| own.contains(&*l.path));
+        inventory.consumers.retain(|c| is_own(&c.loc));
+        inventory.producers.retain(|p| is_own(&p.loc));
+        let before = errors.len();
+        errors.retain(|e| own.contains(e.path.as_str()));
+        let dep_files = files.len() - own.len();
+        let dep_lowered = lowered
+            .lowered
+            .iter()
+            .filter(|p| !own.contains(p.as_str()))
+            .count();
+        analyzed = analyzed.saturating_sub(dep_lowered);
+        unparsed_files = unparsed_files
+            .saturating_sub(dep_files.saturating_sub(dep_lowered + (before - errors.len())));
+    }
     let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
         .functions
         .iter()
+        .filter(|f| !f.dependency)
         .flat_map(|f| f.kafka_clients.iter().cloned())
         .map(|c| (package.clone(), c))
         .collect();
@@ -505,6 +662,7 @@ fn analyze_crate(
         .krate
         .functions
         .iter()
+        .filter(|f| !f.dependency)
         .flat_map(|f| f.kafka_sent_topics.iter().cloned())
         .collect();
     attribute_sent_topics(&mut clients, &sent);
@@ -514,10 +672,10 @@ fn analyze_crate(
         findings,
         inventory,
         clients,
-        errors: lowered.errors,
-        analyzed: lowered.analyzed,
+        errors,
+        analyzed,
         skipped_tests: lowered.skipped_tests,
-        unparsed: unparsed.files,
+        unparsed: unparsed_files,
         unparsed_bodies: unparsed.bodies.len(),
     }
 }

@@ -168,6 +168,97 @@ impl Resolver {
         }))
     }
 
+    /// The name the code imports the library of the package in `dir` by: its
+    /// `[lib] name`, else the package's name with `-` written `_`.
+    pub fn lib_name(&mut self, dir: &Path) -> Option<String> {
+        let table = self.table(dir)?;
+        let declared = table
+            .get("lib")
+            .and_then(toml::Value::as_table)
+            .and_then(|l| l.get("name"))
+            .and_then(toml::Value::as_str)
+            .map(str::to_string);
+        let package = table.get("package")?.as_table()?.get("name")?.as_str()?;
+        Some(declared.unwrap_or_else(|| package.replace('-', "_")))
+    }
+
+    /// The path dependencies the manifest in `dir` names (`[dependencies]`,
+    /// `[build-dependencies]`, the same tables under `[target.*]`, and
+    /// `[dev-dependencies]` with `dev`): the name the code imports each by (the
+    /// key when it renames the package: `store = { package = "order-store", path
+    /// = ".." }`; else the dependency's library name), and its directory as written
+    /// (relative paths joined to `dir`). `dep.workspace = true` takes the entry of
+    /// the workspace's `[workspace.dependencies]`, its path relative to the
+    /// workspace root. Dependencies from a registry or git have no path: left out.
+    pub fn path_dependencies(&mut self, dir: &Path, dev: bool) -> Vec<(String, PathBuf)> {
+        let Some(table) = self.table(dir) else {
+            return Vec::new();
+        };
+        let mut kinds = vec!["dependencies", "build-dependencies"];
+        if dev {
+            kinds.push("dev-dependencies");
+        }
+        let mut sections: Vec<&toml::Table> = kinds
+            .iter()
+            .filter_map(|k| table.get(*k).and_then(toml::Value::as_table))
+            .collect();
+        if let Some(targets) = table.get("target").and_then(toml::Value::as_table) {
+            for t in targets.values().filter_map(toml::Value::as_table) {
+                sections.extend(
+                    kinds
+                        .iter()
+                        .filter_map(|k| t.get(*k).and_then(toml::Value::as_table)),
+                );
+            }
+        }
+        let mut out = Vec::new();
+        for (key, spec) in sections.into_iter().flatten() {
+            let Some(spec) = spec.as_table() else {
+                continue;
+            };
+            let inherited = spec.get("workspace").and_then(toml::Value::as_bool) == Some(true);
+            let (base, entry) = if inherited {
+                match self.workspace_dependency(dir, key) {
+                    Some(found) => found,
+                    None => continue,
+                }
+            } else {
+                (dir.to_path_buf(), spec.clone())
+            };
+            let Some(path) = entry.get("path").and_then(toml::Value::as_str) else {
+                continue;
+            };
+            let dep_dir = base.join(path);
+            let renamed = entry.contains_key("package") || spec.contains_key("package");
+            let import = if renamed {
+                key.replace('-', "_")
+            } else {
+                self.lib_name(&dep_dir)
+                    .unwrap_or_else(|| key.replace('-', "_"))
+            };
+            out.push((import, dep_dir));
+        }
+        out
+    }
+
+    /// The `[workspace.dependencies]` entry `name` of the nearest workspace above
+    /// `dir`, with the workspace root its path is relative to.
+    fn workspace_dependency(&mut self, dir: &Path, name: &str) -> Option<(PathBuf, toml::Table)> {
+        for d in dir.ancestors() {
+            if !Self::has_manifest(d) {
+                continue;
+            }
+            let Some(table) = self.table(d) else {
+                continue;
+            };
+            if let Some(ws) = table.get("workspace").and_then(toml::Value::as_table) {
+                let entry = ws.get("dependencies")?.as_table()?.get(name)?;
+                return entry.as_table().map(|t| (d.to_path_buf(), t.clone()));
+            }
+        }
+        None
+    }
+
     /// `[workspace.package]` of the nearest manifest above `dir` that has a
     /// `[workspace]` table (the package's own manifest included).
     fn workspace_package(&mut self, dir: &Path) -> Option<toml::Table> {
@@ -293,6 +384,59 @@ mod tests {
         let p = root.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, content).unwrap();
+    }
+
+    /// Path dependencies as Cargo reads them: plain, renamed, inherited from
+    /// `[workspace.dependencies]`, target-specific; registry ones left out; the
+    /// import name from `[lib] name` or the package name.
+    #[test]
+    fn path_dependencies_follow_cargo() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        write(
+            &root,
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"app\", \"db\", \"order-store\"]\n\
+             [workspace.dependencies]\ndb = { path = \"db\" }\n",
+        );
+        write(
+            &root,
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\n[dependencies]\ndb.workspace = true\n\
+             store = { package = \"order-store\", path = \"../order-store\" }\n\
+             serde = \"1\"\n[target.'cfg(unix)'.dependencies]\nunixy = { path = \"../unixy\" }\n\
+             [dev-dependencies]\ntesty = { path = \"../testy\" }\n",
+        );
+        write(
+            &root,
+            "db/Cargo.toml",
+            "[package]\nname = \"db\"\n[lib]\nname = \"db_core\"\n",
+        );
+        write(
+            &root,
+            "order-store/Cargo.toml",
+            "[package]\nname = \"order-store\"\n",
+        );
+        write(&root, "unixy/Cargo.toml", "[package]\nname = \"unix-y\"\n");
+        let mut r = Resolver::default();
+        let deps = r.path_dependencies(&root.join("app"), false);
+        let names: Vec<(&str, PathBuf)> = deps
+            .iter()
+            .map(|(n, d)| (n.as_str(), fs::canonicalize(d).unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("db_core", root.join("db")),
+                ("store", root.join("order-store")),
+                ("unix_y", root.join("unixy")),
+            ]
+        );
+        assert_eq!(r.path_dependencies(&root.join("app"), true).len(), 4);
+        assert_eq!(
+            r.lib_name(&root.join("order-store")).as_deref(),
+            Some("order_store")
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! Every path here is canonical, so that a directory reached from two PATH
 //! arguments has the same rules, whatever the order of the arguments.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -80,6 +80,8 @@ pub(super) struct Rules {
     pub errors: Vec<RuleError>,
     /// Cargo target directories not walked (canonical).
     pub skipped_targets: BTreeSet<PathBuf>,
+    /// Package key (display path) -> the package's directory (canonical).
+    pub package_dirs: BTreeMap<String, PathBuf>,
 }
 
 impl Rules {
@@ -106,6 +108,7 @@ impl Rules {
             budget: IGNORE_TOTAL_MAX_BYTES,
             errors: Vec::new(),
             skipped_targets: BTreeSet::new(),
+            package_dirs: BTreeMap::new(),
         }
     }
 

@@ -583,6 +583,7 @@ fn lower_fn(
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
         retries: l.retries_seen,
+        dependency: false,
     }
 }
 
@@ -1357,7 +1358,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => false,
                 };
                 if dropped
-                    && local.init.as_ref().is_some_and(|i| i.diverge.is_none())
+                    && local
+                        .init
+                        .as_ref()
+                        .is_some_and(|i| i.diverge.is_none() && !panics_or_propagates(&i.expr))
                     && ends_in_fallible(out)
                     && out.len() > out_start
                 {
@@ -1417,6 +1421,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 // `op.await;`: a result dropped unread (rustc warns of an unused `Result`).
                 if semi.is_some()
                     && matches!(strip(e), Expr::Await(_))
+                    && !panics_or_propagates(e)
                     && out.len() > start
                     && ends_in_fallible(out)
                 {
@@ -2542,18 +2547,39 @@ fn block_hides_failure(b: &syn::Block) -> bool {
     }
 }
 
-/// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`.
+/// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`, `Err((e, _))`
+/// (rdkafka's `send` fails with the error and the message).
 fn catch_all_err(p: &Pat) -> bool {
+    fn irrefutable(p: &Pat) -> bool {
+        match p {
+            Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. }) => true,
+            Pat::Tuple(t) => t.elems.iter().all(irrefutable),
+            Pat::Paren(p) => irrefutable(&p.pat),
+            Pat::Type(t) => irrefutable(&t.pat),
+            _ => false,
+        }
+    }
     match p {
         Pat::TupleStruct(ts) => {
-            result_pattern(p) == Some(false)
-                && ts.elems.len() == 1
-                && matches!(
-                    &ts.elems[0],
-                    Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. })
-                )
+            result_pattern(p) == Some(false) && ts.elems.len() == 1 && irrefutable(&ts.elems[0])
         }
         Pat::Paren(p) => catch_all_err(&p.pat),
+        _ => false,
+    }
+}
+
+/// The statement's error handling ends in a panic or a propagation, whatever comes
+/// between (`let _ = op.await.map_err(log).unwrap();`, `op.await.context(..)?`).
+fn panics_or_propagates(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Try(_) => true,
+        Expr::Await(a) => panics_or_propagates(&a.base),
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "unwrap" | "expect" | "unwrap_err" | "expect_err" => true,
+            "map_err" | "inspect_err" | "context" | "with_context" | "map" | "inspect"
+            | "and_then" => panics_or_propagates(&m.receiver),
+            _ => false,
+        },
         _ => false,
     }
 }

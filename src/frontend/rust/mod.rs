@@ -80,6 +80,8 @@ pub struct CrateOutput {
     pub krate: Crate,
     pub errors: Vec<InputError>,
     pub analyzed: usize,
+    /// The files lowered (their models are in `krate`).
+    pub lowered: Vec<String>,
     pub skipped_tests: usize,
     /// Dedup retention, topic retention and subscriptions (MA012).
     pub retention: crate::ir::RetentionFacts,
@@ -117,6 +119,20 @@ pub struct Inputs<'a> {
     pub apis: &'a Apis,
     pub included: &'a text::Included<'a>,
     pub include_tests: bool,
+    /// The dependencies analyzed with the crate (SPEC §3): crate key -> the module
+    /// path its files sit below (the name the crate imports it by).
+    pub roots: &'a Roots,
+}
+
+/// Crate key of a dependency -> the module path its items are reached by.
+pub type Roots = HashMap<String, Vec<String>>;
+
+/// Module path of a file of an analysis unit: a dependency's files sit below the
+/// name the unit imports it by (`store::orders` for `store`'s `src/orders.rs`).
+pub(crate) fn file_module(roots: &Roots, f: &SourceFile) -> Vec<String> {
+    let mut m = roots.get(&f.crate_key).cloned().unwrap_or_default();
+    m.extend(module_path(&f.crate_key, &f.path));
+    m
 }
 
 /// Parses and lowers the Rust files of one crate, on this thread.
@@ -127,10 +143,12 @@ pub fn lower_crate(
     include_tests: bool,
 ) -> CrateOutput {
     let included = text::Included::default();
+    let roots = Roots::new();
     let inputs = Inputs {
         apis,
         included: &included,
         include_tests,
+        roots: &roots,
     };
     with_front_end(key, inputs, 1, |fe| {
         fe.add(files);
@@ -159,7 +177,7 @@ pub fn with_front_end<'a, R>(
             let spawned = std::thread::Builder::new()
                 .stack_size(crate::analysis::STACK_SIZE)
                 .spawn_scoped(scope, move || {
-                    let mut shard = Shard::new(key, inputs);
+                    let mut shard = Shard::new(inputs);
                     for cmd in cmd_rx {
                         if reply_tx.send(shard.run(cmd)).is_err() {
                             break;
@@ -176,10 +194,11 @@ pub fn with_front_end<'a, R>(
             }
         }
         let mut fe = CrateFrontEnd {
-            local: Shard::new(key, inputs),
+            local: Shard::new(inputs),
             local_bytes: 0,
             workers,
             include_tests: inputs.include_tests,
+            roots: inputs.roots,
             key,
             unparsed: Default::default(),
             models: BTreeMap::new(),
@@ -204,6 +223,7 @@ pub struct CrateFrontEnd<'a> {
     local_bytes: usize,
     workers: Vec<Worker<'a>>,
     include_tests: bool,
+    roots: &'a Roots,
     key: &'a str,
     /// Items of the files not parsed (from a lexical scan), by path: a value of a
     /// type declared there is of a crate type, and a call of a function declared
@@ -298,7 +318,7 @@ impl<'a> CrateFrontEnd<'a> {
     /// Declares the items of a file that is not parsed (yet), from its lexical scan.
     pub fn declare_unparsed(&mut self, file: &SourceFile, scan: &scan::FileScan) {
         let keep = |test: bool| self.include_tests || !test;
-        let module = module_path(self.key, &file.path);
+        let module = file_module(self.roots, file);
         let u = Unparsed {
             types: scan
                 .types
@@ -673,6 +693,7 @@ impl<'a> CrateFrontEnd<'a> {
             krate,
             errors,
             analyzed,
+            lowered: self.models.keys().cloned().collect(),
             skipped_tests,
             retention: Default::default(),
             index,
@@ -814,11 +835,11 @@ fn put_body(
 
 /// The files of a crate one thread parsed, and what each phase makes of them.
 struct Shard<'a> {
-    key: &'a str,
     apis: &'a Apis,
     /// The texts `include_str!` may name.
     included: &'a text::Included<'a>,
     include_tests: bool,
+    roots: &'a Roots,
     parsed: Vec<Parsed<'a>>,
     errors: Vec<InputError>,
     /// Internal failures, by file: the file's part of a phase is left out, the
@@ -830,12 +851,12 @@ struct Shard<'a> {
 }
 
 impl<'a> Shard<'a> {
-    fn new(key: &'a str, inputs: Inputs<'a>) -> Self {
+    fn new(inputs: Inputs<'a>) -> Self {
         Shard {
-            key,
             apis: inputs.apis,
             included: inputs.included,
             include_tests: inputs.include_tests,
+            roots: inputs.roots,
             parsed: Vec::new(),
             errors: Vec::new(),
             internal: Default::default(),
@@ -984,7 +1005,7 @@ impl<'a> Shard<'a> {
                 let mut uses = UseMap::new();
                 collect_uses(&ast.items, self.include_tests, &mut uses);
                 Ok(Parsed {
-                    module: module_path(self.key, &f.path),
+                    module: file_module(self.roots, f),
                     file: f,
                     lines: crate::frontend::LineIndex::new(&f.text),
                     ast,
