@@ -946,14 +946,7 @@ impl<'c> Interp<'c> {
                 // A business write can fail (a dedup record's failure is not the
                 // effect's; a Redis `SET` is a cache or a lock).
                 if !dedup && sql.kind == crate::ir::SqlKind::Write && sql.verb != "SET" {
-                    new_cause = Some(Failure {
-                        effect: ev.clone(),
-                        handled: None,
-                        publish: false,
-                        earlier: false,
-                        received: st.received,
-                        told: false,
-                    });
+                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
                 }
                 let nonidem = !outbox
                     && !dedup
@@ -1016,14 +1009,7 @@ impl<'c> Interp<'c> {
                     .get(&t)
                     .is_some_and(|x| x.open && !x.writes.is_empty())
                 {
-                    new_cause = Some(Failure {
-                        effect: ev.clone(),
-                        handled: None,
-                        publish: false,
-                        earlier: false,
-                        received: st.received,
-                        told: false,
-                    });
+                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
                 }
                 self.commit(&mut st, t, ev);
             }
@@ -1050,14 +1036,7 @@ impl<'c> Interp<'c> {
                 // A dead-letter, retry or failure publish keeps the failed message.
                 st.failed = None;
                 if !*capped {
-                    new_cause = Some(Failure {
-                        effect: ev.clone(),
-                        handled: None,
-                        publish: true,
-                        earlier: false,
-                        received: st.received,
-                        told: false,
-                    });
+                    new_cause = Some(Failure::of(ev.clone(), true, st.received));
                 }
                 if *non_idempotent && st.broker_open.is_none() {
                     st.nonidem.push(ev.clone());
@@ -1095,14 +1074,7 @@ impl<'c> Interp<'c> {
             EventKind::External { non_idempotent, .. } => {
                 let ev = self.evref(e);
                 self.split = None;
-                new_cause = Some(Failure {
-                    effect: ev.clone(),
-                    handled: None,
-                    publish: false,
-                    earlier: false,
-                    received: st.received,
-                    told: false,
-                });
+                new_cause = Some(Failure::of(ev.clone(), false, st.received));
                 if *non_idempotent && st.broker_open.is_none() {
                     st.nonidem.push(ev.clone());
                 }
@@ -1163,14 +1135,11 @@ impl<'c> Interp<'c> {
                     kind: (**what).clone(),
                     ..e.clone()
                 };
-                st.failed = Some(Failure {
-                    effect: self.evref(&failed),
-                    handled: None,
-                    publish: matches!(**what, EventKind::Publish { .. }),
-                    earlier: false,
-                    received: st.received,
-                    told: false,
-                });
+                st.failed = Some(Failure::of(
+                    self.evref(&failed),
+                    matches!(**what, EventKind::Publish { .. }),
+                    st.received,
+                ));
             }
             EventKind::ErrorIgnored { told } => {
                 if let Some(mut c) = cause {

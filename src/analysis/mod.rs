@@ -262,6 +262,31 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
     unique_tables.sort();
     unique_tables.dedup();
+    let pool = input.pool;
+    // Test modules declared out of line are test code like inline ones: left out of
+    // each crate before crates are composed with their dependencies.
+    let include_tests = input.include_tests;
+    let filtered: Vec<(&str, Vec<&SourceFile>, usize)> = pool.install(|| {
+        crates
+            .into_par_iter()
+            .map(|(key, files)| {
+                let n = files.len();
+                let files = if include_tests {
+                    files
+                } else {
+                    cpu::timed(cpu::Phase::Lexical, || rust::without_test_modules(files))
+                };
+                let tests = n - files.len();
+                (key, files, tests)
+            })
+            .collect()
+    });
+    let test_files: usize = filtered.iter().map(|(_, _, n)| n).sum();
+    if test_files > 0 {
+        *out.skipped.entry("test_code_items".into()).or_default() += test_files;
+    }
+    let crates: BTreeMap<&str, Vec<&SourceFile>> =
+        filtered.into_iter().map(|(k, f, _)| (k, f)).collect();
     // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
     // join its own, below the names it imports them by, so that calls into them are
     // followed like calls within the crate.
@@ -336,21 +361,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let lexicon = input
         .prefilter
         .then(|| lazy::Lexicon::new(input.apis, COMMON));
-    let pool = input.pool;
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
-    let include_tests = input.include_tests;
-    let crates: Vec<(CrateWork, usize)> = pool.install(|| {
+    let crates: Vec<CrateWork> = pool.install(|| {
         crates
             .into_par_iter()
             .map(|(key, files)| {
-                // Test modules declared out of line are test code like inline ones.
-                let n = files.len();
-                let files = if include_tests {
-                    files
-                } else {
-                    cpu::timed(cpu::Phase::Lexical, || rust::without_test_modules(files))
-                };
-                let test_files = n - files.len();
                 // A dependency's files are parsed only as far as the crate's own code
                 // needs them (its own crate's analysis seeds from them).
                 let named = filter.as_ref().map(|filter| {
@@ -361,15 +376,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                             .collect()
                     })
                 });
-                ((key, files, named), test_files)
+                (key, files, named)
             })
             .collect()
     });
     let mut work = Vec::new();
-    for ((key, files, named), test_files) in crates {
-        if test_files > 0 {
-            *out.skipped.entry("test_code_items".into()).or_default() += test_files;
-        }
+    for (key, files, named) in crates {
         if named
             .as_ref()
             .is_some_and(|n: &Vec<bool>| !n.contains(&true))

@@ -65,6 +65,21 @@ pub(super) struct Failure {
     pub(super) told: bool,
 }
 
+impl Failure {
+    /// `effect` failed (a publish when `publish`), on a path that received a
+    /// message when `received`; its error not handled yet.
+    pub(super) fn of(effect: EvRef, publish: bool, received: bool) -> Failure {
+        Failure {
+            effect,
+            handled: None,
+            publish,
+            earlier: false,
+            received,
+            told: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Floating {
     pub(super) handle: Option<Val>,
