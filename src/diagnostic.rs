@@ -111,6 +111,9 @@ pub struct Summary {
     pub baselined: Option<usize>,
     /// Findings hidden by `--diff-base` (not on a changed line); `None` without it.
     pub outside_diff: Option<usize>,
+    /// Path dependencies outside the analyzed tree (not read), by the name the code
+    /// imports them by: calls into them are calls into another crate (SPEC §3).
+    pub outside_deps: Vec<String>,
 }
 
 /// Where a `check` run spent its time (`--statistics`). Never part of any output

@@ -105,6 +105,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
 
     let mut report = Report::default();
     report.summary.files = discovery.seen;
+    report.summary.outside_deps = discovery.outside_deps.iter().cloned().collect();
     report.summary.skipped = discovery.skipped.clone();
     for (reason, n) in &output.skipped {
         *report.summary.skipped.entry(reason.clone()).or_default() += n;

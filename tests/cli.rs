@@ -708,3 +708,31 @@ fn syntax_error_in_a_needed_body_is_the_files_error() {
     assert_eq!(lazy[0]["line"], 8, "{lazy}");
     assert_eq!(lazy[0]["column"], 13, "{lazy}");
 }
+
+/// SPEC §3: run on one member of a workspace, its path dependency outside the PATH is
+/// not read (the cross-crate finding is absent) and the summaries name it; run from
+/// the workspace root, the call into it is followed.
+#[test]
+fn path_dependencies_outside_the_paths_are_named() {
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/workspaces/ws_bad_ack_before_store_in_sibling_crate");
+    let (_, member) = check_json(&ws, &["worker"]);
+    assert!(finding_paths(&member).is_empty(), "{member}");
+    assert_eq!(
+        member["summary"]["outside_dependencies"],
+        serde_json::json!(["storage"])
+    );
+    let (_, root) = check_json(&ws, &["."]);
+    assert_eq!(finding_paths(&root), vec!["worker/src/main.rs"]);
+    assert!(root["summary"].get("outside_dependencies").is_none());
+    let human = msgaudit()
+        .current_dir(&ws)
+        .args(["check", "worker"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("path dependencies outside the analyzed paths, not read: storage"),
+        "{text}"
+    );
+}

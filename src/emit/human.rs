@@ -318,6 +318,12 @@ pub fn summary_line(report: &Report) -> String {
     if let Some(n) = report.summary.outside_diff {
         line.push_str(&format!(", {n} outside the diff"));
     }
+    if !report.summary.outside_deps.is_empty() {
+        line.push_str(&format!(
+            "; path dependencies outside the analyzed paths, not read: {}",
+            report.summary.outside_deps.join(", ")
+        ));
+    }
     line
 }
 

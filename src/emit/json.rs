@@ -68,6 +68,10 @@ pub struct JsonSummary<'a> {
     /// Only with `--diff-base`: findings not on a changed line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outside_diff: Option<usize>,
+    /// Path dependencies outside the analyzed tree, not read (calls into them are
+    /// calls into another crate); left out when there are none.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub outside_dependencies: &'a [String],
 }
 
 /// One entry of `msgaudit rules --format json`.
@@ -138,6 +142,7 @@ impl<'a> From<&'a Report> for JsonReport<'a> {
                 errors: r.summary.errors,
                 baselined: r.summary.baselined,
                 outside_diff: r.summary.outside_diff,
+                outside_dependencies: &r.summary.outside_deps,
             },
         }
     }
