@@ -225,6 +225,10 @@ pub enum EventKind {
     /// logging tells nothing.
     ErrorIgnored {
         told: bool,
+        /// The marker opens the failure side of a branch (an `Err` arm, an `if let
+        /// Err` body, a `let Ok(..) else`): there the operation did fail. Otherwise
+        /// (`let _ =`, `.ok()`) it may have.
+        arm: bool,
     },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).

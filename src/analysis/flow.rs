@@ -732,7 +732,7 @@ impl<'c> Interp<'c> {
             // publish on this path.
             // Publish, then delete what was published: a relay's bookkeeping.
             let earlier = if t.business {
-                st.publishes.clone()
+                live_publishes(st)
             } else {
                 Vec::new()
             };
@@ -814,6 +814,7 @@ impl<'c> Interp<'c> {
                     st.floating.clear();
                     st.durable.clear();
                     st.publishes.clear();
+                    st.failed_publishes.clear();
                     st.writes.clear();
                     st.unchecked.clear();
                     st.nonidem.clear();
@@ -984,7 +985,7 @@ impl<'c> Interp<'c> {
                             let earlier = if sql.verb == "DELETE" {
                                 Vec::new()
                             } else {
-                                st.publishes.clone()
+                                live_publishes(&st)
                             };
                             for p in earlier {
                                 self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
@@ -1141,8 +1142,11 @@ impl<'c> Interp<'c> {
                     st.received,
                 ));
             }
-            EventKind::ErrorIgnored { told } => {
+            EventKind::ErrorIgnored { told, arm } => {
                 if let Some(mut c) = cause {
+                    if *arm && c.publish && !st.failed_publishes.contains(&c.effect) {
+                        st.failed_publishes.push(c.effect.clone());
+                    }
                     c.handled = Some(e.loc.clone());
                     c.told = *told;
                     c.received |= st.received;
@@ -1363,5 +1367,21 @@ fn error_result(mut s: State, failed_before: &Option<Failure>) -> State {
     } else {
         None
     };
+    // On this path the publish did fail: what follows it is compensation.
+    if let Some(c) = s.cause.as_ref().filter(|c| c.publish) {
+        if !s.failed_publishes.contains(&c.effect) {
+            s.failed_publishes.push(c.effect.clone());
+        }
+    }
     s
+}
+
+/// The publishes made on this path that did not fail on it (a write after a failed
+/// publish is compensation, SPEC §2 MA006).
+fn live_publishes(st: &State) -> Vec<EvRef> {
+    st.publishes
+        .iter()
+        .filter(|p| !st.failed_publishes.iter().any(|f| f.loc == p.loc))
+        .cloned()
+        .collect()
 }

@@ -123,6 +123,9 @@ pub(super) struct State {
     /// error returns come from a failed effect): the error handling right after it
     /// decides whether the path goes on failed. Every other event clears it.
     pub(super) cause: Option<Failure>,
+    /// Publishes that failed on this path: a write after one is compensation (marking
+    /// an endpoint dead, recording the failed send), not half of a dual write.
+    pub(super) failed_publishes: Vec<EvRef>,
 }
 
 /// Adds to `mine` what `other` has that it lacks. The two states of a join mostly
@@ -171,6 +174,7 @@ impl State {
             read_tables: Vec::new(),
             failed: None,
             cause: None,
+            failed_publishes: Vec::new(),
         }
     }
 
@@ -191,6 +195,8 @@ impl State {
             .retain(|f| entry.floating.iter().any(|g| g.effect == f.effect));
         self.durable.retain(|x| entry.durable.contains(x));
         self.publishes.retain(|x| entry.publishes.contains(x));
+        self.failed_publishes
+            .retain(|x| entry.failed_publishes.contains(x));
         self.writes.retain(|x| entry.writes.contains(x));
         self.unchecked.retain(|x| entry.unchecked.contains(x));
         self.nonidem.retain(|x| entry.nonidem.contains(x));
@@ -243,6 +249,7 @@ impl State {
         }
         union(&mut self.durable, &other.durable);
         union(&mut self.publishes, &other.publishes);
+        union(&mut self.failed_publishes, &other.failed_publishes);
         union(&mut self.writes, &other.writes);
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.nonidem, &other.nonidem);

@@ -301,6 +301,8 @@ impl Info {
 #[derive(Clone, Debug, Default)]
 struct Value {
     name: String,
+    /// The string literal (or constant) the value was bound to (`let key = "..."`).
+    text: Option<String>,
     role: Option<String>,
     crate_type: Option<String>,
     outside: bool,
@@ -965,7 +967,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// The error of the operation just lowered is handled at `sp` and the code goes on.
     fn error_ignored(&self, sp: PmSpan, how: &str, told: bool) -> Node {
         Node::Event(Event {
-            kind: EventKind::ErrorIgnored { told },
+            kind: EventKind::ErrorIgnored {
+                told,
+                arm: matches!(
+                    how,
+                    "if let Err(..)" | "Err(..) =>" | "let Ok(..) = .. else"
+                ),
+            },
             loc: self.cx.loc(sp, sp),
             text: how.to_string(),
             describe: "error handled".into(),
@@ -1194,6 +1202,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             })
         };
         let val = &mut self.values[v as usize];
+        val.text.clone_from(&info.str_lit);
         val.fresh = fresh;
         val.kafka_config = info.kafka_config.clone();
         val.kafka_client = info.kafka_client;

@@ -949,6 +949,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             strs.iter()
                 .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
         };
+        // `SET signaling:cleanup_lock id NX EX 4`: a lock or a lease, not a claim nor
+        // a business change (SPEC §2, MA006).
+        let bound: Vec<&str> = mentions
+            .iter()
+            .filter_map(|m| self.values[*m as usize].text.as_deref())
+            .collect();
+        let lock = strs.iter().map(String::as_str).chain(bound).any(|x| {
+            let x = x.to_ascii_lowercase();
+            ["lock", "lease", "mutex"].iter().any(|w| x.contains(w))
+        });
+        if lock && b.sql.as_ref().is_some_and(|s| s.verb == "SET") && has(&["NX"]) {
+            spec.event = Api::External;
+            spec.external = Some("redis lock".into());
+            b.sql = None;
+        }
         if let Some(sql) = b.sql.as_mut() {
             // `SET key value NX`: only the first writer succeeds, a claim.
             if sql.verb == "SET" && has(&["NX"]) {
