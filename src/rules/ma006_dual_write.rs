@@ -56,7 +56,11 @@ declare_rule! {
     ///   maintenance of its queue table) are bookkeeping, not business changes. A
     ///   handler that reads a row, updates it and then publishes is still reported:
     ///   nothing marks the table after the publish.
-    /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`).
+    /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`), and a
+    ///   `SET … NX` whose key names a lock, a lease or a mutex.
+    /// - Compensation: a write after a publish that failed on the path (in an `Err`
+    ///   arm, or after a helper returned the publish's error): marking an endpoint
+    ///   dead, recording the failed send.
     /// - Publishes inside a Kafka transaction (SQL there is MA009's).
     /// - Publishing with no database write on the path.
     /// - Appending to a capped stream (`XADD … MAXLEN`/`MINID`, `xadd_maxlen`): a lossy
