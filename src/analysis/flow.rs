@@ -18,17 +18,24 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 mod facts;
+mod reach;
 mod state;
+
+pub use reach::effectful_functions;
+use reach::reaches_ack;
 
 pub use super::resolve::{Candidate, Resolver, MAX_METHOD_CANDIDATES};
 pub use crate::ir::Tables;
 use crate::ir::{
-    Call, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Function, Loc, Node, ValueId,
+    Call, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Loc, Node, ValueId,
 };
 pub use facts::{
     AckBeforeEffect, AckOnFailure, EffectKind, EvData, EvRef, Facts, PairFact, PairKind,
 };
-use state::{join_opt, union, Failure, Floating, Joiner, Pending, State, Tx, WriteRec};
+use state::{
+    error_result, join_opt, live_publishes, union, Failure, Floating, Joiner, Pending, State, Tx,
+    WriteRec,
+};
 
 /// How deep calls are followed from an entry function.
 pub const MAX_CALL_DEPTH: usize = 6;
@@ -187,88 +194,6 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         effectful: effectful_functions(krate, &resolver),
         relays,
         durable_tables,
-    }
-}
-
-/// Which functions may reach a delivery event (directly or through calls).
-fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
-    // Any delivery event (a call itself is followed, an id generation is MA002's,
-    // read from the model): functions without one need not be entered or inlined.
-    reaches(krate, resolver, &|k| {
-        !matches!(
-            k,
-            EventKind::Call(_)
-                | EventKind::CallValue { .. }
-                | EventKind::IdGen { .. }
-                | EventKind::Receive { .. }
-        )
-    })
-}
-
-/// Which functions apply an effect (a write, a publish, an external call),
-/// directly or through calls.
-pub fn effectful_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
-    reaches(krate, resolver, &|k| {
-        matches!(
-            k,
-            EventKind::Write { .. } | EventKind::Publish { .. } | EventKind::External { .. }
-        )
-    })
-}
-
-/// Which functions contain an event matching `pred`, directly or through calls.
-fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool) -> Vec<bool> {
-    fn scan(
-        n: &Node,
-        f: &Function,
-        r: &Resolver,
-        pred: &dyn Fn(&EventKind) -> bool,
-        direct: &mut bool,
-        calls: &mut Vec<usize>,
-    ) {
-        match n {
-            Node::Seq(v) | Node::Branch(v) => {
-                v.iter().for_each(|c| scan(c, f, r, pred, direct, calls))
-            }
-            Node::Loop { body, .. } | Node::Closure { body, .. } => {
-                scan(body, f, r, pred, direct, calls)
-            }
-            Node::ResultBranch { scrutinee, ok, err } => {
-                for c in [scrutinee, ok, err] {
-                    scan(c, f, r, pred, direct, calls);
-                }
-            }
-            Node::Event(e) => {
-                if pred(&e.kind) {
-                    *direct = true;
-                }
-                if let EventKind::Call(c) = &e.kind {
-                    calls.extend(r.resolve(f, c));
-                    for (_, n) in &c.closures {
-                        scan(n, f, r, pred, direct, calls);
-                    }
-                }
-            }
-            Node::Exit(_) => {}
-        }
-    }
-    let n = krate.functions.len();
-    let mut reach = vec![false; n];
-    let mut edges = vec![Vec::new(); n];
-    for (i, f) in krate.functions.iter().enumerate() {
-        scan(&f.body, f, resolver, pred, &mut reach[i], &mut edges[i]);
-    }
-    loop {
-        let mut changed = false;
-        for i in 0..n {
-            if !reach[i] && edges[i].iter().any(|&j| reach[j]) {
-                reach[i] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            return reach;
-        }
     }
 }
 
@@ -1356,32 +1281,4 @@ impl<'c> Interp<'c> {
         };
         out
     }
-}
-
-/// The state of an error return, as the result the caller receives: a failure the
-/// error return carries (an effect that failed in the callee or closure) becomes the
-/// cause of the caller's operation, for the error handling right after it to judge.
-fn error_result(mut s: State, failed_before: &Option<Failure>) -> State {
-    s.cause = if s.failed != *failed_before {
-        std::mem::replace(&mut s.failed, failed_before.clone())
-    } else {
-        None
-    };
-    // On this path the publish did fail: what follows it is compensation.
-    if let Some(c) = s.cause.as_ref().filter(|c| c.publish) {
-        if !s.failed_publishes.contains(&c.effect) {
-            s.failed_publishes.push(c.effect.clone());
-        }
-    }
-    s
-}
-
-/// The publishes made on this path that did not fail on it (a write after a failed
-/// publish is compensation, SPEC §2 MA006).
-fn live_publishes(st: &State) -> Vec<EvRef> {
-    st.publishes
-        .iter()
-        .filter(|p| !st.failed_publishes.iter().any(|f| f.loc == p.loc))
-        .cloned()
-        .collect()
 }

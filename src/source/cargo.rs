@@ -14,7 +14,7 @@
 //! the library when there is one, else the main binary) and the `[lib]` and
 //! `[[bin]]` tables that name a path.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -373,6 +373,68 @@ fn kind_of(dir: &str) -> &'static str {
         "tests" => "test",
         _ => "bench",
     }
+}
+
+/// Crate key -> (the name its code imports a dependency by, the dependency's crate key).
+pub type CrateDeps = BTreeMap<String, Vec<(String, String)>>;
+
+/// Which crates depend on which (SPEC §3): a package on the packages it names by
+/// `path` (their libraries), a binary or an example on its package's library. Only
+/// dependencies inside the analyzed tree are returned; the others are named in the
+/// second set.
+pub(super) fn crate_dependencies(
+    files: &[super::SourceFile],
+    package_dirs: &BTreeMap<String, PathBuf>,
+    dev: bool,
+) -> (CrateDeps, BTreeSet<String>) {
+    let rust = || files.iter().filter(|f| f.kind == super::FileKind::Rust);
+    // Packages with a library (or main binary) target among the files.
+    let libs: BTreeSet<&str> = rust()
+        .filter(|f| f.crate_key == f.package_key)
+        .map(|f| f.crate_key.as_str())
+        .collect();
+    let by_dir: HashMap<PathBuf, &str> = package_dirs
+        .iter()
+        .map(|(k, d)| (d.clone(), k.as_str()))
+        .collect();
+    let mut resolver = Resolver::default();
+    let mut outside = BTreeSet::new();
+    let mut package_deps: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    let packages: BTreeSet<&str> = rust().map(|f| f.package_key.as_str()).collect();
+    for p in packages {
+        let Some(dir) = package_dirs.get(p) else {
+            continue;
+        };
+        let mut deps = Vec::new();
+        for (import, dep_dir) in resolver.path_dependencies(dir, dev) {
+            let real = std::fs::canonicalize(&dep_dir).unwrap_or(dep_dir);
+            match by_dir.get(&real) {
+                Some(q) if libs.contains(q) && *q != p => deps.push((import, q.to_string())),
+                Some(_) => {}
+                None => {
+                    outside.insert(import);
+                }
+            }
+        }
+        package_deps.insert(p, deps);
+    }
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let crates: BTreeSet<(&str, &str)> = rust()
+        .map(|f| (f.crate_key.as_str(), f.package_key.as_str()))
+        .collect();
+    for (k, p) in crates {
+        let mut deps = package_deps.get(p).cloned().unwrap_or_default();
+        // A binary or an example uses its package's library.
+        if k != p && libs.contains(p) {
+            if let Some(name) = package_dirs.get(p).and_then(|d| resolver.lib_name(d)) {
+                deps.push((name, p.to_string()));
+            }
+        }
+        if !deps.is_empty() {
+            out.insert(k.to_string(), deps);
+        }
+    }
+    (out, outside)
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ pub struct Discovery {
     pub seen: usize,
     /// Each crate's dependencies inside the analyzed tree (SPEC §3): the name its
     /// code imports each by, and the dependency's crate key (its library's).
-    pub crate_deps: CrateDeps,
+    pub crate_deps: cargo::CrateDeps,
     /// Path dependencies outside the analyzed tree (not read), by the name the code
     /// imports them by: calls into them are calls into another crate.
     pub outside_deps: BTreeSet<String>,
@@ -769,72 +769,11 @@ pub fn discover_with(
             ReadOutcome::Error(e) => out.errors.push(e),
         }
     }
-    let (deps, outside) = crate_dependencies(&out.files, &rules.package_dirs, config.include_tests);
+    let (deps, outside) =
+        cargo::crate_dependencies(&out.files, &rules.package_dirs, config.include_tests);
     out.crate_deps = deps;
     out.outside_deps = outside;
     out
-}
-
-/// Crate key -> (the name its code imports a dependency by, the dependency's crate key).
-pub type CrateDeps = BTreeMap<String, Vec<(String, String)>>;
-
-/// Which crates depend on which (SPEC §3): a package on the packages it names by
-/// `path` (their libraries), a binary or an example on its package's library. Only
-/// dependencies inside the analyzed tree are returned; the others are named in the
-/// second set.
-fn crate_dependencies(
-    files: &[SourceFile],
-    package_dirs: &BTreeMap<String, PathBuf>,
-    dev: bool,
-) -> (CrateDeps, BTreeSet<String>) {
-    let rust = || files.iter().filter(|f| f.kind == FileKind::Rust);
-    // Packages with a library (or main binary) target among the files.
-    let libs: BTreeSet<&str> = rust()
-        .filter(|f| f.crate_key == f.package_key)
-        .map(|f| f.crate_key.as_str())
-        .collect();
-    let by_dir: std::collections::HashMap<PathBuf, &str> = package_dirs
-        .iter()
-        .map(|(k, d)| (d.clone(), k.as_str()))
-        .collect();
-    let mut resolver = cargo::Resolver::default();
-    let mut outside = BTreeSet::new();
-    let mut package_deps: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-    let packages: BTreeSet<&str> = rust().map(|f| f.package_key.as_str()).collect();
-    for p in packages {
-        let Some(dir) = package_dirs.get(p) else {
-            continue;
-        };
-        let mut deps = Vec::new();
-        for (import, dep_dir) in resolver.path_dependencies(dir, dev) {
-            let real = std::fs::canonicalize(&dep_dir).unwrap_or(dep_dir);
-            match by_dir.get(&real) {
-                Some(q) if libs.contains(q) && *q != p => deps.push((import, q.to_string())),
-                Some(_) => {}
-                None => {
-                    outside.insert(import);
-                }
-            }
-        }
-        package_deps.insert(p, deps);
-    }
-    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let crates: BTreeSet<(&str, &str)> = rust()
-        .map(|f| (f.crate_key.as_str(), f.package_key.as_str()))
-        .collect();
-    for (k, p) in crates {
-        let mut deps = package_deps.get(p).cloned().unwrap_or_default();
-        // A binary or an example uses its package's library.
-        if k != p && libs.contains(p) {
-            if let Some(name) = package_dirs.get(p).and_then(|d| resolver.lib_name(d)) {
-                deps.push((name, p.to_string()));
-            }
-        }
-        if !deps.is_empty() {
-            out.insert(k.to_string(), deps);
-        }
-    }
-    (out, outside)
 }
 
 #[cfg(test)]

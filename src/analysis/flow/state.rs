@@ -300,3 +300,31 @@ pub(super) fn join_opt(acc: &mut Option<State>, s: State) {
         None => *acc = Some(s),
     }
 }
+
+/// The state of an error return, as the result the caller receives: a failure the
+/// error return carries (an effect that failed in the callee or closure) becomes the
+/// cause of the caller's operation, for the error handling right after it to judge.
+pub(super) fn error_result(mut s: State, failed_before: &Option<Failure>) -> State {
+    s.cause = if s.failed != *failed_before {
+        std::mem::replace(&mut s.failed, failed_before.clone())
+    } else {
+        None
+    };
+    // On this path the publish did fail: what follows it is compensation.
+    if let Some(c) = s.cause.as_ref().filter(|c| c.publish) {
+        if !s.failed_publishes.contains(&c.effect) {
+            s.failed_publishes.push(c.effect.clone());
+        }
+    }
+    s
+}
+
+/// The publishes made on this path that did not fail on it (a write after a failed
+/// publish is compensation, SPEC §2 MA006).
+pub(super) fn live_publishes(st: &State) -> Vec<EvRef> {
+    st.publishes
+        .iter()
+        .filter(|p| !st.failed_publishes.iter().any(|f| f.loc == p.loc))
+        .cloned()
+        .collect()
+}

@@ -16,6 +16,8 @@ use syn::{Expr, Pat, Stmt, Token};
 
 mod calls;
 mod macros;
+mod outcome;
+use outcome::*;
 
 use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
@@ -2459,138 +2461,6 @@ fn contains_receive(nodes: &[Node]) -> bool {
             .any(|n| contains_receive(std::slice::from_ref(&***n))),
         _ => false,
     })
-}
-
-/// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, other patterns -> `None`.
-fn result_pattern(p: &Pat) -> Option<bool> {
-    match p {
-        Pat::TupleStruct(ts) => match ts
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .as_deref()
-        {
-            Some("Ok") => Some(true),
-            Some("Err") => Some(false),
-            _ => None,
-        },
-        Pat::Paren(p) => result_pattern(&p.pat),
-        _ => None,
-    }
-}
-
-/// An expression that is a call (awaited, perhaps), not a value.
-fn is_call_chain(e: &Expr) -> bool {
-    let mut e = strip(e);
-    while let Expr::Await(a) = e {
-        e = strip(&a.base);
-    }
-    matches!(e, Expr::Call(_) | Expr::MethodCall(_))
-}
-
-/// The nodes end with an operation whose failure MA014 follows: a write, a commit, a
-/// publish, an external call, or a call into the crate (whose error returns say what
-/// failed in it).
-/// Closures with no events after it (`.map_err(|e| …)`, `.and_then(|r|
-/// r.error_for_status())`) leave its result as it is.
-fn ends_in_fallible(nodes: &[Node]) -> bool {
-    let quiet = |n: &Node| matches!(n, Node::Closure { body, .. } if body.events().is_empty());
-    let end = nodes.len() - nodes.iter().rev().take_while(|n| quiet(n)).count();
-    matches!(
-        nodes[..end].last(),
-        Some(Node::Event(Event {
-            kind: EventKind::Write { .. }
-                | EventKind::Commit { .. }
-                | EventKind::Publish { .. }
-                | EventKind::External { .. }
-                | EventKind::Call(_),
-            ..
-        }))
-    )
-}
-
-/// `op.is_err()` (true: the `if` body is the failure side, `false` for the `else`),
-/// `op.is_ok()`, `!op.is_ok()`, over a call chain; with where the test is written.
-fn outcome_test(c: &Expr) -> Option<(bool, PmSpan)> {
-    match strip(c) {
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
-            outcome_test(&u.expr).map(|(ok, sp)| (!ok, sp))
-        }
-        Expr::MethodCall(m) if m.args.is_empty() && is_call_chain(&m.receiver) => {
-            match m.method.to_string().as_str() {
-                "is_ok" => Some((true, m.method.span())),
-                "is_err" => Some((false, m.method.span())),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The value an error-handling arm gives back says nothing of the failure: `()`,
-/// `Ok(())`, a log macro, or the arm leaves (`continue`, `break`, a bare `return`).
-fn hides_failure(e: &Expr) -> bool {
-    match strip(e) {
-        Expr::Block(b) => block_hides_failure(&b.block),
-        Expr::Tuple(t) => t.elems.is_empty(),
-        Expr::Call(c) => {
-            matches!(strip(&c.func), Expr::Path(p) if p.path.is_ident("Ok"))
-                && c.args.len() == 1
-                && matches!(strip(&c.args[0]), Expr::Tuple(t) if t.elems.is_empty())
-        }
-        Expr::Return(r) => r.expr.as_deref().is_none_or(hides_failure),
-        Expr::Macro(_) | Expr::Continue(_) | Expr::Break(_) => true,
-        _ => false,
-    }
-}
-
-fn block_hides_failure(b: &syn::Block) -> bool {
-    match b.stmts.last() {
-        Some(Stmt::Expr(e, None)) => hides_failure(e),
-        Some(Stmt::Expr(e, Some(_))) => match strip(e) {
-            Expr::Return(r) => r.expr.as_deref().is_none_or(hides_failure),
-            _ => true,
-        },
-        _ => true,
-    }
-}
-
-/// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`, `Err((e, _))`
-/// (rdkafka's `send` fails with the error and the message).
-fn catch_all_err(p: &Pat) -> bool {
-    fn irrefutable(p: &Pat) -> bool {
-        match p {
-            Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. }) => true,
-            Pat::Tuple(t) => t.elems.iter().all(irrefutable),
-            Pat::Paren(p) => irrefutable(&p.pat),
-            Pat::Type(t) => irrefutable(&t.pat),
-            _ => false,
-        }
-    }
-    match p {
-        Pat::TupleStruct(ts) => {
-            result_pattern(p) == Some(false) && ts.elems.len() == 1 && irrefutable(&ts.elems[0])
-        }
-        Pat::Paren(p) => catch_all_err(&p.pat),
-        _ => false,
-    }
-}
-
-/// The statement's error handling ends in a panic or a propagation, whatever comes
-/// between (`let _ = op.await.map_err(log).unwrap();`, `op.await.context(..)?`).
-fn panics_or_propagates(e: &Expr) -> bool {
-    match strip(e) {
-        Expr::Try(_) => true,
-        Expr::Await(a) => panics_or_propagates(&a.base),
-        Expr::MethodCall(m) => match m.method.to_string().as_str() {
-            "unwrap" | "expect" | "unwrap_err" | "expect_err" => true,
-            "map_err" | "inspect_err" | "context" | "with_context" | "map" | "inspect"
-            | "and_then" => panics_or_propagates(&m.receiver),
-            _ => false,
-        },
-        _ => false,
-    }
 }
 
 /// The nodes end with a call into the crate (whose outcome a `ResultBranch` splits).
