@@ -31,7 +31,7 @@ fn main() {
             }
         }
     }
-    let pool = msgaudit::analysis::thread_pool(jobs);
+    let pool = msgaudit::driver::thread_pool(jobs);
     let (lines, failed) = pool.install(|| {
         files
             .par_iter()

@@ -2,12 +2,20 @@
 //! config's `[apis]` table for a project's own wrappers. This is the only place that
 //! maps library types and calls to roles and delivery events; see `rules/README.md`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
-use crate::config::ApiConfig;
 use crate::diagnostic::InputError;
+
+/// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
+/// (`crate::queue::Queue::done`), plus `dedup_tables` / `outbox_tables`.
+#[derive(Clone, Debug, Default)]
+pub struct ApiConfig {
+    pub lists: BTreeMap<String, Vec<String>>,
+    /// Path of the config file, for error messages.
+    pub origin: Option<String>,
+}
 
 /// The packs shipped with msgaudit, in a fixed order.
 pub const PACKS: &[(&str, &str)] = &[

@@ -24,8 +24,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::diagnostic::{Finding, InputError, Report};
+use crate::diagnostic::{Finding, InputError};
 use crate::emit::Sources;
+use crate::report::Report;
 
 /// The baseline format's version; a file of another version is refused.
 pub const VERSION: u32 = 1;
@@ -72,7 +73,7 @@ impl Baseline {
     /// is one that is not a regular file (`/dev/zero`, a FIFO: never opened) or is
     /// larger than `max_bytes` (the `max_file_size` limit). A symlink is followed.
     pub fn load(path: &Path, max_bytes: u64) -> Result<Baseline, InputError> {
-        use crate::source::{read_regular, Refusal};
+        use crate::support::files::{read_regular, Refusal};
         let fail = |message: String| error(path, None, None, message);
         let bytes = read_regular(path, max_bytes, true).map_err(|r| {
             fail(match r {
@@ -86,7 +87,7 @@ impl Baseline {
                     "baseline file too large: {}, over the limit of {}; raise it with \
                      `--max-file-size` or `max_file_size` in msgaudit.toml",
                     size.map_or_else(|| "more bytes".to_string(), |n| format!("{n} bytes")),
-                    crate::config::describe_size(max_bytes)
+                    crate::support::files::describe_size(max_bytes)
                 ),
                 Refusal::Io(e) => format!("cannot read baseline: {e}"),
             })

@@ -19,8 +19,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use crate::apis::ApiConfig;
 use crate::diagnostic::{InputError, Severity};
-use crate::source::line_col;
+use crate::support::lines::line_col;
 
 /// The largest `msgaudit.toml` read (a config is a few KB; this bounds what a link to
 /// a huge file or a device could cost).
@@ -45,15 +46,6 @@ pub const API_KINDS: [&str; 13] = [
     "dedup_tables",
     "outbox_tables",
 ];
-
-/// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
-/// (`crate::queue::Queue::done`), plus `dedup_tables` / `outbox_tables`.
-#[derive(Clone, Debug, Default)]
-pub struct ApiConfig {
-    pub lists: BTreeMap<String, Vec<String>>,
-    /// Path of the config file, for error messages.
-    pub origin: Option<String>,
-}
 
 /// A compiled set of path globs (see the module documentation for the syntax).
 #[derive(Clone, Debug, Default)]
@@ -324,26 +316,30 @@ impl Config {
         };
         // Read like a source file: a regular file (a link to one is followed, as the
         // config may be shared), never more than a config could sensibly hold.
-        let text = crate::source::read_regular(&file, MAX_CONFIG_BYTES, true).map_err(|r| {
-            use crate::source::Refusal;
-            let message = match r {
-                Refusal::TooLarge(size) => format!(
-                    "config file too large ({}; the limit is {MAX_CONFIG_BYTES} bytes)",
-                    size.map_or_else(|| "grew while read".to_string(), |n| format!("{n} bytes"))
-                ),
-                Refusal::Missing => "config file not found".to_string(),
-                Refusal::NotRegular | Refusal::Symlink => {
-                    "config file is not a regular file".to_string()
+        let text =
+            crate::support::files::read_regular(&file, MAX_CONFIG_BYTES, true).map_err(|r| {
+                use crate::support::files::Refusal;
+                let message = match r {
+                    Refusal::TooLarge(size) => format!(
+                        "config file too large ({}; the limit is {MAX_CONFIG_BYTES} bytes)",
+                        size.map_or_else(
+                            || "grew while read".to_string(),
+                            |n| format!("{n} bytes")
+                        )
+                    ),
+                    Refusal::Missing => "config file not found".to_string(),
+                    Refusal::NotRegular | Refusal::Symlink => {
+                        "config file is not a regular file".to_string()
+                    }
+                    Refusal::Io(e) => format!("cannot read config: {e}"),
+                };
+                InputError {
+                    path: shown.clone(),
+                    line: None,
+                    column: None,
+                    message,
                 }
-                Refusal::Io(e) => format!("cannot read config: {e}"),
-            };
-            InputError {
-                path: shown.clone(),
-                line: None,
-                column: None,
-                message,
-            }
-        })?;
+            })?;
         let text = String::from_utf8(text).map_err(|e| {
             let bytes = e.as_bytes();
             let valid = e.utf8_error().valid_up_to();
@@ -570,29 +566,6 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
-/// A byte count for messages: `10485760 bytes (10 MiB)`, `2000000 bytes (2 MB)`,
-/// `1234 bytes`.
-pub fn describe_size(bytes: u64) -> String {
-    let units: [(u64, &str); 6] = [
-        (1 << 30, "GiB"),
-        (1_000_000_000, "GB"),
-        (1 << 20, "MiB"),
-        (1_000_000, "MB"),
-        (1 << 10, "KiB"),
-        (1_000, "KB"),
-    ];
-    for (factor, unit) in units {
-        if bytes >= factor && bytes.is_multiple_of(factor) {
-            return format!("{bytes} bytes ({} {unit})", bytes / factor);
-        }
-    }
-    if bytes == 1 {
-        "1 byte".to_string()
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
 /// `--select` / `--ignore`.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
@@ -787,11 +760,6 @@ dedup_tables = ["processed_events", "inbox"]
         assert!(parse_size("10 TB").is_err());
         assert!(parse_size("0").is_err());
         assert!(parse_size("20000000000GB").is_err());
-        assert_eq!(describe_size(10 << 20), "10485760 bytes (10 MiB)");
-        assert_eq!(describe_size(2_000_000), "2000000 bytes (2 MB)");
-        assert_eq!(describe_size(1234), "1234 bytes");
-        assert_eq!(describe_size(1), "1 byte");
-        assert_eq!(describe_size(1024), "1024 bytes (1 KiB)");
     }
 
     #[test]

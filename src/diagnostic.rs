@@ -1,8 +1,6 @@
-//! Findings, labels, spans and input errors: the one result model shared by the
-//! analysis (which produces them) and the emitters (which print them).
-
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+//! Findings, labels, spans and input errors: the leaf result types shared by the
+//! rules (which produce them) and the emitters (which print them). They import
+//! nothing of the crate.
 
 /// Severity of a finding, as configured (`off` removes the finding altogether).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -18,6 +16,51 @@ impl Severity {
             Severity::Error => "error",
         }
     }
+}
+
+/// What a crash or a retry at a finding does to a message (MODEL.md): the property
+/// of a rule that the guarantee inference reads (`analysis::inventory::infer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Consequence {
+    /// The message (or what it causes) can be lost: progress is recorded before the
+    /// effect commits, or whatever the effect did.
+    Loss,
+    /// The effect can be applied twice: a redelivery or retry is not recognized.
+    Duplicate,
+    /// A reader can see what never committed (an aborted transaction's records).
+    Visibility,
+    /// None for a message: hygiene of the tool's own comments.
+    Nothing,
+}
+
+/// The boundary a rule's findings are about, as the review checklist (SPEC §6) groups
+/// them into its questions: a rule property, so that the checklist and the guarantee
+/// never spell rule codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Concern {
+    /// Question 1: the event id is stable across retries and redeliveries.
+    EventId,
+    /// Question 3: the ack (or offset commit) follows the effect.
+    AckOrder,
+    /// Question 3: a failed message is not acknowledged.
+    AckOnFailure,
+    /// Question 4: the dedup record commits with the effect and gates it.
+    DedupRecord,
+    /// Question 4: offsets and output commit in one broker transaction, and only
+    /// broker writes are in it.
+    BrokerTransaction,
+    /// Question 4 for producers: the DB write and the publish commit together.
+    DualWrite,
+    /// Question 5: effects are idempotent under redelivery.
+    SideEffect,
+    /// Question 6: dedup records outlive the replay window.
+    Retention,
+    /// What a producer's sends promise: the broker confirms each publish.
+    SendPromise,
+    /// A consumer reads only committed records.
+    Isolation,
+    /// Suppression comments.
+    Hygiene,
 }
 
 /// A region of one file. Lines are 1-based; columns are 1-based and count
@@ -95,78 +138,6 @@ pub struct InputError {
     pub line: Option<u32>,
     pub column: Option<u32>,
     pub message: String,
-}
-
-/// Counts reported in the JSON `summary`, so that silence is never mistaken for a clean result.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    pub files: usize,
-    pub analyzed: usize,
-    /// reason (`no_relevant_tokens`, `templated_yaml`, `test_code`, ...) -> count
-    pub skipped: BTreeMap<String, usize>,
-    pub findings: usize,
-    pub suppressed: usize,
-    pub errors: usize,
-    /// Findings hidden by `--baseline`/`--write-baseline`; `None` without them.
-    pub baselined: Option<usize>,
-    /// Findings hidden by `--diff-base` (not on a changed line); `None` without it.
-    pub outside_diff: Option<usize>,
-    /// Path dependencies outside the analyzed tree (not read), by the name the code
-    /// imports them by: calls into them are calls into another crate (SPEC §3).
-    pub outside_deps: Vec<String>,
-}
-
-/// Where a `check` run spent its time (`--statistics`). Never part of any output
-/// format: timings differ from run to run, output must not.
-#[derive(Clone, Debug, Default)]
-pub struct Timings {
-    /// Loading the config and API packs, `--baseline` and `--diff-base` inputs.
-    pub setup: Duration,
-    /// Walking the PATH arguments and reading every candidate file.
-    pub discovery: Duration,
-    /// Parsing, lowering, facts, rules, then suppressions and adoption filters.
-    pub analysis: Duration,
-    /// Threads in the pool that read and analyzed the files (`--jobs`).
-    pub threads: usize,
-    /// Processor time per phase of the analysis, summed over threads.
-    pub cpu: Vec<(&'static str, Duration)>,
-    /// Function bodies of parsed files that the prefilter left unparsed.
-    pub unparsed_bodies: usize,
-}
-
-/// Everything one `msgaudit check` run produced, sorted and ready for an emitter.
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    pub findings: Vec<Finding>,
-    pub errors: Vec<InputError>,
-    pub summary: Summary,
-    /// Time per phase, for `--statistics`; emitters never read it.
-    pub timings: Timings,
-    /// Display path -> file text (BOM removed), for emitters that show source snippets.
-    pub sources: BTreeMap<String, String>,
-    /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
-    pub bom: BTreeSet<String>,
-    /// Consumers and producers found, for the review checklist (`--format checklist`).
-    pub inventory: crate::analysis::inventory::Inventory,
-    /// Display path -> the Cargo package and target of the file, for `rustc-json`
-    /// (filled only when [`crate::Options::cargo_targets`] asks for it).
-    pub cargo: BTreeMap<String, crate::source::cargo::CargoTarget>,
-}
-
-impl Report {
-    /// Sort findings and errors into the order SPEC §5 prescribes and fill the counts.
-    pub fn finish(&mut self) {
-        self.findings
-            .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));
-        self.findings
-            .dedup_by(|a, b| a.code == b.code && a.path == b.path && a.span == b.span);
-        self.errors.sort_by(|a, b| {
-            (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
-        });
-        self.errors.dedup();
-        self.summary.findings = self.findings.len();
-        self.summary.errors = self.errors.len();
-    }
 }
 
 /// The message a panic carried (`panic!("…")`), for an internal-error entry.

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::Config;
-use crate::diagnostic::{InputError, Report};
+use crate::diagnostic::InputError;
+use crate::report::Report;
 
 /// The lines of one file that count as changed.
 #[derive(Clone, Debug, PartialEq, Eq)]

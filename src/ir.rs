@@ -591,7 +591,7 @@ pub struct UnparsedFn {
 /// `dedup.retention`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DedupRetention {
-    /// Milliseconds (`crate::frontend::duration`).
+    /// Milliseconds (`crate::support::duration`).
     pub millis: u64,
     /// The literal that holds the retention: a `const`'s value, the interval in the
     /// cleanup SQL, the TTL argument, the YAML value.
@@ -609,7 +609,7 @@ pub struct DedupRetention {
 pub struct ReplayWindow {
     /// The topic; `None` for a window declared for a pipeline stage as a whole.
     pub topic: Option<String>,
-    /// Milliseconds; `crate::frontend::duration::UNLIMITED` for `retention.ms: -1`.
+    /// Milliseconds; `crate::support::duration::UNLIMITED` for `retention.ms: -1`.
     pub millis: u64,
     /// The value as written.
     pub loc: Loc,

@@ -9,18 +9,22 @@ pub mod baseline;
 pub mod config;
 pub mod diagnostic;
 pub mod diffbase;
+pub mod driver;
 pub mod emit;
 pub mod frontend;
 pub mod ir;
+pub mod report;
 pub mod rules;
 pub mod server;
 pub mod source;
+pub mod support;
 pub mod suppress;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use diagnostic::{Finding, InputError, Label, Report, Severity, Span, Summary, Timings};
+pub use diagnostic::{Finding, InputError, Label, Severity, Span};
+pub use report::{Report, Summary, Timings};
 
 /// What a `check` run should do, besides the paths.
 #[derive(Clone, Debug, Default)]
@@ -39,7 +43,7 @@ pub struct Options {
     /// `--diff-base REV`: report only findings on lines changed since this git revision.
     pub diff_base: Option<String>,
     /// `--jobs N`: threads that read and analyze files; `None`: one per core. At most
-    /// [`analysis::max_jobs`] (four per core): a larger number is lowered to it. The
+    /// [`driver::max_jobs`] (four per core): a larger number is lowered to it. The
     /// report is the same whatever the number.
     pub jobs: Option<usize>,
     /// `--no-prefilter`: parse every file, also those that mention no API token and
@@ -86,14 +90,14 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         None => None,
     };
 
-    let pool = analysis::thread_pool(options.jobs);
+    let pool = driver::thread_pool(options.jobs);
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
     let discovery =
         pool.install(|| source::discover_with(paths, &config, max_file_bytes, &options.overlay));
     let discovery_done = Instant::now();
-    let cpu_before = analysis::cpu::snapshot();
-    let output = analysis::analyze(&analysis::AnalysisInput {
+    let cpu_before = support::cpu::snapshot();
+    let output = driver::analyze(&driver::AnalysisInput {
         files: &discovery.files,
         apis: &apis,
         include_tests: config.include_tests,
@@ -166,13 +170,15 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         report.cargo = cargo_targets(&report, &discovery.files);
     }
     report.inventory = output.inventory;
-    report.inventory.attach(&report.findings);
+    report
+        .inventory
+        .attach(&report.findings, &rules::properties);
     report.timings = Timings {
         setup: setup_done - start,
         discovery: discovery_done - setup_done,
         analysis: discovery_done.elapsed(),
         threads: pool.current_num_threads(),
-        cpu: analysis::cpu::since(cpu_before),
+        cpu: support::cpu::since(cpu_before),
         unparsed_bodies: output.unparsed_bodies,
     };
     Ok(report)

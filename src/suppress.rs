@@ -11,7 +11,8 @@
 use crate::diagnostic::{Finding, Severity, Span};
 use crate::frontend::rust::lex::{Kind, Lexer};
 use crate::rules::MA900;
-use crate::source::{line_col, FileKind, SourceFile};
+use crate::source::{FileKind, SourceFile};
+use crate::support::lines::line_col;
 
 const MARKER: &str = "msgaudit:allow(";
 

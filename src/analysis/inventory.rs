@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::apis::{self, Apis};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Concern, Consequence, Finding, Severity};
 use crate::ir::{
     Crate, DedupRetention, EventKind, ExternalKind, Function, IdFlow, KafkaClient, Loc, Node,
     ReplayWindow, RetentionFacts, SqlKind, Tables,
@@ -75,6 +75,10 @@ pub struct FindingRef {
     pub name: &'static str,
     pub severity: Severity,
     pub message: String,
+    /// The rule's properties (`rules::RuleMeta`): what the checklist and the
+    /// guarantee read, never the code.
+    pub concern: Concern,
+    pub consequence: Consequence,
 }
 
 /// A function (or the closures in it) that receives messages, and what its handlers do.
@@ -157,8 +161,9 @@ impl Inventory {
     }
 
     /// Attaches each finding to the consumers and producers whose locations it
-    /// points at (its primary location or a label).
-    pub fn attach(&mut self, findings: &[Finding]) {
+    /// points at (its primary location or a label). `rule` gives a rule's properties
+    /// by its code (the registry is above this layer).
+    pub fn attach(&mut self, findings: &[Finding], rule: &dyn Fn(&str) -> (Concern, Consequence)) {
         // Findings by each place they point at (primary location and labels).
         let mut at: std::collections::HashMap<(&str, u32, u32), Vec<usize>> =
             std::collections::HashMap::new();
@@ -182,6 +187,7 @@ impl Inventory {
                 })
                 .map(|&i| {
                     let f = &findings[i];
+                    let (concern, consequence) = rule(f.code);
                     FindingRef {
                         path: f.path.clone(),
                         line: f.span.line,
@@ -190,6 +196,8 @@ impl Inventory {
                         name: f.name,
                         severity: f.severity,
                         message: f.message.clone(),
+                        concern,
+                        consequence,
                     }
                 })
                 .collect();
@@ -825,15 +833,6 @@ pub struct Inference {
     pub deciding: Vec<FindingRef>,
 }
 
-/// Rules whose findings keep an at-least-once consumer from being effectively-once.
-const DUPLICATES: &[&str] = &[
-    "MA002", "MA003", "MA005", "MA006", "MA009", "MA010", "MA011", "MA012", "MA013",
-];
-/// Rules whose findings make a consumer at-most-once (MA014: on failure).
-const LOSES: &[&str] = &["MA001", "MA007", "MA014"];
-/// Rules whose findings say a failed message is acknowledged.
-const ACKS_FAILURES: &[&str] = &["MA014"];
-
 /// A dedup record is written, its claim is tested, and it commits with the effect.
 pub fn dedup_gates(c: &Consumer) -> bool {
     !c.dedup.is_empty()
@@ -841,10 +840,7 @@ pub fn dedup_gates(c: &Consumer) -> bool {
             .pairs
             .iter()
             .any(|p| matches!(p.kind, PairKind::SplitDedup | PairKind::UncheckedClaim))
-        && !c
-            .findings
-            .iter()
-            .any(|f| matches!(f.code, "MA003" | "MA005" | "MA013"))
+        && !c.findings.iter().any(|f| f.concern == Concern::DedupRecord)
 }
 
 /// Whether every effect is covered: idempotent by shape, or a DB write gated by a
@@ -864,16 +860,16 @@ fn uncovered(c: &Consumer) -> Vec<&Effect> {
 }
 
 pub fn infer(c: &Consumer) -> Inference {
-    let pick = |codes: &[&str]| -> Vec<FindingRef> {
+    let pick = |consequence: Consequence| -> Vec<FindingRef> {
         c.findings
             .iter()
-            .filter(|f| codes.contains(&f.code))
+            .filter(|f| f.consequence == consequence)
             .cloned()
             .collect()
     };
     let mut reasons = Vec::new();
     // At-most-once: progress before the effect, on some path, or not tied to it at all.
-    let loses = pick(LOSES);
+    let loses = pick(Consequence::Loss);
     if !c.ack_before_effect.is_empty() || !c.auto_ack.is_empty() || !loses.is_empty() {
         let mut seen = BTreeSet::new();
         for a in &c.ack_before_effect {
@@ -893,7 +889,7 @@ pub fn infer(c: &Consumer) -> Inference {
                 Some(a.loc.clone()),
             ));
         }
-        for f in loses.iter().filter(|f| ACKS_FAILURES.contains(&f.code)) {
+        for f in loses.iter().filter(|f| f.concern == Concern::AckOnFailure) {
             reasons.push((
                 format!(
                     "on failure, the message is acknowledged anyway ({}:{})",
@@ -930,7 +926,7 @@ pub fn infer(c: &Consumer) -> Inference {
         };
     }
     reasons.push(("every path records progress after its effects".into(), None));
-    let dup = pick(DUPLICATES);
+    let dup = pick(Consequence::Duplicate);
     let blocking_pairs = c.pairs.iter().any(|p| {
         matches!(
             p.kind,
@@ -1053,6 +1049,7 @@ mod tests {
     }
 
     fn finding(code: &'static str) -> FindingRef {
+        let rule = crate::rules::lookup(code).unwrap();
         FindingRef {
             path: "src/c.rs".into(),
             line: 9,
@@ -1061,6 +1058,8 @@ mod tests {
             name: "x",
             severity: Severity::Error,
             message: String::new(),
+            concern: rule.concern,
+            consequence: rule.consequence,
         }
     }
 

@@ -17,8 +17,9 @@ use super::escape;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
 };
-use crate::diagnostic::Report;
+use crate::diagnostic::Concern;
 use crate::ir::Loc;
+use crate::report::Report;
 
 /// Analyzed code as one Markdown code span (`` `tx.commit()` ``).
 fn code(text: &str) -> String {
@@ -60,9 +61,19 @@ fn finding(f: &FindingRef) -> String {
     format!("{} {} {}", f.code, f.name, link(&f.path, f.line))
 }
 
-fn findings_of(fs: &[FindingRef], codes: &[&str]) -> Vec<String> {
+/// The code of the rule about a boundary, where the checklist names it without a
+/// finding (a fresh id the inventory saw).
+fn rule_about(concern: Concern) -> &'static str {
+    crate::rules::ALL
+        .iter()
+        .find(|r| r.concern == concern)
+        .map_or("", |r| r.code)
+}
+
+/// The findings about these boundaries, as the checklist cites them.
+fn findings_of(fs: &[FindingRef], concerns: &[Concern]) -> Vec<String> {
     fs.iter()
-        .filter(|f| codes.contains(&f.code))
+        .filter(|f| concerns.contains(&f.concern))
         .map(finding)
         .collect()
 }
@@ -196,8 +207,9 @@ fn consumer(out: &mut String, c: &Consumer) {
             false,
             q,
             &format!(
-                "A fresh id is minted per attempt or delivery: {} (MA002).",
-                join(&ids)
+                "A fresh id is minted per attempt or delivery: {} ({}).",
+                join(&ids),
+                rule_about(Concern::EventId)
             ),
         );
     } else if !c.dedup.is_empty() {
@@ -258,7 +270,11 @@ fn consumer(out: &mut String, c: &Consumer) {
     let retry_ids = c.fresh_ids.iter().any(|x| x.retry.is_some());
     let mut answer = format!("{}.", capitalize(&join(&steps)));
     if retry_ids {
-        answer.push_str(" A retry mints a new id (MA002).");
+        let _ = write!(
+            answer,
+            " A retry mints a new id ({}).",
+            rule_about(Concern::EventId)
+        );
     }
     item(out, !retry_ids, q, &answer);
 
@@ -282,14 +298,14 @@ fn consumer(out: &mut String, c: &Consumer) {
         for a in &c.auto_ack {
             why.push(format!("{} {} acks on its own", md(&a.what), at(&a.loc)));
         }
-        let codes = findings_of(&c.findings, &["MA001", "MA007"]);
+        let codes = findings_of(&c.findings, &[Concern::AckOrder]);
         let suffix = if codes.is_empty() {
             String::new()
         } else {
             format!(" ({})", join(&codes))
         };
         item(out, false, q, &format!("No: {}{suffix}.", why.join("; ")));
-    } else if !findings_of(&c.findings, &["MA014"]).is_empty() {
+    } else if !findings_of(&c.findings, &[Concern::AckOnFailure]).is_empty() {
         item(
             out,
             false,
@@ -297,7 +313,7 @@ fn consumer(out: &mut String, c: &Consumer) {
             &format!(
                 "Not only on success: it also runs where the effect failed and its error was only \
                  handled ({}), so a failed message is lost instead of redelivered.",
-                join(&findings_of(&c.findings, &["MA014"]))
+                join(&findings_of(&c.findings, &[Concern::AckOnFailure]))
             ),
         );
     } else if let Some(o) = &c.offsets_in_tx {
@@ -331,7 +347,10 @@ fn consumer(out: &mut String, c: &Consumer) {
 
     // 4. One transaction.
     let q = "4. Do the effect and the progress (or dedup) record commit in one transaction?";
-    let split = findings_of(&c.findings, &["MA003", "MA005", "MA009", "MA010", "MA013"]);
+    let split = findings_of(
+        &c.findings,
+        &[Concern::DedupRecord, Concern::BrokerTransaction],
+    );
     let effects_db: Vec<&Effect> = c
         .effects
         .iter()
@@ -358,14 +377,14 @@ fn consumer(out: &mut String, c: &Consumer) {
         );
     } else if c.effects.is_empty() {
         item(out, true, q, "Nothing to commit: no effect is reached.");
-    } else if !findings_of(&c.findings, &["MA001", "MA007"]).is_empty() {
+    } else if !findings_of(&c.findings, &[Concern::AckOrder]).is_empty() {
         item(
             out,
             false,
             q,
             &format!(
                 "No: progress is recorded before the effect commits ({}), so a crash in between loses the message.",
-                join(&findings_of(&c.findings, &["MA001", "MA007"]))
+                join(&findings_of(&c.findings, &[Concern::AckOrder]))
             ),
         );
     } else if c.effects.iter().all(|e| e.idempotent == Some(true)) {
@@ -415,8 +434,8 @@ fn consumer(out: &mut String, c: &Consumer) {
     if externals.is_empty() {
         item(out, true, q, "No HTTP, e-mail or payment call is reached.");
     } else {
-        let nonidem = findings_of(&c.findings, &["MA011"]);
-        let fresh_keys = findings_of(&c.findings, &["MA002"]);
+        let nonidem = findings_of(&c.findings, &[Concern::SideEffect]);
+        let fresh_keys = findings_of(&c.findings, &[Concern::EventId]);
         let list = join(&externals.iter().map(|e| effect(e)).collect::<Vec<_>>());
         let keyed = nonidem.is_empty()
             && fresh_keys.is_empty()
@@ -436,7 +455,7 @@ fn consumer(out: &mut String, c: &Consumer) {
 
     // 6. Retention.
     let q = "6. Do dedup records live as long as the source can replay?";
-    let ma012 = findings_of(&c.findings, &["MA012"]);
+    let ma012 = findings_of(&c.findings, &[Concern::Retention]);
     if c.dedup.is_empty() {
         item(
             out,
@@ -536,7 +555,11 @@ fn producer(out: &mut String, p: &Producer) {
             out,
             false,
             q,
-            &format!("A fresh id per attempt: {} (MA002).", join(&ids)),
+            &format!(
+                "A fresh id per attempt: {} ({}).",
+                join(&ids),
+                rule_about(Concern::EventId)
+            ),
         );
     }
 
@@ -583,7 +606,7 @@ fn producer(out: &mut String, p: &Producer) {
     );
 
     let q = "3. What confirms the send?";
-    let ma008 = findings_of(&p.findings, &["MA008"]);
+    let ma008 = findings_of(&p.findings, &[Concern::SendPromise]);
     if !ma008.is_empty() {
         item(out, false, q, &format!("Weakened: {}.", join(&ma008)));
     } else if p.library.as_deref() == Some("lapin") {
@@ -622,7 +645,10 @@ fn producer(out: &mut String, p: &Producer) {
     }
 
     let q = "4. Does the publish commit with the state it announces?";
-    let dual = findings_of(&p.findings, &["MA006", "MA010"]);
+    let dual = findings_of(
+        &p.findings,
+        &[Concern::DualWrite, Concern::BrokerTransaction],
+    );
     if !dual.is_empty() {
         item(out, false, q, &format!("No: {}.", join(&dual)));
     } else if p.offsets_in_tx.is_some() {

@@ -17,7 +17,8 @@
 //! become `%0A`.
 
 use super::escape::text;
-use crate::diagnostic::{Finding, InputError, Report, Severity};
+use crate::diagnostic::{Finding, InputError, Severity};
+use crate::report::Report;
 
 /// Escapes the message part of a workflow command.
 pub fn escape_data(s: &str) -> String {

@@ -22,7 +22,8 @@ use miette::{
 };
 
 use super::escape::{self, text};
-use crate::diagnostic::{Finding, InputError, Report, Severity};
+use crate::diagnostic::{Finding, InputError, Severity};
+use crate::report::Report;
 
 /// How the human format is drawn.
 #[derive(Clone, Debug)]

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diagnostic::{Finding, InputError, Label, Report};
+use crate::diagnostic::{Finding, InputError, Label};
+use crate::report::Report;
 use crate::rules::RuleMeta;
 
 /// The JSON format's version; bumped only on incompatible changes.

@@ -13,9 +13,10 @@ pub mod short;
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::{Report, Span};
-use crate::frontend::LineIndex;
+use crate::diagnostic::Span;
+use crate::report::Report;
 use crate::rules::RuleMeta;
+use crate::support::lines::LineIndex;
 
 pub use human::HumanOptions;
 

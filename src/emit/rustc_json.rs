@@ -25,7 +25,8 @@ use serde::Serialize;
 
 use super::escape::text;
 use super::{tool_code, Sources};
-use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
+use crate::diagnostic::{Finding, InputError, Severity, Span};
+use crate::report::Report;
 use crate::source::cargo::CargoTarget;
 
 /// The envelope cargo puts around each compiler diagnostic.

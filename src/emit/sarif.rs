@@ -26,7 +26,8 @@ use serde_sarif::sarif::{
 };
 
 use super::{escape, unindent, Sources};
-use crate::diagnostic::{Finding, InputError, Report, Severity, Span};
+use crate::diagnostic::{Finding, InputError, Severity, Span};
+use crate::report::Report;
 use crate::rules::{RuleMeta, ALL};
 
 /// `$schema` of the log: the official schema's `id`.

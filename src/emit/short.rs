@@ -1,7 +1,7 @@
 //! `--format short`: gcc-style lines for editors' problem matchers.
 
 use super::escape::text;
-use crate::diagnostic::Report;
+use crate::report::Report;
 
 /// `path:line:col: severity[CODE]: message` for each finding, then
 /// `path:line:col: error: message` for each input error (`path: error: message`

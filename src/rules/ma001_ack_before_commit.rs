@@ -71,6 +71,8 @@ declare_rule! {
         code: "MA001",
         name: "ack-before-commit",
         severity: Error,
+        concern: AckOrder,
+        consequence: Loss,
         summary: "A message is acked, its offset committed or it is deleted before the transaction holding its effect commits, or before the effect runs at all.",
         boundary: "effect/progress order",
     };

@@ -60,6 +60,8 @@ declare_rule! {
         code: "MA002",
         name: "fresh-id-per-attempt",
         severity: Error,
+        concern: EventId,
+        consequence: Duplicate,
         summary: "An event id or idempotency key is generated inside a retry loop or retry closure, or per redelivery, so each attempt carries a new identity.",
         boundary: "stable event identity",
     };

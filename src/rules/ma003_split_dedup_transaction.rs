@@ -62,6 +62,8 @@ declare_rule! {
         code: "MA003",
         name: "split-dedup-transaction",
         severity: Error,
+        concern: DedupRecord,
+        consequence: Duplicate,
         summary: "The dedup record and the effect are written in different transactions, connections, or with one in autocommit.",
         boundary: "atomicity of dedup record and effect",
     };

@@ -61,6 +61,8 @@ declare_rule! {
         code: "MA004",
         name: "missing-read-committed",
         severity: Warning,
+        concern: Isolation,
+        consequence: Visibility,
         summary: "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
         boundary: "visibility of uncommitted/aborted transactional records",
     };

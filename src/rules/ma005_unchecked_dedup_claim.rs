@@ -50,6 +50,8 @@ declare_rule! {
         code: "MA005",
         name: "unchecked-dedup-claim",
         severity: Error,
+        concern: DedupRecord,
+        consequence: Duplicate,
         summary: "The dedup claim's result is ignored and the effect runs anyway.",
         boundary: "idempotency: the claim must gate the effect",
     };

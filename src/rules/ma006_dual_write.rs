@@ -69,6 +69,8 @@ declare_rule! {
         code: "MA006",
         name: "dual-write",
         severity: Warning,
+        concern: DualWrite,
+        consequence: Duplicate,
         summary: "A function commits a DB transaction and publishes to a broker as two separate steps, with no outbox.",
         boundary: "DB/broker atomicity",
     };

@@ -68,6 +68,8 @@ declare_rule! {
         code: "MA007",
         name: "auto-ack",
         severity: Warning,
+        concern: AckOrder,
+        consequence: Loss,
         summary: "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None) in a consumer with side effects.",
         boundary: "progress decoupled from effect",
     };

@@ -61,6 +61,8 @@ declare_rule! {
         code: "MA008",
         name: "unconfirmed-publish",
         severity: Warning,
+        concern: SendPromise,
+        consequence: Loss,
         summary: "A producer can lose or duplicate sends (weak acks, idempotence off, too many in-flight requests with idempotence).",
         boundary: "producer to broker acceptance",
     };

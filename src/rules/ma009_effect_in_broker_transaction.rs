@@ -41,6 +41,8 @@ declare_rule! {
         code: "MA009",
         name: "effect-in-broker-transaction",
         severity: Warning,
+        concern: BrokerTransaction,
+        consequence: Duplicate,
         summary: "SQL writes, HTTP calls or e-mails inside a Kafka transaction, as if the transaction covered them.",
         boundary: "scope of the Kafka transaction",
     };

@@ -47,6 +47,8 @@ declare_rule! {
         code: "MA010",
         name: "offsets-outside-transaction",
         severity: Error,
+        concern: BrokerTransaction,
+        consequence: Duplicate,
         summary: "Consume-transform-produce with a transactional producer, but the consumer commits offsets itself.",
         boundary: "atomicity of output and progress",
     };

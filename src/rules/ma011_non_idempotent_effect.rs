@@ -63,6 +63,8 @@ declare_rule! {
         code: "MA011",
         name: "non-idempotent-effect",
         severity: Warning,
+        concern: SideEffect,
+        consequence: Duplicate,
         summary: "An at-least-once handler applies a non-idempotent effect with no dedup record.",
         boundary: "idempotency under redelivery",
     };

@@ -4,8 +4,8 @@ use super::declare_rule;
 use super::kafka_clients::is_consumer;
 use super::pairs::label;
 use crate::diagnostic::{Finding, Label};
-use crate::frontend::duration::{human, UNLIMITED};
 use crate::ir::{DedupRetention, KafkaClient, Loc, PipelineStage, ReplayWindow, RetentionFacts};
+use crate::support::duration::{human, UNLIMITED};
 
 declare_rule! {
     /// ## What it does
@@ -71,6 +71,8 @@ declare_rule! {
         code: "MA012",
         name: "dedup-retention-window",
         severity: Warning,
+        concern: Retention,
+        consequence: Duplicate,
         summary: "The dedup store's retention is shorter than the replay window of the source.",
         boundary: "dedup retention must cover replay",
     };

@@ -49,6 +49,8 @@ declare_rule! {
         code: "MA013",
         name: "discarded-transaction",
         severity: Error,
+        concern: DedupRecord,
+        consequence: Duplicate,
         summary: "A transaction is begun and then dropped or never used, so the writes run in autocommit.",
         boundary: "transaction scope",
     };

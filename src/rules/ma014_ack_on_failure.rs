@@ -87,6 +87,8 @@ declare_rule! {
         code: "MA014",
         name: "ack-on-failure",
         severity: Warning,
+        concern: AckOnFailure,
+        consequence: Loss,
         summary: "A handler acks the message on a path where its effect failed and nothing keeps the message.",
         boundary: "retry on failure",
     };

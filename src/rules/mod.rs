@@ -2,7 +2,7 @@
 //! every rule, and the checks of the rules that are implemented. Rules read only the
 //! delivery model (`crate::ir`), never syntax trees.
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Concern, Consequence, Severity};
 
 mod kafka_clients;
 pub mod ma001_ack_before_commit;
@@ -32,6 +32,10 @@ pub struct RuleMeta {
     pub summary: &'static str,
     /// The boundary the defect breaks.
     pub boundary: &'static str,
+    /// Which boundary, as the checklist groups findings into its questions.
+    pub concern: Concern,
+    /// What a crash or retry at a finding does: what the guarantee inference reads.
+    pub consequence: Consequence,
     /// Markdown explanation (What it does / Why is this bad? / Example / Use instead).
     pub doc: &'static str,
     /// False for rules that are catalogued but not implemented yet: they never report.
@@ -47,6 +51,8 @@ macro_rules! declare_rule {
             code: $code:literal,
             name: $name:literal,
             severity: $sev:ident,
+            concern: $concern:ident,
+            consequence: $consequence:ident,
             summary: $summary:literal,
             boundary: $boundary:literal $(,)?
         };
@@ -57,6 +63,8 @@ macro_rules! declare_rule {
             default_severity: $crate::diagnostic::Severity::$sev,
             summary: $summary,
             boundary: $boundary,
+            concern: $crate::diagnostic::Concern::$concern,
+            consequence: $crate::diagnostic::Consequence::$consequence,
             doc: concat!($($doc, "\n"),*),
             implemented: true,
         };
@@ -71,6 +79,8 @@ pub static MA900: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     summary: "A `msgaudit:allow(...)` comment that suppresses no finding.",
     boundary: "none: hygiene of suppressions",
+    concern: Concern::Hygiene,
+    consequence: Consequence::Nothing,
     doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
           that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
           Stale suppressions accumulate and hide the next real defect written on that line.\n\n\
@@ -157,6 +167,14 @@ pub fn lookup(code_or_name: &str) -> Option<&'static RuleMeta> {
     ALL.iter()
         .copied()
         .find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+}
+
+/// A rule's properties by its code, for the inventory; an unknown code (none is
+/// made) has no consequence for a message.
+pub fn properties(code: &str) -> (Concern, Consequence) {
+    lookup(code).map_or((Concern::Hygiene, Consequence::Nothing), |r| {
+        (r.concern, r.consequence)
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,8 @@ use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
 use serde_json::Value;
 
-use crate::diagnostic::{Finding, InputError, Report, Severity};
+use crate::diagnostic::{Finding, InputError, Severity};
+use crate::report::Report;
 use crate::source::{FileKind, Overlay};
 use convert::Encoding;
 
@@ -234,7 +235,7 @@ pub fn run(
     // whatever runs on the calling thread gets as much room as there.
     let worker = std::thread::Builder::new()
         .name("msgaudit-analysis".into())
-        .stack_size(crate::analysis::STACK_SIZE)
+        .stack_size(crate::support::STACK_SIZE)
         .spawn(move || worker(jobs, job_rx, out_tx))?;
     let mut server = Server {
         // Analyzed at once when known; else from the first opened file.

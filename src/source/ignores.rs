@@ -29,7 +29,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
 use super::{read_regular, Refusal};
-use crate::config::describe_size;
+use crate::support::files::describe_size;
 
 /// The largest ignore file read: 256 KiB (the largest real ones are a few KiB).
 pub const IGNORE_FILE_MAX_BYTES: u64 = 256 * 1024;

@@ -25,7 +25,6 @@ mod ignores;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -33,6 +32,8 @@ use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::diagnostic::InputError;
+use crate::support::files::{describe_size, read_regular, Refusal};
+use crate::support::lines::line_col;
 use ignores::Rules;
 pub use ignores::{IGNORE_FILE_MAX_BYTES, IGNORE_TOTAL_MAX_BYTES};
 
@@ -106,20 +107,6 @@ pub struct Discovery {
     /// Path dependencies outside the analyzed tree (not read), by the name the code
     /// imports them by: calls into them are calls into another crate.
     pub outside_deps: BTreeSet<String>,
-}
-
-/// 1-based line and column (counted in characters) of byte offset `byte` in
-/// `text`. An offset past the end, or inside a character, is clamped.
-pub fn line_col(text: &str, byte: usize) -> (u32, u32) {
-    let mut byte = byte.min(text.len());
-    while !text.is_char_boundary(byte) {
-        byte -= 1;
-    }
-    let before = &text[..byte];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line as u32, column as u32)
 }
 
 /// A path as printed: `/` separators; on Unix, a byte that is not valid UTF-8 and
@@ -508,65 +495,8 @@ fn too_large(size: Option<u64>, limit: u64) -> String {
     format!(
         "file too large: {size}, over the limit of {}; raise it with \
          `--max-file-size` or `max_file_size` in msgaudit.toml",
-        crate::config::describe_size(limit)
+        describe_size(limit)
     )
-}
-
-/// Why a file that must be a regular file was not read ([`read_regular`]).
-#[derive(Debug)]
-pub enum Refusal {
-    /// Nothing at that path.
-    Missing,
-    /// A symbolic link, not followed.
-    Symlink,
-    /// A directory, a FIFO, a socket or a device: never opened (a FIFO would block,
-    /// `/dev/zero` never ends).
-    NotRegular,
-    /// Over the limit: the size, when it was known before reading.
-    TooLarge(Option<u64>),
-    Io(std::io::Error),
-}
-
-/// Reads a file that must be a regular file of at most `max_bytes`: the one way
-/// msgaudit reads its inputs (source files, ignore files, baselines). A FIFO or a
-/// device is never opened; with `follow` false, neither is a symlink. A file that
-/// grows past the limit while it is read is refused too.
-pub fn read_regular(path: &Path, max_bytes: u64, follow: bool) -> Result<Vec<u8>, Refusal> {
-    let meta = if follow {
-        fs::metadata(path)
-    } else {
-        fs::symlink_metadata(path)
-    };
-    let meta = match meta {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refusal::Missing),
-        Err(e) => return Err(Refusal::Io(e)),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(Refusal::Symlink);
-    }
-    if !meta.is_file() {
-        return Err(Refusal::NotRegular);
-    }
-    if meta.len() > max_bytes {
-        return Err(Refusal::TooLarge(Some(meta.len())));
-    }
-    let file = fs::File::open(path).map_err(Refusal::Io)?;
-    // The file could have been replaced since it was looked at.
-    match file.metadata() {
-        Ok(m) if !m.is_file() => return Err(Refusal::NotRegular),
-        Ok(m) if m.len() > max_bytes => return Err(Refusal::TooLarge(Some(m.len()))),
-        Ok(_) => {}
-        Err(e) => return Err(Refusal::Io(e)),
-    }
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(Refusal::Io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(Refusal::TooLarge(None));
-    }
-    Ok(bytes)
 }
 
 /// Reads one candidate: size limit (`max_bytes`), UTF-8 check with the position of

@@ -25,7 +25,7 @@
 //! analysis threads' stack survives in an unoptimized build.
 
 use super::lex::{Kind, Lexer};
-use crate::source::line_col;
+use crate::support::lines::line_col;
 
 /// Deepest bracket nesting accepted before parsing; deeper files are refused
 /// with an error, since syn recurses and a stack overflow cannot be caught.

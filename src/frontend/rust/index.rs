@@ -42,7 +42,7 @@ pub(super) struct IndexCx<'a> {
     pub(super) uses: &'a UseMap,
     pub(super) index: &'a CrateIndex,
     pub(super) path: Arc<str>,
-    pub(super) lines: &'a crate::frontend::LineIndex<'a>,
+    pub(super) lines: &'a crate::support::lines::LineIndex<'a>,
 }
 
 impl text::ArgNames for IndexCx<'_> {

@@ -23,16 +23,16 @@ use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
 use crate::apis::{ApiEvent as Api, Apis, CallSpec, Target};
 use crate::diagnostic::Span;
-use crate::frontend::LineIndex;
 use crate::ir::{
     AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
     Function, IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
 };
+use crate::support::lines::LineIndex;
 
 /// Names the lowering makes facts of by themselves, besides the API knowledge:
 /// consumer options that turn acks off, topics subscribed and sent to, backon's
 /// retries. A function body naming none of them nor the API knowledge has no fact
-/// of its own (`analysis::lazy`).
+/// of its own (`driver::lazy`).
 pub const NAMES: &[&str] = &[
     "BasicConsumeOptions",
     "AckPolicy",
@@ -54,7 +54,7 @@ pub const TASK_JOINS: &[&str] = &[
     "try_join",
 ];
 
-/// What a loop's text says of a retry (`is_retry_loop`; `analysis::lazy` reads the
+/// What a loop's text says of a retry (`is_retry_loop`; `driver::lazy` reads the
 /// same text before parsing).
 pub struct RetryText {
     /// It names attempts, retries or backoff and handles an error or continues: a

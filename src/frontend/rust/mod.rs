@@ -22,11 +22,11 @@ use std::sync::{mpsc, Arc};
 
 use syn::spanned::Spanned;
 
-use crate::analysis::cpu::{timed, untimed, Phase};
 use crate::apis::Apis;
 use crate::diagnostic::InputError;
 use crate::ir::{Crate, Function};
 use crate::source::SourceFile;
+use crate::support::cpu::{timed, untimed, Phase};
 
 pub use guard::{MAX_CHAIN, MAX_NESTING, MAX_PREFIX_RUN, MAX_TOKENS};
 pub(crate) use lower::links_untyped_receiver;
@@ -94,7 +94,7 @@ pub struct CrateOutput {
 struct Parsed<'a> {
     file: &'a SourceFile,
     /// Line starts of the file, for positions (every phase uses them).
-    lines: crate::frontend::LineIndex<'a>,
+    lines: crate::support::lines::LineIndex<'a>,
     ast: syn::File,
     uses: UseMap,
     module: Vec<String>,
@@ -162,7 +162,7 @@ pub fn lower_crate(
 /// thread that parsed it, and every phase merges its per-file results in path
 /// order, so that the output does not depend on the number of shards.
 ///
-/// [`STACK_SIZE`]: crate::analysis::STACK_SIZE
+/// [`STACK_SIZE`]: crate::support::STACK_SIZE
 pub fn with_front_end<'a, R>(
     key: &'a str,
     inputs: Inputs<'a>,
@@ -175,7 +175,7 @@ pub fn with_front_end<'a, R>(
             let (cmd_tx, cmd_rx) = mpsc::channel::<Cmd<'a>>();
             let (reply_tx, reply_rx) = mpsc::channel::<Reply>();
             let spawned = std::thread::Builder::new()
-                .stack_size(crate::analysis::STACK_SIZE)
+                .stack_size(crate::support::STACK_SIZE)
                 .spawn_scoped(scope, move || {
                     let mut shard = Shard::new(inputs);
                     for cmd in cmd_rx {
@@ -305,7 +305,7 @@ enum Reply {
 }
 
 /// A file to parse with the insides of these function bodies left out (blanked,
-/// in order; `analysis::lazy` says which).
+/// in order; `driver::lazy` says which).
 pub type Lazy<'a> = (&'a SourceFile, Vec<std::ops::Range<usize>>);
 
 type FileSigs = (
@@ -760,7 +760,7 @@ fn parse_error(f: &SourceFile, e: &syn::Error) -> InputError {
 /// the function).
 fn parse_body(
     text: &str,
-    lines: &crate::frontend::LineIndex,
+    lines: &crate::support::lines::LineIndex,
     range: &std::ops::Range<usize>,
 ) -> syn::Result<(syn::Block, Vec<syn::Attribute>)> {
     use syn::parse::Parser;
@@ -1007,7 +1007,7 @@ impl<'a> Shard<'a> {
                 Ok(Parsed {
                     module: file_module(self.roots, f),
                     file: f,
-                    lines: crate::frontend::LineIndex::new(&f.text),
+                    lines: crate::support::lines::LineIndex::new(&f.text),
                     ast,
                     uses,
                     new_bodies: HashSet::new(),
@@ -1418,7 +1418,7 @@ mod tests {
                 continue;
             }
             blanked_files += 1;
-            let lines = crate::frontend::LineIndex::new(&text);
+            let lines = crate::support::lines::LineIndex::new(&text);
             let mut bodies = Vec::new();
             item_bodies(&ast.items, &mut bodies);
             let pos = |b: usize| {
@@ -1515,7 +1515,7 @@ mod tests {
                 let Ok(ast) = syn::parse_file(&text) else {
                     continue;
                 };
-                let lines = crate::frontend::LineIndex::new(&text);
+                let lines = crate::support::lines::LineIndex::new(&text);
                 let mut want = Vec::new();
                 blocks(&ast.items, &mut want);
                 let mut got: Vec<(u32, u32, u32, u32)> = scan::scan(&text)

@@ -28,18 +28,19 @@ use syn::{Expr, Token};
 
 use super::{is_test_attr, sql};
 use crate::diagnostic::Span;
-use crate::frontend::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
+use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
 mod expiry;
 mod interval;
-use crate::frontend::LineIndex;
 use crate::ir::{DedupRetention, Loc, ReplayWindow, RetentionFacts, SqlKind, Tables};
-use crate::source::{line_col, SourceFile};
+use crate::source::SourceFile;
+use crate::support::lines::line_col;
+use crate::support::lines::LineIndex;
 use interval::{interval_in, Interval};
 
 /// The call names this reader starts from (a root call `query(..)`, a method
 /// `.execute(..)`, `NewTopic::new`, `.subscribe(..)`): a function body naming none
-/// of them, nor the API knowledge, gives no retention fact (`analysis::lazy`
+/// of them, nor the API knowledge, gives no retention fact (`driver::lazy`
 /// leaves it unparsed).
 pub const NAMES: &[&str] = &[
     "query",

@@ -629,7 +629,7 @@ pub fn doc_comments(text: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// What the lexical test of a function needs of its text (see
-/// `analysis::lazy::unneeded_bodies`).
+/// `driver::lazy::unneeded_bodies`).
 #[derive(Debug, Default)]
 pub struct ItemTokens {
     /// An identifier for which the predicate held (the scan stopped there).

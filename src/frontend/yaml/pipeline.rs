@@ -31,8 +31,8 @@ use std::sync::Arc;
 use super::kafka_props;
 use super::tree::{Node, Value};
 use crate::diagnostic::InputError;
-use crate::frontend::duration;
 use crate::ir::{DedupRetention, Loc, PipelineStage, ReplayWindow};
+use crate::support::duration;
 
 /// What one pipeline description declares.
 #[derive(Debug, Default)]

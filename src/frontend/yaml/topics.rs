@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use super::kafka_props;
 use super::tree::Node;
-use crate::frontend::duration::{self, HOUR, MINUTE};
 use crate::ir::{Loc, ReplayWindow};
+use crate::support::duration::{self, HOUR, MINUTE};
 
 /// Retention keys and the unit of a bare number.
 const KEYS: &[(&str, u64)] = &[

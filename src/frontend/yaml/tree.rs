@@ -12,7 +12,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{Location, Spanned};
 
 use crate::diagnostic::Span;
-use crate::frontend::LineIndex;
+use crate::support::lines::LineIndex;
 
 /// One YAML node with the span of its text (for collections: of their first token).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! MySQL `INTERVAL 2 DAY`, `make_interval(..)`, SQLite `datetime('now', '-2 days')`,
 //! or a bound value (`$1::interval`, `$1 * interval '1 day'`).
 
-use crate::frontend::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
+use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
 /// The retention written in a cleanup statement.
 #[derive(Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use crate::frontend::rust::scan::FileScan;
 use crate::frontend::rust::{links_untyped_receiver, CrateIndex, CrateOutput};
 use crate::ir::{Callee, Crate, EventKind, Function};
 
-use super::flow::{Candidate, Resolver};
+use crate::analysis::flow::{Candidate, Resolver};
 
 /// What the parsed part of a crate needs from the rest.
 #[derive(Debug, Default)]

@@ -1,0 +1,1108 @@
+//! The driver: groups files into crates, runs the prefilter's rounds, lowers each
+//! crate (in parallel, on threads with large stacks) through the front ends, computes
+//! the analysis's facts over the model and hands them to the rules. It sits above
+//! the front ends, the analysis and the rules; none of them imports it.
+
+pub mod demand;
+pub mod lazy;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+
+use crate::analysis::{flow, inventory};
+use crate::apis::Apis;
+use crate::diagnostic::{Finding, InputError};
+use crate::frontend::{rust, yaml};
+use crate::source::{FileKind, SourceFile};
+use crate::support::cpu;
+
+pub use crate::support::STACK_SIZE;
+
+pub struct AnalysisInput<'a> {
+    pub files: &'a [SourceFile],
+    pub apis: &'a Apis,
+    pub include_tests: bool,
+    /// The big-stack pool the crates and YAML files are analyzed on (see [`thread_pool`]).
+    pub pool: &'a rayon::ThreadPool,
+    /// Parse only the files that mention an API token or that the model of those
+    /// files needs (SPEC §3 "Scope and skipping"); false parses every file.
+    pub prefilter: bool,
+    /// Shows a progress bar (crates and YAML files analyzed) on stderr.
+    pub progress: bool,
+    /// Each crate's dependencies inside the tree: (import name, crate key).
+    pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
+}
+
+/// Threads per core the pool may have at most: more only costs time (each thread has
+/// a [`STACK_SIZE`] stack; `--jobs 5000` spent seconds starting threads).
+pub const MAX_JOBS_PER_CORE: usize = 4;
+
+/// The most threads the pool gets: [`MAX_JOBS_PER_CORE`] per core.
+pub fn max_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    cores.saturating_mul(MAX_JOBS_PER_CORE)
+}
+
+/// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
+/// `RAYON_NUM_THREADS`), at most [`max_jobs`] (a larger number is lowered to it),
+/// each with a [`STACK_SIZE`] stack. Results never depend on the number of threads:
+/// every parallel step collects in input order.
+pub fn thread_pool(jobs: Option<usize>) -> rayon::ThreadPool {
+    let asked = jobs.or_else(|| {
+        std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+    });
+    rayon::ThreadPoolBuilder::new()
+        // 0: one per core.
+        .num_threads(asked.map_or(0, |n| n.min(max_jobs())))
+        .stack_size(STACK_SIZE)
+        .build()
+        .expect("cannot start analysis threads")
+}
+
+#[derive(Default)]
+pub struct AnalysisOutput {
+    pub findings: Vec<Finding>,
+    pub errors: Vec<InputError>,
+    pub skipped: BTreeMap<String, usize>,
+    pub analyzed: usize,
+    /// Consumers and producers, for the review checklist (SPEC §6).
+    pub inventory: inventory::Inventory,
+    /// Function bodies of parsed files left unparsed (`lazy`).
+    pub unparsed_bodies: usize,
+}
+
+/// Crate and library names that mark a file as relevant, besides the API packs' tokens.
+const CRATE_TOKENS: &[&str] = &[
+    "rdkafka",
+    "lapin",
+    "async_nats",
+    "jetstream",
+    "aws_sdk_sqs",
+    "redis",
+    "pulsar",
+    "sqlx",
+    "tokio_postgres",
+    "postgres",
+    "diesel",
+    "rusqlite",
+    "sea_orm",
+    "reqwest",
+    "lettre",
+];
+
+/// Method names too common to mark a file as relevant on their own.
+pub(crate) const COMMON: &[&str] = &[
+    "send",
+    "next",
+    "try_next",
+    "get",
+    "execute",
+    "commit",
+    "ack",
+    "query",
+    "insert",
+    "update",
+    "delete",
+    "exec",
+    "save",
+    "run",
+    "start",
+    "begin",
+    "recv",
+    "poll",
+    "stream",
+    "fetch",
+    "fetch_one",
+    "fetch_all",
+    "fetch_optional",
+    "messages",
+    "set",
+    "new",
+    "create",
+    "transaction",
+    "rollback",
+    "connect",
+    "acquire",
+    "post",
+    "put",
+    "patch",
+    "request",
+    "spawn",
+    "spawn_blocking",
+    "batch",
+    "detach",
+    "nack",
+    "reject",
+    "cmd",
+    "query_one",
+    "query_opt",
+    "Client",
+    "Message",
+    "Connection",
+    "Channel",
+    "Consumer",
+    "Producer",
+    "Pool",
+    "Transaction",
+    "Context",
+    "Delivery",
+    "Object",
+    "random",
+    "publish",
+    "prepare",
+    "from",
+    "write",
+    "write_all",
+    "flush",
+    "sync_all",
+    "open",
+    "options",
+    "builder",
+    "generate",
+    "rename",
+    "remove_file",
+    "expire",
+    "decr",
+    "incr",
+    "incr_by",
+    "decr_by",
+    "hset",
+    "sadd",
+    "srem",
+    "zadd",
+    "hdel",
+    "mset",
+    "retry",
+    "retry_if",
+    "pipe",
+    "with_prefix",
+    "with_domain",
+    "from_sql",
+    "from_string",
+    "savepoint",
+    "JoinHandle",
+    "insert_many",
+    "query_all",
+    "query_raw",
+    "send_raw",
+    "send_request",
+    "send_result",
+    "new_v4",
+    "now_v7",
+    "new_v7",
+    "nanoid",
+];
+
+fn prefilter(apis: &Apis) -> AhoCorasick {
+    let mut pats: Vec<&str> = apis
+        .tokens
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !COMMON.contains(t) && t.len() >= 4)
+        .collect();
+    pats.extend(CRATE_TOKENS);
+    AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(pats)
+        .expect("prefilter patterns are valid")
+}
+
+/// How much dependency code a crate is analyzed with (SPEC §3): its dependencies'
+/// files that name an API, up to this multiple of its own size plus
+/// [`LINK_BUDGET_BYTES`]; a dependency past the budget is left unlinked (calls into
+/// it are calls into another crate). Each crate re-reads its dependencies, so this
+/// bounds the cost of a workspace to about twice its own.
+pub const LINK_BUDGET_RATIO: usize = 1;
+pub const LINK_BUDGET_BYTES: usize = 256 * 1024;
+
+/// A crate's key, its Rust files, and which of them name an API (`None`: no prefilter).
+type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
+
+pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
+    let mut out = AnalysisOutput::default();
+    let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
+    let mut yaml_files = Vec::new();
+    let mut unique_tables: Vec<String> = Vec::new();
+    // The SQL files `include_str!` may name.
+    let included = rust::text::Included::new(
+        input
+            .files
+            .iter()
+            .filter(|f| f.kind == FileKind::Sql)
+            .map(|f| (f.abs.as_path(), f.text.as_str())),
+    );
+    for f in input.files {
+        match f.kind {
+            FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
+            FileKind::Yaml
+                if yaml::is_relevant(&f.text)
+                    || yaml::topics::is_relevant(&f.text)
+                    || yaml::pipeline::is_relevant(&f.path, &f.text) =>
+            {
+                yaml_files.push(f)
+            }
+            FileKind::Yaml => {
+                *out.skipped.entry("no_relevant_tokens".into()).or_default() += 1;
+            }
+            // Schemas and migrations: which tables have a unique business key (MA011).
+            FileKind::Sql => {
+                let keyed = crate::frontend::rust::sql::unique_keyed_tables(&f.text);
+                unique_tables.extend(keyed);
+                out.analyzed += 1;
+            }
+        }
+    }
+    unique_tables.sort();
+    unique_tables.dedup();
+    let pool = input.pool;
+    // Test modules declared out of line are test code like inline ones: left out of
+    // each crate before crates are composed with their dependencies.
+    let include_tests = input.include_tests;
+    let filtered: Vec<(&str, Vec<&SourceFile>, usize)> = pool.install(|| {
+        crates
+            .into_par_iter()
+            .map(|(key, files)| {
+                let n = files.len();
+                let files = if include_tests {
+                    files
+                } else {
+                    cpu::timed(cpu::Phase::Lexical, || rust::without_test_modules(files))
+                };
+                let tests = n - files.len();
+                (key, files, tests)
+            })
+            .collect()
+    });
+    let test_files: usize = filtered.iter().map(|(_, _, n)| n).sum();
+    if test_files > 0 {
+        *out.skipped.entry("test_code_items".into()).or_default() += test_files;
+    }
+    let crates: BTreeMap<&str, Vec<&SourceFile>> =
+        filtered.into_iter().map(|(k, f, _)| (k, f)).collect();
+    // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
+    // join its own, below the names it imports them by, so that calls into them are
+    // followed like calls within the crate.
+    // API knowledge wins over bodies (SPEC §2): a dependency that is a library the
+    // API packs describe (a client library's examples use it) is not linked.
+    let libraries: BTreeSet<&str> = input
+        .apis
+        .types
+        .values()
+        .flatten()
+        .flat_map(|t| t.crates.iter().map(String::as_str))
+        .collect();
+    // A dependency none of whose files names an API holds no delivery event: calls
+    // into it are left unresolved, as calls into another crate are (cheaper on big
+    // workspaces; the same with or without the prefilter).
+    let api_filter = prefilter(input.apis);
+    let relevant: BTreeSet<&str> = crates
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| api_filter.is_match(&f.text)))
+        .map(|(k, _)| *k)
+        .collect();
+    let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
+    let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
+    let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
+        .iter()
+        .map(|(key, own)| {
+            own_files.insert(key, own.len());
+            let mut files = own.clone();
+            let mut unit_roots = rust::Roots::new();
+            let mut queue = std::collections::VecDeque::from([*key]);
+            let mut seen = BTreeSet::from([*key]);
+            // Every crate that uses a dependency parses it again: a budget bounds
+            // that work (a vendored client many times the crate's size is left
+            // unlinked, as a crate outside the tree is).
+            let own_bytes: usize = own.iter().map(|f| f.text.len()).sum();
+            let mut budget = own_bytes.saturating_mul(LINK_BUDGET_RATIO) + LINK_BUDGET_BYTES;
+            while let Some(k) = queue.pop_front() {
+                let deps = input.deps.get(k).into_iter().flatten();
+                let linked = deps.filter(|(i, d)| {
+                    !libraries.contains(i.as_str()) && relevant.contains(d.as_str())
+                });
+                for (import, dep) in linked {
+                    let Some((dep, dep_files)) = crates.get_key_value(dep.as_str()) else {
+                        continue;
+                    };
+                    if seen.insert(dep) {
+                        // Only its files that name an API: the others hold no
+                        // delivery event (calls into them stay unresolved).
+                        let named: Vec<&SourceFile> = dep_files
+                            .iter()
+                            .copied()
+                            .filter(|f| api_filter.is_match(&f.text))
+                            .collect();
+                        let bytes: usize = named.iter().map(|f| f.text.len()).sum();
+                        if bytes > budget {
+                            continue;
+                        }
+                        budget -= bytes;
+                        files.extend(named);
+                        unit_roots.insert(dep.to_string(), vec![import.clone()]);
+                        queue.push_back(dep);
+                    }
+                }
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            roots.insert(key, unit_roots);
+            (*key, files)
+        })
+        .collect();
+    let no_roots = rust::Roots::new();
+    let filter = input.prefilter.then_some(api_filter);
+    let lexicon = input
+        .prefilter
+        .then(|| lazy::Lexicon::new(input.apis, COMMON));
+    // Which files of each crate name an API (`None`: all are parsed), on the pool.
+    let crates: Vec<CrateWork> = pool.install(|| {
+        crates
+            .into_par_iter()
+            .map(|(key, files)| {
+                // A dependency's files are parsed only as far as the crate's own code
+                // needs them (its own crate's analysis seeds from them).
+                let named = filter.as_ref().map(|filter| {
+                    cpu::timed(cpu::Phase::Lexical, || {
+                        files
+                            .iter()
+                            .map(|f| f.crate_key == key && filter.is_match(&f.text))
+                            .collect()
+                    })
+                });
+                (key, files, named)
+            })
+            .collect()
+    });
+    let mut work = Vec::new();
+    for (key, files, named) in crates {
+        if named
+            .as_ref()
+            .is_some_and(|n: &Vec<bool>| !n.contains(&true))
+        {
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() +=
+                own_files.get(key).copied().unwrap_or(files.len());
+            continue;
+        }
+        work.push((key, files, named));
+    }
+
+    let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
+    let results: Vec<CrateResult> = pool.install(|| {
+        work.par_iter()
+            .map(|(key, files, named)| {
+                let _tick = Tick(&bar);
+                // An internal failure on one crate is reported; the others still run.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    analyze_crate(
+                        key,
+                        files,
+                        &unique_tables,
+                        rust::Inputs {
+                            apis: input.apis,
+                            included: &included,
+                            include_tests: input.include_tests,
+                            roots: roots.get(key).unwrap_or(&no_roots),
+                        },
+                        named
+                            .as_deref()
+                            .zip(lexicon.as_ref())
+                            .map(|(named, lexicon)| Prefilter { named, lexicon }),
+                    )
+                }))
+                .unwrap_or_else(|panic| internal_error(files, panic))
+            })
+            .collect()
+    });
+    // YAML files parse on the same big-stack threads: serde-saphyr recurses once per
+    // nesting level (bounded by its budget's `max_depth`).
+    let yaml_results: Vec<yaml::Lowered> = pool.install(|| {
+        yaml_files
+            .par_iter()
+            .map(|f| {
+                let _tick = Tick(&bar);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    cpu::timed(cpu::Phase::Yaml, || yaml::lower_file(f))
+                }))
+                .unwrap_or_else(|_| yaml::Lowered {
+                    windows: Vec::new(),
+                    stages: Vec::new(),
+                    clients: Vec::new(),
+                    errors: vec![InputError {
+                        path: f.path.clone(),
+                        line: None,
+                        column: None,
+                        message: "internal error while analyzing this YAML file; please report"
+                            .into(),
+                    }],
+                })
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut clients = Vec::new();
+    let mut retention = Vec::new();
+    for r in results {
+        out.findings.extend(r.findings);
+        out.inventory.extend(r.inventory);
+        retention.push((r.key, r.retention));
+        clients.extend(r.clients);
+        out.errors.extend(r.errors);
+        out.analyzed += r.analyzed;
+        out.unparsed_bodies += r.unparsed_bodies;
+        if r.unparsed > 0 {
+            *out.skipped.entry("no_relevant_tokens".into()).or_default() += r.unparsed;
+        }
+        if r.skipped_tests > 0 {
+            *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
+        }
+    }
+    // A dependency's defect is found by its own crate's analysis and again from each
+    // crate that uses it: one finding (SPEC §2, unique by code and primary span),
+    // with the labels of all.
+    dedup_findings(&mut out.findings);
+    let mut config_clients = Vec::new();
+    let mut windows = Vec::new();
+    let mut stages = Vec::new();
+    for r in yaml_results {
+        windows.extend(r.windows);
+        stages.extend(r.stages);
+        if r.errors.is_empty() {
+            out.analyzed += 1;
+        }
+        out.errors.extend(r.errors);
+        config_clients.extend(r.clients);
+    }
+    // Unknown topics link YAML clients within their directory (SPEC §2, MA004).
+    clients.extend(
+        config_clients
+            .iter()
+            .map(|c| (c.dir.clone(), c.client.clone())),
+    );
+    out.findings
+        .extend(crate::rules::ma012_dedup_retention_window::check(
+            &crate::rules::ma012_dedup_retention_window::Input {
+                crates: &retention,
+                clients: &clients,
+                windows: &windows,
+                stages: &stages,
+            },
+        ));
+    out.findings
+        .extend(crate::rules::ma004_missing_read_committed::check(&clients));
+    out.findings
+        .extend(crate::rules::ma007_auto_ack::check_config(&config_clients));
+    out.findings
+        .extend(crate::rules::ma008_unconfirmed_publish::check_config(
+            &config_clients,
+        ));
+    out
+}
+
+/// Merges the findings with one code and primary span into the first, with the
+/// labels of all (bounded again).
+fn dedup_findings(findings: &mut Vec<Finding>) {
+    let mut first: BTreeMap<(&'static str, String, crate::diagnostic::Span), usize> =
+        BTreeMap::new();
+    let mut keep = Vec::with_capacity(findings.len());
+    for f in std::mem::take(findings) {
+        match first.get(&(f.code, f.path.clone(), f.span)) {
+            Some(&i) => {
+                let into: &mut Finding = &mut keep[i];
+                for l in f.labels {
+                    if !into
+                        .labels
+                        .iter()
+                        .any(|x| x.path == l.path && x.span == l.span)
+                    {
+                        into.labels.push(l);
+                    }
+                }
+                into.labels.sort();
+                into.bound_labels();
+            }
+            None => {
+                first.insert((f.code, f.path.clone(), f.span), keep.len());
+                keep.push(f);
+            }
+        }
+    }
+    *findings = keep;
+}
+
+/// A progress bar on stderr, or a hidden one: drawn at most a few times a second.
+fn progress_bar(show: bool, len: u64) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} analyzing: {pos}/{len} crates and YAML files {wide_bar} {elapsed}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Counts one unit of work done when dropped (also when the work panicked).
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
+    }
+}
+
+struct CrateResult {
+    /// The crate's key and its dedup retention facts (MA012).
+    key: String,
+    retention: crate::ir::RetentionFacts,
+    findings: Vec<Finding>,
+    inventory: inventory::Inventory,
+    /// Kafka clients, for linking consumers and producers across the tree (MA004).
+    clients: Vec<(String, crate::ir::KafkaClient)>,
+    errors: Vec<InputError>,
+    analyzed: usize,
+    skipped_tests: usize,
+    /// Files the prefilter left unparsed.
+    unparsed: usize,
+    /// Function bodies of parsed files it left unparsed.
+    unparsed_bodies: usize,
+}
+
+fn analyze_crate(
+    key: &str,
+    files: &[&SourceFile],
+    unique_tables: &[String],
+    inputs: rust::Inputs,
+    prefilter: Option<Prefilter>,
+) -> CrateResult {
+    let apis = inputs.apis;
+    let (mut lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
+    // The crate's own files; the others are its dependencies' (SPEC §3): their
+    // functions are followed into but are not entries here, and what they define
+    // (consumers, clients, errors, counts) is their own crate's to report.
+    let own: std::collections::HashSet<&str> = files
+        .iter()
+        .filter(|f| f.crate_key == key)
+        .map(|f| f.path.as_str())
+        .collect();
+    let linked = own.len() < files.len();
+    // Clients and retention link within the package (an example or a binary is a crate
+    // of its own, but configured beside the package's library).
+    let package = files
+        .first()
+        .map_or_else(|| key.to_string(), |f| f.package_key.clone());
+    // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
+    // every function modeled differently (development aid for the prefilter's
+    // exactness, stronger than comparing findings).
+    if let Some(p) = prefilter.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
+        check_prefilter(key, files, p.named, inputs, &lowered.krate, &unparsed);
+    }
+    // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
+    if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
+        for f in lowered
+            .krate
+            .functions
+            .iter()
+            .filter(|f| f.name.contains(&name))
+        {
+            eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
+        }
+    }
+    if linked {
+        for f in &mut lowered.krate.functions {
+            f.dependency = !own.contains(&*f.loc.path);
+        }
+    }
+    let tables = flow::Tables {
+        dedup: apis.dedup_tables.clone(),
+        outbox: apis.outbox_tables.clone(),
+        unique: unique_tables.to_vec(),
+    };
+    let (findings, inventory) = cpu::timed(cpu::Phase::Rules, || {
+        let facts = flow::crate_facts(&lowered.krate, &tables);
+        let findings = crate::rules::check_all(&lowered.krate, &facts);
+        let inventory = inventory::crate_inventory(&inventory::CrateInput {
+            krate: &lowered.krate,
+            facts: &facts,
+            tables: &tables,
+            apis,
+            retention: &lowered.retention,
+        });
+        (findings, inventory)
+    });
+    let mut inventory = inventory;
+    let mut errors = lowered.errors;
+    let mut analyzed = lowered.analyzed;
+    let mut unparsed_files = unparsed.files;
+    if linked {
+        let is_own = |l: &Option<crate::ir::Loc>| l.as_ref().is_none_or(|l| own.contains(&*l.path));
+        inventory.consumers.retain(|c| is_own(&c.loc));
+        inventory.producers.retain(|p| is_own(&p.loc));
+        let before = errors.len();
+        errors.retain(|e| own.contains(e.path.as_str()));
+        let dep_files = files.len() - own.len();
+        let dep_lowered = lowered
+            .lowered
+            .iter()
+            .filter(|p| !own.contains(p.as_str()))
+            .count();
+        analyzed = analyzed.saturating_sub(dep_lowered);
+        unparsed_files = unparsed_files
+            .saturating_sub(dep_files.saturating_sub(dep_lowered + (before - errors.len())));
+    }
+    let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
+        .krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_clients.iter().cloned())
+        .map(|c| (package.clone(), c))
+        .collect();
+    // The crate's one producer (of a kind) sends the records the crate sends.
+    let sent: Vec<String> = lowered
+        .krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
+        .collect();
+    attribute_sent_topics(&mut clients, &sent);
+    CrateResult {
+        key: package,
+        retention: lowered.retention,
+        findings,
+        inventory,
+        clients,
+        errors,
+        analyzed,
+        skipped_tests: lowered.skipped_tests,
+        unparsed: unparsed_files,
+        unparsed_bodies: unparsed.bodies.len(),
+    }
+}
+
+/// What the prefilter knows of a crate: which of its files name an API, and the
+/// names that make a function body worth parsing.
+#[derive(Clone, Copy)]
+struct Prefilter<'p> {
+    named: &'p [bool],
+    lexicon: &'p lazy::Lexicon,
+}
+
+/// What [`lower_needed`] leaves unparsed.
+#[derive(Default)]
+struct Unparsed {
+    files: usize,
+    /// Function bodies of parsed files, by file and the position of the name.
+    bodies: Vec<(String, usize)>,
+}
+
+/// A parsed file, with the function bodies left out of it.
+struct ParsedFile<'f> {
+    file: &'f SourceFile,
+    scan: rust::scan::FileScan<'f>,
+    module: Vec<String>,
+    bodies: Vec<lazy::Body<'f>>,
+}
+
+/// A file with its lexical scan and module path.
+type Scanned<'f> = (&'f SourceFile, rust::scan::FileScan<'f>, Vec<String>);
+
+fn scanned<'f>(key: &str, f: &'f SourceFile) -> Scanned<'f> {
+    let scan = cpu::timed(cpu::Phase::Lexical, || rust::scan::scan(&f.text));
+    (f, scan, rust::module_path(key, &f.path))
+}
+
+/// The files to parse, each with the function bodies that can be left out.
+fn add_parsed<'f>(
+    files: Vec<Scanned<'f>>,
+    lexicon: &lazy::Lexicon,
+    include_tests: bool,
+) -> Vec<ParsedFile<'f>> {
+    files
+        .into_par_iter()
+        .map(|(file, scan, module)| {
+            let bodies = cpu::timed(cpu::Phase::Lexical, || {
+                lazy::unneeded_bodies(&file.text, &scan, lexicon, include_tests)
+            });
+            ParsedFile {
+                file,
+                scan,
+                module,
+                bodies,
+            }
+        })
+        .collect()
+}
+
+/// Parses `new` files, leaving out their bodies, and keeps them in `parsed`.
+fn add<'f>(
+    fe: &mut rust::CrateFrontEnd<'f>,
+    parsed: &mut Vec<ParsedFile<'f>>,
+    mentioned: &mut std::collections::HashSet<&'f str>,
+    new: Vec<ParsedFile<'f>>,
+) {
+    let mut lazy_files = Vec::with_capacity(new.len());
+    for p in &new {
+        mentioned.extend(p.scan.idents.iter().copied());
+        lazy_files.push((p.file, p.bodies.iter().map(|b| b.range.clone()).collect()));
+    }
+    fe.add_lazy(lazy_files);
+    parsed.extend(new);
+}
+
+/// Parses the files of a crate that mention an API token, then, round by round,
+/// the files the model of what is parsed needs ([`demand`]); of each parsed file,
+/// the function bodies that name the API (or may retry) first, then those the
+/// model needs ([`lazy`]); lowers what is parsed.
+fn lower_needed<'f>(
+    key: &'f str,
+    files: &[&'f SourceFile],
+    inputs: rust::Inputs<'f>,
+    prefilter: Option<Prefilter>,
+) -> (rust::CrateOutput, Unparsed) {
+    let include_tests = inputs.include_tests;
+    rust::with_front_end(key, inputs, shards_for(files), |fe| {
+        let Some(Prefilter { named, lexicon }) = prefilter else {
+            fe.add(files);
+            return (fe.lower(), Unparsed::default());
+        };
+        let mut seed: Vec<&SourceFile> = Vec::new();
+        let mut rest: Vec<&SourceFile> = Vec::new();
+        for (f, n) in files.iter().zip(named) {
+            if *n {
+                seed.push(f);
+            } else {
+                rest.push(f);
+            }
+        }
+        let mut rest: Vec<Scanned> = rest.into_par_iter().map(|f| scanned(key, f)).collect();
+        for (f, s, _) in &rest {
+            fe.declare_unparsed(f, s);
+        }
+        let seed: Vec<Scanned> = seed.into_par_iter().map(|f| scanned(key, f)).collect();
+        // A crate whose other files nearly all name what the API files define (a
+        // plugin architecture, one trait implemented everywhere) would need nearly all
+        // of them: parse everything at once rather than lowering round by round. When
+        // most of them do, the first round decides (below). This only decides speed;
+        // either way the result is the same.
+        // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
+        let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
+            cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
+        } else {
+            0.0
+        };
+        let mut seed = seed;
+        if linked > 0.95 {
+            seed.append(&mut rest);
+        }
+        // Identifiers the parsed files mention (a constant they name is needed).
+        let mut mentioned: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut parsed: Vec<ParsedFile> = Vec::new();
+        let lazy = |files| add_parsed(files, lexicon, include_tests);
+        add(fe, &mut parsed, &mut mentioned, lazy(seed));
+        let mut first = true;
+        // Each round lowers only what the files parsed since may change (see
+        // `lower_new`), so its model is the one a full lowering would give.
+        loop {
+            let lowered = fe.lower_new();
+            if rest.is_empty() && parsed.iter().all(|p| p.bodies.is_empty()) {
+                return (fe.finish(lowered), Unparsed::default());
+            }
+            let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered));
+            let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
+                rest.into_iter()
+                    .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
+            });
+            // When most of the crate is needed, one more round of lowering costs more
+            // than parsing the few files left: parse everything. So too when most
+            // files are linked by name and the first round already needs a quarter.
+            let (n, left) = (take.len(), keep.len());
+            let all = n * 2 > left * 3 || (first && linked > 0.6 && n * 3 >= left);
+            first = false;
+            let (take, keep) = if all {
+                (take.into_iter().chain(keep).collect(), Vec::new())
+            } else {
+                (take, keep)
+            };
+            rest = keep;
+            // The bodies the model needs now.
+            let needed: Vec<rust::Lazy> = cpu::timed(cpu::Phase::Closure, || {
+                parsed
+                    .par_iter_mut()
+                    .filter_map(|p| {
+                        let ParsedFile {
+                            file,
+                            scan,
+                            module,
+                            bodies,
+                        } = p;
+                        let mut now = Vec::new();
+                        let runs = d.bodies.get(&file.path);
+                        let may = d.may_need(scan);
+                        bodies.retain_mut(|b| {
+                            let needed = runs.is_some_and(|r| r.contains(&b.at))
+                                || may && b.needed(&d, &file.text, &scan.items[b.item], module);
+                            if needed {
+                                now.push(b.range.clone());
+                            }
+                            !needed
+                        });
+                        (!now.is_empty()).then_some((*file, now))
+                    })
+                    .collect()
+            });
+            // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
+            if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
+                eprintln!(
+                    "{key}: {} parsed, {} needed, {} left; {} bodies needed, {} bodies left out",
+                    lowered.analyzed,
+                    take.len(),
+                    rest.len(),
+                    needed.iter().map(|(_, b)| b.len()).sum::<usize>(),
+                    parsed.iter().map(|p| p.bodies.len()).sum::<usize>()
+                );
+            }
+            if take.is_empty() && needed.is_empty() {
+                let bodies = parsed
+                    .iter()
+                    .flat_map(|p| p.bodies.iter().map(|b| (p.file.path.clone(), b.at)))
+                    .collect();
+                let unparsed = Unparsed {
+                    files: rest.len(),
+                    bodies,
+                };
+                return (fe.finish(lowered), unparsed);
+            }
+            fe.restore(lowered);
+            fe.parse_bodies(needed);
+            add(fe, &mut parsed, &mut mentioned, lazy(take));
+        }
+    })
+}
+
+/// Compares the model of the prefilter's parsed part with the model of the whole
+/// crate: every function lowered must be lowered alike, and every function the
+/// whole crate finds relevant must be lowered.
+fn check_prefilter(
+    key: &str,
+    files: &[&SourceFile],
+    named: &[bool],
+    inputs: rust::Inputs,
+    partial: &crate::ir::Crate,
+    unparsed: &Unparsed,
+) {
+    let (full, _) = lower_needed(key, files, inputs, None);
+    // Functions whose bodies were left out: their models are empty.
+    let no_body: std::collections::HashSet<(&str, usize)> = unparsed
+        .bodies
+        .iter()
+        .map(|(path, at)| (path.as_str(), *at))
+        .collect();
+    let id = |f: &crate::ir::Function| {
+        (
+            f.loc.path.to_string(),
+            f.loc.span.byte_start,
+            f.name.clone(),
+        )
+    };
+    let lowered: std::collections::HashMap<_, String> = partial
+        .functions
+        .iter()
+        .map(|f| (id(f), format!("{:?}", f)))
+        .collect();
+    // Functions with delivery facts in files that name no API token are not
+    // parsed by design (their events alone make no finding); only relevance that
+    // starts in a file naming one must be parsed.
+    let seeds: std::collections::HashSet<&str> = files
+        .iter()
+        .zip(named)
+        .filter(|(_, n)| **n)
+        .map(|(f, _)| f.path.as_str())
+        .collect();
+    let relevant = demand::relevant(&full.krate, &full.index, |f| seeds.contains(&*f.loc.path));
+    for (f, r) in full.krate.functions.iter().zip(relevant) {
+        let whole = format!("{:?}", f);
+        let body_left_out = no_body.contains(&(&*f.loc.path, f.loc.span.byte_start));
+        match lowered.get(&id(f)).filter(|_| !body_left_out) {
+            Some(text) if *text != whole => {
+                let at = text
+                    .bytes()
+                    .zip(whole.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let from = text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(150)
+                    .map_or(0, |(i, _)| i);
+                eprintln!(
+                    "prefilter check: {} ({}) is modeled differently:\n  parsed part: {}\n  whole crate: {}",
+                    f.name,
+                    f.loc.path,
+                    text[from..].chars().take(400).collect::<String>(),
+                    whole[from..].chars().take(400).collect::<String>()
+                )
+            }
+            None if r => {
+                let own: Vec<String> = f
+                    .body
+                    .events()
+                    .into_iter()
+                    .filter(|e| {
+                        !matches!(
+                            e.kind,
+                            crate::ir::EventKind::Call(_) | crate::ir::EventKind::CallValue { .. }
+                        )
+                    })
+                    .map(|e| e.text.clone())
+                    .collect();
+                let what = if body_left_out {
+                    "its body is not parsed"
+                } else {
+                    "not parsed"
+                };
+                eprintln!(
+                    "prefilter check: {} ({}) is relevant but {what}; own events: {own:?}",
+                    f.name, f.loc.path
+                )
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The share of the unparsed files that mention a function or type the API files
+/// define (names every crate defines, such as `new` or `fmt`, aside); 0 for fewer
+/// than 8 files.
+fn linked_share(seed: &[Scanned], rest: &[Scanned]) -> f64 {
+    const UBIQUITOUS: &[&str] = &[
+        "new",
+        "default",
+        "fmt",
+        "from",
+        "into",
+        "clone",
+        "eq",
+        "hash",
+        "drop",
+        "deref",
+        "as_ref",
+        "try_from",
+        "from_str",
+        "to_string",
+        "serialize",
+        "deserialize",
+        "main",
+        "Error",
+        "Result",
+        "Config",
+    ];
+    let defined: std::collections::HashSet<&str> = seed
+        .iter()
+        .flat_map(|(_, s, _)| {
+            s.items
+                .iter()
+                .map(|f| f.name)
+                .chain(s.types.iter().map(|t| t.name))
+        })
+        .filter(|n| !UBIQUITOUS.contains(n))
+        .collect();
+    let linked = rest
+        .iter()
+        .filter(|(_, s, _)| s.idents.iter().any(|i| defined.contains(i)))
+        .count();
+    if rest.len() < 8 {
+        return 0.0;
+    }
+    linked as f64 / rest.len() as f64
+}
+
+/// Crates with at least this many files are parsed and lowered on several threads.
+const SHARD_MIN_FILES: usize = 48;
+
+/// How many threads parse and lower a crate: one for small crates, else as many as
+/// the pool has (at most 4). `MSGAUDIT_SHARD_MIN_FILES` lowers the threshold (tests).
+fn shards_for(files: &[&SourceFile]) -> usize {
+    let min = std::env::var("MSGAUDIT_SHARD_MIN_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SHARD_MIN_FILES);
+    if files.len() < min.max(2) {
+        1
+    } else {
+        rayon::current_num_threads().clamp(1, 4)
+    }
+}
+
+fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -> CrateResult {
+    let what = crate::diagnostic::panic_message(&*panic);
+    let errors = files
+        .iter()
+        .take(1)
+        .map(|f| InputError {
+            path: f.path.clone(),
+            line: None,
+            column: None,
+            message: format!(
+                "internal error while analyzing the crate of this file ({} files not analyzed): {what}; please report",
+                files.len()
+            ),
+        })
+        .collect();
+    CrateResult {
+        key: String::new(),
+        retention: Default::default(),
+        findings: Vec::new(),
+        inventory: Default::default(),
+        clients: Vec::new(),
+        errors,
+        analyzed: 0,
+        skipped_tests: 0,
+        unparsed: 0,
+        unparsed_bodies: 0,
+    }
+}
+
+/// Topics sent by code that does not show which producer it uses (a producer held
+/// in a field, passed as a parameter) belong to the crate's only producer whose own
+/// topics are unknown, preferring its only transactional one.
+fn attribute_sent_topics(clients: &mut [(String, crate::ir::KafkaClient)], sent: &[String]) {
+    if sent.is_empty() {
+        return;
+    }
+    let is_producer = |c: &crate::ir::KafkaClient| match c.role.as_deref() {
+        Some("kafka.producer") => true,
+        Some("kafka.consumer") => false,
+        _ => c.prop("group.id").is_none(),
+    };
+    let candidates: Vec<usize> = (0..clients.len())
+        .filter(|&i| is_producer(&clients[i].1) && clients[i].1.topics.is_empty())
+        .collect();
+    let transactional: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&i| clients[i].1.prop("transactional.id").is_some())
+        .collect();
+    let target = match (transactional.as_slice(), candidates.as_slice()) {
+        ([t], _) => Some(*t),
+        ([], [c]) => Some(*c),
+        _ => None,
+    };
+    if let Some(t) = target {
+        let topics = &mut clients[t].1.topics;
+        for s in sent {
+            if !topics.contains(s) {
+                topics.push(s.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! What one run produced, for the emitters: the findings and errors (`diagnostic`),
+//! the counts, the inventory of consumers and producers, the sources. It sits above
+//! everything that fills it (the analysis, the source reader) and below the emitters.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::diagnostic::{Finding, InputError};
+
+/// Counts reported in the JSON `summary`, so that silence is never mistaken for a clean result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: usize,
+    pub analyzed: usize,
+    /// reason (`no_relevant_tokens`, `templated_yaml`, `test_code`, ...) -> count
+    pub skipped: BTreeMap<String, usize>,
+    pub findings: usize,
+    pub suppressed: usize,
+    pub errors: usize,
+    /// Findings hidden by `--baseline`/`--write-baseline`; `None` without them.
+    pub baselined: Option<usize>,
+    /// Findings hidden by `--diff-base` (not on a changed line); `None` without it.
+    pub outside_diff: Option<usize>,
+    /// Path dependencies outside the analyzed tree (not read), by the name the code
+    /// imports them by: calls into them are calls into another crate (SPEC §3).
+    pub outside_deps: Vec<String>,
+}
+
+/// Where a `check` run spent its time (`--statistics`). Never part of any output
+/// format: timings differ from run to run, output must not.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// Loading the config and API packs, `--baseline` and `--diff-base` inputs.
+    pub setup: Duration,
+    /// Walking the PATH arguments and reading every candidate file.
+    pub discovery: Duration,
+    /// Parsing, lowering, facts, rules, then suppressions and adoption filters.
+    pub analysis: Duration,
+    /// Threads in the pool that read and analyzed the files (`--jobs`).
+    pub threads: usize,
+    /// Processor time per phase of the analysis, summed over threads.
+    pub cpu: Vec<(&'static str, Duration)>,
+    /// Function bodies of parsed files that the prefilter left unparsed.
+    pub unparsed_bodies: usize,
+}
+
+/// Everything one `msgaudit check` run produced, sorted and ready for an emitter.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub errors: Vec<InputError>,
+    pub summary: Summary,
+    /// Time per phase, for `--statistics`; emitters never read it.
+    pub timings: Timings,
+    /// Display path -> file text (BOM removed), for emitters that show source snippets.
+    pub sources: BTreeMap<String, String>,
+    /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
+    pub bom: BTreeSet<String>,
+    /// Consumers and producers found, for the review checklist (`--format checklist`).
+    pub inventory: crate::analysis::inventory::Inventory,
+    /// Display path -> the Cargo package and target of the file, for `rustc-json`
+    /// (filled only when [`crate::Options::cargo_targets`] asks for it).
+    pub cargo: BTreeMap<String, crate::source::cargo::CargoTarget>,
+}
+
+impl Report {
+    /// Sort findings and errors into the order SPEC §5 prescribes and fill the counts.
+    pub fn finish(&mut self) {
+        self.findings
+            .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));
+        self.findings
+            .dedup_by(|a, b| a.code == b.code && a.path == b.path && a.span == b.span);
+        self.errors.sort_by(|a, b| {
+            (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+        });
+        self.errors.dedup();
+        self.summary.findings = self.findings.len();
+        self.summary.errors = self.errors.len();
+    }
+}

@@ -1,0 +1,99 @@
+//! Reading inputs with limits, and sizes as messages write them.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+
+/// Why a file that must be a regular file was not read ([`read_regular`]).
+#[derive(Debug)]
+pub enum Refusal {
+    /// Nothing at that path.
+    Missing,
+    /// A symbolic link, not followed.
+    Symlink,
+    /// A directory, a FIFO, a socket or a device: never opened (a FIFO would block,
+    /// `/dev/zero` never ends).
+    NotRegular,
+    /// Over the limit: the size, when it was known before reading.
+    TooLarge(Option<u64>),
+    Io(std::io::Error),
+}
+
+/// Reads a file that must be a regular file of at most `max_bytes`: the one way
+/// msgaudit reads its inputs (source files, ignore files, baselines). A FIFO or a
+/// device is never opened; with `follow` false, neither is a symlink. A file that
+/// grows past the limit while it is read is refused too.
+pub fn read_regular(path: &Path, max_bytes: u64, follow: bool) -> Result<Vec<u8>, Refusal> {
+    let meta = if follow {
+        fs::metadata(path)
+    } else {
+        fs::symlink_metadata(path)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refusal::Missing),
+        Err(e) => return Err(Refusal::Io(e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Refusal::Symlink);
+    }
+    if !meta.is_file() {
+        return Err(Refusal::NotRegular);
+    }
+    if meta.len() > max_bytes {
+        return Err(Refusal::TooLarge(Some(meta.len())));
+    }
+    let file = fs::File::open(path).map_err(Refusal::Io)?;
+    // The file could have been replaced since it was looked at.
+    match file.metadata() {
+        Ok(m) if !m.is_file() => return Err(Refusal::NotRegular),
+        Ok(m) if m.len() > max_bytes => return Err(Refusal::TooLarge(Some(m.len()))),
+        Ok(_) => {}
+        Err(e) => return Err(Refusal::Io(e)),
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Refusal::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Refusal::TooLarge(None));
+    }
+    Ok(bytes)
+}
+
+/// A byte count for messages: `10485760 bytes (10 MiB)`, `2000000 bytes (2 MB)`,
+/// `1234 bytes`.
+pub fn describe_size(bytes: u64) -> String {
+    let units: [(u64, &str); 6] = [
+        (1 << 30, "GiB"),
+        (1_000_000_000, "GB"),
+        (1 << 20, "MiB"),
+        (1_000_000, "MB"),
+        (1 << 10, "KiB"),
+        (1_000, "KB"),
+    ];
+    for (factor, unit) in units {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
+            return format!("{bytes} bytes ({} {unit})", bytes / factor);
+        }
+    }
+    if bytes == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_size;
+
+    #[test]
+    fn sizes_name_their_unit() {
+        assert_eq!(describe_size(10 << 20), "10485760 bytes (10 MiB)");
+        assert_eq!(describe_size(2_000_000), "2000000 bytes (2 MB)");
+        assert_eq!(describe_size(1234), "1234 bytes");
+        assert_eq!(describe_size(1), "1 byte");
+        assert_eq!(describe_size(1024), "1024 bytes (1 KiB)");
+    }
+}

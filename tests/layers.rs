@@ -1,0 +1,279 @@
+//! The layers of ARCHITECTURE.md ("Layers"), kept: every top-level module of `src/`
+//! imports only modules of lower layers. Test modules (`#[cfg(test)]`) are left out;
+//! comments and string literals are not imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Bottom to top, as ARCHITECTURE.md's table lists them. Modules on one line share
+/// a layer and may not import each other.
+const LAYERS: &[&[&str]] = &[
+    &["diagnostic"],
+    &["support"],
+    &["ir"],
+    &["apis"],
+    &["analysis"],
+    &["rules"],
+    &["config"],
+    &["source"],
+    &["frontend"],
+    &["suppress"],
+    &["report"],
+    &["driver"],
+    &["emit"],
+    &["diffbase"],
+    &["baseline"],
+    &["server"],
+];
+
+/// Items of `lib.rs` (`check` and its options), above every layer.
+const LIB_ITEMS: &[&str] = &["check", "Options"];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The top-level module a file of `src/` belongs to (`None`: `lib.rs`, `main.rs`).
+fn module_of(rel: &Path) -> Option<String> {
+    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    (!matches!(name.as_str(), "lib" | "main")).then_some(name)
+}
+
+/// The text with comments, string and char literals blanked and the test modules cut.
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut in_str = false;
+        let mut escaped = false;
+        let mut prev = ' ';
+        for c in line.chars() {
+            if in_str {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == '"' {
+                    in_str = false;
+                }
+                continue;
+            }
+            if c == '"' {
+                in_str = true;
+                continue;
+            }
+            if c == '/' && prev == '/' {
+                out.pop();
+                break;
+            }
+            out.push(c);
+            prev = c;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Modules named by `crate::x` paths and `use crate::{x, y::..}` groups.
+fn imports(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            // Top-level entries of the group only: a nested group names submodules.
+            let mut depth = 0;
+            let mut start = true;
+            for (j, c) in group[..end].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && depth == 0 && !c.is_whitespace() => {
+                        start = false;
+                        out.insert(ident(&group[j..]));
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// (module -> modules it imports, with a file that does) over `src/`.
+fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let Some(module) = module_of(rel) else {
+            continue;
+        };
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        let entry = g.entry(module.clone()).or_default();
+        for m in imports(&code) {
+            if m != module && !m.is_empty() {
+                entry.entry(m).or_insert_with(|| rel.display().to_string());
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn every_module_has_a_layer() {
+    let missing: Vec<String> = graph()
+        .keys()
+        .filter(|m| layer_of(m).is_none())
+        .cloned()
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules missing from ARCHITECTURE.md's layer table (and LAYERS here): {missing:?}"
+    );
+}
+
+#[test]
+fn modules_import_only_lower_layers() {
+    let mut upward = Vec::new();
+    for (module, deps) in graph() {
+        let Some(own) = layer_of(&module) else {
+            continue;
+        };
+        for (dep, file) in deps {
+            match layer_of(&dep) {
+                Some(l) if l < own => {}
+                // The language server runs the same `check` as the CLI (issue 17):
+                // the one layer that may call into lib.rs, which composes the rest.
+                None if module == "server" && LIB_ITEMS.contains(&dep.as_str()) => {}
+                None => upward.push(format!("{file}: {module} imports unknown `crate::{dep}`")),
+                Some(_) => upward.push(format!("{file}: {module} imports {dep}, not below it")),
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports against the layers:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_sees_imports_and_skips_text() {
+    let code = code_of(
+        "use crate::{ir::Loc, apis::{self, Apis}};\n\
+         // crate::frontend in a comment\n\
+         let s = \"crate::rules in a string\";\n\
+         fn f() { crate::support::cpu::snapshot(); } // crate::emit\n\
+         #[cfg(test)]\nmod tests { use crate::driver; }\n",
+    );
+    let found: Vec<String> = imports(&code).into_iter().collect();
+    assert_eq!(found, ["apis", "ir", "support"]);
+}
+
+/// The string literals of a file's code, test modules and comments left out.
+fn strings_of(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut cur: Option<String> = None;
+        let mut escaped = false;
+        let mut prev = ' ';
+        for c in line.chars() {
+            match &mut cur {
+                Some(s) => {
+                    if escaped {
+                        escaped = false;
+                        s.push(c);
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == '"' {
+                        out.push(cur.take().unwrap());
+                    } else {
+                        s.push(c);
+                    }
+                }
+                None if c == '"' => cur = Some(String::new()),
+                None if c == '/' && prev == '/' => break,
+                None => {}
+            }
+            prev = c;
+        }
+        if let Some(s) = cur {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Rule codes are the rules' own (issue 16): the checklist, the guarantee and the
+/// configuration read rule properties (`RuleMeta::concern`, `consequence`) or the
+/// registry's statics, never a spelled code.
+#[test]
+fn rule_codes_are_spelled_only_in_the_rules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut spelled = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if rel.starts_with("rules") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for s in strings_of(&text) {
+            let b = s.as_bytes();
+            let code = b
+                .windows(5)
+                .any(|w| w.starts_with(b"MA") && w[2..].iter().all(u8::is_ascii_digit));
+            if code {
+                spelled.push(format!("{}: \"{s}\"", rel.display()));
+            }
+        }
+    }
+    assert!(
+        spelled.is_empty(),
+        "rule codes spelled outside src/rules/:\n{}",
+        spelled.join("\n")
+    );
+}
