@@ -40,6 +40,82 @@ pub const PACKS: &[(&str, &str)] = &[
     ("runtime.toml", include_str!("../rules/runtime.toml")),
 ];
 
+/// The roles the analysis itself must know, declared once. Every other role is a
+/// name the packs define and use among themselves. `Apis::builtin` refuses packs in
+/// which one of these is never given (by a `[[types]]` entry or a call's `returns`),
+/// so renaming a role in a pack fails at once instead of silently changing results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    KafkaConfig,
+    KafkaClient,
+    KafkaConsumer,
+    KafkaProducer,
+    KafkaStream,
+    AmqpConsumer,
+    NatsMessages,
+    PulsarConsumer,
+    SqsClient,
+    DbTx,
+    DbPool,
+    DbConn,
+    RedisConn,
+    JoinHandle,
+}
+
+impl Role {
+    pub const ALL: [Role; 14] = [
+        Role::KafkaConfig,
+        Role::KafkaClient,
+        Role::KafkaConsumer,
+        Role::KafkaProducer,
+        Role::KafkaStream,
+        Role::AmqpConsumer,
+        Role::NatsMessages,
+        Role::PulsarConsumer,
+        Role::SqsClient,
+        Role::DbTx,
+        Role::DbPool,
+        Role::DbConn,
+        Role::RedisConn,
+        Role::JoinHandle,
+    ];
+
+    /// The role's name in the packs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::KafkaConfig => "kafka.config",
+            Role::KafkaClient => "kafka.client",
+            Role::KafkaConsumer => "kafka.consumer",
+            Role::KafkaProducer => "kafka.producer",
+            Role::KafkaStream => "kafka.stream",
+            Role::AmqpConsumer => "amqp.consumer",
+            Role::NatsMessages => "nats.messages",
+            Role::PulsarConsumer => "pulsar.consumer",
+            Role::SqsClient => "sqs.client",
+            Role::DbTx => "db.tx",
+            Role::DbPool => "db.pool",
+            Role::DbConn => "db.conn",
+            Role::RedisConn => "redis.conn",
+            Role::JoinHandle => "join.handle",
+        }
+    }
+
+    /// The known role of that name, if the analysis knows it.
+    pub fn of(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// `role.as_deref()` is this role.
+    pub fn is(self, role: Option<&str>) -> bool {
+        role == Some(self.name())
+    }
+
+    /// The name as a value's role.
+    pub fn some(self) -> Option<String> {
+        Some(self.name().to_string())
+    }
+}
+
 /// What a call does to delivery.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -221,8 +297,27 @@ impl Apis {
                 .unwrap_or_else(|e| panic!("built-in API pack rules/{name} is invalid: {e}"));
             apis.add_pack(name, pack);
         }
+        if let Some(missing) = apis.missing_roles().first() {
+            panic!("no built-in API pack gives the role `{missing}` the analysis knows");
+        }
         apis.finish();
         apis
+    }
+
+    /// The roles of [`Role::ALL`] that no type or call of the packs gives.
+    fn missing_roles(&self) -> Vec<&'static str> {
+        let given = |role: &str| {
+            self.types.values().flatten().any(|t| t.role == role)
+                || [&self.methods, &self.paths, &self.macros]
+                    .iter()
+                    .flat_map(|m| m.values().flatten())
+                    .any(|c| c.returns.as_deref() == Some(role))
+        };
+        Role::ALL
+            .iter()
+            .map(|r| r.name())
+            .filter(|r| !given(r))
+            .collect()
     }
 
     /// The built-in packs plus the config's `[apis]` table.
@@ -353,6 +448,47 @@ impl Apis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_known_role_is_given_by_a_pack() {
+        assert_eq!(Apis::builtin().missing_roles(), Vec::<&str>::new());
+        let mut apis = Apis::builtin();
+        apis.types.clear();
+        assert!(apis.missing_roles().contains(&"kafka.consumer"));
+    }
+
+    /// A role a call requires of its receiver or argument is one some type or call
+    /// gives: a role renamed in one place only would never match.
+    #[test]
+    fn every_role_a_pack_asks_for_is_given() {
+        let apis = Apis::builtin();
+        let given: std::collections::HashSet<&str> = apis
+            .types
+            .values()
+            .flatten()
+            .map(|t| t.role.as_str())
+            .chain(
+                [&apis.methods, &apis.paths, &apis.macros]
+                    .iter()
+                    .flat_map(|m| m.values().flatten())
+                    .filter_map(|c| c.returns.as_deref()),
+            )
+            .collect();
+        let mut asked: Vec<(String, String)> = [&apis.methods, &apis.paths, &apis.macros]
+            .iter()
+            .flat_map(|m| m.values().flatten())
+            .flat_map(|c| {
+                c.on.iter()
+                    .chain(&c.arg0_role)
+                    .filter(|r| !matches!(r.as_str(), "*" | "?"))
+                    .filter(|r| !given.contains(r.as_str()))
+                    .map(|r| (c.origin.clone(), r.clone()))
+            })
+            .collect();
+        asked.sort();
+        asked.dedup();
+        assert_eq!(asked, Vec::<(String, String)>::new());
+    }
 
     #[test]
     fn builtin_packs_load() {

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::apis::Role;
 use crate::apis::{self, Apis};
 use crate::diagnostic::{Concern, Consequence, Finding, Severity};
 use crate::ir::{
@@ -441,9 +442,9 @@ fn library_of(
 }
 
 fn is_consumer_client(c: &KafkaClient) -> bool {
-    match c.role.as_deref() {
-        Some("kafka.consumer") => true,
-        Some("kafka.producer") => false,
+    match c.role.as_deref().and_then(Role::of) {
+        Some(Role::KafkaConsumer) => true,
+        Some(Role::KafkaProducer) => false,
         _ => c.prop("group.id").is_some(),
     }
 }

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::analysis::{flow, inventory};
 use crate::apis::Apis;
+use crate::apis::Role;
 use crate::diagnostic::{Finding, InputError};
 use crate::frontend::{rust, yaml};
 use crate::source::{FileKind, SourceFile};
@@ -1079,9 +1080,9 @@ fn attribute_sent_topics(clients: &mut [(String, crate::ir::KafkaClient)], sent:
     if sent.is_empty() {
         return;
     }
-    let is_producer = |c: &crate::ir::KafkaClient| match c.role.as_deref() {
-        Some("kafka.producer") => true,
-        Some("kafka.consumer") => false,
+    let is_producer = |c: &crate::ir::KafkaClient| match c.role.as_deref().and_then(Role::of) {
+        Some(Role::KafkaProducer) => true,
+        Some(Role::KafkaConsumer) => false,
         _ => c.prop("group.id").is_none(),
     };
     let candidates: Vec<usize> = (0..clients.len())

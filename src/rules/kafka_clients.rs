@@ -1,20 +1,21 @@
 //! Shared questions about Kafka clients (rdkafka `ClientConfig` chains today, YAML
 //! client maps later): what a client is, and what its settings amount to.
 
+use crate::apis::Role;
 use crate::ir::KafkaClient;
 
 pub fn is_consumer(c: &KafkaClient) -> bool {
-    match c.role.as_deref() {
-        Some("kafka.consumer") => true,
-        Some("kafka.producer") => false,
+    match c.role.as_deref().and_then(Role::of) {
+        Some(Role::KafkaConsumer) => true,
+        Some(Role::KafkaProducer) => false,
         _ => c.prop("group.id").is_some() && c.prop("transactional.id").is_none(),
     }
 }
 
 pub fn is_producer(c: &KafkaClient) -> bool {
-    match c.role.as_deref() {
-        Some("kafka.producer") => true,
-        Some("kafka.consumer") => false,
+    match c.role.as_deref().and_then(Role::of) {
+        Some(Role::KafkaProducer) => true,
+        Some(Role::KafkaConsumer) => false,
         _ => c.prop("group.id").is_none(),
     }
 }

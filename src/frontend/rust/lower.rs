@@ -21,7 +21,7 @@ use outcome::*;
 
 use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
-use crate::apis::{ApiEvent as Api, Apis, CallSpec, Target};
+use crate::apis::{ApiEvent as Api, Apis, CallSpec, Role, Target};
 use crate::diagnostic::Span;
 use crate::ir::{
     AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
@@ -793,8 +793,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         for v in &self.values {
             if let (Some(i), Some(role)) = (v.kafka_client, v.role.as_deref()) {
-                if matches!(role, "kafka.consumer" | "kafka.producer")
-                    && self.kafka_clients[i].role.is_none()
+                if matches!(
+                    Role::of(role),
+                    Some(Role::KafkaConsumer | Role::KafkaProducer)
+                ) && self.kafka_clients[i].role.is_none()
                 {
                     self.kafka_clients[i].role = Some(role.to_string());
                 }
@@ -959,8 +961,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn autocommit_target(&self, target: Option<ValueId>, facts: &SqlFacts) -> bool {
         match target {
             Some(t) => matches!(
-                self.values[t as usize].role.as_deref(),
-                Some("db.pool" | "db.conn" | "redis.conn")
+                self.values[t as usize].role.as_deref().and_then(Role::of),
+                Some(Role::DbPool | Role::DbConn | Role::RedisConn)
             ),
             None => facts.tables.iter().any(|t| t == "redis"),
         }
@@ -1025,7 +1027,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn awaited_tasks(&self, base: &Expr, info: &Info) -> Option<Option<ValueId>> {
         if let Some(v) = info.value {
             let val = &self.values[v as usize];
-            if val.role.as_deref() == Some("join.handle") {
+            if Role::JoinHandle.is(val.role.as_deref()) {
                 return Some(Some(v));
             }
             if val.role.is_none() && val.msg_root.is_none() && matches!(strip(base), Expr::Path(_))
@@ -1035,7 +1037,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // `dispatch(job).await`, `dispatch` returning the `JoinHandle` of the task it
         // spawned: the tasks it spawned are awaited.
-        if info.value.is_none() && info.role.as_deref() == Some("join.handle") {
+        if info.value.is_none() && Role::JoinHandle.is(info.role.as_deref()) {
             return Some(None);
         }
         let joins = TASK_JOINS;
@@ -1953,7 +1955,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 client.role = role.clone();
                 self.kafka_clients.push(client);
                 return Info {
-                    role: Some(role.unwrap_or_else(|| "kafka.client".into())),
+                    role: role.or_else(|| Role::KafkaClient.some()),
                     kafka_client: Some(self.kafka_clients.len() - 1),
                     ..Info::default()
                 };
@@ -1965,7 +1967,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         Info {
             value: recv.value,
-            role: Some("kafka.config".into()),
+            role: Role::KafkaConfig.some(),
             kafka_config: Some(cfg),
             ..Info::default()
         }
@@ -2302,7 +2304,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }));
         }
         if let (ClosureRun::Transaction, Some(p)) = (run, param) {
-            self.values[p as usize].role = Some("db.tx".into());
+            self.values[p as usize].role = Role::DbTx.some();
         }
         self.closure_body(&c.body, &mut body);
         self.scopes.pop();
@@ -2480,13 +2482,13 @@ fn is_message_role(role: &str) -> bool {
 
 fn is_stream_role(role: Option<&str>) -> bool {
     matches!(
-        role,
+        role.and_then(Role::of),
         Some(
-            "kafka.stream"
-                | "kafka.consumer"
-                | "amqp.consumer"
-                | "nats.messages"
-                | "pulsar.consumer"
+            Role::KafkaStream
+                | Role::KafkaConsumer
+                | Role::AmqpConsumer
+                | Role::NatsMessages
+                | Role::PulsarConsumer
         )
     )
 }

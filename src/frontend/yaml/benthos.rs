@@ -10,6 +10,7 @@
 
 use super::tree::Node;
 use super::{kafka_props, Ctx};
+use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -63,8 +64,8 @@ fn client(kind: &str, key: &Node, block: &Node, side: Side, ctx: &mut Ctx) {
     };
     let mut client = ctx.client(key.span, family, true);
     client.role = Some(match side {
-        Side::Input => "kafka.consumer".into(),
-        Side::Output => "kafka.producer".into(),
+        Side::Input => Role::KafkaConsumer.name().into(),
+        Side::Output => Role::KafkaProducer.name().into(),
     });
     for f in block.entries() {
         let Some(k) = f.key.as_str() else { continue };

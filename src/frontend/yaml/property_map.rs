@@ -9,6 +9,7 @@
 
 use super::tree::Node;
 use super::{holder_span, kafka_props, Ctx};
+use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat};
 
 pub fn lower(doc: &Node, ctx: &mut Ctx) {
@@ -46,12 +47,12 @@ fn client(holder: Option<&Node>, map: &Node, ctx: &mut Ctx) {
         has("transactional.id"),
         has("application.id"),
     ) {
-        (_, _, true) => Some("kafka.consumer"),
-        (true, false, _) => Some("kafka.consumer"),
-        (false, true, _) => Some("kafka.producer"),
+        (_, _, true) => Some(Role::KafkaConsumer.name()),
+        (true, false, _) => Some(Role::KafkaConsumer.name()),
+        (false, true, _) => Some(Role::KafkaProducer.name()),
         (true, true, _) => None,
         (false, false, false) if kafka_props::PRODUCER_ONLY.iter().any(|k| has(k)) => {
-            Some("kafka.producer")
+            Some(Role::KafkaProducer.name())
         }
         (false, false, false) => return,
     };

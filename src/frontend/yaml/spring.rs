@@ -6,14 +6,15 @@
 
 use super::tree::Node;
 use super::{flatten, holder_span, kafka_props, Ctx};
+use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat};
 
 const ROLES: [(&str, Option<&str>); 3] = [
-    ("consumer", Some("kafka.consumer")),
-    ("producer", Some("kafka.producer")),
+    ("consumer", Some(Role::KafkaConsumer.name())),
+    ("producer", Some(Role::KafkaProducer.name())),
     // A Streams application both consumes and produces; as a consumer it reads
     // `read_committed` only with an exactly-once `processing.guarantee`.
-    ("streams", Some("kafka.consumer")),
+    ("streams", Some(Role::KafkaConsumer.name())),
 ];
 
 pub fn lower(doc: &Node, ctx: &mut Ctx) {

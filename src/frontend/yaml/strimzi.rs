@@ -8,6 +8,7 @@
 
 use super::tree::Node;
 use super::{holder_span, kafka_props, kind, Ctx};
+use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat, Prop};
 
 pub fn lower(doc: &Node, ctx: &mut Ctx) {
@@ -24,9 +25,9 @@ pub fn lower(doc: &Node, ctx: &mut Ctx) {
     let sink =
         cfg.get("topics").is_some() || cfg.get("topics.regex").is_some() || class.contains("Sink");
     let (prefix, role) = if sink {
-        ("consumer.override.", "kafka.consumer")
+        ("consumer.override.", Role::KafkaConsumer.name())
     } else {
-        ("producer.override.", "kafka.producer")
+        ("producer.override.", Role::KafkaProducer.name())
     };
     let mut client = ctx.client(
         holder_span(Some(&config.key), cfg),
@@ -83,7 +84,7 @@ fn worker_producer(doc: &Node, ctx: &mut Ctx) {
         ClientFamily::Java,
         true,
     );
-    client.role = Some("kafka.producer".into());
+    client.role = Role::KafkaProducer.some();
     for e in cfg.entries() {
         if let Some(rest) = e.key.as_str().and_then(|k| k.strip_prefix("producer.")) {
             ctx.prop(&mut client, rest, &e.value);
@@ -140,7 +141,7 @@ pub fn apply_worker_defaults(docs: &[Node], ctx: &mut Ctx) {
         let mut props = Vec::new();
         if let Some((_, config)) = worker {
             let role = ctx.clients[*i].0.role.clone();
-            let prefix = if role.as_deref() == Some("kafka.consumer") {
+            let prefix = if Role::KafkaConsumer.is(role.as_deref()) {
                 "consumer."
             } else {
                 "producer."

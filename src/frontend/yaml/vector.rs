@@ -4,10 +4,14 @@
 
 use super::tree::Node;
 use super::{kafka_props, Ctx};
+use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat};
 
 pub fn lower(doc: &Node, ctx: &mut Ctx) {
-    for (section, role) in [("sources", "kafka.consumer"), ("sinks", "kafka.producer")] {
+    for (section, role) in [
+        ("sources", Role::KafkaConsumer.name()),
+        ("sinks", Role::KafkaProducer.name()),
+    ] {
         let Some(components) = doc.get(section) else {
             continue;
         };

@@ -111,7 +111,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
 
         // rdkafka `ClientConfig` chains.
-        if recv.role.as_deref() == Some("kafka.config") {
+        if Role::KafkaConfig.is(recv.role.as_deref()) {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
         if name == "subscribe" {
@@ -470,7 +470,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if let Some(spec) = self.path_spec(&segs, &args) {
             let mut info = self.api_call(&spec, None, &args, &last, loc.clone(), text, out);
-            if info.role.as_deref() == Some("kafka.config") {
+            if Role::KafkaConfig.is(info.role.as_deref()) {
                 info.kafka_config = Some(Box::new(KafkaClient {
                     new_loc: loc,
                     family: ClientFamily::Librdkafka,
@@ -789,7 +789,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => ClosureRun::Callback,
                 };
                 let handle = (spec.event == Api::Spawn).then(|| {
-                    let role = Some("join.handle".into());
+                    let role = Role::JoinHandle.some();
                     self.new_value(
                         "task",
                         TypeInfo {
@@ -1128,7 +1128,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 msg: msg_of(self, target),
             },
             Api::Begin => {
-                let v = self.new_value(&text, TypeInfo::of_role(Some("db.tx".into())));
+                let v = self.new_value(&text, TypeInfo::of_role(Role::DbTx.some()));
                 made = Some(v);
                 // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
                 self.uses[v as usize] = 1;
