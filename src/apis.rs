@@ -254,6 +254,15 @@ pub struct CallSpec {
 struct Pack {
     #[allow(dead_code)] // documents the file; not used by the analysis
     library: String,
+    /// Crate and module names that mark a file as naming this library.
+    #[serde(default)]
+    modules: Vec<String>,
+    /// Names of the pack too common to mark a file as relevant on their own.
+    #[serde(default)]
+    common: Vec<String>,
+    /// Crates that are never the analyzed code's own, besides `modules`.
+    #[serde(default)]
+    outside: Vec<String>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -272,6 +281,16 @@ pub struct Apis {
     pub outbox_tables: Vec<String>,
     /// Every identifier a file must contain for any rule to care about it (prefilter).
     pub tokens: Vec<String>,
+    /// The packs' crate and module names (`rdkafka`, `jetstream`): a file naming one
+    /// is relevant (prefilter).
+    pub modules: Vec<String>,
+    /// The packs' names too common to mark a file as relevant on their own (`send`,
+    /// `new`, `Client`): the prefilter leaves them out, and a path call ending in one
+    /// counts only where its type is written.
+    pub common: Vec<String>,
+    /// Crates that are never the analyzed code's own: the packs' `modules` and
+    /// `outside` lists (`std`, `futures`).
+    pub outside_crates: Vec<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -352,6 +371,10 @@ impl Apis {
     }
 
     fn add_pack(&mut self, name: &str, pack: Pack) {
+        self.outside_crates.extend(pack.modules.iter().cloned());
+        self.outside_crates.extend(pack.outside);
+        self.modules.extend(pack.modules);
+        self.common.extend(pack.common);
         for t in pack.types {
             for n in &t.names {
                 self.types.entry(n.clone()).or_default().push(t.clone());
@@ -437,6 +460,19 @@ impl Apis {
         tokens.sort();
         tokens.dedup();
         self.tokens = tokens;
+        for list in [
+            &mut self.modules,
+            &mut self.common,
+            &mut self.outside_crates,
+        ] {
+            list.sort();
+            list.dedup();
+        }
+    }
+
+    /// Whether a path's first segment is a crate that is never the analyzed code's.
+    pub fn is_outside_crate(&self, first: &str) -> bool {
+        self.outside_crates.iter().any(|c| c == first)
     }
 
     /// Type specs whose last segment is `name`.

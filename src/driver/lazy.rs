@@ -47,10 +47,10 @@ pub struct Lexicon {
 }
 
 impl Lexicon {
-    /// The lexicon of the API knowledge; `common` are the method names too common
-    /// to mark a file (the file prefilter's list): a path call whose last segment
-    /// is one of them (`ClientConfig::new`) needs its type written.
-    pub fn new(apis: &Apis, common: &[&str]) -> Lexicon {
+    /// The lexicon of the API knowledge. A path call whose last segment is one of
+    /// the packs' common names (`Apis::common`: `ClientConfig::new`) needs its type
+    /// written.
+    pub fn new(apis: &Apis) -> Lexicon {
         let mut lex = Lexicon::default();
         for specs in apis.types.values() {
             for spec in specs {
@@ -87,7 +87,7 @@ impl Lexicon {
                         // `Type::f`: the type is written; so is `f` unless common.
                         Some(owner) if !spec.loose && owner.starts_with(char::is_uppercase) => {
                             lex.always.insert(owner.to_string());
-                            if !common.contains(&name.as_str()) {
+                            if !apis.common.contains(name) {
                                 lex.always.insert(name.clone());
                             }
                         }
@@ -257,7 +257,7 @@ mod tests {
     use super::*;
 
     fn lexicon() -> Lexicon {
-        Lexicon::new(&Apis::builtin(), super::super::COMMON)
+        Lexicon::new(&Apis::builtin())
     }
 
     fn unneeded(text: &str) -> Vec<String> {

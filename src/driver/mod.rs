@@ -77,136 +77,14 @@ pub struct AnalysisOutput {
     pub unparsed_bodies: usize,
 }
 
-/// Crate and library names that mark a file as relevant, besides the API packs' tokens.
-const CRATE_TOKENS: &[&str] = &[
-    "rdkafka",
-    "lapin",
-    "async_nats",
-    "jetstream",
-    "aws_sdk_sqs",
-    "redis",
-    "pulsar",
-    "sqlx",
-    "tokio_postgres",
-    "postgres",
-    "diesel",
-    "rusqlite",
-    "sea_orm",
-    "reqwest",
-    "lettre",
-];
-
-/// Method names too common to mark a file as relevant on their own.
-pub(crate) const COMMON: &[&str] = &[
-    "send",
-    "next",
-    "try_next",
-    "get",
-    "execute",
-    "commit",
-    "ack",
-    "query",
-    "insert",
-    "update",
-    "delete",
-    "exec",
-    "save",
-    "run",
-    "start",
-    "begin",
-    "recv",
-    "poll",
-    "stream",
-    "fetch",
-    "fetch_one",
-    "fetch_all",
-    "fetch_optional",
-    "messages",
-    "set",
-    "new",
-    "create",
-    "transaction",
-    "rollback",
-    "connect",
-    "acquire",
-    "post",
-    "put",
-    "patch",
-    "request",
-    "spawn",
-    "spawn_blocking",
-    "batch",
-    "detach",
-    "nack",
-    "reject",
-    "cmd",
-    "query_one",
-    "query_opt",
-    "Client",
-    "Message",
-    "Connection",
-    "Channel",
-    "Consumer",
-    "Producer",
-    "Pool",
-    "Transaction",
-    "Context",
-    "Delivery",
-    "Object",
-    "random",
-    "publish",
-    "prepare",
-    "from",
-    "write",
-    "write_all",
-    "flush",
-    "sync_all",
-    "open",
-    "options",
-    "builder",
-    "generate",
-    "rename",
-    "remove_file",
-    "expire",
-    "decr",
-    "incr",
-    "incr_by",
-    "decr_by",
-    "hset",
-    "sadd",
-    "srem",
-    "zadd",
-    "hdel",
-    "mset",
-    "retry",
-    "retry_if",
-    "pipe",
-    "with_prefix",
-    "with_domain",
-    "from_sql",
-    "from_string",
-    "savepoint",
-    "JoinHandle",
-    "insert_many",
-    "query_all",
-    "query_raw",
-    "send_raw",
-    "send_request",
-    "send_result",
-    "new_v4",
-    "now_v7",
-    "new_v7",
-    "nanoid",
-];
-
 fn prefilter(apis: &Apis) -> AhoCorasick {
     let mut pats: Vec<&str> = apis
         .tokens
         .iter()
         .map(String::as_str)
-        .filter(|t| !COMMON.contains(t) && t.len() >= 4)
+        .filter(|t| !apis.common.iter().any(|c| c == t) && t.len() >= 4)
         .collect();
-    pats.extend(CRATE_TOKENS);
+    pats.extend(apis.modules.iter().map(String::as_str));
     AhoCorasick::builder()
         .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(pats)
@@ -356,9 +234,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .collect();
     let no_roots = rust::Roots::new();
     let filter = input.prefilter.then_some(api_filter);
-    let lexicon = input
-        .prefilter
-        .then(|| lazy::Lexicon::new(input.apis, COMMON));
+    let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
     let crates: Vec<CrateWork> = pool.install(|| {
         crates

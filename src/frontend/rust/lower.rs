@@ -2493,36 +2493,6 @@ fn is_stream_role(role: Option<&str>) -> bool {
     )
 }
 
-fn is_external_crate(first: &str) -> bool {
-    matches!(
-        first,
-        "std"
-            | "core"
-            | "alloc"
-            | "tokio"
-            | "sqlx"
-            | "diesel"
-            | "rdkafka"
-            | "lapin"
-            | "async_nats"
-            | "redis"
-            | "pulsar"
-            | "aws_sdk_sqs"
-            | "sea_orm"
-            | "rusqlite"
-            | "tokio_postgres"
-            | "reqwest"
-            | "lettre"
-            | "futures"
-            | "serde_json"
-            | "uuid"
-            | "chrono"
-            | "tracing"
-            | "log"
-            | "anyhow"
-    )
-}
-
 /// `Err(..)` -> error return, `Ok(..)` -> success, otherwise unknown.
 fn result_kind(e: &Expr) -> Option<bool> {
     match strip(e) {

@@ -558,7 +558,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return false;
             };
             let first = resolved[0].as_str();
-            let local = matches!(first, "crate" | "self" | "super") || !is_external_crate(first);
+            let local = matches!(first, "crate" | "self" | "super")
+                || !self.cx.apis.is_outside_crate(first);
             return local
                 && sigs.iter().any(|s| {
                     // Defined in `owner`, or below it and re-exported (`pub use audit::*`).
