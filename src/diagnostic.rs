@@ -33,6 +33,31 @@ pub enum Consequence {
     Nothing,
 }
 
+impl Consequence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Consequence::Loss => "loss",
+            Consequence::Duplicate => "duplicate",
+            Consequence::Visibility => "visibility",
+            Consequence::Nothing => "none",
+        }
+    }
+
+    /// What it means, for `msgaudit explain`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Consequence::Loss => {
+                "a crash or a failure at a finding can lose the message, or what it should cause"
+            }
+            Consequence::Duplicate => {
+                "a redelivery or a retry at a finding can apply the effect twice"
+            }
+            Consequence::Visibility => "a reader can see records that never committed",
+            Consequence::Nothing => "none for a message",
+        }
+    }
+}
+
 /// The boundary a rule's findings are about, as the review checklist (SPEC §6) groups
 /// them into its questions: a rule property, so that the checklist and the guarantee
 /// never spell rule codes.
@@ -61,6 +86,21 @@ pub enum Concern {
     Isolation,
     /// Suppression comments.
     Hygiene,
+}
+
+impl Concern {
+    /// The question of the review checklist (SPEC §6) the concern answers; `None`
+    /// for a line of its own (sends, isolation) or none at all.
+    pub fn question(self) -> Option<u8> {
+        match self {
+            Concern::EventId => Some(1),
+            Concern::AckOrder | Concern::AckOnFailure => Some(3),
+            Concern::DedupRecord | Concern::BrokerTransaction | Concern::DualWrite => Some(4),
+            Concern::SideEffect => Some(5),
+            Concern::Retention => Some(6),
+            Concern::SendPromise | Concern::Isolation | Concern::Hygiene => None,
+        }
+    }
 }
 
 /// A region of one file. Lines are 1-based; columns are 1-based and count

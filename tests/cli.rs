@@ -117,7 +117,7 @@ fn rules_table_and_json() {
         "severity",
         "summary",
         "boundary",
-        "implemented",
+        "consequence",
     ] {
         assert!(keys.contains(&k), "{k} missing");
     }

@@ -83,7 +83,8 @@ pub struct JsonRule<'a> {
     pub severity: &'a str,
     pub summary: &'a str,
     pub boundary: &'a str,
-    pub implemented: bool,
+    /// What a crash or retry at a finding does: `loss`, `duplicate`, `visibility`.
+    pub consequence: &'a str,
 }
 
 impl<'a> From<&'a Label> for JsonLabel<'a> {
@@ -157,7 +158,7 @@ impl<'a> From<&'a RuleMeta> for JsonRule<'a> {
             severity: r.default_severity.as_str(),
             summary: r.summary,
             boundary: r.boundary,
-            implemented: r.implemented,
+            consequence: r.consequence.as_str(),
         }
     }
 }

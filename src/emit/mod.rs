@@ -12,8 +12,9 @@ pub mod sarif;
 pub mod short;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-use crate::diagnostic::Span;
+use crate::diagnostic::{Consequence, Span};
 use crate::report::Report;
 use crate::rules::RuleMeta;
 use crate::support::lines::LineIndex;
@@ -143,11 +144,7 @@ pub fn rules_table(rules: &[&RuleMeta]) -> String {
         "CODE", "NAME", "SEVERITY"
     );
     for r in rules {
-        let summary = if r.implemented {
-            r.summary.to_string()
-        } else {
-            format!("{} (not implemented yet)", r.summary)
-        };
+        let summary = r.summary;
         out.push_str(&format!(
             "{:<5}  {:<name_width$}  {:<8}  {}\n",
             r.code,
@@ -167,6 +164,20 @@ pub fn explain(rule: &RuleMeta) -> String {
         rule.name,
         rule.default_severity.as_str()
     );
+    if rule.consequence != Consequence::Nothing {
+        let _ = writeln!(
+            out,
+            "Consequence: {} ({}).",
+            rule.consequence.as_str(),
+            rule.consequence.describe()
+        );
+        match rule.concern.question() {
+            Some(q) => {
+                let _ = writeln!(out, "Review checklist: question {q}.\n");
+            }
+            None => out.push('\n'),
+        }
+    }
     out.push_str(unindent(rule.doc).trim_end());
     out.push('\n');
     out

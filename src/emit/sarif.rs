@@ -134,14 +134,12 @@ fn first_paragraph(doc: &str) -> String {
 fn descriptor(rule: &RuleMeta) -> ReportingDescriptor {
     let doc = unindent(rule.doc);
     let doc = doc.trim_end();
-    let mut configuration = ReportingConfiguration::builder()
+    let configuration = ReportingConfiguration::builder()
         .level(json!(rule.default_severity.as_str()))
         .build();
-    if !rule.implemented {
-        configuration.enabled = Some(false);
-    }
     let mut properties = BTreeMap::new();
     properties.insert("boundary".to_string(), json!(rule.boundary));
+    properties.insert("consequence".to_string(), json!(rule.consequence.as_str()));
     properties.insert("tags".to_string(), json!(["reliability"]));
     ReportingDescriptor::builder()
         .id(rule.code)

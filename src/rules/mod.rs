@@ -1,5 +1,5 @@
 //! The rule registry: code, kebab-case name, default severity and documentation of
-//! every rule, and the checks of the rules that are implemented. Rules read only the
+//! every rule, its properties (concern, consequence), and the checks. Rules read only the
 //! delivery model (`crate::ir`), never syntax trees.
 
 use crate::diagnostic::{Concern, Consequence, Severity};
@@ -38,8 +38,6 @@ pub struct RuleMeta {
     pub consequence: Consequence,
     /// Markdown explanation (What it does / Why is this bad? / Example / Use instead).
     pub doc: &'static str,
-    /// False for rules that are catalogued but not implemented yet: they never report.
-    pub implemented: bool,
 }
 
 /// Declares a rule's metadata from a doc comment, clippy style: the doc comment is
@@ -66,7 +64,6 @@ macro_rules! declare_rule {
             concern: $crate::diagnostic::Concern::$concern,
             consequence: $crate::diagnostic::Consequence::$consequence,
             doc: concat!($($doc, "\n"),*),
-            implemented: true,
         };
     };
 }
@@ -85,7 +82,6 @@ pub static MA900: RuleMeta = RuleMeta {
           that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
           Stale suppressions accumulate and hide the next real defect written on that line.\n\n\
           A suppression of a rule that `--select`, `--ignore` or the config turned off is not stale.\n",
-    implemented: true,
 };
 
 /// Every rule, in code order.
@@ -136,7 +132,7 @@ fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
     out.retain(|_| keep.next().unwrap_or(true));
 }
 
-/// Runs every implemented rule over one crate's model and facts.
+/// Runs every rule over one crate's model and facts.
 pub fn check_all(
     krate: &crate::ir::Crate,
     facts: &crate::analysis::flow::Facts,
@@ -204,10 +200,10 @@ mod tests {
 mod doc_tests {
     use super::*;
 
-    /// Every implemented rule explains itself the same way (`msgaudit explain`).
+    /// Every rule explains itself the same way (`msgaudit explain`).
     #[test]
-    fn implemented_rules_have_full_docs() {
-        for r in ALL.iter().filter(|r| r.implemented && r.code != "MA900") {
+    fn rules_have_full_docs() {
+        for r in ALL.iter().filter(|r| r.code != "MA900") {
             for heading in [
                 "## What it does",
                 "## Why is this bad?",
