@@ -172,23 +172,19 @@ pub fn with_front_end<'a, R>(
     std::thread::scope(|scope| {
         let mut workers = Vec::new();
         for _ in 1..shards.max(1) {
-            let (cmd_tx, cmd_rx) = mpsc::channel::<Cmd<'a>>();
-            let (reply_tx, reply_rx) = mpsc::channel::<Reply>();
+            let (job_tx, job_rx) = mpsc::channel::<Job<'a>>();
             let spawned = std::thread::Builder::new()
                 .stack_size(crate::support::STACK_SIZE)
                 .spawn_scoped(scope, move || {
                     let mut shard = Shard::new(inputs);
-                    for cmd in cmd_rx {
-                        if reply_tx.send(shard.run(cmd)).is_err() {
-                            break;
-                        }
+                    for job in job_rx {
+                        job(&mut shard);
                     }
                 });
             // Without a thread, the crate is simply analyzed on fewer.
             if spawned.is_ok() {
                 workers.push(Worker {
-                    tx: cmd_tx,
-                    rx: reply_rx,
+                    tx: job_tx,
                     bytes: 0,
                 });
             }
@@ -250,10 +246,17 @@ pub struct CrateFrontEnd<'a> {
 }
 
 struct Worker<'a> {
-    tx: mpsc::Sender<Cmd<'a>>,
-    rx: mpsc::Receiver<Reply>,
+    tx: mpsc::Sender<Job<'a>>,
     bytes: usize,
 }
+
+/// Work for a shard, run on its thread (where its syntax trees are): each request
+/// is a typed call whose answer comes back on a channel of its own
+/// ([`CrateFrontEnd::ask`]).
+type Job<'a> = Box<dyn FnOnce(&mut Shard<'a>) + Send + 'a>;
+
+/// The answers of every worker to one request, in worker order.
+struct Pending<T>(Vec<mpsc::Receiver<T>>);
 
 /// What the lexical scan of a file not parsed declares.
 #[derive(Default)]
@@ -274,34 +277,6 @@ struct LoweredFile {
     /// Only the functions whose bodies were parsed since the last lowering (they
     /// replace theirs in the file's model).
     part: bool,
-}
-
-/// Work for a shard, one phase at a time.
-enum Cmd<'a> {
-    Add(Vec<Lazy<'a>>),
-    /// Parse these bodies left out of these files.
-    Bodies(Vec<Lazy<'a>>),
-    Names,
-    /// Read signatures with these names, leaving out the files listed.
-    Sigs(Arc<CrateIndex>, Arc<HashSet<String>>),
-    /// Lower with this index, leaving out the files listed first, and only the
-    /// functions whose bodies were parsed since of those listed second.
-    Lower(Arc<CrateIndex>, Arc<HashSet<String>>, Arc<HashSet<String>>),
-    Consts,
-    Walk(Arc<Vec<retention::ConstItem>>, Arc<crate::ir::Tables>),
-}
-
-/// A shard's answer, per file where it matters (path first, for merging in order).
-enum Reply {
-    Added,
-    /// The files whose bodies do not parse.
-    Bodies(Vec<String>),
-    Names(HashSet<String>, HashSet<String>),
-    Sigs(Vec<(String, FileSigs)>),
-    Lower(Vec<LoweredFile>, Vec<InputError>, usize),
-    Consts(Vec<(String, Vec<retention::ConstItem>)>),
-    /// The retention parts, and the internal failures of every phase so far.
-    Walk(Vec<(String, retention::FileRetention)>, Vec<InputError>),
 }
 
 /// A file to parse with the insides of these function bodies left out (blanked,
@@ -390,9 +365,12 @@ impl<'a> CrateFrontEnd<'a> {
         }
         let mut parts = parts.into_iter();
         let local = parts.next().unwrap_or_default();
-        self.broadcast(|_| Cmd::Add(parts.next().unwrap_or_default()));
+        let pending = self.ask(|_| {
+            let part = parts.next().unwrap_or_default();
+            move |s: &mut Shard<'a>| s.add(part)
+        });
         self.local.add(local);
-        self.gather(|_| ());
+        self.gather(pending);
     }
 
     /// Parses function bodies left out of parsed files (those given, each the
@@ -408,12 +386,12 @@ impl<'a> CrateFrontEnd<'a> {
         }
         let mut parts = parts.into_iter();
         let local = parts.next().unwrap_or_default();
-        self.broadcast(|_| Cmd::Bodies(parts.next().unwrap_or_default()));
+        let pending = self.ask(|_| {
+            let part = parts.next().unwrap_or_default();
+            move |s: &mut Shard<'a>| s.parse_bodies(part)
+        });
         let mut failed = self.local.parse_bodies(local);
-        for part in self.gather(|r| match r {
-            Reply::Bodies(v) => v,
-            _ => unreachable!("reply out of order"),
-        }) {
+        for part in self.gather(pending) {
             failed.extend(part);
         }
         // A body left out hid a syntax error: the file is not analyzed (as when
@@ -435,23 +413,41 @@ impl<'a> CrateFrontEnd<'a> {
         }
     }
 
-    /// Sends one command to every worker.
-    fn broadcast(&self, mut cmd: impl FnMut(usize) -> Cmd<'a>) {
-        for (i, w) in self.workers.iter().enumerate() {
-            w.tx.send(cmd(i)).expect("an analysis thread stopped");
-        }
+    /// Sends a request to every worker (`job(i)` for worker `i`), to run on its
+    /// thread; [`CrateFrontEnd::gather`] takes the answers.
+    fn ask<T, J>(&self, mut job: impl FnMut(usize) -> J) -> Pending<T>
+    where
+        T: Send + 'a,
+        J: FnOnce(&mut Shard<'a>) -> T + Send + 'a,
+    {
+        let answers = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let (tx, rx) = mpsc::channel();
+                let work = job(i);
+                let job: Job<'a> = Box::new(move |shard: &mut Shard<'a>| {
+                    // The front end only stops listening when it unwinds.
+                    let _ = tx.send(work(shard));
+                });
+                w.tx.send(job).expect("an analysis thread stopped");
+                rx
+            })
+            .collect();
+        Pending(answers)
     }
 
-    /// Receives every worker's reply to the last command (the wait is not counted
+    /// Every worker's answer to a request, in worker order (the wait is not counted
     /// to the lowering's processor time: the workers count their own).
-    fn gather<T>(&self, mut take: impl FnMut(Reply) -> T) -> Vec<T> {
-        self.workers
-            .iter()
-            .map(|w| {
-                let reply = untimed(Phase::Lower, || {
-                    w.rx.recv().expect("an analysis thread stopped")
-                });
-                take(reply)
+    fn gather<T>(&self, pending: Pending<T>) -> Vec<T> {
+        pending
+            .0
+            .into_iter()
+            .map(|rx| {
+                untimed(Phase::Lower, || {
+                    rx.recv().expect("an analysis thread stopped")
+                })
             })
             .collect()
     }
@@ -524,14 +520,11 @@ impl<'a> CrateFrontEnd<'a> {
                 index.fns.entry(name.clone()).or_default().push(sig.clone());
             }
         }
-        self.broadcast(|_| Cmd::Names);
+        let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.names()));
         let (types, traits) = self.local.names();
         index.type_names.extend(types);
         index.traits.extend(traits);
-        for (types, traits) in self.gather(|r| match r {
-            Reply::Names(t, tr) => (t, tr),
-            _ => unreachable!("reply out of order"),
-        }) {
+        for (types, traits) in self.gather(pending) {
             index.type_names.extend(types);
             index.traits.extend(traits);
         }
@@ -547,12 +540,12 @@ impl<'a> CrateFrontEnd<'a> {
         }
         let names = Arc::new(index);
         let known: Arc<HashSet<String>> = Arc::new(self.sigs.keys().cloned().collect());
-        self.broadcast(|_| Cmd::Sigs(names.clone(), known.clone()));
+        let pending = self.ask(|_| {
+            let (names, known) = (names.clone(), known.clone());
+            move |s: &mut Shard<'a>| timed(Phase::Lower, || s.sigs(&names, &known))
+        });
         let mut fresh = self.local.sigs(&names, &known);
-        for part in self.gather(|r| match r {
-            Reply::Sigs(v) => v,
-            _ => unreachable!("reply out of order"),
-        }) {
+        for part in self.gather(pending) {
             fresh.extend(part);
         }
         for (_, (fns, fields, consts)) in &fresh {
@@ -616,13 +609,13 @@ impl<'a> CrateFrontEnd<'a> {
         }
         self.new_bodies.clear();
         let (skip, part) = (Arc::new(skip), Arc::new(part));
-        self.broadcast(|_| Cmd::Lower(index.clone(), skip.clone(), part.clone()));
+        let pending = self.ask(|_| {
+            let (index, skip, part) = (index.clone(), skip.clone(), part.clone());
+            move |s: &mut Shard<'a>| timed(Phase::Lower, || s.lower(&index, &skip, &part))
+        });
         let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip, &part);
         let mut fresh = fresh;
-        for (f, e, n) in self.gather(|r| match r {
-            Reply::Lower(f, e, n) => (f, e, n),
-            _ => unreachable!("reply out of order"),
-        }) {
+        for (f, e, n) in self.gather(pending) {
             fresh.extend(f);
             errors.extend(e);
             analyzed += n;
@@ -708,12 +701,9 @@ impl<'a> CrateFrontEnd<'a> {
     }
 
     fn add_retention(&self, mut out: CrateOutput) -> CrateOutput {
-        self.broadcast(|_| Cmd::Consts);
+        let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.consts()));
         let mut consts = self.local.consts();
-        for part in self.gather(|r| match r {
-            Reply::Consts(v) => v,
-            _ => unreachable!("reply out of order"),
-        }) {
+        for part in self.gather(pending) {
             consts.extend(part);
         }
         consts.sort_by(|a, b| a.0.cmp(&b.0));
@@ -725,13 +715,18 @@ impl<'a> CrateFrontEnd<'a> {
             outbox: apis.outbox_tables.clone(),
             unique: Vec::new(),
         });
-        self.broadcast(|_| Cmd::Walk(consts.clone(), tables.clone()));
+        let pending = self.ask(|_| {
+            let (consts, tables) = (consts.clone(), tables.clone());
+            // The retention parts, and the internal failures of every phase so far.
+            move |s: &mut Shard<'a>| {
+                timed(Phase::Lower, || {
+                    (s.walk(&consts, &tables), s.internal_errors())
+                })
+            }
+        });
         let mut walked = self.local.walk(&consts, &tables);
         out.errors.extend(self.local.internal_errors());
-        for (part, internal) in self.gather(|r| match r {
-            Reply::Walk(v, e) => (v, e),
-            _ => unreachable!("reply out of order"),
-        }) {
+        for (part, internal) in self.gather(pending) {
             walked.extend(part);
             out.errors.extend(internal);
         }
@@ -893,37 +888,6 @@ impl<'a> Shard<'a> {
                 ),
             })
             .collect()
-    }
-
-    fn run(&mut self, cmd: Cmd<'a>) -> Reply {
-        match cmd {
-            Cmd::Add(files) => {
-                self.add(files);
-                Reply::Added
-            }
-            Cmd::Bodies(files) => Reply::Bodies(self.parse_bodies(files)),
-            cmd => timed(Phase::Lower, || self.run_lowering(cmd)),
-        }
-    }
-
-    fn run_lowering(&mut self, cmd: Cmd<'a>) -> Reply {
-        match cmd {
-            Cmd::Add(_) | Cmd::Bodies(_) => unreachable!("parsing is not lowering"),
-            Cmd::Names => {
-                let (t, tr) = self.names();
-                Reply::Names(t, tr)
-            }
-            Cmd::Sigs(index, known) => Reply::Sigs(self.sigs(&index, &known)),
-            Cmd::Lower(index, skip, part) => {
-                let (f, e, n) = self.lower(&index, &skip, &part);
-                Reply::Lower(f, e, n)
-            }
-            Cmd::Consts => Reply::Consts(self.consts()),
-            Cmd::Walk(consts, tables) => {
-                let walked = self.walk(&consts, &tables);
-                Reply::Walk(walked, self.internal_errors())
-            }
-        }
     }
 
     fn add(&mut self, files: Vec<Lazy<'a>>) {
