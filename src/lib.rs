@@ -61,6 +61,8 @@ pub struct Options {
     /// Texts that replace files on disk (canonical path -> text): an editor's unsaved
     /// buffers, for `msgaudit server`.
     pub overlay: std::sync::Arc<source::Overlay>,
+    /// Development and test hooks (`msgaudit` reads them from the environment).
+    pub hooks: support::DevHooks,
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -105,6 +107,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         prefilter: !options.no_prefilter,
         progress: options.progress,
         deps: &discovery.crate_deps,
+        hooks: &options.hooks,
     });
 
     let mut report = Report::default();

@@ -286,6 +286,7 @@ fn check(args: CheckArgs) -> u8 {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
         cargo_targets: args.format == Format::RustcJson,
+        hooks: msgaudit::support::DevHooks::from_env(),
         ..Options::default()
     };
     let report = match msgaudit::check(&args.paths, &options) {

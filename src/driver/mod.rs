@@ -34,6 +34,7 @@ pub struct AnalysisInput<'a> {
     pub progress: bool,
     /// Each crate's dependencies inside the tree: (import name, crate key).
     pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
+    pub hooks: &'a crate::support::DevHooks,
 }
 
 /// Threads per core the pool may have at most: more only costs time (each thread has
@@ -283,6 +284,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                             included: &included,
                             include_tests: input.include_tests,
                             roots: roots.get(key).unwrap_or(&no_roots),
+                            hooks: input.hooks,
                         },
                         named
                             .as_deref()
@@ -479,16 +481,16 @@ fn analyze_crate(
     // `MSGAUDIT_CHECK_PREFILTER=1` lowers the whole crate too and reports on stderr
     // every function modeled differently (development aid for the prefilter's
     // exactness, stronger than comparing findings).
-    if let Some(p) = prefilter.filter(|_| std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_some()) {
+    if let Some(p) = prefilter.filter(|_| inputs.hooks.check_prefilter) {
         check_prefilter(key, files, p.named, inputs, &lowered.krate, &unparsed);
     }
     // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
-    if let Ok(name) = std::env::var("MSGAUDIT_DEBUG_IR") {
+    if let Some(name) = &inputs.hooks.debug_ir {
         for f in lowered
             .krate
             .functions
             .iter()
-            .filter(|f| f.name.contains(&name))
+            .filter(|f| f.name.contains(name.as_str()))
         {
             eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
         }
@@ -647,7 +649,7 @@ fn lower_needed<'f>(
     prefilter: Option<Prefilter>,
 ) -> (rust::CrateOutput, Unparsed) {
     let include_tests = inputs.include_tests;
-    rust::with_front_end(key, inputs, shards_for(files), |fe| {
+    rust::with_front_end(key, inputs, shards_for(files, inputs.hooks), |fe| {
         let Some(Prefilter { named, lexicon }) = prefilter else {
             fe.add(files);
             return (fe.lower(), Unparsed::default());
@@ -672,7 +674,7 @@ fn lower_needed<'f>(
         // most of them do, the first round decides (below). This only decides speed;
         // either way the result is the same.
         // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
-        let linked = if std::env::var_os("MSGAUDIT_CHECK_PREFILTER").is_none() {
+        let linked = if !inputs.hooks.check_prefilter {
             cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
         } else {
             0.0
@@ -738,7 +740,7 @@ fn lower_needed<'f>(
                     .collect()
             });
             // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
-            if std::env::var_os("MSGAUDIT_DEBUG_PREFILTER").is_some() {
+            if inputs.hooks.debug_prefilter {
                 eprintln!(
                     "{key}: {} parsed, {} needed, {} left; {} bodies needed, {} bodies left out",
                     lowered.analyzed,
@@ -908,11 +910,8 @@ const SHARD_MIN_FILES: usize = 48;
 
 /// How many threads parse and lower a crate: one for small crates, else as many as
 /// the pool has (at most 4). `MSGAUDIT_SHARD_MIN_FILES` lowers the threshold (tests).
-fn shards_for(files: &[&SourceFile]) -> usize {
-    let min = std::env::var("MSGAUDIT_SHARD_MIN_FILES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(SHARD_MIN_FILES);
+fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize {
+    let min = hooks.shard_min_files.unwrap_or(SHARD_MIN_FILES);
     if files.len() < min.max(2) {
         1
     } else {

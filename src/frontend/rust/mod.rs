@@ -122,6 +122,7 @@ pub struct Inputs<'a> {
     /// The dependencies analyzed with the crate (SPEC §3): crate key -> the module
     /// path its files sit below (the name the crate imports it by).
     pub roots: &'a Roots,
+    pub hooks: &'a crate::support::DevHooks,
 }
 
 /// Crate key of a dependency -> the module path its items are reached by.
@@ -144,11 +145,13 @@ pub fn lower_crate(
 ) -> CrateOutput {
     let included = text::Included::default();
     let roots = Roots::new();
+    let hooks = crate::support::DevHooks::default();
     let inputs = Inputs {
         apis,
         included: &included,
         include_tests,
         roots: &roots,
+        hooks: &hooks,
     };
     with_front_end(key, inputs, 1, |fe| {
         fe.add(files);
@@ -855,7 +858,7 @@ impl<'a> Shard<'a> {
             parsed: Vec::new(),
             errors: Vec::new(),
             internal: Default::default(),
-            fault: std::env::var("MSGAUDIT_FAULT_INJECT").ok(),
+            fault: inputs.hooks.fault_inject.clone(),
         }
     }
 
