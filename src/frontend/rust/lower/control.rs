@@ -1,0 +1,388 @@
+//! Control flow: loops (and which are retries), `if`, labels, closures and the
+//! closures and tasks passed as arguments.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// A loop; a retry loop (one that re-runs a failing step: its text names attempts,
+    /// retries or backoff and it handles an error) is a retry scope for MA002.
+    pub(super) fn loop_expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        let retry = self.is_retry_loop(e);
+        if retry {
+            self.next_scope += 1;
+            let sp = expr_span(e);
+            let loc = self.cx.loc(sp, sp);
+            let text = self.cx.text_of(sp).chars().take(40).collect();
+            self.retry_scopes.push((self.next_scope, loc, text));
+        }
+        let start = out.len();
+        let info = self.loop_inner(e, out);
+        if retry {
+            if let Some((id, loc, text)) = self.retry_scopes.pop() {
+                // A loop that receives messages is a consume loop, not a retry.
+                if contains_receive(&out[start..]) {
+                    self.id_flows.retain(|(scope, _)| *scope != Some(id));
+                } else {
+                    self.retries_seen.push((loc, text));
+                }
+            }
+        }
+        info
+    }
+
+    /// A loop that re-runs a failing step: its text names attempts, retries or backoff
+    /// and it handles an error; or a `loop`/`while` (not `while let`: that iterates)
+    /// that handles an `Err` and leaves on success (`break`/`return`); or `for _ in
+    /// 0..n` that handles an `Err`. Loops that receive messages are consume loops.
+    pub(super) fn is_retry_loop(&self, e: &Expr) -> bool {
+        let t = RetryText::of(&self.cx.text_of(expr_span(e)));
+        if t.named {
+            return true;
+        }
+        match e {
+            Expr::Loop(_) => t.handles_err && t.leaves,
+            Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)) && t.handles_err && t.leaves,
+            Expr::ForLoop(f) => matches!(strip(&f.expr), Expr::Range(_)) && t.handles_err,
+            _ => false,
+        }
+    }
+
+    pub(super) fn loop_inner(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        match e {
+            Expr::While(w) => {
+                let label = self.push_label(w.label.as_ref());
+                let mut body = Vec::new();
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                self.cond(&w.cond, &mut body);
+                then.extend(self.block(&w.body));
+                self.scopes.pop();
+                body.push(Node::Branch(vec![
+                    Node::Exit(ExitKind::Break { label }),
+                    Node::Seq(then),
+                ]));
+                self.pop_label(w.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
+                    each: false,
+                });
+                Info::default()
+            }
+            Expr::ForLoop(f) => {
+                let iter = self.expr(&f.expr, out);
+                let label = self.push_label(f.label.as_ref());
+                self.scopes.push(HashMap::new());
+                let mut then = Vec::new();
+                // Iterating over received messages: each item is a message of its own.
+                // Not the crate's own values decoded from one (`for e in &batch.entries`
+                // with `entries: Vec<Entry>`): a message is never of a crate type.
+                let batch = iter
+                    .value
+                    .filter(|v| self.is_message(*v))
+                    .or_else(|| iter.mentions.iter().copied().find(|m| self.is_message(*m)))
+                    .filter(|_| iter.crate_type.is_none());
+                match batch {
+                    Some(b) => {
+                        let v = self.value_from(&pat_name(&f.pat), &Info::default());
+                        self.values[v as usize].msg_root = Some(v);
+                        let _ = b;
+                        let loc = self.cx.loc(f.pat.span(), f.pat.span());
+                        then.push(Node::Event(Event {
+                            kind: EventKind::Receive {
+                                msg: v,
+                                element: true,
+                                client: None,
+                            },
+                            loc,
+                            text: pat_name(&f.pat),
+                            describe: "message taken from a batch".into(),
+                        }));
+                        let info = Info {
+                            value: Some(v),
+                            ..Info::default()
+                        };
+                        self.bind_pattern(&f.pat, &info);
+                    }
+                    None => {
+                        let mut derived = self.derived(&iter);
+                        // `for x in &self.items` (`Vec<Item>` is seen as `Item`): the element's type.
+                        derived.crate_type = iter.crate_type.clone();
+                        self.bind_pattern(&f.pat, &derived);
+                    }
+                }
+                then.extend(self.block(&f.body));
+                self.scopes.pop();
+                self.pop_label(f.label.as_ref());
+                let body =
+                    Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
+                out.push(Node::Loop {
+                    body: Box::new(body),
+                    label,
+                    each: !matches!(strip(&f.expr), Expr::Range(_)),
+                });
+                Info::default()
+            }
+            Expr::Loop(lp) => {
+                let label = self.push_label(lp.label.as_ref());
+                let body = self.block(&lp.body);
+                self.pop_label(lp.label.as_ref());
+                out.push(Node::Loop {
+                    body: Box::new(Node::Seq(body)),
+                    label,
+                    each: false,
+                });
+                Info::default()
+            }
+            _ => Info::default(),
+        }
+    }
+
+    pub(super) fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Node>) -> Info {
+        self.scopes.push(HashMap::new());
+        let mut cond = Vec::new();
+        self.cond(&i.cond, &mut cond);
+        let mut then = self.block(&i.then_branch);
+        self.scopes.pop();
+        let mut els = Vec::new();
+        if let Some((_, e)) = &i.else_branch {
+            self.expr(e, &mut els);
+        }
+        // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
+        let bound = match &*i.cond {
+            Expr::Let(l) => self.bound_outcome(&l.expr, out),
+            _ => false,
+        };
+        let outcome = match &*i.cond {
+            Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
+                .filter(|ok| *ok || catch_all_err(&l.pat))
+                .map(|ok| (ok, l.pat.span())),
+            // `if op.await.is_err() { … }`, `if !op.await.is_ok() { … }`.
+            c => outcome_test(c),
+        };
+        // The failure side of an operation's outcome handles its error and goes on.
+        if let Some((is_ok, sp)) = outcome {
+            if ends_in_fallible(&cond) || (bound && ends_in_fallible(out)) {
+                let told = match (is_ok, &i.else_branch) {
+                    (false, _) => !block_hides_failure(&i.then_branch),
+                    (true, Some((_, e))) => !hides_failure(e),
+                    (true, None) => false,
+                };
+                let marker = self.error_ignored(sp, "if let Err(..)", told);
+                if is_ok { &mut els } else { &mut then }.insert(0, marker);
+            }
+        }
+        match outcome.map(|(ok, _)| ok) {
+            Some(is_ok) if ends_in_call(&cond) || bound => {
+                let (ok, err) = if is_ok { (then, els) } else { (els, then) };
+                out.push(Node::ResultBranch {
+                    scrutinee: Box::new(Node::Seq(cond)),
+                    ok: Box::new(Node::Seq(ok)),
+                    err: Box::new(Node::Seq(err)),
+                });
+            }
+            _ => {
+                out.extend(cond);
+                out.push(Node::Branch(vec![Node::Seq(then), Node::Seq(els)]));
+            }
+        }
+        Info::default()
+    }
+
+    /// A condition, with `let` patterns bound in the current (new) scope.
+    pub(super) fn cond(&mut self, c: &Expr, out: &mut Vec<Node>) {
+        match c {
+            Expr::Let(l) => {
+                let info = self.expr(&l.expr, out);
+                self.bind_pattern(&l.pat, &info);
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                self.cond(&b.left, out);
+                self.cond(&b.right, out);
+            }
+            Expr::Paren(p) => self.cond(&p.expr, out),
+            other => {
+                self.expr(other, out);
+            }
+        }
+    }
+
+    pub(super) fn push_label(&mut self, label: Option<&syn::Label>) -> Option<u32> {
+        let l = label?;
+        self.next_label += 1;
+        self.labels
+            .push((l.name.ident.to_string(), self.next_label));
+        Some(self.next_label)
+    }
+
+    pub(super) fn pop_label(&mut self, label: Option<&syn::Label>) {
+        if label.is_some() {
+            self.labels.pop();
+        }
+    }
+
+    pub(super) fn find_label(&self, lt: Option<&syn::Lifetime>) -> Option<u32> {
+        let name = lt?.ident.to_string();
+        self.labels
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, id)| *id)
+    }
+
+    // ----- closures ----------------------------------------------------------
+
+    /// Lowers a closure (or async block) body into a `Closure` node.
+    pub(super) fn closure(
+        &mut self,
+        c: &syn::ExprClosure,
+        run: ClosureRun,
+        handle: Option<ValueId>,
+        out: &mut Vec<Node>,
+    ) {
+        self.scopes.push(HashMap::new());
+        let mut param = None;
+        let hint = self.closure_param_hint.take();
+        for (i, p) in c.inputs.iter().enumerate() {
+            let ti = if i == 0 {
+                hint.clone().unwrap_or_default()
+            } else {
+                TypeInfo::default()
+            };
+            let v = self.bind_param(p, ti);
+            if i == 0 {
+                param = v;
+            }
+        }
+        let mut body = Vec::new();
+        if let (ClosureRun::Callback, Some(p)) = (run, param) {
+            self.values[p as usize].msg_root = Some(p);
+            body.push(Node::Event(Event {
+                kind: EventKind::Receive {
+                    msg: p,
+                    element: false,
+                    client: None,
+                },
+                loc: self.cx.loc(c.inputs.span(), c.inputs.span()),
+                text: self.values[p as usize].name.clone(),
+                describe: "message delivered to the callback".into(),
+            }));
+        }
+        if let (ClosureRun::Transaction, Some(p)) = (run, param) {
+            self.values[p as usize].role = Role::DbTx.some();
+        }
+        self.closure_body(&c.body, &mut body);
+        self.scopes.pop();
+        let sp = closure_span(c);
+        let loc = self.cx.loc(sp, sp);
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run,
+            param,
+            handle,
+            loc,
+            text: "closure".into(),
+        });
+    }
+
+    /// A closure body, seeing through `async move { .. }` and `Box::pin(async move { .. })`.
+    pub(super) fn closure_body(&mut self, body: &Expr, out: &mut Vec<Node>) {
+        match strip(body) {
+            Expr::Async(a) => {
+                self.block_value(&a.block, out);
+            }
+            Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
+                self.closure_body(&c.args[0], out)
+            }
+            Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                Stmt::Expr(e @ (Expr::Async(_) | Expr::Call(_)), None) => self.closure_body(e, out),
+                _ => {
+                    self.block_value(&b.block, out);
+                }
+            },
+            other => {
+                self.expr(other, out);
+            }
+        }
+    }
+
+    /// Lowers the argument `arg` that a call runs in a special way (spawn, transaction, callback).
+    pub(super) fn special_arg(
+        &mut self,
+        arg: &Expr,
+        run: ClosureRun,
+        handle: Option<ValueId>,
+        out: &mut Vec<Node>,
+    ) -> bool {
+        if let Some(Node::Closure {
+            body,
+            param,
+            loc,
+            text,
+            ..
+        }) = self.deferred_of(arg)
+        {
+            out.push(Node::Closure {
+                body,
+                run,
+                param,
+                handle,
+                loc,
+                text,
+            });
+            return true;
+        }
+        match strip(arg) {
+            Expr::Closure(c) => {
+                self.closure(c, run, handle, out);
+                true
+            }
+            Expr::Async(a) if run != ClosureRun::Callback => {
+                let mut body = Vec::new();
+                self.block_value(&a.block, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run,
+                    param: None,
+                    handle,
+                    loc: self.cx.loc(a.span(), a.span()),
+                    text: "async block".into(),
+                });
+                true
+            }
+            // `tokio::spawn(process(msg))`: the call runs later.
+            Expr::Call(c) if run != ClosureRun::Callback && !is_box_pin(c) => {
+                self.task(arg, run, handle, out);
+                true
+            }
+            Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
+                self.special_arg(&c.args[0], run, handle, out)
+            }
+            Expr::MethodCall(_) if run == ClosureRun::Later => {
+                self.task(arg, run, handle, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A future expression handed to a spawn (or transaction) API, as a closure node.
+    pub(super) fn task(
+        &mut self,
+        arg: &Expr,
+        run: ClosureRun,
+        handle: Option<ValueId>,
+        out: &mut Vec<Node>,
+    ) {
+        let mut body = Vec::new();
+        self.expr(arg, &mut body);
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run,
+            param: None,
+            handle,
+            loc: self.cx.loc(arg.span(), arg.span()),
+            text: "task".into(),
+        });
+    }
+}

@@ -1,0 +1,435 @@
+//! Expressions: the dispatch over syn's expression kinds, paths and fields.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    pub(super) fn expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
+        match e {
+            Expr::Path(p) => self.path_expr(&p.path),
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Str(s) => Info {
+                    str_lit: Some(s.value()),
+                    ..Info::default()
+                },
+                _ => Info::default(),
+            },
+            Expr::Reference(r) => self.expr(&r.expr, out),
+            Expr::Paren(p) => self.expr(&p.expr, out),
+            Expr::Group(g) => self.expr(&g.expr, out),
+            Expr::Unary(u) => self.expr(&u.expr, out),
+            Expr::Cast(c) => self.expr(&c.expr, out),
+            Expr::Await(a) => {
+                if let Some(n) = self.deferred_of(&a.base) {
+                    out.push(n);
+                }
+                let info = self.expr(&a.base, out);
+                if let Some(handle) = self.awaited_tasks(&a.base, &info) {
+                    let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
+                    out.push(Node::Event(Event {
+                        kind: EventKind::AwaitHandle { handle },
+                        loc,
+                        text: format!("{}.await", short_text(&self.cx.text_of(expr_span(&a.base)))),
+                        describe: "task awaited".into(),
+                    }));
+                }
+                info
+            }
+            Expr::Try(t) => {
+                let info = self.expr(&t.expr, out);
+                if let Some(Node::Event(Event {
+                    kind: EventKind::Call(c),
+                    ..
+                })) = out.last_mut()
+                {
+                    c.propagates_err = true;
+                }
+                // `tx.commit().await?`, `query.execute(..).await?`, `consumer.commit_message(..)?`:
+                // on the error edge the operation failed, so it did not happen there.
+                let failed_here = matches!(
+                    out.last(),
+                    Some(Node::Event(Event {
+                        kind: EventKind::Commit { .. }
+                            | EventKind::Write { .. }
+                            | EventKind::Publish { .. }
+                            | EventKind::External { .. }
+                            | EventKind::Ack { .. },
+                        ..
+                    }))
+                );
+                if failed_here {
+                    let commit = out.pop().unwrap_or(Node::Seq(vec![]));
+                    // The error edge says what failed (MA014), except for an ack.
+                    let exit = Node::Exit(ExitKind::Return { err: Some(true) });
+                    let err = match &commit {
+                        Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => {
+                            Node::Seq(vec![
+                                Node::Event(Event {
+                                    kind: EventKind::Failed {
+                                        what: Box::new(ev.kind.clone()),
+                                    },
+                                    ..ev.clone()
+                                }),
+                                exit,
+                            ])
+                        }
+                        _ => exit,
+                    };
+                    out.push(Node::Branch(vec![Node::Seq(vec![commit]), err]));
+                } else {
+                    out.push(Node::Branch(vec![
+                        Node::Seq(vec![]),
+                        Node::Exit(ExitKind::Return { err: Some(true) }),
+                    ]));
+                }
+                info
+            }
+            Expr::Field(f) => {
+                let base = self.expr(&f.base, out);
+                let name = match &f.member {
+                    syn::Member::Named(id) => id.to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                };
+                self.field(&base, &name)
+            }
+            Expr::MethodCall(mc) => self.method_call(mc, out),
+            Expr::Call(c) => self.call(c, out),
+            Expr::Macro(m) => self.mac(&m.mac, out),
+            Expr::Block(b) => self.block_value(&b.block, out),
+            Expr::Unsafe(b) => self.block_value(&b.block, out),
+            Expr::Const(b) => self.block_value(&b.block, out),
+            Expr::Async(a) => {
+                let mut body = Vec::new();
+                self.block_value(&a.block, &mut body);
+                let sp = a.async_token.span.join(a.block.brace_token.span.close());
+                let sp = sp
+                    .filter(|_| a.attrs.is_empty())
+                    .unwrap_or_else(|| a.span());
+                let loc = self.cx.loc(sp, sp);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run: ClosureRun::Now,
+                    param: None,
+                    handle: None,
+                    loc,
+                    text: "async block".into(),
+                });
+                Info::default()
+            }
+            Expr::Closure(c) => {
+                self.closure(c, ClosureRun::Now, None, out);
+                Info::default()
+            }
+            Expr::If(i) => self.if_expr(i, out),
+            Expr::Match(m) => {
+                let mut scr_nodes = Vec::new();
+                let scrut = self.expr(&m.expr, &mut scr_nodes);
+                let mut arms = Vec::new();
+                let mut kinds = Vec::new();
+                // The roles the arms that do not diverge evaluate to.
+                let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
+                for arm in &m.arms {
+                    self.scopes.push(HashMap::new());
+                    self.bind_pattern(&arm.pat, &scrut);
+                    let mut body = Vec::new();
+                    if let Some((_, g)) = &arm.guard {
+                        self.expr(g, &mut body);
+                    }
+                    let v = self.expr(&arm.body, &mut body);
+                    if !matches!(body.last(), Some(Node::Exit(_))) {
+                        values.push((v.role, v.crate_type));
+                    }
+                    self.scopes.pop();
+                    arms.push(Node::Seq(body));
+                    kinds.push(result_pattern(&arm.pat));
+                }
+                // `let mailer = match cfg.tls { .. => SmtpTransport::relay(h)?.build(),
+                // .. => SmtpTransport::unencrypted_localhost() }`: every arm that yields a
+                // value yields the same kind of value.
+                let agreed = match values.split_first() {
+                    // Messages keep their own tracking (a `match` over a receive).
+                    Some((first, rest))
+                        if (first.0.is_some() || first.1.is_some())
+                            && !first.0.as_deref().is_some_and(is_message_role) =>
+                    {
+                        rest.iter().all(|v| v == first).then(|| first.clone())
+                    }
+                    _ => None,
+                };
+                // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
+                let bound = self.bound_outcome(&m.expr, out);
+                // The arms that take every error handle it and go on (MA014): `Err(e)`
+                // (not `Err(e) if …`, nor one error variant), or `_` beside an `Ok` arm.
+                let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
+                    || (bound && ends_in_fallible(out));
+                if fallible && kinds.contains(&Some(true)) {
+                    for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
+                        let takes_all = arm.guard.is_none()
+                            && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
+                        if let (true, Node::Seq(v)) = (takes_all, body) {
+                            v.insert(
+                                0,
+                                self.error_ignored(
+                                    arm.pat.span(),
+                                    "Err(..) =>",
+                                    !hides_failure(&arm.body),
+                                ),
+                            );
+                        }
+                    }
+                }
+                let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
+                    && kinds.contains(&Some(true))
+                    && kinds.contains(&Some(false))
+                    && m.arms
+                        .iter()
+                        .zip(&kinds)
+                        .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
+                if by_outcome {
+                    let (mut ok, mut err) = (Vec::new(), Vec::new());
+                    for (arm, k) in arms.into_iter().zip(kinds) {
+                        match k {
+                            Some(true) => ok.push(arm),
+                            Some(false) => err.push(arm),
+                            None => {
+                                // A `_` arm: its failure marker is for the error side.
+                                let mut on_ok = arm.clone();
+                                if let Node::Seq(v) = &mut on_ok {
+                                    if matches!(
+                                        v.first(),
+                                        Some(Node::Event(Event {
+                                            kind: EventKind::ErrorIgnored { .. },
+                                            ..
+                                        }))
+                                    ) {
+                                        v.remove(0);
+                                    }
+                                }
+                                ok.push(on_ok);
+                                err.push(arm);
+                            }
+                        }
+                    }
+                    out.push(Node::ResultBranch {
+                        scrutinee: Box::new(Node::Seq(scr_nodes)),
+                        ok: Box::new(Node::Branch(ok)),
+                        err: Box::new(Node::Branch(err)),
+                    });
+                } else {
+                    out.extend(scr_nodes);
+                    out.push(Node::Branch(arms));
+                }
+                let (role, crate_type) = agreed.unwrap_or_default();
+                Info {
+                    role,
+                    crate_type,
+                    ..Info::default()
+                }
+            }
+            Expr::While(_) | Expr::ForLoop(_) | Expr::Loop(_) => self.loop_expr(e, out),
+            Expr::Break(b) => {
+                if let Some(v) = &b.expr {
+                    self.expr(v, out);
+                }
+                let label = self.find_label(b.label.as_ref());
+                out.push(Node::Exit(ExitKind::Break { label }));
+                Info::default()
+            }
+            Expr::Continue(c) => {
+                let label = self.find_label(c.label.as_ref());
+                out.push(Node::Exit(ExitKind::Continue { label }));
+                Info::default()
+            }
+            Expr::Return(r) => {
+                let err = r.expr.as_deref().and_then(result_kind);
+                if let Some(v) = &r.expr {
+                    let was = self.in_return;
+                    self.in_return = self.closure_depth == 0;
+                    self.expr(v, out);
+                    self.in_return = was;
+                }
+                out.push(Node::Exit(ExitKind::Return { err }));
+                Info::default()
+            }
+            Expr::Let(l) => {
+                // Only reached outside `if`/`while` conditions (let chains inside `&&`).
+                let info = self.expr(&l.expr, out);
+                self.bind_pattern(&l.pat, &info);
+                Info::default()
+            }
+            Expr::Assign(a) => {
+                let rhs = self.expr(&a.right, out);
+                if let Expr::Path(p) = strip(&a.left) {
+                    if let Some(id) = p.path.get_ident() {
+                        let name = id.to_string();
+                        let v = match rhs.value {
+                            Some(v) => v,
+                            None => self.value_from(&name, &rhs),
+                        };
+                        // Re-assignment rebinds the name in the scope that holds it.
+                        if let Some(scope) =
+                            self.scopes.iter_mut().rev().find(|s| s.contains_key(&name))
+                        {
+                            scope.insert(name, v);
+                        }
+                        return Info::default();
+                    }
+                }
+                self.expr(&a.left, out);
+                Info::default()
+            }
+            Expr::Binary(b) => {
+                let l = self.expr(&b.left, out);
+                let r = self.expr(&b.right, out);
+                let mut info = Info::default();
+                info.absorb(&l);
+                info.absorb(&r);
+                info
+            }
+            Expr::Index(i) => {
+                let base = self.expr(&i.expr, out);
+                self.expr(&i.index, out);
+                self.derived(&base)
+            }
+            Expr::Tuple(t) => self.collect(t.elems.iter(), out),
+            Expr::Array(a) => self.collect(a.elems.iter(), out),
+            Expr::Struct(s) => {
+                let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
+                if let Some(rest) = &s.rest {
+                    let r = self.expr(rest, out);
+                    info.absorb(&r);
+                }
+                info.idents
+                    .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
+                self.ack_setting_in_struct(s);
+                if let Some(last) = s.path.segments.last() {
+                    let name = last.ident.to_string();
+                    if self.cx.index.type_names.contains(&name) {
+                        info.crate_type = Some(name);
+                    } else if name == "Self" {
+                        info.crate_type.clone_from(&self.self_type);
+                    }
+                }
+                info
+            }
+            Expr::Range(r) => {
+                let mut info = Info::default();
+                for e in r.start.iter().chain(r.end.iter()) {
+                    let i = self.expr(e, out);
+                    info.absorb(&i);
+                }
+                info
+            }
+            Expr::Repeat(r) => self.expr(&r.expr, out),
+            Expr::TryBlock(t) => {
+                let mut body = Vec::new();
+                self.block_value(&t.block, &mut body);
+                out.push(Node::Closure {
+                    body: Box::new(Node::Seq(body)),
+                    run: ClosureRun::Now,
+                    param: None,
+                    handle: None,
+                    loc: self.cx.loc(t.span(), t.span()),
+                    text: "try block".into(),
+                });
+                Info::default()
+            }
+            _ => Info::default(),
+        }
+    }
+
+    pub(super) fn collect<'e>(
+        &mut self,
+        es: impl Iterator<Item = &'e Expr>,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let mut info = Info::default();
+        for e in es {
+            let i = self.arg(e, out);
+            info.absorb(&i);
+        }
+        info
+    }
+
+    pub(super) fn path_expr(&mut self, path: &syn::Path) -> Info {
+        if let Some(id) = path.get_ident() {
+            let name = id.to_string();
+            if let Some(v) = self.lookup(&name) {
+                return self.value_info(v);
+            }
+            if let Some(s) = self.cx.const_value(&name) {
+                return Info {
+                    str_lit: Some(s.clone()),
+                    idents: vec![name],
+                    ..Info::default()
+                };
+            }
+            return Info {
+                idents: vec![name],
+                ..Info::default()
+            };
+        }
+        let idents: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let mut info = Info::default();
+        if let Some(last) = idents.last() {
+            if let Some(s) = self.cx.const_value(last) {
+                info.str_lit = Some(s.clone());
+            }
+        }
+        info.idents = idents;
+        info
+    }
+
+    pub(super) fn field(&mut self, base: &Info, name: &str) -> Info {
+        let Some(b) = base.value else {
+            return self.derived(base);
+        };
+        // `&self.insert_sql`, set by the type's constructor.
+        let text = self.values[b as usize]
+            .crate_type
+            .as_deref()
+            .and_then(|t| self.cx.field_text(t, name));
+        if let Some(&v) = self.fields.get(&(b, name.to_string())) {
+            let mut info = self.value_info(v);
+            info.str_lit = text;
+            return info;
+        }
+        let base_val = self.values[b as usize].clone();
+        let mut ti = base_val
+            .crate_type
+            .as_ref()
+            .and_then(|t| self.cx.fields_of(t))
+            .and_then(|fs| fs.get(name))
+            .cloned()
+            .unwrap_or_default();
+        // `self.mailer` with `mailer: T` and `impl<M: AsyncTransport> Notifier<M>`.
+        if let (Some(i), Some(imp)) = (ti.generic, self.impl_of) {
+            if base_val.crate_type.is_some() && base_val.crate_type == self.self_type {
+                // A bounded parameter of the impl, or a concrete type
+                // (`impl Notifier<AsyncSmtpTransport<Tokio1Executor>>`).
+                if let Some(b) = impl_arg(imp, i).and_then(|arg| {
+                    bounded_generic(
+                        self.cx.apis,
+                        self.cx.uses,
+                        &self.cx.index.traits,
+                        &imp.generics,
+                        arg,
+                    )
+                    .or_else(|| {
+                        Some(self.type_info(arg))
+                            .filter(|t| t.role.is_some() || t.crate_type.is_some())
+                    })
+                }) {
+                    ti = b;
+                }
+            }
+        }
+        let v = self.new_value(&format!("{}.{}", base_val.name, name), ti);
+        self.values[v as usize].msg_root = base_val.msg_root;
+        self.values[v as usize].fresh = base_val.fresh.clone();
+        self.fields.insert((b, name.to_string()), v);
+        let mut info = self.value_info(v);
+        info.mentions.push(b);
+        info.str_lit = text;
+        info
+    }
+}

@@ -1,0 +1,157 @@
+//! Client settings read where the code builds them: rdkafka `ClientConfig`
+//! chains, consumer options that turn acks off, ids that flow into what a retry
+//! sends.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
+    /// generated in, or (in a handler) into its dedup record.
+    pub(super) fn record_id_flows(
+        &mut self,
+        mentions: &[ValueId],
+        loc: &Loc,
+        text: &str,
+        dedup_write: bool,
+        sink_call: Option<Callee>,
+    ) {
+        let handler = self.values.iter().any(|v| v.msg_root.is_some());
+        for m in mentions {
+            let Some((idloc, idtext, scope)) = self.values[*m as usize].fresh.clone() else {
+                continue;
+            };
+            let retry = match scope {
+                Some(id) => match self.retry_scopes.iter().find(|(s, _, _)| *s == id) {
+                    Some((_, l, t)) => Some((l.clone(), t.clone())),
+                    None => continue,
+                },
+                None if handler && dedup_write && sink_call.is_none() => None,
+                None => continue,
+            };
+            let flow = IdFlow {
+                idgen: idloc,
+                idgen_text: idtext,
+                sink: loc.clone(),
+                sink_text: text.to_string(),
+                retry,
+                sink_call: sink_call.clone(),
+            };
+            if !self.id_flows.iter().any(|(_, f)| *f == flow) {
+                self.id_flows.push((scope, flow));
+            }
+        }
+    }
+
+    /// `BasicConsumeOptions { no_ack: true, .. }`, `ack_policy: AckPolicy::None`.
+    pub(super) fn ack_setting_in_struct(&mut self, s: &syn::ExprStruct) {
+        let ty = s
+            .path
+            .segments
+            .last()
+            .map(|x| x.ident.to_string())
+            .unwrap_or_default();
+        for f in &s.fields {
+            let syn::Member::Named(field) = &f.member else {
+                continue;
+            };
+            let value = strip(&f.expr);
+            let what = match (field.to_string().as_str(), value) {
+                (
+                    "no_ack",
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Bool(b),
+                        ..
+                    }),
+                ) if b.value && ty == "BasicConsumeOptions" => "`no_ack: true`",
+                ("ack_policy", Expr::Path(p))
+                    if p.path.segments.len() >= 2
+                        && p.path
+                            .segments
+                            .iter()
+                            .rev()
+                            .nth(1)
+                            .is_some_and(|s| s.ident == "AckPolicy")
+                        && p.path.segments.last().is_some_and(|s| s.ident == "None") =>
+                {
+                    "`AckPolicy::None`"
+                }
+                _ => continue,
+            };
+            let loc = self.cx.loc(field.span(), expr_span(&f.expr));
+            self.ack_settings.push(AckSetting {
+                what: what.into(),
+                loc,
+            });
+        }
+    }
+
+    pub(super) fn turbofish_role(&self, mc: &syn::ExprMethodCall) -> Option<String> {
+        let tf = mc.turbofish.as_ref()?;
+        tf.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => self.type_info(t).role,
+            _ => None,
+        })
+    }
+
+    /// `.set(key, value)`, `.create()` and the rest on an rdkafka `ClientConfig`.
+    pub(super) fn kafka_config_call(
+        &mut self,
+        mc: &syn::ExprMethodCall,
+        recv: Info,
+        args: &[&Expr],
+        loc: Loc,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let name = mc.method.to_string();
+        let arg_infos = self.plain_args(args, out);
+        let mut cfg = recv.kafka_config.clone().unwrap_or_else(|| {
+            Box::new(KafkaClient {
+                new_loc: loc.clone(),
+                family: ClientFamily::Librdkafka,
+                framework: false,
+                props: Vec::new(),
+                dynamic: true,
+                role: None,
+                topics: Vec::new(),
+            })
+        });
+        match name.as_str() {
+            "set" => {
+                let key = arg_infos.first().and_then(|a| a.str_lit.clone());
+                match key {
+                    Some(key) => {
+                        let value = arg_infos.get(1).and_then(|a| a.str_lit.clone());
+                        cfg.props.push(Prop {
+                            key,
+                            value,
+                            loc: loc.clone(),
+                        });
+                    }
+                    None => cfg.dynamic = true,
+                }
+            }
+            "set_log_level" => {}
+            "create" | "create_with_context" => {
+                let role = self.turbofish_role(mc);
+                let mut client = *cfg;
+                client.role = role.clone();
+                self.kafka_clients.push(client);
+                return Info {
+                    role: role.or_else(|| Role::KafkaClient.some()),
+                    kafka_client: Some(self.kafka_clients.len() - 1),
+                    ..Info::default()
+                };
+            }
+            _ => cfg.dynamic = true,
+        }
+        if let Some(v) = recv.value {
+            self.values[v as usize].kafka_config = Some(cfg.clone());
+        }
+        Info {
+            value: recv.value,
+            role: Role::KafkaConfig.some(),
+            kafka_config: Some(cfg),
+            ..Info::default()
+        }
+    }
+}

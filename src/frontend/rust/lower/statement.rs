@@ -1,0 +1,221 @@
+//! What a statement leaves behind: its last event, crate call, claim or
+//! outcome, and the bookkeeping when a function's body is done (`finish`).
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// Settles what is known only at the end of the body: which begun transactions
+    /// were used, and which claims' results were never looked at.
+    pub(super) fn finish(&mut self, body: &mut Node) {
+        for (v, loc) in &self.bound_claims {
+            if self.returned.contains(v) && !self.returns_claims.contains(loc) {
+                self.returns_claims.push(loc.clone());
+            }
+        }
+        for (v, loc) in std::mem::take(&mut self.bound_calls) {
+            if self.uses[v as usize] == 0 {
+                self.unused_calls.insert(loc);
+            }
+        }
+        self.bound_claims.clear();
+        for (v, loc) in std::mem::take(&mut self.bound_publishes) {
+            if self.uses[v as usize] == 0 {
+                self.unconfirmed.insert(loc);
+            }
+        }
+        for v in &self.values {
+            if let (Some(i), Some(role)) = (v.kafka_client, v.role.as_deref()) {
+                if matches!(
+                    Role::of(role),
+                    Some(Role::KafkaConsumer | Role::KafkaProducer)
+                ) && self.kafka_clients[i].role.is_none()
+                {
+                    self.kafka_clients[i].role = Some(role.to_string());
+                }
+            }
+        }
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter_mut()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::ResultBranch { scrutinee, ok, err } => {
+                    stack.push(scrutinee);
+                    stack.push(ok);
+                    stack.push(err);
+                }
+                Node::Event(e) => match &mut e.kind {
+                    EventKind::Begin { tx, used, .. } => {
+                        let t = *tx as usize;
+                        *used = self.uses[t] > self.finishes[t];
+                    }
+                    EventKind::Write { unchecked, .. } => {
+                        *unchecked = self.unchecked.contains(&e.loc)
+                    }
+                    EventKind::Publish {
+                        confirm: Some(c), ..
+                    } => *c = !self.unconfirmed.contains(&e.loc),
+                    EventKind::Call(c) => {
+                        c.result_unused = self.unused_calls.contains(&e.loc);
+                        for (_, n) in c.closures.iter_mut() {
+                            stack.push(n);
+                        }
+                    }
+                    _ => {}
+                },
+                Node::Exit(_) => {}
+            }
+        }
+    }
+
+    /// The event a statement's own call chain ends in (`pool.begin().await?`,
+    /// `sqlx::query(..).execute(..).await?`), if it is a call chain.
+    pub(super) fn last_event_of_statement<'n>(e: &Expr, nodes: &'n [Node]) -> Option<&'n Event> {
+        let mut e = strip(e);
+        while let Expr::Try(t) = e {
+            e = strip(&t.expr);
+            if let Expr::Await(a) = e {
+                e = strip(&a.base);
+            }
+        }
+        if let Expr::Await(a) = e {
+            e = strip(&a.base);
+        }
+        if !matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Macro(_)) {
+            return None;
+        }
+        for n in nodes.iter().rev() {
+            match n {
+                // `op?` puts the operation on the success edge: `[op] | return Err`.
+                Node::Branch(alts) => match alts.as_slice() {
+                    [Node::Seq(ok), Node::Exit(_) | Node::Seq(_)] => match ok.as_slice() {
+                        [Node::Event(ev)] => return Some(ev),
+                        _ => continue,
+                    },
+                    _ => continue,
+                },
+                Node::Exit(_) => continue,
+                // The handling of its error, right after it.
+                Node::Event(Event {
+                    kind: EventKind::ErrorIgnored { .. },
+                    ..
+                }) => continue,
+                Node::Event(ev) => return Some(ev),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// A confirmable publish a statement awaits only once (`basic_publish(..).await?;`):
+    /// the confirmation the first await returns is dropped.
+    pub(super) fn unconfirmed_publish(&self, e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        let ev = Self::last_event_of_statement(e, nodes)?;
+        if !matches!(ev.kind, EventKind::Publish { .. }) || !self.confirmable.contains(&ev.loc) {
+            return None;
+        }
+        let mut awaits = 0;
+        let mut cur = strip(e);
+        loop {
+            match cur {
+                Expr::Try(t) => cur = strip(&t.expr),
+                Expr::Await(a) => {
+                    awaits += 1;
+                    cur = strip(&a.base);
+                }
+                Expr::MethodCall(m) if ALIAS_METHODS.contains(&m.method.to_string().as_str()) => {
+                    cur = strip(&m.receiver)
+                }
+                _ => break,
+            }
+        }
+        (awaits < 2).then(|| ev.loc.clone())
+    }
+
+    /// The call into the crate a statement's own call chain ends in.
+    pub(super) fn crate_call_of_statement(e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        match Self::last_event_of_statement(e, nodes) {
+            Some(ev) if matches!(ev.kind, EventKind::Call(_)) => Some(ev.loc.clone()),
+            _ => None,
+        }
+    }
+
+    /// `e` names the call result bound by the statement just before, with nothing
+    /// emitted since: a match on it splits by the call's outcome.
+    pub(super) fn bound_outcome(&self, e: &Expr, out: &[Node]) -> bool {
+        let Expr::Path(p) = strip(e) else {
+            return false;
+        };
+        let Some(v) = p
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))
+        else {
+            return false;
+        };
+        self.last_outcome == Some((v, out.len(), out.as_ptr() as usize))
+    }
+
+    /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
+    pub(super) fn claim_of_statement(e: &Expr, nodes: &[Node]) -> Option<Loc> {
+        Self::claim_target_of_statement(e, nodes).map(|(loc, _)| loc)
+    }
+
+    /// The claim a statement's call chain ends in, with the connection it runs on.
+    pub(super) fn claim_target_of_statement(
+        e: &Expr,
+        nodes: &[Node],
+    ) -> Option<(Loc, Option<ValueId>)> {
+        match Self::last_event_of_statement(e, nodes) {
+            Some(ev) => match &ev.kind {
+                EventKind::Write { sql, target, .. } if sql.ignores_conflict => {
+                    Some((ev.loc.clone(), *target))
+                }
+                _ => None,
+            },
+            None => None,
+        }
+    }
+
+    /// A statement that begins a transaction and keeps it only in a binding (or
+    /// nowhere): the transaction counts as used only if the binding is used.
+    pub(super) fn reset_begin_uses(&mut self, e: &Expr, nodes: &[Node]) {
+        if let Some(Event {
+            kind: EventKind::Begin {
+                tx, fresh: true, ..
+            },
+            ..
+        }) = Self::last_event_of_statement(e, nodes)
+        {
+            self.uses[*tx as usize] = 0;
+        }
+    }
+
+    /// A write to a pool or connection (or to another store such as Redis) commits by
+    /// itself unless a transaction is open on it; a transaction or unknown target may not.
+    pub(super) fn autocommit_target(&self, target: Option<ValueId>, facts: &SqlFacts) -> bool {
+        match target {
+            Some(t) => matches!(
+                self.values[t as usize].role.as_deref().and_then(Role::of),
+                Some(Role::DbPool | Role::DbConn | Role::RedisConn)
+            ),
+            None => facts.tables.iter().any(|t| t == "redis"),
+        }
+    }
+
+    /// The error of the operation just lowered is handled at `sp` and the code goes on.
+    pub(super) fn error_ignored(&self, sp: PmSpan, how: &str, told: bool) -> Node {
+        Node::Event(Event {
+            kind: EventKind::ErrorIgnored {
+                told,
+                arm: matches!(
+                    how,
+                    "if let Err(..)" | "Err(..) =>" | "let Ok(..) = .. else"
+                ),
+            },
+            loc: self.cx.loc(sp, sp),
+            text: how.to_string(),
+            describe: "error handled".into(),
+        })
+    }
+}

@@ -1,0 +1,265 @@
+//! Values: locals, parameters and patterns bound to the values events act on,
+//! with the roles their types and origins give.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    pub(super) fn new_value(&mut self, name: &str, ti: TypeInfo) -> ValueId {
+        self.uses.push(0);
+        self.finishes.push(0);
+        self.values.push(Value {
+            name: name.to_string(),
+            role: ti.role,
+            crate_type: ti.crate_type,
+            outside: ti.outside,
+            ..Value::default()
+        });
+        (self.values.len() - 1) as ValueId
+    }
+
+    pub(super) fn bind(&mut self, name: &str, v: ValueId) {
+        if let Some(val) = self.values.get_mut(v as usize).filter(|val| val.opened) {
+            val.opened = false;
+            val.name = name.to_string();
+        }
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), v);
+        }
+    }
+
+    pub(super) fn lookup(&self, name: &str) -> Option<ValueId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    pub(super) fn type_info(&self, ty: &syn::Type) -> TypeInfo {
+        type_info(
+            self.cx.apis,
+            self.cx.uses,
+            self.cx.index,
+            ty,
+            self.self_type.as_deref(),
+        )
+    }
+
+    /// Which spawned tasks an `.await` waits for: `Some(Some(h))` the task of handle
+    /// `h`; `Some(None)` possibly any task (`join_all(handles)`, `set.join_next()`, a
+    /// local whose type is unknown, which may hold a handle taken from a collection).
+    pub(super) fn awaited_tasks(&self, base: &Expr, info: &Info) -> Option<Option<ValueId>> {
+        if let Some(v) = info.value {
+            let val = &self.values[v as usize];
+            if Role::JoinHandle.is(val.role.as_deref()) {
+                return Some(Some(v));
+            }
+            if val.role.is_none() && val.msg_root.is_none() && matches!(strip(base), Expr::Path(_))
+            {
+                return Some(None);
+            }
+        }
+        // `dispatch(job).await`, `dispatch` returning the `JoinHandle` of the task it
+        // spawned: the tasks it spawned are awaited.
+        if info.value.is_none() && Role::JoinHandle.is(info.role.as_deref()) {
+            return Some(None);
+        }
+        let joins = TASK_JOINS;
+        let callee = match strip(base) {
+            Expr::Call(c) => match strip(&c.func) {
+                Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            Expr::MethodCall(m) => Some(m.method.to_string()),
+            Expr::Macro(m) => m.mac.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        callee.filter(|c| joins.contains(&c.as_str())).map(|_| None)
+    }
+
+    pub(super) fn bind_param(&mut self, pat: &Pat, ti: TypeInfo) -> Option<ValueId> {
+        match pat {
+            Pat::Ident(pi) => {
+                let name = pi.ident.to_string();
+                let is_msg = ti.role.as_deref().is_some_and(is_message_role);
+                let v = self.new_value(&name, ti);
+                if is_msg {
+                    self.values[v as usize].msg_root = Some(v);
+                }
+                self.bind(&name, v);
+                Some(v)
+            }
+            Pat::Type(pt) => {
+                let ti = self.type_info(&pt.ty);
+                self.bind_param(&pt.pat, ti)
+            }
+            Pat::Reference(r) => self.bind_param(&r.pat, ti),
+            // Extractors: `State(state): State<AppState>`, `Json(body): Json<T>`.
+            Pat::TupleStruct(ts) if ts.elems.len() == 1 => self.bind_param(&ts.elems[0], ti),
+            other => {
+                self.bind_pattern(other, &Info::default());
+                None
+            }
+        }
+    }
+
+    pub(super) fn is_message(&self, v: ValueId) -> bool {
+        self.values
+            .get(v as usize)
+            .is_some_and(|x| x.msg_root.is_some())
+    }
+
+    pub(super) fn root(&self, v: ValueId) -> Option<ValueId> {
+        self.values.get(v as usize).and_then(|x| x.msg_root)
+    }
+
+    /// Binds the identifiers of a pattern to the value of `info`: a single binding
+    /// (through `Some(..)`, `Ok(..)`, references) aliases the value; bindings inside
+    /// structs and tuples become new values taken from it.
+    pub(super) fn bind_pattern(&mut self, pat: &Pat, info: &Info) {
+        match pat {
+            Pat::Ident(pi) => {
+                let name = pi.ident.to_string();
+                if let Some((_, sub)) = &pi.subpat {
+                    self.bind_pattern(sub, info);
+                }
+                let v = match info.value {
+                    Some(v) => v,
+                    None => self.value_from(&name, info),
+                };
+                self.bind(&name, v);
+            }
+            Pat::Type(pt) => {
+                let ti = self.type_info(&pt.ty);
+                let mut info = info.clone();
+                if info.value.is_none() {
+                    if ti.role.is_some() {
+                        info.role = ti.role.clone();
+                    }
+                    if ti.crate_type.is_some() {
+                        info.crate_type = ti.crate_type.clone();
+                    }
+                } else if let Some(v) = info.value {
+                    let val = &mut self.values[v as usize];
+                    if val.role.is_none() {
+                        val.role = ti.role;
+                    }
+                    if val.crate_type.is_none() {
+                        val.crate_type = ti.crate_type;
+                    }
+                }
+                self.bind_pattern(&pt.pat, &info);
+            }
+            Pat::Reference(r) => self.bind_pattern(&r.pat, info),
+            Pat::Paren(p) => self.bind_pattern(&p.pat, info),
+            Pat::TupleStruct(ts) => {
+                let wrapper =
+                    ts.path.segments.last().is_some_and(|s| {
+                        matches!(s.ident.to_string().as_str(), "Some" | "Ok" | "Err")
+                    });
+                if wrapper && ts.elems.len() == 1 {
+                    self.bind_pattern(&ts.elems[0], info);
+                } else {
+                    let derived = self.derived(info);
+                    for e in &ts.elems {
+                        self.bind_pattern(e, &derived);
+                    }
+                }
+            }
+            Pat::Tuple(t) => {
+                let derived = self.derived(info);
+                for e in &t.elems {
+                    self.bind_pattern(e, &derived);
+                }
+            }
+            Pat::Struct(s) => {
+                let derived = self.derived(info);
+                for f in &s.fields {
+                    self.bind_pattern(&f.pat, &derived);
+                }
+            }
+            Pat::Slice(s) => {
+                let derived = self.derived(info);
+                for e in &s.elems {
+                    self.bind_pattern(e, &derived);
+                }
+            }
+            Pat::Or(o) => {
+                for c in &o.cases {
+                    self.bind_pattern(c, info);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Info for a part of a value: no identity of its own, taken from the message.
+    pub(super) fn derived(&self, info: &Info) -> Info {
+        let mut mentions = info.mentions.clone();
+        if let Some(v) = info.value {
+            mentions.insert(0, v);
+        }
+        let mut idents = info.idents.clone();
+        idents.truncate(32);
+        Info {
+            mentions,
+            idents,
+            ..Info::default()
+        }
+    }
+
+    /// A new value for a binding of an expression that denotes no existing value.
+    pub(super) fn value_from(&mut self, name: &str, info: &Info) -> ValueId {
+        let v = self.new_value(
+            name,
+            TypeInfo {
+                role: info.role.clone(),
+                crate_type: info.crate_type.clone(),
+                outside: info.outside,
+                generic: None,
+            },
+        );
+        let root = info.mentions.iter().find_map(|m| self.root(*m));
+        let fresh = if info.fresh_blocked {
+            None
+        } else {
+            info.fresh.clone().or_else(|| {
+                info.mentions
+                    .iter()
+                    .find_map(|m| self.values[*m as usize].fresh.clone())
+            })
+        };
+        let val = &mut self.values[v as usize];
+        val.text.clone_from(&info.str_lit);
+        val.fresh = fresh;
+        val.kafka_config = info.kafka_config.clone();
+        val.kafka_client = info.kafka_client;
+        val.idents = info.idents.iter().take(16).cloned().collect();
+        val.sql = info
+            .sql
+            .clone()
+            .or_else(|| info.str_lit.as_deref().map(sql::facts));
+        val.builder = info.builder.clone();
+        val.msg_root = root;
+        v
+    }
+
+    pub(super) fn value_info(&mut self, v: ValueId) -> Info {
+        self.uses[v as usize] += 1;
+        if self.in_return {
+            self.returned.insert(v);
+        }
+        let val = &self.values[v as usize];
+        Info {
+            idents: val.idents.clone(),
+            kafka_config: val.kafka_config.clone(),
+            kafka_client: val.kafka_client,
+            value: Some(v),
+            role: val.role.clone(),
+            crate_type: val.crate_type.clone(),
+            outside: val.outside,
+            sql: val.sql.clone(),
+            builder: val.builder.clone(),
+            mentions: vec![v],
+            ..Info::default()
+        }
+    }
+
+    // ----- blocks and statements ---------------------------------------------
+}

@@ -1,0 +1,982 @@
+//! The front end's session for one crate: its files parsed on shards (this thread
+//! and workers, each keeping the syntax trees it parsed), indexed and lowered in
+//! rounds as the driver asks, each request typed ([`CrateFrontEnd`]).
+
+use super::*;
+
+/// Runs `f` with a front end for one crate whose files are parsed and lowered on
+/// `shards` threads (this one and `shards - 1` more, each with a [`STACK_SIZE`]
+/// stack): syntax trees cannot move between threads, so each file stays on the
+/// thread that parsed it, and every phase merges its per-file results in path
+/// order, so that the output does not depend on the number of shards.
+///
+/// [`STACK_SIZE`]: crate::support::STACK_SIZE
+pub fn with_front_end<'a, R>(
+    key: &'a str,
+    inputs: Inputs<'a>,
+    shards: usize,
+    f: impl FnOnce(&mut CrateFrontEnd<'a>) -> R,
+) -> R {
+    std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        for _ in 1..shards.max(1) {
+            let (job_tx, job_rx) = mpsc::channel::<Job<'a>>();
+            let spawned = std::thread::Builder::new()
+                .stack_size(crate::support::STACK_SIZE)
+                .spawn_scoped(scope, move || {
+                    let mut shard = Shard::new(inputs);
+                    for job in job_rx {
+                        job(&mut shard);
+                    }
+                });
+            // Without a thread, the crate is simply analyzed on fewer.
+            if spawned.is_ok() {
+                workers.push(Worker {
+                    tx: job_tx,
+                    bytes: 0,
+                });
+            }
+        }
+        let mut fe = CrateFrontEnd {
+            local: Shard::new(inputs),
+            local_bytes: 0,
+            workers,
+            include_tests: inputs.include_tests,
+            roots: inputs.roots,
+            key,
+            unparsed: Default::default(),
+            models: BTreeMap::new(),
+            sigs: BTreeMap::new(),
+            sigs_names: Default::default(),
+            changed: Default::default(),
+            method_counts: HashMap::new(),
+            owner: HashMap::new(),
+            new_bodies: HashSet::new(),
+            index: None,
+            index_stale: true,
+        };
+        f(&mut fe)
+    })
+}
+
+/// The parsed files of one crate, lowered on demand: the analysis parses the
+/// files that mention what it needs and adds more when the model asks for them
+/// (the prefilter, ARCHITECTURE.md).
+pub struct CrateFrontEnd<'a> {
+    local: Shard<'a>,
+    local_bytes: usize,
+    workers: Vec<Worker<'a>>,
+    include_tests: bool,
+    roots: &'a Roots,
+    key: &'a str,
+    /// Items of the files not parsed (from a lexical scan), by path: a value of a
+    /// type declared there is of a crate type, and a call of a function declared
+    /// there is a call into the crate, as if the file were parsed.
+    unparsed: std::collections::BTreeMap<String, Unparsed>,
+    /// The last model of each parsed file (for [`CrateFrontEnd::lower_new`]).
+    models: BTreeMap<String, LoweredFile>,
+    /// Each parsed file's signatures, fields and constants, and the crate's type and
+    /// trait names they were read with (they depend on nothing else).
+    sigs: BTreeMap<String, FileSigs>,
+    sigs_names: (HashSet<String>, HashSet<String>),
+    /// Index keys whose entries changed since the last lowering (files parsed since),
+    /// and for each function name, how many more methods it has since then.
+    changed: lower::IndexReads,
+    method_counts: HashMap<String, isize>,
+    /// Which shard parsed each file (0: this thread, `i`: worker `i - 1`).
+    owner: HashMap<String, usize>,
+    /// Files with function bodies parsed since the last lowering.
+    new_bodies: HashSet<String>,
+    /// The last lowering's index, and whether files were parsed, declared or
+    /// dropped since (bodies parsed change no entry of it).
+    index: Option<Arc<CrateIndex>>,
+    index_stale: bool,
+}
+
+struct Worker<'a> {
+    tx: mpsc::Sender<Job<'a>>,
+    bytes: usize,
+}
+
+/// Work for a shard, run on its thread (where its syntax trees are): each request
+/// is a typed call whose answer comes back on a channel of its own
+/// ([`CrateFrontEnd::ask`]).
+type Job<'a> = Box<dyn FnOnce(&mut Shard<'a>) + Send + 'a>;
+
+/// The answers of every worker to one request, in worker order.
+struct Pending<T>(Vec<mpsc::Receiver<T>>);
+
+/// What the lexical scan of a file not parsed declares.
+#[derive(Default)]
+struct Unparsed {
+    types: Vec<(String, bool)>,
+    /// Each function's signature as the index holds it, and whether it takes `self`.
+    fns: Vec<(String, FnSig, bool)>,
+}
+
+/// The functions of one file, as lowered.
+struct LoweredFile {
+    path: String,
+    fns: Vec<Function>,
+    /// Test items left out.
+    skipped: usize,
+    /// What of the crate index the lowering read.
+    reads: lower::IndexReads,
+    /// Only the functions whose bodies were parsed since the last lowering (they
+    /// replace theirs in the file's model).
+    part: bool,
+}
+
+/// A file to parse with the insides of these function bodies left out (blanked,
+/// in order; `driver::lazy` says which).
+pub type Lazy<'a> = (&'a SourceFile, Vec<std::ops::Range<usize>>);
+
+type FileSigs = (
+    Vec<(String, FnSig)>,
+    Vec<(String, FieldMap)>,
+    Vec<(String, String)>,
+);
+
+impl<'a> CrateFrontEnd<'a> {
+    /// Declares the items of a file that is not parsed (yet), from its lexical scan.
+    pub fn declare_unparsed(&mut self, file: &SourceFile, scan: &scan::FileScan) {
+        let keep = |test: bool| self.include_tests || !test;
+        let module = file_module(self.roots, file);
+        let u = Unparsed {
+            types: scan
+                .types
+                .iter()
+                .filter(|t| keep(t.test))
+                .map(|t| (t.name.to_string(), t.is_trait))
+                .collect(),
+            fns: scan
+                .items
+                .iter()
+                .filter(|f| keep(f.test))
+                .map(|f| {
+                    (
+                        f.name.to_string(),
+                        FnSig {
+                            self_type: f.self_type.map(String::from),
+                            trait_name: f.trait_name.map(String::from),
+                            module: module
+                                .iter()
+                                .cloned()
+                                .chain(f.module.iter().map(|m| m.to_string()))
+                                .collect(),
+                            ret: TypeInfo::default(),
+                            returns_fresh: None,
+                            returns_text: None,
+                        },
+                        f.has_self,
+                    )
+                })
+                .collect(),
+        };
+        self.unparsed.insert(file.path.clone(), u);
+        self.index_stale = true;
+    }
+
+    /// Parses `files` (refusing pathological ones with an error), spread over the
+    /// shards by size.
+    pub fn add(&mut self, files: &[&'a SourceFile]) {
+        self.add_lazy(files.iter().map(|f| (*f, Vec::new())).collect());
+    }
+
+    /// Parses `files`, each with the function bodies given left out.
+    pub fn add_lazy(&mut self, files: Vec<Lazy<'a>>) {
+        self.index_stale = true;
+        let n = self.workers.len() + 1;
+        let mut parts: Vec<Vec<Lazy<'a>>> = vec![Vec::new(); n];
+        for (f, lazy) in files {
+            // Its declared functions are replaced by what parsing finds.
+            if let Some(u) = self.unparsed.remove(&f.path) {
+                for (name, sig, _) in &u.fns {
+                    self.changed_sig(name, sig, -1);
+                }
+            }
+            let loads =
+                std::iter::once(self.local_bytes).chain(self.workers.iter().map(|w| w.bytes));
+            let (i, _) = loads
+                .enumerate()
+                .min_by_key(|&(i, b)| (b, i))
+                .unwrap_or((0, 0));
+            // What is parsed: the text but the bodies left out.
+            let size = f.text.len() - lazy.iter().map(|r| r.len()).sum::<usize>();
+            if i == 0 {
+                self.local_bytes += size;
+            } else {
+                self.workers[i - 1].bytes += size;
+            }
+            self.owner.insert(f.path.clone(), i);
+            parts[i].push((f, lazy));
+        }
+        let mut parts = parts.into_iter();
+        let local = parts.next().unwrap_or_default();
+        let pending = self.ask(|_| {
+            let part = parts.next().unwrap_or_default();
+            move |s: &mut Shard<'a>| s.add(part)
+        });
+        self.local.add(local);
+        self.gather(pending);
+    }
+
+    /// Parses function bodies left out of parsed files (those given, each the
+    /// inside of a body's braces); the files' functions are lowered again at the
+    /// next lowering. Call after [`CrateFrontEnd::restore`].
+    pub fn parse_bodies(&mut self, files: Vec<Lazy<'a>>) {
+        let n = self.workers.len() + 1;
+        let mut parts: Vec<Vec<Lazy<'a>>> = vec![Vec::new(); n];
+        for (f, lazy) in files {
+            self.new_bodies.insert(f.path.clone());
+            let i = self.owner.get(&f.path).copied().unwrap_or(0);
+            parts[i].push((f, lazy));
+        }
+        let mut parts = parts.into_iter();
+        let local = parts.next().unwrap_or_default();
+        let pending = self.ask(|_| {
+            let part = parts.next().unwrap_or_default();
+            move |s: &mut Shard<'a>| s.parse_bodies(part)
+        });
+        let mut failed = self.local.parse_bodies(local);
+        for part in self.gather(pending) {
+            failed.extend(part);
+        }
+        // A body left out hid a syntax error: the file is not analyzed (as when
+        // parsed whole), and what it declared is gone.
+        for path in failed {
+            self.index_stale = true;
+            self.models.remove(&path);
+            if let Some((fns, fields, consts)) = self.sigs.remove(&path) {
+                for (name, sig) in &fns {
+                    self.changed_sig(name, sig, -1);
+                }
+                self.changed
+                    .fields
+                    .extend(fields.into_iter().map(|(t, _)| t));
+                self.changed
+                    .consts
+                    .extend(consts.into_iter().map(|(c, _)| c));
+            }
+        }
+    }
+
+    /// Sends a request to every worker (`job(i)` for worker `i`), to run on its
+    /// thread; [`CrateFrontEnd::gather`] takes the answers.
+    fn ask<T, J>(&self, mut job: impl FnMut(usize) -> J) -> Pending<T>
+    where
+        T: Send + 'a,
+        J: FnOnce(&mut Shard<'a>) -> T + Send + 'a,
+    {
+        let answers = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let (tx, rx) = mpsc::channel();
+                let work = job(i);
+                let job: Job<'a> = Box::new(move |shard: &mut Shard<'a>| {
+                    // The front end only stops listening when it unwinds.
+                    let _ = tx.send(work(shard));
+                });
+                w.tx.send(job).expect("an analysis thread stopped");
+                rx
+            })
+            .collect();
+        Pending(answers)
+    }
+
+    /// Every worker's answer to a request, in worker order (the wait is not counted
+    /// to the lowering's processor time: the workers count their own).
+    fn gather<T>(&self, pending: Pending<T>) -> Vec<T> {
+        pending
+            .0
+            .into_iter()
+            .map(|rx| {
+                untimed(Phase::Lower, || {
+                    rx.recv().expect("an analysis thread stopped")
+                })
+            })
+            .collect()
+    }
+
+    /// Indexes and lowers the files parsed so far, with the retention facts.
+    pub fn lower(&mut self) -> CrateOutput {
+        let out = self.lower_new();
+        self.finish(out)
+    }
+
+    /// Notes that the signature `sig` of `name` was added (`delta` 1) or removed (-1).
+    fn changed_sig(&mut self, name: &str, sig: &FnSig, delta: isize) {
+        let changed = &mut self.changed;
+        changed.fns.insert(name.to_string());
+        let owners = changed.owned.entry(name.to_string()).or_default();
+        owners.insert(sig.self_type.clone().unwrap_or_default());
+        if let Some(t) = &sig.trait_name {
+            owners.insert(t.clone());
+        }
+        if sig.self_type.is_some() {
+            *self.method_counts.entry(name.to_string()).or_default() += delta;
+        }
+    }
+
+    /// Takes back the models of a crate [`CrateFrontEnd::lower_new`] or
+    /// [`CrateFrontEnd::lower`] returned, before lowering new files again.
+    pub fn restore(&mut self, out: CrateOutput) {
+        let mut fns = out.krate.functions.into_iter().peekable();
+        for (path, model) in self.models.iter_mut() {
+            while let Some(f) = fns.next_if(|f| *f.loc.path == **path) {
+                model.fns.push(f);
+            }
+        }
+    }
+
+    /// Indexes and lowers the files parsed so far, without the retention facts (the
+    /// prefilter's rounds; [`CrateFrontEnd::finish`] adds them). It lowers only what
+    /// may have changed: the files parsed since the last lowering, and the files
+    /// whose lowering read an index entry (a function's signatures, a type's fields,
+    /// a constant) those files changed; every other file keeps its model, which is
+    /// what lowering it again would give.
+    pub fn lower_new(&mut self) -> CrateOutput {
+        timed(Phase::Lower, || self.lower_round())
+    }
+
+    fn lower_round(&mut self) -> CrateOutput {
+        // Only bodies parsed since: the index is the last one.
+        let index = match self.index.clone().filter(|_| !self.index_stale) {
+            Some(index) => index,
+            None => Arc::new(self.build_index()),
+        };
+        self.index = Some(index.clone());
+        self.index_stale = false;
+        self.lower_with(index)
+    }
+
+    /// The crate index of the files parsed and declared so far: names, then
+    /// signatures, fields and constants.
+    fn build_index(&mut self) -> CrateIndex {
+        // Names: the crate's types and traits.
+        let mut index = CrateIndex::default();
+        for u in self.unparsed.values() {
+            for (name, is_trait) in &u.types {
+                index.type_names.insert(name.clone());
+                if *is_trait {
+                    index.traits.insert(name.clone());
+                }
+            }
+            for (name, sig, _) in &u.fns {
+                index.fns.entry(name.clone()).or_default().push(sig.clone());
+            }
+        }
+        let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.names()));
+        let (types, traits) = self.local.names();
+        index.type_names.extend(types);
+        index.traits.extend(traits);
+        for (types, traits) in self.gather(pending) {
+            index.type_names.extend(types);
+            index.traits.extend(traits);
+        }
+
+        // Signatures, fields and constants, merged in path order (read again only
+        // for new files while the names stay the same).
+        // Type names decide what is a crate type everywhere: when they change,
+        // everything is read and lowered again.
+        if self.sigs_names.0 != index.type_names || self.sigs_names.1 != index.traits {
+            self.sigs.clear();
+            self.models.clear();
+            self.sigs_names = (index.type_names.clone(), index.traits.clone());
+        }
+        let names = Arc::new(index);
+        let known: Arc<HashSet<String>> = Arc::new(self.sigs.keys().cloned().collect());
+        let pending = self.ask(|_| {
+            let (names, known) = (names.clone(), known.clone());
+            move |s: &mut Shard<'a>| timed(Phase::Lower, || s.sigs(&names, &known))
+        });
+        let mut fresh = self.local.sigs(&names, &known);
+        for part in self.gather(pending) {
+            fresh.extend(part);
+        }
+        for (_, (fns, fields, consts)) in &fresh {
+            for (name, sig) in fns {
+                self.changed_sig(name, sig, 1);
+            }
+            let changed = &mut self.changed;
+            changed
+                .fields
+                .extend(fields.iter().map(|(ty, _)| ty.clone()));
+            changed
+                .consts
+                .extend(consts.iter().map(|(name, _)| name.clone()));
+        }
+        self.sigs.extend(fresh);
+        let mut index = Arc::unwrap_or_clone(names);
+        for (fns, fields, consts) in self.sigs.values() {
+            for (name, sig) in fns {
+                index.fns.entry(name.clone()).or_default().push(sig.clone());
+            }
+            for (ty, fs) in fields {
+                index
+                    .fields
+                    .entry(ty.clone())
+                    .or_default()
+                    .extend(fs.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            for (k, v) in consts {
+                match index.consts.get_mut(k) {
+                    // Two struct literals giving a field different SQL: neither.
+                    Some(old) if k.contains('.') && old != v => old.clear(),
+                    _ => {
+                        index.consts.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// Lowers, per file, what may have changed (see [`CrateFrontEnd::lower_new`]).
+    fn lower_with(&mut self, index: Arc<CrateIndex>) -> CrateOutput {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.counted = std::mem::take(&mut self.method_counts)
+            .into_iter()
+            .filter(|(_, n)| *n != 0)
+            .map(|(name, _)| name)
+            .collect();
+        // Files whose reads did not change keep their models, but for the
+        // functions whose bodies were parsed since.
+        let (mut skip, mut part) = (HashSet::new(), HashSet::new());
+        for (path, m) in &self.models {
+            if m.reads.touches(&changed) {
+                continue;
+            }
+            if self.new_bodies.contains(path) {
+                part.insert(path.clone());
+            } else {
+                skip.insert(path.clone());
+            }
+        }
+        self.new_bodies.clear();
+        let (skip, part) = (Arc::new(skip), Arc::new(part));
+        let pending = self.ask(|_| {
+            let (index, skip, part) = (index.clone(), skip.clone(), part.clone());
+            move |s: &mut Shard<'a>| timed(Phase::Lower, || s.lower(&index, &skip, &part))
+        });
+        let (fresh, mut errors, mut analyzed) = self.local.lower(&index, &skip, &part);
+        let mut fresh = fresh;
+        for (f, e, n) in self.gather(pending) {
+            fresh.extend(f);
+            errors.extend(e);
+            analyzed += n;
+        }
+        for f in fresh {
+            match self.models.get_mut(&f.path).filter(|_| f.part) {
+                // The new models of some functions replace theirs.
+                Some(m) => {
+                    let mut new: HashMap<usize, Function> = f
+                        .fns
+                        .into_iter()
+                        .map(|g| (g.loc.span.byte_start, g))
+                        .collect();
+                    for g in &mut m.fns {
+                        if let Some(n) = new.remove(&g.loc.span.byte_start) {
+                            *g = n;
+                        }
+                    }
+                    m.reads.extend(f.reads);
+                }
+                None => {
+                    self.models.insert(f.path.clone(), f);
+                }
+            }
+        }
+        let mut krate = Crate {
+            key: self.key.to_string(),
+            functions: Vec::new(),
+            unparsed: self
+                .unparsed
+                .iter()
+                .flat_map(|(path, u)| {
+                    u.fns
+                        .iter()
+                        .map(|(name, sig, has_self)| crate::ir::UnparsedFn {
+                            ident: name.clone(),
+                            self_type: sig.self_type.clone(),
+                            trait_name: sig.trait_name.clone(),
+                            module: sig.module.clone(),
+                            has_self: *has_self,
+                            path: path.clone(),
+                        })
+                })
+                .collect(),
+        };
+        // The models move into the crate; `restore` gives them back for the next
+        // incremental lowering.
+        let mut skipped_tests = 0;
+        let mut field_reads = HashSet::new();
+        for f in self.models.values_mut() {
+            krate.functions.append(&mut f.fns);
+            skipped_tests += f.skipped;
+            field_reads.extend(f.reads.fields.iter().map(String::as_str));
+        }
+        // The files not parsed that declare types whose fields were read.
+        let undeclared_fields = self
+            .unparsed
+            .iter()
+            .filter(|(_, u)| {
+                u.types
+                    .iter()
+                    .any(|(t, _)| field_reads.contains(t.as_str()))
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+
+        CrateOutput {
+            krate,
+            errors,
+            analyzed,
+            lowered: self.models.keys().cloned().collect(),
+            skipped_tests,
+            retention: Default::default(),
+            index,
+            undeclared_fields,
+        }
+    }
+
+    /// Adds the retention facts (the crate's constants, then each file's facts) to
+    /// the last lowering's output.
+    pub fn finish(&self, out: CrateOutput) -> CrateOutput {
+        timed(Phase::Lower, || self.add_retention(out))
+    }
+
+    fn add_retention(&self, mut out: CrateOutput) -> CrateOutput {
+        let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.consts()));
+        let mut consts = self.local.consts();
+        for part in self.gather(pending) {
+            consts.extend(part);
+        }
+        consts.sort_by(|a, b| a.0.cmp(&b.0));
+        let consts: Arc<Vec<retention::ConstItem>> =
+            Arc::new(consts.into_iter().flat_map(|(_, c)| c).collect());
+        let apis = self.local.apis;
+        let tables = Arc::new(crate::ir::Tables {
+            dedup: apis.dedup_tables.clone(),
+            outbox: apis.outbox_tables.clone(),
+            unique: Vec::new(),
+        });
+        let pending = self.ask(|_| {
+            let (consts, tables) = (consts.clone(), tables.clone());
+            // The retention parts, and the internal failures of every phase so far.
+            move |s: &mut Shard<'a>| {
+                timed(Phase::Lower, || {
+                    (s.walk(&consts, &tables), s.internal_errors())
+                })
+            }
+        });
+        let mut walked = self.local.walk(&consts, &tables);
+        out.errors.extend(self.local.internal_errors());
+        for (part, internal) in self.gather(pending) {
+            walked.extend(part);
+            out.errors.extend(internal);
+        }
+        walked.sort_by(|a, b| a.0.cmp(&b.0));
+        out.retention = retention::finish(walked.into_iter().map(|(_, w)| w).collect());
+        out
+    }
+}
+
+/// The input error for a file syn cannot parse.
+fn parse_error(f: &SourceFile, e: &syn::Error) -> InputError {
+    let start = e.span().start();
+    InputError {
+        path: f.path.clone(),
+        line: Some(start.line as u32),
+        column: Some(start.column as u32 + 1),
+        message: format!("cannot parse Rust: {e}"),
+    }
+}
+
+/// Parses the function body whose braces enclose `range` of `text` (with its doc
+/// comments blanked, as [`scan::ignored_ranges`] has them), at its place in the
+/// file: the lines and columns before it are padding, so that its positions are
+/// those of the whole file.
+/// Returns the block and its inner attributes (`#![allow(..)]`, which syn gives to
+/// the function).
+fn parse_body(
+    text: &str,
+    lines: &crate::support::lines::LineIndex,
+    range: &std::ops::Range<usize>,
+) -> syn::Result<(syn::Block, Vec<syn::Attribute>)> {
+    use syn::parse::Parser;
+    let (open, close) = (range.start - 1, range.end + 1);
+    let (line, column) = lines.line_col(open);
+    let inside = scan::doc_comments(&text[open..close]);
+    let mut padded = String::with_capacity(line as usize + column as usize + close - open);
+    padded.extend(std::iter::repeat_n('\n', line as usize - 1));
+    padded.extend(std::iter::repeat_n(' ', column as usize - 1));
+    padded.push_str(&scan::blank(&text[open..close], &inside));
+    let parser = |input: syn::parse::ParseStream| {
+        let content;
+        let brace_token = syn::braced!(content in input);
+        let inner = content.call(syn::Attribute::parse_inner)?;
+        let stmts = content.call(syn::Block::parse_within)?;
+        Ok((syn::Block { brace_token, stmts }, inner))
+    };
+    parser.parse_str(&padded)
+}
+
+/// Puts `body` (a block and its inner attributes) in the function of `items`
+/// whose body opens at `at` (line, 0-based column); takes it when there is one.
+fn put_body(
+    items: &mut [syn::Item],
+    at: (usize, usize),
+    body: &mut Option<(syn::Block, Vec<syn::Attribute>)>,
+) {
+    let opens_at = |b: &syn::Block| {
+        let s = b.brace_token.span.open().start();
+        (s.line, s.column) == at
+    };
+    let put = |block: &mut syn::Block, attrs: &mut Vec<syn::Attribute>, body: &mut Option<_>| {
+        if let Some((b, inner)) = std::mem::take(body) {
+            *block = b;
+            attrs.extend(inner);
+        }
+    };
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if opens_at(&f.block) => put(&mut f.block, &mut f.attrs, body),
+            syn::Item::Impl(i) => {
+                for it in &mut i.items {
+                    match it {
+                        syn::ImplItem::Fn(f) if opens_at(&f.block) => {
+                            put(&mut f.block, &mut f.attrs, body)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            syn::Item::Trait(t) => {
+                for it in &mut t.items {
+                    if let syn::TraitItem::Fn(f) = it {
+                        if let Some(b) = f.default.as_mut().filter(|b| opens_at(b)) {
+                            put(b, &mut f.attrs, body);
+                        }
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner_items)) = &mut m.content {
+                    put_body(inner_items, at, body);
+                }
+            }
+            _ => {}
+        }
+        if body.is_none() {
+            return;
+        }
+    }
+}
+
+/// The files of a crate one thread parsed, and what each phase makes of them.
+struct Shard<'a> {
+    apis: &'a Apis,
+    /// The texts `include_str!` may name.
+    included: &'a text::Included<'a>,
+    include_tests: bool,
+    roots: &'a Roots,
+    parsed: Vec<Parsed<'a>>,
+    errors: Vec<InputError>,
+    /// Internal failures, by file: the file's part of a phase is left out, the
+    /// other files go on (reported once, however many rounds run).
+    internal: std::cell::RefCell<std::collections::BTreeMap<String, String>>,
+    /// `MSGAUDIT_FAULT_INJECT=suffix`: lowering a file whose path ends so panics
+    /// (tests of the isolation).
+    fault: Option<String>,
+}
+
+impl<'a> Shard<'a> {
+    fn new(inputs: Inputs<'a>) -> Self {
+        Shard {
+            apis: inputs.apis,
+            included: inputs.included,
+            include_tests: inputs.include_tests,
+            roots: inputs.roots,
+            parsed: Vec::new(),
+            errors: Vec::new(),
+            internal: Default::default(),
+            fault: inputs.hooks.fault_inject.clone(),
+        }
+    }
+
+    /// Runs one file's part of a phase; a panic becomes an internal error naming
+    /// the file, and an empty part.
+    fn isolated<T: Default>(&self, path: &str, work: impl FnOnce() -> T) -> T {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+            Ok(v) => v,
+            Err(panic) => {
+                let what = crate::diagnostic::panic_message(&*panic);
+                self.internal
+                    .borrow_mut()
+                    .entry(path.to_string())
+                    .or_insert(what);
+                T::default()
+            }
+        }
+    }
+
+    fn internal_errors(&self) -> Vec<InputError> {
+        self.internal
+            .borrow()
+            .iter()
+            .map(|(path, what)| InputError {
+                path: path.clone(),
+                line: None,
+                column: None,
+                message: format!(
+                    "internal error while analyzing this file ({what}); the rest of the crate is analyzed without it; please report"
+                ),
+            })
+            .collect()
+    }
+
+    fn add(&mut self, files: Vec<Lazy<'a>>) {
+        for (f, lazy) in files {
+            if let Some(err) = timed(Phase::Lexical, || refuse_pathological(f)) {
+                self.errors.push(err);
+                continue;
+            }
+            match self.parse(f, &lazy) {
+                Some(Ok(p)) => self.parsed.push(p),
+                Some(Err(e)) => self.errors.push(e),
+                None => {}
+            }
+        }
+    }
+
+    /// Parses bodies left out of files of this shard (see
+    /// [`CrateFrontEnd::parse_bodies`]) and puts them in their functions; returns the
+    /// files where one does not parse (they are dropped, with the error).
+    fn parse_bodies(&mut self, files: Vec<Lazy<'a>>) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (f, bodies) in files {
+            let Some(at) = self.parsed.iter().position(|p| p.file.path == f.path) else {
+                continue;
+            };
+            let mut p = self.parsed.remove(at);
+            let ok = self.isolated(&f.path, || {
+                for r in &bodies {
+                    match timed(Phase::Parse, || parse_body(&f.text, &p.lines, r)) {
+                        Ok(body) => {
+                            let (line, column) = p.lines.line_col(r.start - 1);
+                            let at = (line as usize, column as usize - 1);
+                            let mut body = Some(body);
+                            put_body(&mut p.ast.items, at, &mut body);
+                            // The lexical scan and syn disagree on where a function
+                            // is (a unit test checks they never do): reported as an
+                            // internal error on the file, not hidden.
+                            assert!(body.is_none(), "no function body opens at {line}:{column}");
+                            p.new_bodies.insert(at);
+                        }
+                        Err(e) => return Some(parse_error(f, &e)),
+                    }
+                }
+                None
+            });
+            if let Some(e) = ok {
+                self.errors.push(e);
+                failed.push(f.path.clone());
+            } else {
+                self.parsed.insert(at, p);
+            }
+        }
+        failed
+    }
+
+    /// Parses one file with the bodies `lazy` left out; `None` after an internal
+    /// failure (recorded).
+    fn parse(
+        &self,
+        f: &'a SourceFile,
+        lazy: &[std::ops::Range<usize>],
+    ) -> Option<Result<Parsed<'a>, InputError>> {
+        // Test items and doc comments are ignored by every phase: they are not
+        // parsed (blanked, so that every other position stays where it is); so are
+        // the function bodies the model does not need.
+        let parsed = self.isolated(&f.path, || {
+            let blanked = timed(Phase::Lexical, || {
+                let mut ranges = scan::ignored_ranges(&f.text, self.include_tests);
+                if !lazy.is_empty() {
+                    ranges = scan::merge_ranges(ranges, lazy);
+                }
+                (!ranges.is_empty()).then(|| scan::blank(&f.text, &ranges))
+            });
+            let text = blanked.as_deref().unwrap_or(&f.text);
+            Some(timed(Phase::Parse, || syn::parse_file(text)))
+        })?;
+        Some(match parsed {
+            Ok(ast) => {
+                let mut uses = UseMap::new();
+                collect_uses(&ast.items, self.include_tests, &mut uses);
+                Ok(Parsed {
+                    module: file_module(self.roots, f),
+                    file: f,
+                    lines: crate::support::lines::LineIndex::new(&f.text),
+                    ast,
+                    uses,
+                    new_bodies: HashSet::new(),
+                })
+            }
+            Err(e) => Err(parse_error(f, &e)),
+        })
+    }
+
+    fn names(&self) -> (HashSet<String>, HashSet<String>) {
+        let mut index = CrateIndex::default();
+        for p in &self.parsed {
+            collect_names(&p.ast.items, &mut index, self.include_tests);
+        }
+        (index.type_names, index.traits)
+    }
+
+    fn sigs(&self, index: &CrateIndex, known: &HashSet<String>) -> Vec<(String, FileSigs)> {
+        self.parsed
+            .iter()
+            .filter(|p| !known.contains(&p.file.path))
+            .map(|p| {
+                let part = self.isolated(&p.file.path, || {
+                    let cx = IndexCx {
+                        apis: self.apis,
+                        included: self.included,
+                        abs: &p.file.abs,
+                        uses: &p.uses,
+                        index,
+                        path: Arc::from(p.file.path.as_str()),
+                        lines: &p.lines,
+                    };
+                    let mut sigs = Vec::new();
+                    let mut fields = Vec::new();
+                    let mut consts = Vec::new();
+                    collect_sigs(
+                        &cx,
+                        &p.ast.items,
+                        &p.module,
+                        self.include_tests,
+                        &mut sigs,
+                        &mut fields,
+                        &mut consts,
+                    );
+                    (sigs, fields, consts)
+                });
+                (p.file.path.clone(), part)
+            })
+            .collect()
+    }
+
+    /// Lowers the parsed files but those in `skip`; of those in `part`, only the
+    /// functions whose bodies were parsed since.
+    fn lower(
+        &mut self,
+        index: &CrateIndex,
+        skip: &HashSet<String>,
+        part: &HashSet<String>,
+    ) -> (Vec<LoweredFile>, Vec<InputError>, usize) {
+        let fns = self
+            .parsed
+            .iter()
+            .filter(|p| !skip.contains(&p.file.path))
+            .map(|p| {
+                let reads = Default::default();
+                let (fns, skipped) = self.isolated(&p.file.path, || {
+                    if self
+                        .fault
+                        .as_deref()
+                        .is_some_and(|s| p.file.path.ends_with(s))
+                    {
+                        panic!("fault injected by MSGAUDIT_FAULT_INJECT");
+                    }
+                    let cx = lower::FileCx {
+                        path: Arc::from(p.file.path.as_str()),
+                        abs: &p.file.abs,
+                        included: self.included,
+                        apis: self.apis,
+                        index,
+                        uses: &p.uses,
+                        lines: &p.lines,
+                        module: p.module.clone(),
+                        reads: &reads,
+                        only: part.contains(&p.file.path).then_some(&p.new_bodies),
+                    };
+                    let mut out: Vec<Function> = Vec::new();
+                    let skipped =
+                        lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
+                    (out, skipped)
+                });
+                LoweredFile {
+                    path: p.file.path.clone(),
+                    fns,
+                    skipped,
+                    reads: reads.into_inner(),
+                    part: part.contains(&p.file.path),
+                }
+            })
+            .collect();
+        for p in &mut self.parsed {
+            if !skip.contains(&p.file.path) {
+                p.new_bodies.clear();
+            }
+        }
+        (fns, self.errors.clone(), self.parsed.len())
+    }
+
+    fn consts(&self) -> Vec<(String, Vec<retention::ConstItem>)> {
+        self.parsed
+            .iter()
+            .map(|p| {
+                (
+                    p.file.path.clone(),
+                    self.isolated(&p.file.path, || {
+                        retention::file_consts(&p.file_ast(), self.include_tests)
+                    }),
+                )
+            })
+            .collect()
+    }
+
+    fn walk(
+        &self,
+        consts: &[retention::ConstItem],
+        tables: &crate::ir::Tables,
+    ) -> Vec<(String, retention::FileRetention)> {
+        let consts = retention::Consts::new(consts);
+        self.parsed
+            .iter()
+            .map(|p| {
+                (
+                    p.file.path.clone(),
+                    self.isolated(&p.file.path, || {
+                        retention::walk_file(&p.file_ast(), &consts, tables, self.include_tests)
+                    }),
+                )
+            })
+            .collect()
+    }
+}
+
+impl Drop for Shard<'_> {
+    fn drop(&mut self) {
+        self.parsed.clear();
+        // Positions of the dropped trees are no longer needed on this thread.
+        proc_macro2::extra::invalidate_current_thread_spans();
+    }
+}
+
+/// Refuses input that would overflow the stack while it is parsed or lowered
+/// (deep brackets, long runs of prefix operators, deep expression and type chains):
+/// see [`guard`].
+pub(super) fn refuse_pathological(f: &SourceFile) -> Option<InputError> {
+    guard::scan(&f.text).map(|r| InputError {
+        path: f.path.clone(),
+        line: Some(r.line),
+        column: Some(r.column),
+        message: r.message,
+    })
+}
