@@ -124,7 +124,10 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs")
+            // `#[cfg(test)] mod tests;` out of line: test code, like the inline ones.
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
             out.push(path);
         }
     }
@@ -336,7 +339,7 @@ fn pack_names() -> BTreeSet<String> {
 /// that is a pack's crate, type or call name is listed in
 /// `tests/data/library_names_in_rust.txt`, the knowledge still to move into the
 /// packs. The list may only shrink: a new name fails, and so does a listed one that
-/// is gone (remove it from the list).
+/// is gone (remove it from the list; `MSGAUDIT_BLESS=1` rewrites it).
 #[test]
 fn library_names_stay_in_the_packs() {
     let names = pack_names();
@@ -358,10 +361,20 @@ fn library_names_stay_in_the_packs() {
             }
         }
     }
-    let listed_text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/library_names_in_rust.txt"),
-    )
-    .unwrap();
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/library_names_in_rust.txt");
+    let listed_text = std::fs::read_to_string(&list).unwrap();
+    // `MSGAUDIT_BLESS=1` rewrites the list (after moving code between files); the
+    // diff shows in review whether a name was added.
+    if std::env::var_os("MSGAUDIT_BLESS").is_some() {
+        let header: String = listed_text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let body: String = found.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&list, header + &body).unwrap();
+        return;
+    }
     let listed: BTreeSet<String> = listed_text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

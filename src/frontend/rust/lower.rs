@@ -17,6 +17,7 @@ use syn::{Expr, Pat, Stmt, Token};
 mod blocks;
 mod calls;
 mod control;
+mod events;
 mod exprs;
 mod macros;
 mod outcome;

@@ -1,0 +1,313 @@
+//! Calls into the crate's functions (the callee run with the caller's values
+//! bound to its parameters) and closures, run as they run: now, later, as a
+//! callback, in a transaction or concurrently.
+
+use super::*;
+
+impl<'c> Interp<'c> {
+    // The fields of `Node::Closure` (body, how it runs, parameter, handle, place,
+    // text) and the interpreter's state and frame, as every node visit takes them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn closure(
+        &mut self,
+        body: &'c Node,
+        run: ClosureRun,
+        param: Option<ValueId>,
+        handle: Option<ValueId>,
+        loc: &Loc,
+        text: &str,
+        mut st: State,
+        fr: &Frame<'c>,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        match run {
+            ClosureRun::Now => {
+                let failed_before = st.failed.clone();
+                let o = self.run(body, st, fr);
+                let mut fall = o.fall;
+                if let Some(s) = o.ret {
+                    join_opt(&mut fall, s);
+                }
+                if let Some(s) = o.ret_err {
+                    join_opt(&mut fall, error_result(s, &failed_before));
+                }
+                out.fall = fall;
+            }
+            ClosureRun::Callback | ClosureRun::Concurrent => {
+                self.run(body, State::new(), fr);
+                out.fall = Some(st);
+            }
+            ClosureRun::Later => {
+                // Inside the task, effects of tasks spawned before it (siblings) are
+                // not ordered against its acks, and are not its message's effects.
+                // Effects are collected only inside tasks (a state outside one would
+                // carry every effect of the entry's path to every branch).
+                let mut inner = st.clone();
+                // Nor are failures before it its own.
+                inner.failed = None;
+                inner.floating.clear();
+                inner.effects.clear();
+                self.tasks += 1;
+                let o = self.run(body, inner, fr);
+                self.tasks -= 1;
+                let mut all = BTreeSet::new();
+                // The task's own non-idempotent effects: awaited, they are the
+                // message's (MA011), as if run in place.
+                let mut nonidem = BTreeSet::new();
+                for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
+                    all.extend(s.effects);
+                    nonidem.extend(s.nonidem.into_iter().filter(|x| !st.nonidem.contains(x)));
+                }
+                let h = handle.map(|h| fr.val(h));
+                for e in all {
+                    st.floating.push(Floating {
+                        handle: h,
+                        spawn: loc.clone(),
+                        nonidem: nonidem.contains(&e),
+                        effect: e,
+                    });
+                }
+                out.fall = Some(st);
+            }
+            ClosureRun::Transaction => {
+                let ev = EvRef::new(EvData {
+                    loc: loc.clone(),
+                    text: text.to_string(),
+                    describe: "transaction".into(),
+                    phrase: "commits the transaction".into(),
+                    via: self.via.clone(),
+                    capped: false,
+                });
+                let tx = param.map(|p| fr.val(p));
+                let failed_before = st.failed.clone();
+                if let Some(tx) = tx {
+                    st.txs.insert(
+                        tx,
+                        Tx {
+                            begin: Some(ev.clone()),
+                            writes: Vec::new(),
+                            open: true,
+                            idle: false,
+                            outbox: false,
+                            nonidem: Vec::new(),
+                            known: false,
+                            business: false,
+                        },
+                    );
+                }
+                let o = self.run(body, st, fr);
+                let mut ok = o.fall;
+                if let Some(s) = o.ret {
+                    join_opt(&mut ok, s);
+                }
+                let mut fall = None;
+                if let Some(mut s) = ok {
+                    if let Some(tx) = tx {
+                        self.commit(&mut s, tx, ev.clone());
+                    }
+                    join_opt(&mut fall, s);
+                }
+                if let Some(mut s) = o.ret_err {
+                    if let Some(tx) = tx {
+                        s.txs.remove(&tx);
+                    }
+                    join_opt(&mut fall, error_result(s, &failed_before));
+                }
+                out.fall = fall;
+            }
+        }
+        out
+    }
+
+    pub(super) fn call(&mut self, e: &'c Event, c: &'c Call, st: State, fr: &Frame<'c>) -> Outcome {
+        let mut out = Outcome::default();
+        let caller = &self.krate.functions[fr.fn_idx];
+        let cands: Vec<usize> = self
+            .resolver
+            .resolve(caller, c)
+            .into_iter()
+            .filter(|i| !self.stack.contains(i))
+            .collect();
+        if cands.is_empty()
+            || self.stack.len() > MAX_CALL_DEPTH
+            || self.next_frame > MAX_INLINED_CALLS
+        {
+            // Unknown callee (or too deep, or the entry's budget of calls is spent):
+            // closures handed to it run at the call.
+            let mut cur = Some(st);
+            for (_, n) in &c.closures {
+                let Some(s) = cur.take() else { break };
+                let o = self.run(n, s, fr);
+                cur = o.fall;
+            }
+            out.fall = cur;
+            return out;
+        }
+        // Callees that reach no delivery event change nothing: not worth inlining,
+        // unless the call hands them a closure (written here, or a closure parameter
+        // of this frame passed on: it may hold the effect).
+        let forwards = c
+            .receiver
+            .iter()
+            .chain(c.args.iter().flatten())
+            .any(|a| fr.closures.contains_key(a));
+        let cands: Vec<usize> = cands
+            .into_iter()
+            .filter(|&i| self.reach[i] || !c.closures.is_empty() || forwards)
+            .collect();
+        if cands.is_empty() {
+            out.fall = Some(st);
+            return out;
+        }
+        let mut fall = None;
+        let mut split: Option<(Option<State>, Option<State>)> = None;
+        let single = cands.len() == 1;
+        let failed_before = st.failed.clone();
+        let mut st = Some(st);
+        let n = cands.len();
+        for (k, idx) in cands.into_iter().enumerate() {
+            // The last callee takes the state itself (a copy costs its size).
+            let input = if k + 1 == n { st.take() } else { st.clone() }
+                .expect("taken only by the last callee");
+            let callee = &self.krate.functions[idx];
+            let id = self.next_frame;
+            self.next_frame += 1;
+            let mut map = HashMap::new();
+            let mut closures = HashMap::new();
+            let mut actuals: Vec<Option<ValueId>> = Vec::new();
+            let offset = usize::from(callee.has_self);
+            if callee.has_self {
+                actuals.push(c.receiver);
+            }
+            actuals.extend(c.args.iter().copied());
+            for (i, (p, a)) in callee.params.iter().zip(actuals).enumerate() {
+                let Some(p) = p else { continue };
+                if let Some(a) = a {
+                    map.insert(*p, fr.val(a));
+                    // A closure parameter passed on to the next callee.
+                    if let Some(cl) = fr.closures.get(&a) {
+                        closures.insert(*p, cl.clone());
+                    }
+                }
+                if let Some((_, n)) = c.closures.iter().find(|(j, _)| j + offset == i) {
+                    closures.insert(*p, Rc::new((n, fr.clone())));
+                }
+            }
+            let frame = Frame {
+                id,
+                fn_idx: idx,
+                map,
+                closures,
+            };
+            self.stack.push(idx);
+            self.via.push(e.loc.clone());
+            let mut o = self.run(&callee.body, input, &frame);
+            self.via.pop();
+            self.stack.pop();
+            // Transactions the callee began and left open are dropped when it returns
+            // (rolled back): their writes never become durable.
+            for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
+                .into_iter()
+                .flatten()
+            {
+                let dropped: Vec<Val> = s
+                    .txs
+                    .iter()
+                    .filter(|((f, _), t)| *f == id && t.open)
+                    .map(|(k, _)| *k)
+                    .collect();
+                if dropped.is_empty() {
+                    continue;
+                }
+                s.txs.retain(|k, _| !dropped.contains(k));
+                // Their writes (claims included) never happened.
+                let gone: Vec<EvRef> = s
+                    .writes
+                    .iter()
+                    .filter(|w| w.tx.is_some_and(|t| dropped.contains(&t)))
+                    .map(|w| w.ev.clone())
+                    .collect();
+                s.writes.retain(|w| !gone.contains(&w.ev));
+                s.unchecked.retain(|c| !gone.contains(c));
+            }
+            let mut cont = o.fall;
+            if let Some(s) = o.ret {
+                join_opt(&mut cont, s);
+            }
+            // What the callee's last operation failed with is not the call's outcome.
+            if let Some(s) = &mut cont {
+                s.cause = None;
+            }
+            // One callee whose error is not handled here: the success continuation
+            // is the state after the call (no copy).
+            let ok_is_fall = single && (o.ret_err.is_none() || c.propagates_err);
+            let ok_part = if ok_is_fall { None } else { cont.clone() };
+            // A callee that caught an effect's failure and returned a value the caller
+            // reads (`let sent: bool = self.publish(..).await; if !sent { … }`) has told
+            // it: the caller's own test decides. One whose result is dropped (`Ok(())`
+            // after logging, `helper(..).await?;`) hides the failure.
+            if !c.result_unused {
+                if let Some(s) = &mut cont {
+                    if s.failed != failed_before && s.failed.as_ref().is_some_and(|f| f.told) {
+                        s.failed.clone_from(&failed_before);
+                    }
+                }
+            }
+            let mut err_part = None;
+            if let Some(mut s) = o.ret_err {
+                // An error return abandons the callee's Kafka transaction (it is aborted
+                // or never committed); it does not stay open in the caller.
+                s.broker_open = None;
+                if c.propagates_err {
+                    s.cause = None;
+                    join_opt(&mut out.ret_err, s);
+                } else {
+                    // The callee failed because an effect failed: the caller's error
+                    // handling right after the call decides whether its path goes on
+                    // failed (MA014).
+                    let s = error_result(s, &failed_before);
+                    err_part = Some(s.clone());
+                    join_opt(&mut cont, s);
+                }
+            }
+            // For a `ResultBranch` whose scrutinee this call is.
+            match &mut split {
+                None => split = Some((ok_part, err_part)),
+                Some((o, e)) => {
+                    if let Some(s) = ok_part {
+                        join_opt(o, s);
+                    }
+                    if let Some(s) = err_part {
+                        join_opt(e, s);
+                    }
+                }
+            }
+            if let Some(mut s) = cont {
+                // The callee returns its claim's result and the caller drops it: the
+                // claim gates nothing (MA005).
+                if c.result_unused && !callee.returns_claims.is_empty() {
+                    let claims: Vec<EvRef> = s
+                        .writes
+                        .iter()
+                        .filter(|w| callee.returns_claims.contains(&w.ev.loc))
+                        .map(|w| w.ev.clone())
+                        .collect();
+                    union(&mut s.unchecked, &claims);
+                }
+                join_opt(&mut fall, s);
+            }
+        }
+        out.fall = fall;
+        self.split = if single
+            && split
+                .as_ref()
+                .is_some_and(|(o, e)| o.is_none() && e.is_none())
+        {
+            // (`ok_is_fall`: no copy was made of the success state.)
+            Some(Split::Fall)
+        } else {
+            split.map(|oe| Split::Apart(Box::new(oe)))
+        };
+        out
+    }
+}

@@ -1,0 +1,140 @@
+//! Writes and commits: the pair facts a write makes with what the path did
+//! before it, claims still untested, and what a commit makes durable.
+
+use super::*;
+
+impl<'c> Interp<'c> {
+    pub(super) fn pair(
+        &mut self,
+        kind: PairKind,
+        primary: EvRef,
+        other: EvRef,
+        related: Vec<(EvRef, String)>,
+    ) {
+        self.pairs.push(PairFact {
+            kind,
+            primary,
+            other,
+            related,
+            entry: self.entry.clone(),
+        });
+    }
+
+    /// An effect after claims whose result was discarded: the effect runs on duplicates too.
+    pub(super) fn claims_before(&mut self, st: &mut State, effect: &EvRef) {
+        for c in st.unchecked.clone() {
+            self.pair(PairKind::UncheckedClaim, c, effect.clone(), Vec::new());
+        }
+    }
+
+    /// The dedup and effect bookkeeping of a DB write (MA003, MA005, MA009).
+    pub(super) fn write_pairs(
+        &mut self,
+        st: &mut State,
+        ev: &EvRef,
+        (tx, auto): (Option<Val>, bool),
+        (dedup, named_dedup, outbox, guarded): (bool, bool, bool, bool),
+        unchecked: bool,
+    ) {
+        if let Some(b) = st.broker_open.clone() {
+            self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());
+        }
+        let idle = st.txs.values().any(|t| t.open && t.idle);
+        if !outbox && !idle && !guarded {
+            for w in st.writes.clone() {
+                if w.dedup == dedup || w.guarded {
+                    continue;
+                }
+                // Split only where both commits are known: transactions begun on this
+                // path, or autocommit on a pool or connection; one transaction is fine.
+                let known = (tx.is_some() || auto) && (w.tx.is_some() || w.auto);
+                if !known || (tx.is_some() && w.tx == tx) {
+                    continue;
+                }
+                let (d, eff) = if dedup {
+                    (ev.clone(), w.ev.clone())
+                } else {
+                    (w.ev.clone(), ev.clone())
+                };
+                self.pair(PairKind::SplitDedup, d, eff, Vec::new());
+            }
+        }
+        if dedup && unchecked {
+            st.unchecked.push(ev.clone());
+        } else if !dedup && !outbox {
+            self.claims_before(st, ev);
+        }
+        if !outbox {
+            st.writes.push(WriteRec {
+                ev: ev.clone(),
+                tx,
+                auto,
+                dedup,
+                named_dedup,
+                guarded,
+            });
+        }
+    }
+
+    pub(super) fn commit(&mut self, st: &mut State, tx: Val, ev: EvRef) {
+        let Some(t) = st.txs.get(&tx).cloned() else {
+            return;
+        };
+        if t.open {
+            let tables = self.commit_tables.entry(ev.loc.clone()).or_default();
+            for w in &t.writes {
+                if let Some(ts) = self.write_tables.get(&w.loc) {
+                    tables.extend(ts.iter().cloned());
+                }
+            }
+        }
+        if t.open && t.known && !t.outbox && st.broker_open.is_none() {
+            // The transaction's writes become durable: half of a dual write with any
+            // publish on this path.
+            // Publish, then delete what was published: a relay's bookkeeping.
+            let earlier = if t.business {
+                live_publishes(st)
+            } else {
+                Vec::new()
+            };
+            for p in earlier {
+                self.pair(
+                    PairKind::DualWrite,
+                    p,
+                    ev.clone(),
+                    t.begin
+                        .iter()
+                        .map(|b| (b.clone(), "transaction begins here".into()))
+                        .collect(),
+                );
+            }
+            // Deleting what was handled (a relay's bookkeeping) is not a business change.
+            if t.business {
+                st.durable.push(ev.clone());
+            }
+        }
+        if t.open {
+            union(&mut st.nonidem, &t.nonidem);
+            if !t.writes.is_empty() {
+                self.note_effect(st);
+            }
+        }
+        if t.open && !t.writes.is_empty() {
+            let pend: Vec<Pending> = st.acks.values().cloned().collect();
+            for p in &pend {
+                self.fact(
+                    p,
+                    t.writes[0].clone(),
+                    EffectKind::Committed {
+                        begin: t.begin.clone().map(Box::new),
+                        commit: Box::new(ev.clone()),
+                    },
+                );
+            }
+            if self.tasks > 0 {
+                st.effects.extend(t.writes.iter().cloned());
+            }
+        }
+        st.txs.remove(&tx);
+    }
+}

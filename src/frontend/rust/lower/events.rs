@@ -1,0 +1,536 @@
+//! API calls made events: a spec applied at a call (its event, or the builder it
+//! starts), the builders' terminal calls, the SQL a spec points at, and the event
+//! itself.
+
+use super::*;
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// Applies an API spec at a call: emits its event or starts its builder.
+    // Method calls, path calls and macros arrive here with their parts apart (a
+    // receiver or not, syntax arguments); the event's place and text, and the output.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn api_call(
+        &mut self,
+        spec: &CallSpec,
+        recv: Option<&Info>,
+        args: &[&Expr],
+        method: &str,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let returns = spec.returns.clone();
+        match spec.event {
+            Api::Retry => {
+                self.next_scope += 1;
+                self.retry_scopes
+                    .push((self.next_scope, loc.clone(), text.clone()));
+                let mut info = Info::default();
+                for a in args {
+                    let i = self.arg(a, out);
+                    info.absorb(&i);
+                }
+                if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                    self.retries_seen.push((loc, text));
+                }
+                return Info {
+                    mentions: info.mentions,
+                    ..Info::default()
+                };
+            }
+            Api::Spawn | Api::TxClosure | Api::Callback => {
+                let run = match spec.event {
+                    Api::Spawn => ClosureRun::Later,
+                    Api::TxClosure => ClosureRun::Transaction,
+                    _ => ClosureRun::Callback,
+                };
+                let handle = (spec.event == Api::Spawn).then(|| {
+                    let role = Role::JoinHandle.some();
+                    self.new_value(
+                        "task",
+                        TypeInfo {
+                            role,
+                            crate_type: None,
+                            outside: false,
+                            generic: None,
+                        },
+                    )
+                });
+                let mut done = false;
+                for a in args {
+                    if !done && self.special_arg(a, run, handle, out) {
+                        done = true;
+                        if let Some(Node::Closure {
+                            text: t, loc: l, ..
+                        }) = out.last_mut()
+                        {
+                            t.clone_from(&text);
+                            if run == ClosureRun::Transaction {
+                                *l = loc.clone();
+                            }
+                        }
+                        // `conn.transaction(|c| …)` whose body never uses `c`: the
+                        // writes go elsewhere (MA013).
+                        if let Some(Node::Closure {
+                            body,
+                            param: Some(p),
+                            run: ClosureRun::Transaction,
+                            ..
+                        }) = out.last_mut()
+                        {
+                            if self.uses[*p as usize] == 0 {
+                                let begin = Node::Event(Event {
+                                    kind: EventKind::Begin {
+                                        tx: *p,
+                                        fresh: true,
+                                        used: false,
+                                    },
+                                    loc: loc.clone(),
+                                    text: text.clone(),
+                                    describe: "transaction".into(),
+                                });
+                                **body = Node::Seq(vec![
+                                    begin,
+                                    std::mem::replace(&mut **body, Node::Seq(vec![])),
+                                ]);
+                            }
+                        }
+                    } else {
+                        self.expr(a, out);
+                    }
+                }
+                if !done && spec.event == Api::TxClosure {
+                    return Info::default();
+                }
+                return Info {
+                    value: handle,
+                    role: returns,
+                    ..Info::default()
+                };
+            }
+            _ => {}
+        }
+        let arg_infos = self.plain_args(args, out);
+        let mut sql_text = self.spec_sql(spec, method, args, &arg_infos);
+        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
+        if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
+            if r.idents.iter().any(|i| i == "OnConflict") {
+                sql.upsert = true;
+            }
+            if sql.verb == "WRITE" {
+                let has = |w: &str| r.idents.iter().any(|i| i.starts_with(w));
+                sql.verb = if has("delete") {
+                    "DELETE"
+                } else if has("update") {
+                    "UPDATE"
+                } else if has("insert") {
+                    "INSERT"
+                } else {
+                    "WRITE"
+                }
+                .into();
+            }
+        }
+        if !spec.terminals.is_empty() {
+            let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
+            for a in &arg_infos {
+                mentions.extend(a.mentions.iter().copied());
+            }
+            let b = Builder {
+                spec: spec.clone(),
+                loc,
+                text,
+                sql: sql_text,
+                mentions,
+                strs: Vec::new(),
+            };
+            return Info {
+                builder: Some(Box::new(b)),
+                role: returns,
+                ..Info::default()
+            };
+        }
+        let recv_v = recv.and_then(|r| r.value);
+        let target = match spec.target {
+            Target::Receiver => recv_v,
+            Target::Arg0 => arg_infos.first().and_then(|a| a.value).or(recv_v),
+            Target::TerminalArg0 => arg_infos.first().and_then(|a| a.value),
+            Target::Mentions => None,
+            Target::None => None,
+        };
+        let mut mentions: Vec<ValueId> = Vec::new();
+        for a in &arg_infos {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        let mut info = Info {
+            value,
+            role: returns,
+            mentions: value.into_iter().collect(),
+            ..Info::default()
+        };
+        if let (Some(v), Some(r)) = (value, &info.role) {
+            self.values[v as usize].role = Some(r.clone());
+        }
+        if spec.event == Api::None {
+            // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
+            info.sql = self.spec_sql(spec, method, args, &arg_infos);
+            if let Some(r) = recv {
+                info.mentions = r.mentions.clone();
+            }
+        }
+        info
+    }
+
+    pub(super) fn builder_event(
+        &mut self,
+        b: Builder,
+        terminal: &str,
+        args: &[Info],
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let target = match b.spec.target {
+            Target::TerminalArg0 => args.first().and_then(|a| a.value),
+            _ => None,
+        };
+        let mut mentions = b.mentions.clone();
+        for a in args {
+            mentions.extend(a.mentions.iter().copied());
+        }
+        let mut spec = b.spec.clone();
+        let mut b = b;
+        self.builder_strs.clone_from(&b.strs);
+        let strs = b.strs.clone();
+        let has = |words: &[&str]| {
+            strs.iter()
+                .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
+        };
+        // `SET signaling:cleanup_lock id NX EX 4`: a lock or a lease, not a claim nor
+        // a business change (SPEC §2, MA006).
+        let bound: Vec<&str> = mentions
+            .iter()
+            .filter_map(|m| self.values[*m as usize].text.as_deref())
+            .collect();
+        let lock = strs.iter().map(String::as_str).chain(bound).any(|x| {
+            let x = x.to_ascii_lowercase();
+            ["lock", "lease", "mutex"].iter().any(|w| x.contains(w))
+        });
+        if lock && b.sql.as_ref().is_some_and(|s| s.verb == "SET") && has(&["NX"]) {
+            spec.event = Api::External;
+            spec.external = Some("redis lock".into());
+            b.sql = None;
+        }
+        if let Some(sql) = b.sql.as_mut() {
+            // `SET key value NX`: only the first writer succeeds, a claim.
+            if sql.verb == "SET" && has(&["NX"]) {
+                sql.verb = "SET NX".into();
+                sql.ignores_conflict = true;
+                sql.columns = 1;
+            }
+        }
+        // `SET key value EX 60` (no NX): a value that expires, a cache entry like
+        // `set_ex`, not a business change (SPEC §2, MA006).
+        if b.sql.as_ref().is_some_and(|s| s.verb == "SET")
+            && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
+        {
+            spec.event = Api::External;
+            spec.external = Some("redis write".into());
+            b.sql = None;
+        }
+        let value = self.emit(
+            &spec,
+            terminal,
+            target,
+            mentions,
+            b.sql.clone(),
+            b.loc.clone(),
+            b.text.clone(),
+            out,
+        );
+        self.builder_strs.clear();
+        Info {
+            value,
+            role: spec.returns.clone(),
+            ..Info::default()
+        }
+    }
+
+    pub(super) fn spec_sql(
+        &self,
+        spec: &CallSpec,
+        method: &str,
+        args: &[&Expr],
+        infos: &[Info],
+    ) -> Option<SqlFacts> {
+        let which = spec.sql.as_deref()?;
+        let from_info = |i: &Info| {
+            i.sql
+                .clone()
+                .or_else(|| i.str_lit.as_deref().map(sql::facts))
+        };
+        match which {
+            "arg0" => infos
+                .first()
+                .and_then(from_info)
+                .or(Some(SqlFacts::unknown())),
+            // The start of a statement the builder completes (`QueryBuilder::new`).
+            "prefix" => infos
+                .first()
+                .and_then(|i| i.str_lit.as_deref().map(sql::prefix_facts))
+                .or(Some(SqlFacts::unknown())),
+            "first_str" => infos
+                .iter()
+                .find_map(|i| i.str_lit.as_deref().map(sql::facts))
+                .or(Some(SqlFacts::unknown())),
+            d if d.starts_with("diesel_") => {
+                let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
+                let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
+                let (verb, ignores_conflict, upsert) = match verb.as_str() {
+                    "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
+                    "REPLACE" => ("INSERT".to_string(), false, true),
+                    _ => (verb, false, false),
+                };
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    ignores_conflict,
+                    upsert,
+                    verb,
+                    tables: table.into_iter().collect(),
+                    ..SqlFacts::unknown()
+                })
+            }
+            // ORM calls (`model.insert(&db)`): a known write; the verb from the method.
+            "method" => {
+                let (verb, upsert) = match method {
+                    "insert" | "insert_many" => ("INSERT", false),
+                    "update" | "update_many" => ("UPDATE", false),
+                    "delete" | "delete_many" => ("DELETE", false),
+                    "save" => ("SAVE", true),
+                    _ => ("WRITE", false),
+                };
+                Some(SqlFacts {
+                    kind: SqlKind::Write,
+                    verb: verb.into(),
+                    upsert,
+                    ..SqlFacts::unknown()
+                })
+            }
+            "redis_set" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET".into(),
+                tables: vec!["redis".into()],
+                ..SqlFacts::unknown()
+            }),
+            "redis_setnx" => Some(SqlFacts {
+                kind: SqlKind::Write,
+                verb: "SET NX".into(),
+                tables: vec!["redis".into()],
+                ignores_conflict: true,
+                columns: 1,
+                many_rows: false,
+                ..SqlFacts::unknown()
+            }),
+            _ => None,
+        }
+    }
+
+    /// Emits the event of `spec`. Returns the value it creates (a message, a transaction).
+    // The fields of the `Event` it builds (target, mentions, SQL, place, text), which
+    // builders gather over a chain before the terminal call; and the output.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit(
+        &mut self,
+        spec: &CallSpec,
+        method: &str,
+        target: Option<ValueId>,
+        mentions: Vec<ValueId>,
+        sql_facts: Option<SqlFacts>,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Option<ValueId> {
+        let describe = spec.describe.clone().unwrap_or_default();
+        // A fresh id in a file name is a temporary name, not an identity.
+        let names_a_file = spec.external.as_deref() == Some("file");
+        if matches!(spec.event, Api::Publish | Api::Write | Api::External) && !names_a_file {
+            let dedup_write = sql_facts.as_ref().is_some_and(|f| {
+                f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
+            });
+            self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
+        }
+        let msg_of = |l: &Self, t: Option<ValueId>| {
+            t.and_then(|v| l.root(v))
+                .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
+        };
+        let mut made = None;
+        let kind = match spec.event {
+            Api::Receive => {
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                self.values[v as usize].msg_root = Some(v);
+                made = Some(v);
+                EventKind::Receive {
+                    msg: v,
+                    element: false,
+                    client: target
+                        .and_then(|t| self.values[t as usize].kafka_client)
+                        .map(|i| i as u32),
+                }
+            }
+            Api::Ack => EventKind::Ack {
+                msg: msg_of(self, target),
+                offsets: spec.offsets,
+            },
+            Api::Nack => EventKind::Nack {
+                msg: msg_of(self, target),
+            },
+            Api::Begin => {
+                let v = self.new_value(&text, TypeInfo::of_role(Role::DbTx.some()));
+                made = Some(v);
+                // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
+                self.uses[v as usize] = 1;
+                EventKind::Begin {
+                    tx: v,
+                    fresh: true,
+                    used: true,
+                }
+            }
+            Api::Commit | Api::Rollback => {
+                let tx = target?;
+                self.finishes[tx as usize] += 1;
+                if spec.event == Api::Commit {
+                    EventKind::Commit { tx }
+                } else {
+                    EventKind::Rollback { tx }
+                }
+            }
+            Api::Write => {
+                let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+                let autocommit = self.autocommit_target(target, &facts);
+                match facts.kind {
+                    SqlKind::Read if facts.tables.is_empty() => return None,
+                    SqlKind::Read => EventKind::Read {
+                        tables: facts.tables,
+                    },
+                    SqlKind::Begin => {
+                        // `conn.execute("BEGIN")`: the connection now holds a transaction.
+                        EventKind::Begin {
+                            tx: target?,
+                            fresh: false,
+                            used: true,
+                        }
+                    }
+                    SqlKind::Commit => EventKind::Commit { tx: target? },
+                    SqlKind::Rollback => EventKind::Rollback { tx: target? },
+                    SqlKind::Write => {
+                        if self.in_return && facts.ignores_conflict {
+                            self.returns_claims.push(loc.clone());
+                        }
+                        let describe = facts.describe();
+                        let kind = EventKind::Write {
+                            target,
+                            sql: facts,
+                            unchecked: false,
+                            autocommit,
+                        };
+                        out.push(Node::Event(Event {
+                            kind,
+                            loc,
+                            text,
+                            describe,
+                        }));
+                        return None;
+                    }
+                    SqlKind::Unknown => {
+                        if spec.write_terminals.is_empty()
+                            || spec.write_terminals.iter().any(|t| t == method)
+                        {
+                            EventKind::Write {
+                                target,
+                                sql: facts,
+                                unchecked: false,
+                                autocommit,
+                            }
+                        } else {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Api::Publish => {
+                if spec.confirmable {
+                    self.confirmable.insert(loc.clone());
+                }
+                EventKind::Publish {
+                    non_idempotent: spec.non_idempotent,
+                    capped: spec.capped
+                        || spec
+                            .capped_args
+                            .iter()
+                            .any(|w| self.builder_strs.iter().any(|s| s.eq_ignore_ascii_case(w))),
+                    confirm: spec.confirmable.then_some(true),
+                    channel: target,
+                }
+            }
+            Api::ChannelOpen => {
+                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                // Named after the binding it gets (`let build_tx = conn.create_channel()`).
+                self.values[v as usize].opened = true;
+                made = Some(v);
+                EventKind::ChannelOpen { channel: v }
+            }
+            Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
+            Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
+            // `conn.changes()`: the rows the last statement on the connection changed,
+            // so the claims it ran are tested here (SPEC §2).
+            Api::ClaimResult => {
+                let tested: Vec<Loc> = self
+                    .dropped_claims
+                    .iter()
+                    .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                for claim in tested {
+                    out.push(Node::Event(Event {
+                        kind: EventKind::ClaimTested { claim },
+                        loc: loc.clone(),
+                        text: text.clone(),
+                        describe: "claim tested".into(),
+                    }));
+                }
+                return None;
+            }
+            Api::External => EventKind::External {
+                kind: match spec.external.as_deref() {
+                    Some("http") => ExternalKind::Http,
+                    Some("email") => ExternalKind::Email,
+                    Some("payment") => ExternalKind::Payment,
+                    other => ExternalKind::Other(other.unwrap_or("external").to_string()),
+                },
+                non_idempotent: spec.non_idempotent,
+                idempotency_key: self.builder_strs.iter().any(|s| {
+                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                    s == "idempotencykey" || s == "xidempotencykey"
+                }),
+            },
+            Api::Idgen => {
+                let v = self.new_value(&text, TypeInfo::default());
+                let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
+                self.values[v as usize].fresh = Some((loc.clone(), text.clone(), scope));
+                made = Some(v);
+                EventKind::IdGen { binding: Some(v) }
+            }
+            Api::BrokerBegin => EventKind::BrokerBegin,
+            Api::BrokerCommit => EventKind::BrokerCommit,
+            Api::BrokerAbort => EventKind::BrokerAbort,
+            Api::BrokerOffsets => EventKind::BrokerOffsets,
+            Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
+        };
+        out.push(Node::Event(Event {
+            kind,
+            loc,
+            text,
+            describe,
+        }));
+        made
+    }
+}
