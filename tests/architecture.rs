@@ -133,6 +133,21 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// The source files of `src/` outside `src/rules/` (whose wording may name what a
+/// rule is about), as (path below `src/`, text), sorted.
+fn sources_outside_rules() -> Vec<(std::path::PathBuf, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| (f.strip_prefix(&src).unwrap().to_path_buf(), f))
+        .filter(|(rel, _)| !rel.starts_with("rules"))
+        .map(|(rel, f)| (rel, std::fs::read_to_string(f).unwrap()))
+        .collect()
+}
+
 /// (module -> modules it imports, with a file that does) over `src/`.
 fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -253,17 +268,8 @@ fn strings_of(text: &str) -> Vec<String> {
 /// registry's statics, never a spelled code.
 #[test]
 fn rule_codes_are_spelled_only_in_the_rules() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
     let mut spelled = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap();
-        if rel.starts_with("rules") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
+    for (rel, text) in sources_outside_rules() {
         for s in strings_of(&text) {
             let b = s.as_bytes();
             let code = b
@@ -344,18 +350,9 @@ fn pack_names() -> BTreeSet<String> {
 fn library_names_stay_in_the_packs() {
     let names = pack_names();
     assert!(names.contains("rdkafka") && names.contains("commit_message"));
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
     let mut found = BTreeSet::new();
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap();
-        // The rules' own wording (docs, messages, help) may name what it is about.
-        if rel.starts_with("rules") {
-            continue;
-        }
-        for s in strings_of(&std::fs::read_to_string(&f).unwrap()) {
+    for (rel, text) in sources_outside_rules() {
+        for s in strings_of(&text) {
             if names.contains(&s) {
                 found.insert(format!("{}\t{s}", rel.display()));
             }
