@@ -116,6 +116,20 @@ impl Role {
     }
 }
 
+/// The broker a pack's calls move messages through (the pack's `broker`): what
+/// the inventory and the checklist ask of a consumer or producer depends on it
+/// (offsets and producer settings for Kafka, publisher confirms for RabbitMQ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Broker {
+    Kafka,
+    Rabbitmq,
+    Nats,
+    Sqs,
+    Redis,
+    Pulsar,
+}
+
 /// What a call does to delivery.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -263,6 +277,7 @@ struct Pack {
     /// Crates that are never the analyzed code's own, besides `modules`.
     #[serde(default)]
     outside: Vec<String>,
+    broker: Option<Broker>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -291,6 +306,8 @@ pub struct Apis {
     /// Crates that are never the analyzed code's own: the packs' `modules` and
     /// `outside` lists (`std`, `futures`).
     pub outside_crates: Vec<String>,
+    /// Each pack's broker, by the pack's name (`rdkafka`).
+    pub brokers: HashMap<String, Broker>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -371,6 +388,10 @@ impl Apis {
     }
 
     fn add_pack(&mut self, name: &str, pack: Pack) {
+        if let Some(b) = pack.broker {
+            let stem = name.trim_end_matches(".toml").to_string();
+            self.brokers.insert(stem, b);
+        }
         self.outside_crates.extend(pack.modules.iter().cloned());
         self.outside_crates.extend(pack.outside);
         self.modules.extend(pack.modules);
@@ -470,6 +491,20 @@ impl Apis {
         }
     }
 
+    /// The broker of a library as the inventory names it (a pack's name); `None`
+    /// for several (`rdkafka or lapin`) or none.
+    pub fn broker_of(&self, library: Option<&str>) -> Option<Broker> {
+        library.and_then(|l| self.brokers.get(l).copied())
+    }
+
+    /// The packs of a broker, by name.
+    pub fn packs_of(&self, broker: Broker) -> impl Iterator<Item = &str> {
+        self.brokers
+            .iter()
+            .filter(move |(_, b)| **b == broker)
+            .map(|(name, _)| name.as_str())
+    }
+
     /// Whether a path's first segment is a crate that is never the analyzed code's.
     pub fn is_outside_crate(&self, first: &str) -> bool {
         self.outside_crates.iter().any(|c| c == first)
@@ -524,6 +559,24 @@ mod tests {
         asked.sort();
         asked.dedup();
         assert_eq!(asked, Vec::<(String, String)>::new());
+    }
+
+    /// A pack whose calls receive messages says which broker they come from (the
+    /// inventory and the checklist ask of Kafka and RabbitMQ consumers apart).
+    #[test]
+    fn every_receiving_pack_names_its_broker() {
+        for (name, text) in PACKS {
+            let pack: Pack = toml::from_str(text).unwrap();
+            let receives = pack.calls.iter().any(|c| c.event == ApiEvent::Receive);
+            assert_eq!(receives, pack.broker.is_some(), "rules/{name}");
+        }
+        let apis = Apis::builtin();
+        assert_eq!(apis.broker_of(Some("rdkafka")), Some(Broker::Kafka));
+        assert_eq!(apis.broker_of(Some("rdkafka or lapin")), None);
+        assert_eq!(
+            apis.packs_of(Broker::Rabbitmq).collect::<Vec<_>>(),
+            ["lapin"]
+        );
     }
 
     #[test]

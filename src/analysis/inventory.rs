@@ -90,6 +90,8 @@ pub struct Consumer {
     pub loc: Option<Loc>,
     /// The API pack(s) its receive and ack calls come from: `rdkafka`, `aws_sdk_sqs`.
     pub library: Option<String>,
+    /// That pack's broker, when it is one pack.
+    pub broker: Option<apis::Broker>,
     pub receives: Vec<Site>,
     /// The crate's functions it reaches that ack, write, publish or call out.
     pub handlers: Vec<(String, Loc)>,
@@ -123,6 +125,7 @@ pub struct Producer {
     pub name: String,
     pub loc: Option<Loc>,
     pub library: Option<String>,
+    pub broker: Option<apis::Broker>,
     pub publishes: Vec<Site>,
     /// Kafka: `begin_transaction` in the function, `send_offsets_to_transaction`.
     pub broker_tx: Option<Site>,
@@ -498,7 +501,8 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
         .flat_map(|f| f.kafka_clients.iter())
         .collect();
     if !kafka_clients.is_empty() {
-        used.insert("rdkafka".into());
+        // `ClientConfig` chains and YAML client maps are Kafka clients.
+        used.extend(input.apis.packs_of(apis::Broker::Kafka).map(String::from));
     }
     let stores_offsets = all_events
         .iter()
@@ -629,6 +633,7 @@ fn consumer(
         });
     }
     c.library = library_of(input.apis, &broker_events, used);
+    c.broker = input.apis.broker_of(c.library.as_deref());
     for &j in &r.functions {
         let g = &krate.functions[j];
         c.retries.extend(g.retries.iter().cloned());
@@ -658,7 +663,7 @@ fn consumer(
             .iter()
             .any(|&j| input.facts.effectful[j]),
     });
-    let kafka = c.library.as_deref() == Some("rdkafka");
+    let kafka = c.broker == Some(apis::Broker::Kafka);
     if kafka {
         for k in kafka_clients.iter().filter(|k| is_consumer_client(k)) {
             c.locs.insert(key(&k.new_loc));
@@ -758,7 +763,8 @@ fn producer(
         }
     }
     p.library = library_of(input.apis, &broker_events, used);
-    if p.library.as_deref() == Some("rdkafka") {
+    p.broker = input.apis.broker_of(p.library.as_deref());
+    if p.broker == Some(apis::Broker::Kafka) {
         p.clients = kafka_clients
             .iter()
             .filter(|k| !is_consumer_client(k))

@@ -17,6 +17,7 @@ use super::escape;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
 };
+use crate::apis::Broker;
 use crate::diagnostic::Concern;
 use crate::ir::Loc;
 use crate::report::Report;
@@ -567,7 +568,7 @@ fn producer(out: &mut String, p: &Producer) {
     let settings = inventory::producer_settings(p);
     let mut steps = Vec::new();
     let mut idempotent = true;
-    if p.library.as_deref() == Some("rdkafka") {
+    if p.broker == Some(Broker::Kafka) {
         steps.push(match settings.get("enable.idempotence") {
             Some((Some(v), l)) => {
                 idempotent = v == "true";
@@ -609,7 +610,7 @@ fn producer(out: &mut String, p: &Producer) {
     let ma008 = findings_of(&p.findings, &[Concern::SendPromise]);
     if !ma008.is_empty() {
         item(out, false, q, &format!("Weakened: {}.", join(&ma008)));
-    } else if p.library.as_deref() == Some("lapin") {
+    } else if p.broker == Some(Broker::Rabbitmq) {
         match (p.confirm_select, p.confirms_checked) {
             (true, Some(true)) => item(
                 out,
