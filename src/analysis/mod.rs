@@ -4,4 +4,5 @@
 pub mod channels;
 pub mod flow;
 pub mod inventory;
+pub mod kafka_clients;
 pub mod resolve;

@@ -13,7 +13,6 @@ use rayon::prelude::*;
 
 use crate::analysis::{flow, inventory};
 use crate::apis::Apis;
-use crate::apis::Role;
 use crate::diagnostic::{Finding, InputError};
 use crate::frontend::{rust, yaml};
 use crate::source::{FileKind, SourceFile};
@@ -955,11 +954,7 @@ fn attribute_sent_topics(clients: &mut [(String, crate::ir::KafkaClient)], sent:
     if sent.is_empty() {
         return;
     }
-    let is_producer = |c: &crate::ir::KafkaClient| match c.role.as_deref().and_then(Role::of) {
-        Some(Role::KafkaProducer) => true,
-        Some(Role::KafkaConsumer) => false,
-        _ => c.prop("group.id").is_none(),
-    };
+    use crate::analysis::kafka_clients::is_producer;
     let candidates: Vec<usize> = (0..clients.len())
         .filter(|&i| is_producer(&clients[i].1) && clients[i].1.topics.is_empty())
         .collect();

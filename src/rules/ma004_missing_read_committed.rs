@@ -1,6 +1,6 @@
 use super::declare_rule;
-use super::kafka_clients::{is_consumer, is_transactional_producer, value};
 use super::pairs::label;
+use crate::analysis::kafka_clients::{is_consumer, is_transactional_producer, value};
 use crate::diagnostic::Finding;
 use crate::ir::{ClientFamily, KafkaClient, Prop};
 

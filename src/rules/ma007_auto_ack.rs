@@ -1,6 +1,6 @@
 use super::declare_rule;
-use super::kafka_clients::{is_consumer, value};
 use super::pairs::label;
+use crate::analysis::kafka_clients::{is_consumer, value};
 use crate::diagnostic::Finding;
 use crate::ir::{ConfigClient, ConfigFormat, Crate, EventKind};
 

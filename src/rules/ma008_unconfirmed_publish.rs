@@ -1,7 +1,7 @@
 use super::declare_rule;
-use super::kafka_clients::{is_producer, value};
 use super::pairs::label;
 use crate::analysis::channels::{self, Mode};
+use crate::analysis::kafka_clients::{is_producer, value};
 use crate::diagnostic::Finding;
 use crate::ir::{ConfigClient, Crate, KafkaClient, Prop};
 

@@ -1,8 +1,8 @@
 use std::collections::BTreeMap;
 
 use super::declare_rule;
-use super::kafka_clients::is_consumer;
 use super::pairs::label;
+use crate::analysis::kafka_clients::is_consumer;
 use crate::diagnostic::{Finding, Label};
 use crate::ir::{DedupRetention, KafkaClient, Loc, PipelineStage, ReplayWindow, RetentionFacts};
 use crate::support::duration::{human, UNLIMITED};

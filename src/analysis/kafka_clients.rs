@@ -1,5 +1,6 @@
-//! Shared questions about Kafka clients (rdkafka `ClientConfig` chains today, YAML
-//! client maps later): what a client is, and what its settings amount to.
+//! Shared questions about Kafka clients (rdkafka `ClientConfig` chains and YAML
+//! client maps): what a client is, and what its settings amount to. Read by the
+//! rules and the driver (which attributes topics sent to producers).
 
 use crate::apis::Role;
 use crate::ir::KafkaClient;
