@@ -40,9 +40,11 @@ fn module_of(rel: &Path) -> Option<String> {
     (!matches!(name.as_str(), "lib" | "main")).then_some(name)
 }
 
-/// The text with comments, string and char literals blanked and the test modules cut.
-fn code_of(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// One reading of a file's non-test code: the text with comments and string
+/// literals left out, and the string literals (a line comment ends a line; test
+/// modules, from `#[cfg(test)]` on, are cut).
+fn read_code(text: &str) -> (String, Vec<String>) {
+    let (mut code, mut strings) = (String::with_capacity(text.len()), Vec::new());
     for line in text.lines() {
         let t = line.trim_start();
         if t.starts_with("#[cfg(test)]") {
@@ -51,34 +53,36 @@ fn code_of(text: &str) -> String {
         if t.starts_with("//") {
             continue;
         }
-        let mut in_str = false;
+        let mut cur: Option<String> = None;
         let mut escaped = false;
         let mut prev = ' ';
         for c in line.chars() {
-            if in_str {
-                if escaped {
+            match &mut cur {
+                Some(s) if escaped => {
                     escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == '"' {
-                    in_str = false;
+                    s.push(c);
                 }
-                continue;
+                Some(_) if c == '\\' => escaped = true,
+                Some(_) if c == '"' => strings.extend(cur.take()),
+                Some(s) => s.push(c),
+                None if c == '"' => cur = Some(String::new()),
+                None if c == '/' && prev == '/' => {
+                    code.pop();
+                    break;
+                }
+                None => code.push(c),
             }
-            if c == '"' {
-                in_str = true;
-                continue;
-            }
-            if c == '/' && prev == '/' {
-                out.pop();
-                break;
-            }
-            out.push(c);
             prev = c;
         }
-        out.push('\n');
+        strings.extend(cur);
+        code.push('\n');
     }
-    out
+    (code, strings)
+}
+
+/// The text with comments and string literals blanked and the test modules cut.
+fn code_of(text: &str) -> String {
+    read_code(text).0
 }
 
 /// Modules named by `crate::x` paths and `use crate::{x, y::..}` groups.
@@ -224,43 +228,7 @@ fn the_reader_sees_imports_and_skips_text() {
 
 /// The string literals of a file's code, test modules and comments left out.
 fn strings_of(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") {
-            break;
-        }
-        if t.starts_with("//") {
-            continue;
-        }
-        let mut cur: Option<String> = None;
-        let mut escaped = false;
-        let mut prev = ' ';
-        for c in line.chars() {
-            match &mut cur {
-                Some(s) => {
-                    if escaped {
-                        escaped = false;
-                        s.push(c);
-                    } else if c == '\\' {
-                        escaped = true;
-                    } else if c == '"' {
-                        out.push(cur.take().unwrap());
-                    } else {
-                        s.push(c);
-                    }
-                }
-                None if c == '"' => cur = Some(String::new()),
-                None if c == '/' && prev == '/' => break,
-                None => {}
-            }
-            prev = c;
-        }
-        if let Some(s) = cur {
-            out.push(s);
-        }
-    }
-    out
+    read_code(text).1
 }
 
 /// Rule codes are the rules' own (issue 16): the checklist, the guarantee and the
