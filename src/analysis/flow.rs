@@ -32,7 +32,7 @@ use crate::ir::{
     Call, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Loc, Node, ValueId,
 };
 pub use facts::{
-    AckBeforeEffect, AckOnFailure, EffectKind, EvData, EvRef, Facts, PairFact, PairKind,
+    AckBeforeEffect, AckOnFailure, Durability, EffectKind, EvData, EvRef, Facts, PairFact, Relation,
 };
 use state::{
     error_result, join_opt, live_publishes, union, Failure, Floating, Joiner, Pending, State, Tx,
@@ -503,7 +503,12 @@ impl<'c> Interp<'c> {
                 // Consume-transform-produce with a transactional producer: the offsets
                 // belong in the transaction (MA010, which wins over MA001 here).
                 let begin = st.broker_seen.clone().unwrap_or_else(|| self.evref(e));
-                self.pair(PairKind::OffsetsOutsideTx, self.evref(e), begin, Vec::new());
+                self.pair(
+                    Relation::OffsetsBesideBrokerTransaction,
+                    self.evref(e),
+                    begin,
+                    Vec::new(),
+                );
             }
             // A consumer's offsets committed with no message named (a partition list,
             // the consumer's position), on a path that received none: the records
@@ -532,14 +537,23 @@ impl<'c> Interp<'c> {
                 if *offsets {
                     st.early_offsets.push(ev.clone());
                 }
-                // At-least-once: the effects are durable before the ack. Without a
-                // dedup record, a redelivery applies the non-idempotent ones twice.
-                // One ack after an effect is enough to tell (a later ack of the path
-                // would pair with the same effects again: quadratic in a long handler).
-                if !st.writes.iter().any(|w| w.dedup) {
-                    for x in std::mem::take(&mut st.nonidem) {
-                        self.pair(PairKind::NonIdempotent, x, ev.clone(), Vec::new());
-                    }
+                // The effects a second run repeats are durable before the ack. One
+                // ack after an effect is enough to tell (a later ack of the path would
+                // pair with the same effects again: quadratic in a long handler); with
+                // a dedup record on the path they stay, as a rollback may undo it.
+                let dedup_on_path = st.writes.iter().any(|w| w.dedup);
+                let repeatable = if dedup_on_path {
+                    st.nonidem.clone()
+                } else {
+                    std::mem::take(&mut st.nonidem)
+                };
+                for x in repeatable {
+                    self.pair(
+                        Relation::RepeatableEffectBeforeAck { dedup_on_path },
+                        x,
+                        ev.clone(),
+                        Vec::new(),
+                    );
                 }
                 let p = Pending {
                     msg: msg.map(|m| fr.val(m)),
@@ -667,7 +681,12 @@ impl<'c> Interp<'c> {
                                 live_publishes(&st)
                             };
                             for p in earlier {
-                                self.pair(PairKind::DualWrite, p, ev.clone(), Vec::new());
+                                self.pair(
+                                    Relation::PublishApartFromDbChange,
+                                    p,
+                                    ev.clone(),
+                                    Vec::new(),
+                                );
                             }
                             if sql.verb != "DELETE" {
                                 st.durable.push(ev.clone());
@@ -726,7 +745,12 @@ impl<'c> Interp<'c> {
                 // database (SQL inside that transaction is MA009's, not counted here).
                 {
                     for d in st.durable.clone() {
-                        self.pair(PairKind::DualWrite, ev.clone(), d, Vec::new());
+                        self.pair(
+                            Relation::PublishApartFromDbChange,
+                            ev.clone(),
+                            d,
+                            Vec::new(),
+                        );
                     }
                     let open: Vec<Tx> = st
                         .txs
@@ -741,7 +765,7 @@ impl<'c> Interp<'c> {
                             .map(|b| (b.clone(), "transaction begins here".into()))
                             .collect();
                         self.pair(
-                            PairKind::DualWrite,
+                            Relation::PublishApartFromDbChange,
                             ev.clone(),
                             t.writes[0].clone(),
                             related,
@@ -760,7 +784,7 @@ impl<'c> Interp<'c> {
                 }
                 self.claims_before(&mut st, &ev);
                 if let Some(b) = st.broker_open.clone() {
-                    self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());
+                    self.pair(Relation::InBrokerTransaction, ev.clone(), b, Vec::new());
                 }
                 self.effect_now(&mut st, ev);
             }
@@ -769,7 +793,12 @@ impl<'c> Interp<'c> {
                 // Offsets committed earlier on this path, in consume-transform-produce
                 // with a transactional producer, are MA010's too.
                 for ack in std::mem::take(&mut st.early_offsets) {
-                    self.pair(PairKind::OffsetsOutsideTx, ack, ev.clone(), Vec::new());
+                    self.pair(
+                        Relation::OffsetsBesideBrokerTransaction,
+                        ack,
+                        ev.clone(),
+                        Vec::new(),
+                    );
                 }
                 st.broker_open = Some(ev.clone());
                 if st.broker_seen.is_none() {

@@ -17,7 +17,7 @@ use crate::ir::{
     ReplayWindow, RetentionFacts, SqlKind, Tables,
 };
 
-use super::flow::{AckBeforeEffect, Facts, PairFact, PairKind, Resolver, MAX_CALL_DEPTH};
+use super::flow::{AckBeforeEffect, Facts, PairFact, Relation, Resolver, MAX_CALL_DEPTH};
 
 /// Consumers and producers found in the analyzed tree, sorted by location.
 #[derive(Clone, Debug, Default)]
@@ -778,9 +778,10 @@ fn producer(
         .pairs
         .iter()
         .filter(|x| {
-            matches!(x.kind, PairKind::DualWrite | PairKind::OffsetsOutsideTx)
-                && p.publishes.iter().any(|s| s.loc == x.primary.loc)
-                && !input.facts.relay_bookkeeping(x)
+            matches!(
+                x.relation,
+                Relation::PublishApartFromDbChange | Relation::OffsetsBesideBrokerTransaction
+            ) && p.publishes.iter().any(|s| s.loc == x.primary.loc)
         })
         .cloned()
         .collect();
@@ -843,10 +844,12 @@ pub struct Inference {
 /// A dedup record is written, its claim is tested, and it commits with the effect.
 pub fn dedup_gates(c: &Consumer) -> bool {
     !c.dedup.is_empty()
-        && !c
-            .pairs
-            .iter()
-            .any(|p| matches!(p.kind, PairKind::SplitDedup | PairKind::UncheckedClaim))
+        && !c.pairs.iter().any(|p| {
+            matches!(
+                p.relation,
+                Relation::DedupAndEffect { .. } | Relation::UntestedClaimBeforeEffect
+            )
+        })
         && !c.findings.iter().any(|f| f.concern == Concern::DedupRecord)
 }
 
@@ -934,17 +937,9 @@ pub fn infer(c: &Consumer) -> Inference {
     }
     reasons.push(("every path records progress after its effects".into(), None));
     let dup = pick(Consequence::Duplicate);
-    let blocking_pairs = c.pairs.iter().any(|p| {
-        matches!(
-            p.kind,
-            PairKind::SplitDedup
-                | PairKind::UncheckedClaim
-                | PairKind::NonIdempotent
-                | PairKind::EffectInBrokerTx
-                | PairKind::OffsetsOutsideTx
-                | PairKind::DualWrite
-        )
-    });
+    // The relations the inventory holds are those a rule reports (`Facts` as the
+    // driver hands them over): each is a defect of the path.
+    let blocking_pairs = !c.pairs.is_empty();
     let open = uncovered(c);
     for e in &open {
         let why = match (e.class, e.idempotent) {
@@ -1000,7 +995,7 @@ pub fn producer_settings(p: &Producer) -> BTreeMap<String, (Option<String>, Loc)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::flow::EvRef;
+    use crate::analysis::flow::{Durability, EvRef};
     use crate::diagnostic::Span;
 
     fn loc(line: u32) -> Loc {
@@ -1121,7 +1116,14 @@ mod tests {
         assert_eq!(infer(&c).guarantee, Guarantee::EffectivelyOnce);
         // ... but not when the claim commits apart from the effect.
         c.pairs.push(PairFact {
-            kind: PairKind::SplitDedup,
+            relation: Relation::DedupAndEffect {
+                dedup: Durability::Transaction,
+                effect: Durability::Autocommit,
+                same_transaction: false,
+                effect_guarded: false,
+                effect_to_outbox: false,
+                idle_transaction_open: false,
+            },
             primary: evref(4, "sqlx::query"),
             other: evref(5, "sqlx::query"),
             related: Vec::new(),

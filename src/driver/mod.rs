@@ -505,8 +505,9 @@ fn analyze_crate(
         unique: unique_tables.to_vec(),
     };
     let (findings, inventory) = cpu::timed(cpu::Phase::Rules, || {
-        let facts = flow::crate_facts(&lowered.krate, &tables);
+        let mut facts = flow::crate_facts(&lowered.krate, &tables);
         let findings = crate::rules::check_all(&lowered.krate, &facts);
+        crate::rules::keep_reported(&mut facts);
         let inventory = inventory::crate_inventory(&inventory::CrateInput {
             krate: &lowered.krate,
             facts: &facts,

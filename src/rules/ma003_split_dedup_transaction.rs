@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -69,8 +69,26 @@ declare_rule! {
     };
 }
 
+/// The dedup record and the effect commit apart: each becomes durable in a known
+/// place, and not in the one transaction. A guarded effect is its own dedup; an
+/// outbox row is the effect's announcement, not the effect; while a transaction
+/// begun on the path is still unused, the split is the discarded transaction's.
+pub fn reports(p: &PairFact, _: &Facts) -> bool {
+    matches!(
+        p.relation,
+        Relation::DedupAndEffect {
+            dedup,
+            effect,
+            same_transaction: false,
+            effect_guarded: false,
+            effect_to_outbox: false,
+            idle_transaction_open: false,
+        } if dedup.known() && effect.known()
+    )
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    report(&MA003, facts, PairKind::SplitDedup, |f| Wording {
+    report(&MA003, facts, reports, |f| Wording {
         message: format!(
             "dedup record {} ({}) commits apart from the effect {} ({})",
             code(&f.primary.text),

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -57,8 +57,13 @@ declare_rule! {
     };
 }
 
+/// A claim whose result is still untested when an effect runs.
+pub fn reports(p: &PairFact, _: &Facts) -> bool {
+    p.relation == Relation::UntestedClaimBeforeEffect
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    report(&MA005, facts, PairKind::UncheckedClaim, |f| {
+    report(&MA005, facts, reports, |f| {
         Wording {
         message: format!(
             "the result of the dedup claim {} ({}) is ignored and {} runs anyway",

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{call_text, code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -76,23 +76,18 @@ declare_rule! {
     };
 }
 
+/// A publish and a database change made durable as two steps, except a relay's
+/// writes to the tables it relays (its bookkeeping: marking what it published,
+/// maintaining its queue) and an append to a capped stream (a lossy log by design:
+/// no guarantee rests on it, SPEC §2).
+pub fn reports(p: &PairFact, facts: &Facts) -> bool {
+    p.relation == Relation::PublishApartFromDbChange
+        && !facts.relay_bookkeeping(p)
+        && !p.primary.capped
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    let pairs = facts
-        .pairs
-        .iter()
-        // A relay's writes to the tables it relays are its bookkeeping (marking what
-        // it published, maintaining its queue), not business changes.
-        .filter(|p| p.kind == PairKind::DualWrite && !facts.relay_bookkeeping(p))
-        // An append to a capped stream is a lossy log by design: no guarantee rests
-        // on it (SPEC §2).
-        .filter(|p| !p.primary.capped)
-        .cloned()
-        .collect();
-    let facts = &Facts {
-        pairs,
-        ..Facts::default()
-    };
-    report(&MA006, facts, PairKind::DualWrite, |f| {
+    report(&MA006, facts, reports, |f| {
         Wording {
             message: format!(
                 "{} publishes the {} as a separate step from the database change {} ({})",

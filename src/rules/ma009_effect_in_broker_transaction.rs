@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -48,8 +48,14 @@ declare_rule! {
     };
 }
 
+/// Every SQL write or external call inside a broker transaction: the broker's
+/// commit or abort does not cover it.
+pub fn reports(p: &PairFact, _: &Facts) -> bool {
+    p.relation == Relation::InBrokerTransaction
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    report(&MA009, facts, PairKind::EffectInBrokerTx, |f| {
+    report(&MA009, facts, reports, |f| {
         Wording {
         message: format!(
             "{} {} inside the Kafka transaction begun by {}, which does not cover it",

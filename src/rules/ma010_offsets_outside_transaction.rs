@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -54,8 +54,14 @@ declare_rule! {
     };
 }
 
+/// A consumer offset commit on a path with a transactional producer: the offsets
+/// belong in the producer's transaction, before or after it begins.
+pub fn reports(p: &PairFact, _: &Facts) -> bool {
+    p.relation == Relation::OffsetsBesideBrokerTransaction
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    report(&MA010, facts, PairKind::OffsetsOutsideTx, |f| {
+    report(&MA010, facts, reports, |f| {
         Wording {
         message: format!(
             "{} commits consumer offsets outside the producer's transaction begun by {}",

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, report, Wording};
-use crate::analysis::flow::{Facts, PairKind};
+use crate::analysis::flow::{Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -70,8 +70,17 @@ declare_rule! {
     };
 }
 
+/// A non-idempotent effect durable before the ack, with no dedup record on the path
+/// to make the redelivered run skip it.
+pub fn reports(p: &PairFact, _: &Facts) -> bool {
+    p.relation
+        == Relation::RepeatableEffectBeforeAck {
+            dedup_on_path: false,
+        }
+}
+
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    report(&MA011, facts, PairKind::NonIdempotent, |f| {
+    report(&MA011, facts, reports, |f| {
         Wording {
         message: format!(
             "{} {}, which is not idempotent, and the message is acked after it by {} with no dedup record",

@@ -132,6 +132,31 @@ fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
 }
 
 /// Runs every rule over one crate's model and facts.
+/// The rules that decide over the flow analysis's relations, each by its own query.
+const RELATION_QUERIES: [fn(
+    &crate::analysis::flow::PairFact,
+    &crate::analysis::flow::Facts,
+) -> bool; 6] = [
+    ma003_split_dedup_transaction::reports,
+    ma005_unchecked_dedup_claim::reports,
+    ma006_dual_write::reports,
+    ma009_effect_in_broker_transaction::reports,
+    ma010_offsets_outside_transaction::reports,
+    ma011_non_idempotent_effect::reports,
+];
+
+/// Keeps the relations some rule reports: what the review inventory and the
+/// guarantee read as defects of a path, the rules' decision and not the analysis's.
+pub fn keep_reported(facts: &mut crate::analysis::flow::Facts) {
+    let keep: Vec<bool> = facts
+        .pairs
+        .iter()
+        .map(|p| RELATION_QUERIES.iter().any(|reports| reports(p, facts)))
+        .collect();
+    let mut keep = keep.into_iter();
+    facts.pairs.retain(|_| keep.next().unwrap_or(false));
+}
+
 pub fn check_all(
     krate: &crate::ir::Crate,
     facts: &crate::analysis::flow::Facts,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::flow::{EvRef, Facts, PairFact, PairKind};
+use crate::analysis::flow::{EvRef, Facts, PairFact};
 use crate::diagnostic::{Finding, Label};
 use crate::ir::Loc;
 use crate::rules::RuleMeta;
@@ -49,11 +49,11 @@ pub fn label(loc: &Loc, message: impl Into<String>) -> Label {
 pub fn report(
     meta: &'static RuleMeta,
     facts: &Facts,
-    kind: PairKind,
+    reports: fn(&PairFact, &Facts) -> bool,
     word: impl Fn(&PairFact) -> Wording,
 ) -> Vec<Finding> {
     let mut by_primary: BTreeMap<&Loc, Vec<&PairFact>> = BTreeMap::new();
-    for f in facts.pairs(kind) {
+    for f in facts.pairs.iter().filter(|p| reports(p, facts)) {
         by_primary.entry(&f.primary.loc).or_default().push(f);
     }
     by_primary

@@ -106,32 +106,65 @@ pub struct AckOnFailure {
     pub entry: String,
 }
 
-/// Which rule-relevant pair a fact records.
+/// How a write becomes durable, as far as the path shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PairKind {
-    /// `primary` (an SQL write, HTTP call or e-mail) runs inside the Kafka
-    /// transaction begun at `other`.
-    EffectInBrokerTx,
-    /// `primary` (a consumer offset commit) runs in a consume-transform-produce path
-    /// whose producer is transactional (`other`: `begin_transaction`).
-    OffsetsOutsideTx,
-    /// `primary` (a publish) and `other` (a DB commit or autocommit write) are two
-    /// separate steps on one path.
-    DualWrite,
-    /// `primary` (a dedup record) and `other` (the effect) are written in different
-    /// transactions (or one of them in autocommit).
-    SplitDedup,
-    /// `primary` (a claim whose result is discarded) is followed by `other` (the effect).
-    UncheckedClaim,
-    /// `primary` (a non-idempotent effect) is made durable before `other` (the ack)
-    /// with no dedup record on the path: at-least-once applies it twice.
-    NonIdempotent,
+pub enum Durability {
+    /// Inside a transaction begun on this path: durable when it commits.
+    Transaction,
+    /// On a pool or a connection outside any transaction: durable at once.
+    Autocommit,
+    /// Where the write goes is not known here (a transaction handed in by a caller).
+    Unknown,
 }
 
-/// On some path, the two events stand in the relation `kind`.
+impl Durability {
+    pub fn known(self) -> bool {
+        self != Durability::Unknown
+    }
+}
+
+/// How two events of one message path relate. Each relation states what the path
+/// does, not whether it is a defect: the rules decide that (`src/rules/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Relation {
+    /// `primary` (an SQL write or an external call) runs inside the broker
+    /// transaction begun at `other`.
+    InBrokerTransaction,
+    /// `primary` (a consumer offset commit) is on a path that also begins a
+    /// transaction of a transactional producer (`other`), before or after it.
+    OffsetsBesideBrokerTransaction,
+    /// `primary` (a publish) and `other` (a database change made durable: a commit,
+    /// or a write in autocommit) are separate steps of one path, in either order.
+    PublishApartFromDbChange,
+    /// `primary` (a dedup record) and `other` (an effect written to the database)
+    /// are written on one path, in either order.
+    DedupAndEffect {
+        dedup: Durability,
+        effect: Durability,
+        /// Both go into the one transaction begun on this path.
+        same_transaction: bool,
+        /// The effect is a write guarded by a condition of its own.
+        effect_guarded: bool,
+        /// The effect is a row of an outbox table.
+        effect_to_outbox: bool,
+        /// A transaction begun on the path and used for nothing yet is open.
+        idle_transaction_open: bool,
+    },
+    /// `primary` (a claim whose result is not yet tested) is followed by `other`
+    /// (an effect).
+    UntestedClaimBeforeEffect,
+    /// `primary` (an effect a second run repeats: not idempotent) is durable before
+    /// `other` (an ack).
+    RepeatableEffectBeforeAck {
+        /// A dedup record is written on the path before the ack.
+        dedup_on_path: bool,
+    },
+}
+
+/// On some path, the two events stand in the relation `relation`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PairFact {
-    pub kind: PairKind,
+    pub relation: Relation,
     pub primary: EvRef,
     pub other: EvRef,
     /// Related events with their label text (where the transaction begins, ...).
@@ -172,9 +205,5 @@ impl Facts {
             return false;
         };
         !written.is_empty() && written.is_subset(relayed)
-    }
-
-    pub fn pairs(&self, kind: PairKind) -> impl Iterator<Item = &PairFact> {
-        self.pairs.iter().filter(move |p| p.kind == kind)
     }
 }

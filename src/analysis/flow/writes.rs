@@ -6,13 +6,13 @@ use super::*;
 impl<'c> Interp<'c> {
     pub(super) fn pair(
         &mut self,
-        kind: PairKind,
+        relation: Relation,
         primary: EvRef,
         other: EvRef,
         related: Vec<(EvRef, String)>,
     ) {
         self.pairs.push(PairFact {
-            kind,
+            relation,
             primary,
             other,
             related,
@@ -23,7 +23,12 @@ impl<'c> Interp<'c> {
     /// An effect after claims whose result was discarded: the effect runs on duplicates too.
     pub(super) fn claims_before(&mut self, st: &mut State, effect: &EvRef) {
         for c in st.unchecked.clone() {
-            self.pair(PairKind::UncheckedClaim, c, effect.clone(), Vec::new());
+            self.pair(
+                Relation::UntestedClaimBeforeEffect,
+                c,
+                effect.clone(),
+                Vec::new(),
+            );
         }
     }
 
@@ -37,27 +42,39 @@ impl<'c> Interp<'c> {
         unchecked: bool,
     ) {
         if let Some(b) = st.broker_open.clone() {
-            self.pair(PairKind::EffectInBrokerTx, ev.clone(), b, Vec::new());
+            self.pair(Relation::InBrokerTransaction, ev.clone(), b, Vec::new());
         }
-        let idle = st.txs.values().any(|t| t.open && t.idle);
-        if !outbox && !idle && !guarded {
-            for w in st.writes.clone() {
-                if w.dedup == dedup || w.guarded {
-                    continue;
-                }
-                // Split only where both commits are known: transactions begun on this
-                // path, or autocommit on a pool or connection; one transaction is fine.
-                let known = (tx.is_some() || auto) && (w.tx.is_some() || w.auto);
-                if !known || (tx.is_some() && w.tx == tx) {
-                    continue;
-                }
-                let (d, eff) = if dedup {
-                    (ev.clone(), w.ev.clone())
-                } else {
-                    (w.ev.clone(), ev.clone())
-                };
-                self.pair(PairKind::SplitDedup, d, eff, Vec::new());
+        let idle_transaction_open = st.txs.values().any(|t| t.open && t.idle);
+        let durability = |tx: &Option<Val>, auto: bool| match (tx, auto) {
+            (Some(_), _) => Durability::Transaction,
+            (None, true) => Durability::Autocommit,
+            (None, false) => Durability::Unknown,
+        };
+        // A dedup record and an effect on one path, with how each becomes durable.
+        for w in st.writes.clone() {
+            if w.dedup == dedup {
+                continue;
             }
+            let (d, eff) = if dedup {
+                (ev.clone(), w.ev.clone())
+            } else {
+                (w.ev.clone(), ev.clone())
+            };
+            let (mine, theirs) = (durability(&tx, auto), durability(&w.tx, w.auto));
+            let (dedup_durability, effect_durability) = if dedup {
+                (mine, theirs)
+            } else {
+                (theirs, mine)
+            };
+            let relation = Relation::DedupAndEffect {
+                dedup: dedup_durability,
+                effect: effect_durability,
+                same_transaction: tx.is_some() && w.tx == tx,
+                effect_guarded: guarded || w.guarded,
+                effect_to_outbox: outbox,
+                idle_transaction_open,
+            };
+            self.pair(relation, d, eff, Vec::new());
         }
         if dedup && unchecked {
             st.unchecked.push(ev.clone());
@@ -99,7 +116,7 @@ impl<'c> Interp<'c> {
             };
             for p in earlier {
                 self.pair(
-                    PairKind::DualWrite,
+                    Relation::PublishApartFromDbChange,
                     p,
                     ev.clone(),
                     t.begin
