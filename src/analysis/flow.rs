@@ -499,17 +499,6 @@ impl<'c> Interp<'c> {
                     st.nonidem.clear();
                 }
             }
-            EventKind::Ack { offsets: true, .. } if st.broker_seen.is_some() => {
-                // Consume-transform-produce with a transactional producer: the offsets
-                // belong in the transaction (MA010, which wins over MA001 here).
-                let begin = st.broker_seen.clone().unwrap_or_else(|| self.evref(e));
-                self.pair(
-                    Relation::OffsetsBesideBrokerTransaction,
-                    self.evref(e),
-                    begin,
-                    Vec::new(),
-                );
-            }
             // A consumer's offsets committed with no message named (a partition list,
             // the consumer's position), on a path that received none: the records
             // reached this code another way, and what runs after it (a caller going on
@@ -535,7 +524,16 @@ impl<'c> Interp<'c> {
                     }
                 }
                 if *offsets {
-                    st.early_offsets.push(ev.clone());
+                    match st.broker_seen.clone() {
+                        // Consume-transform-produce with a transactional producer.
+                        Some(begin) => self.pair(
+                            Relation::OffsetsBesideBrokerTransaction,
+                            ev.clone(),
+                            begin,
+                            Vec::new(),
+                        ),
+                        None => st.early_offsets.push(ev.clone()),
+                    }
                 }
                 // The effects a second run repeats are durable before the ack. One
                 // ack after an effect is enough to tell (a later ack of the path would
