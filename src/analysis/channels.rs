@@ -1,6 +1,6 @@
 //! Which channel a RabbitMQ publish goes out on, and whether that channel was put in
-//! publisher-confirm mode where it was made (SPEC §2, MA008: "traced to where the
-//! channel is made"). A neutral fact for MA008 and the review inventory.
+//! publisher-confirm mode where it was made (SPEC §2, unconfirmed publishes: "traced to where the
+//! channel is made"). A neutral fact for the rules and the review inventory.
 //!
 //! A channel is made by a `ChannelOpen` event, which names the value it makes; the
 //! binding it first gets names it (`let build_tx = conn.create_channel()…`). A publish

@@ -102,7 +102,7 @@ impl Frame<'_> {
 }
 
 /// Tasks awaited: their non-idempotent effects are now the path's, applied before
-/// whatever acks next (MA011).
+/// whatever acks next (non-idempotent effects).
 fn finish_tasks(st: &mut State, done: Vec<Floating>) {
     for f in done.into_iter().filter(|f| f.nonidem) {
         if !st.nonidem.contains(&f.effect) {
@@ -459,7 +459,7 @@ impl<'c> Interp<'c> {
     fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
         // What the operation just before failed with, if it failed: only the error
-        // handling right after it reads it (MA014).
+        // handling right after it reads it (acks after a failure).
         let cause = st.cause.take();
         let mut new_cause = None;
         match &e.kind {
@@ -502,15 +502,15 @@ impl<'c> Interp<'c> {
             // A consumer's offsets committed with no message named (a partition list,
             // the consumer's position), on a path that received none: the records
             // reached this code another way, and what runs after it (a caller going on
-            // to start a server) belongs to no message it confirms. MA001 and MA011
-            // concern handlers (SPEC §2).
+            // to start a server) belongs to no message it confirms. Acks before
+            // effects and repeatable effects concern handlers (SPEC §2).
             EventKind::Ack {
                 msg: None,
                 offsets: true,
             } if !st.received => {}
             EventKind::Ack { msg, offsets, .. } => {
                 let ev = self.evref(e);
-                // Acked where its effect failed, nothing keeping it (MA014).
+                // Acked where its effect failed, nothing keeping it.
                 if let Some(f) = &st.failed {
                     // The ack of a later element of the batch is not this failure's.
                     let other = f.earlier && msg.is_some();
@@ -597,7 +597,7 @@ impl<'c> Interp<'c> {
                 let ev = self.evref(e);
                 self.split = None;
                 if let Some(f) = st.failed.take() {
-                    // A relay deleting the row whose publish failed loses it (MA014);
+                    // A relay deleting the row whose publish failed loses it;
                     // any other write on the failure path records the failure.
                     let progress = f.publish
                         && sql.verb == "DELETE"
@@ -740,7 +740,8 @@ impl<'c> Interp<'c> {
                 }
                 self.claims_before(&mut st, &ev);
                 // A publish inside a Kafka transaction is still a step apart from the
-                // database (SQL inside that transaction is MA009's, not counted here).
+                // database (SQL inside that transaction is an effect in the broker
+                // transaction, not counted here).
                 {
                     for d in st.durable.clone() {
                         self.pair(
@@ -789,7 +790,7 @@ impl<'c> Interp<'c> {
             EventKind::BrokerBegin => {
                 let ev = self.evref(e);
                 // Offsets committed earlier on this path, in consume-transform-produce
-                // with a transactional producer, are MA010's too.
+                // with a transactional producer, are beside its transaction too.
                 for ack in std::mem::take(&mut st.early_offsets) {
                     self.pair(
                         Relation::OffsetsBesideBrokerTransaction,

@@ -59,7 +59,7 @@ pub struct Effect {
     pub autocommit: bool,
 }
 
-/// A consumer setting that acknowledges independently of processing (MA007).
+/// A consumer setting that acknowledges independently of processing (auto-ack).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AutoAck {
     pub what: String,
@@ -452,7 +452,7 @@ fn is_consumer_client(c: &KafkaClient) -> bool {
     }
 }
 
-/// Whether a Kafka consumer configuration auto-commits (SPEC §2, MA007's defaults).
+/// Whether a Kafka consumer configuration auto-commits (SPEC §2, the client's defaults).
 fn auto_commit(c: &KafkaClient, stores_offsets: bool) -> Option<AutoAck> {
     if c.dynamic || c.framework {
         return None;
@@ -655,7 +655,7 @@ fn consumer(
             c.handlers.push((g.name.clone(), g.loc.clone()));
         }
     }
-    // MA002 counts a fresh id only where it reaches what is sent.
+    // A fresh id counts only where it reaches what is sent.
     c.fresh_ids.retain(|x| match &x.sink_call {
         None => true,
         Some(callee) => resolver
@@ -808,8 +808,8 @@ fn producer(
 /// The delivery guarantee a consumer provides (SPEC §6, MODEL §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Guarantee {
-    /// Some path records progress before the effect commits (MA001, MA007), or
-    /// acknowledges a message whose effect failed (MA014).
+    /// Some path records progress before the effect commits (an ack before the
+    /// commit, auto-ack), or acknowledges a message whose effect failed.
     AtMostOnce,
     /// Progress follows the effect: a crash in between redelivers the message.
     AtLeastOnce,

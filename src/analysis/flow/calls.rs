@@ -52,7 +52,7 @@ impl<'c> Interp<'c> {
                 self.tasks -= 1;
                 let mut all = BTreeSet::new();
                 // The task's own non-idempotent effects: awaited, they are the
-                // message's (MA011), as if run in place.
+                // message's, as if run in place.
                 let mut nonidem = BTreeSet::new();
                 for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
                     all.extend(s.effects);
@@ -264,7 +264,7 @@ impl<'c> Interp<'c> {
                 } else {
                     // The callee failed because an effect failed: the caller's error
                     // handling right after the call decides whether its path goes on
-                    // failed (MA014).
+                    // failed (an ack after a failure).
                     let s = error_result(s, &failed_before);
                     err_part = Some(s.clone());
                     join_opt(&mut cont, s);
@@ -284,7 +284,7 @@ impl<'c> Interp<'c> {
             }
             if let Some(mut s) = cont {
                 // The callee returns its claim's result and the caller drops it: the
-                // claim gates nothing (MA005).
+                // claim gates nothing (an unchecked claim).
                 if c.result_unused && !callee.returns_claims.is_empty() {
                     let claims: Vec<EvRef> = s
                         .writes

@@ -177,10 +177,10 @@ pub struct PairFact {
 pub struct Facts {
     pub acks: Vec<AckBeforeEffect>,
     pub pairs: Vec<PairFact>,
-    /// Acks on paths where the message's effect failed (MA014).
+    /// Acks on paths where the message's effect failed.
     pub failures: Vec<AckOnFailure>,
     /// Some path applies an effect after receiving a message: the crate's consumers
-    /// have side effects (MA007).
+    /// have side effects (what auto-ack risks).
     pub handler_effects: bool,
     /// Kafka clients (function index, client index) whose messages are received in the
     /// crate, and those followed by an effect on some path.

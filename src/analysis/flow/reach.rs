@@ -6,7 +6,7 @@ use crate::ir::{Crate, EventKind, Function, Node};
 
 /// Which functions may reach a delivery event (directly or through calls).
 pub(super) fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
-    // Any delivery event (a call itself is followed, an id generation is MA002's,
+    // Any delivery event (a call itself is followed, an id generation is a fresh id's,
     // read from the model): functions without one need not be entered or inlined.
     reaches(krate, resolver, &|k| {
         !matches!(

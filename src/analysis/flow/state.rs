@@ -23,13 +23,13 @@ pub(super) struct Tx {
     pub(super) begin: Option<EvRef>,
     pub(super) writes: Vec<EvRef>,
     pub(super) open: bool,
-    /// Begun and never used for anything but commit (MA013 covers its split writes).
+    /// Begun and never used for anything but commit (a discarded transaction: its split writes are that).
     pub(super) idle: bool,
     /// An outbox row is written in it: its commit is not half of a dual write.
     pub(super) outbox: bool,
     /// Its non-idempotent writes, durable when it commits.
     pub(super) nonidem: Vec<EvRef>,
-    /// Some write in it has SQL the analysis could read (MA006 ignores transactions
+    /// Some write in it has SQL the analysis could read (dual writes ignore transactions
     /// whose statements are all unknown, e.g. built at run time).
     pub(super) known: bool,
     /// Some known write in it is not a DELETE: it changes business state rather than
@@ -44,7 +44,7 @@ pub(super) struct Pending {
 }
 
 /// An effect that failed on this path, and where its error was handled without
-/// being propagated (MA014).
+/// being propagated (an ack after a failure).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Failure {
     pub(super) effect: EvRef,
@@ -85,7 +85,7 @@ pub(super) struct Floating {
     pub(super) handle: Option<Val>,
     pub(super) spawn: Loc,
     pub(super) effect: EvRef,
-    /// A durable non-idempotent effect of the task (MA011 once the task is awaited).
+    /// A durable non-idempotent effect of the task (the path's once the task is awaited).
     pub(super) nonidem: bool,
 }
 
@@ -117,7 +117,7 @@ pub(super) struct State {
     /// Tables whose rows were read on this path (what a relay may publish).
     pub(super) read_tables: Vec<String>,
     /// The current message's effect failed on this path and the code went on, with
-    /// nothing done yet that keeps the message (MA014).
+    /// nothing done yet that keeps the message.
     pub(super) failed: Option<Failure>,
     /// What failed if the operation just run failed (an effect, or a call whose
     /// error returns come from a failed effect): the error handling right after it
@@ -320,7 +320,7 @@ pub(super) fn error_result(mut s: State, failed_before: &Option<Failure>) -> Sta
 }
 
 /// The publishes made on this path that did not fail on it (a write after a failed
-/// publish is compensation, SPEC §2 MA006).
+/// publish is compensation, SPEC §2 dual writes).
 pub(super) fn live_publishes(st: &State) -> Vec<EvRef> {
     st.publishes
         .iter()

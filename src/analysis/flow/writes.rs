@@ -32,7 +32,7 @@ impl<'c> Interp<'c> {
         }
     }
 
-    /// The dedup and effect bookkeeping of a DB write (MA003, MA005, MA009).
+    /// The dedup and effect bookkeeping of a DB write (dedup records and effects, claims, broker transactions).
     pub(super) fn write_pairs(
         &mut self,
         st: &mut State,
