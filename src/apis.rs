@@ -240,7 +240,7 @@ pub struct CallSpec {
     #[serde(default)]
     pub confirmable: bool,
     /// The publish appends to a capped log (`xadd_maxlen`): old entries are dropped by
-    /// design, so no guarantee rests on it (SPEC §2, MA006).
+    /// design, so no guarantee rests on it (SPEC §2, dual writes).
     #[serde(default)]
     pub capped: bool,
     /// The publish appends to a capped log when one of these words is among the

@@ -569,7 +569,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// `--select` / `--ignore`.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// When non-empty, only these codes run (MA900 always runs unless ignored).
+    /// When non-empty, only these codes run (the unused-suppression check always runs
+    /// unless ignored).
     select: Vec<&'static str>,
     ignore: Vec<&'static str>,
 }

@@ -220,9 +220,9 @@ pub enum EventKind {
     /// The error of the operation just before is handled here and the code goes on:
     /// `let _ =`, `.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(..)`, the body of
     /// `if let Err(..)`, a catch-all `Err` arm. On this path the operation may have
-    /// failed (MA014). `told`: the handling gives back a value that says so (`Err(_)
-    /// => return false`, `=> None`), which a caller may test; `Ok(())` or `()` after
-    /// logging tells nothing.
+    /// failed (an ack after a failure). `told`: the handling gives back a value that
+    /// says so (`Err(_) => return false`, `=> None`), which a caller may test; `Ok(())`
+    /// or `()` after logging tells nothing.
     ErrorIgnored {
         told: bool,
         /// The marker opens the failure side of a branch (an `Err` arm, an `if let
@@ -316,9 +316,9 @@ pub enum Node {
     Loop {
         body: Box<Node>,
         label: Option<u32>,
-        /// A `for` over the items of a collection (not over a range of attempts):
-        /// each iteration handles another item, and what an item's failure leaves
-        /// stands for a commit of the whole batch after the loop (MA014).
+        /// A `for` over the items of a collection (not over a range of attempts): each
+        /// iteration handles another item, and what an item's failure leaves stands for
+        /// a commit of the whole batch after the loop (an ack after a failure).
         each: bool,
     },
     Closure {
@@ -416,7 +416,7 @@ impl Tables {
     }
 }
 
-/// A fresh id that reaches what a retried step sends (MA002).
+/// A fresh id that reaches what a retried step sends (a fresh id per attempt).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct IdFlow {
     /// Where the id is generated (`Uuid::new_v4()`), and the call as written.
@@ -512,11 +512,11 @@ pub struct ConfigClient {
     pub client: KafkaClient,
     pub format: ConfigFormat,
     /// Display path of the file's directory: clients whose topics are unknown are
-    /// linked within it (SPEC §2, MA004).
+    /// linked within it (SPEC §2, read_committed for transactional topics).
     pub dir: String,
 }
 
-/// A consumer setting that decouples progress from processing (MA007).
+/// A consumer setting that decouples progress from processing (auto-ack).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckSetting {
     /// `no_ack: true` (lapin), `AckPolicy::None` (JetStream).
@@ -545,7 +545,8 @@ pub struct Function {
     pub value_names: Vec<String>,
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
-    /// Claims whose result the function returns to its caller (MA005 checks the caller).
+    /// Claims whose result the function returns to its caller (whether the claim gates
+    /// the effect is checked at the caller).
     pub returns_claims: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
@@ -584,11 +585,11 @@ pub struct UnparsedFn {
     pub path: String,
 }
 
-// ---- MA012: dedup retention and replay windows ----
+// ---- Dedup retention and replay windows ----
 
-/// How long a dedup store keeps its records (MA012): a cleanup `DELETE … interval` on a
-/// dedup table, the TTL of a Redis dedup claim, or a pipeline description's
-/// `dedup.retention`.
+/// How long a dedup store keeps its records (to compare with the replay window): a
+/// cleanup `DELETE … interval` on a dedup table, the TTL of a Redis dedup claim, or a
+/// pipeline description's `dedup.retention`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DedupRetention {
     /// Milliseconds (`crate::support::duration`).
@@ -603,8 +604,9 @@ pub struct DedupRetention {
     pub store: String,
 }
 
-/// How far back a source can replay (MA012): a topic's `retention.ms`, or a replay
-/// window declared in a pipeline description. Queue message TTLs are not windows.
+/// How far back a source can replay (what dedup retention must cover): a topic's
+/// `retention.ms`, or a replay window declared in a pipeline description. Queue message
+/// TTLs are not windows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayWindow {
     /// The topic; `None` for a window declared for a pipeline stage as a whole.
@@ -631,7 +633,8 @@ pub struct PipelineStage {
     pub dedup: Option<DedupRetention>,
 }
 
-/// What the Rust front end finds about dedup retention in one crate (MA012).
+/// What the Rust front end finds about dedup retention in one crate (to compare with
+/// the replay windows).
 #[derive(Clone, Debug, Default)]
 pub struct RetentionFacts {
     pub dedup: Vec<DedupRetention>,

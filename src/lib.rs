@@ -136,7 +136,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let suppressed = suppress::apply(&discovery.files, &mut findings, &|code, path| {
         selection.enabled(code) && config.level_for(code, path).is_some()
     });
-    // MA900 findings are made by `suppress::apply`: give them their configured level too.
+    // Unused-suppression findings are made by `suppress::apply`: give them their
+    // configured level too.
     for f in findings.iter_mut().filter(|f| f.code == rules::MA900.code) {
         if let Some(sev) = config.level_for(f.code, &f.path) {
             f.severity = sev;

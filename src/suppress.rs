@@ -1,4 +1,4 @@
-//! `// msgaudit:allow(CODE) reason` suppressions and MA900 unused-suppression.
+//! `// msgaudit:allow(CODE) reason` suppressions and the unused-suppression check.
 //!
 //! A suppression is a line comment (`//`, `///`, `//!` in Rust; `#` in YAML)
 //! whose text starts with `msgaudit:allow(` followed by a comma-separated list
@@ -16,7 +16,7 @@ use crate::support::lines::line_col;
 
 const MARKER: &str = "msgaudit:allow(";
 
-/// The rule a suppression names, by any name a finding shows: its code (`MA001`, any
+/// The rule a suppression names, by any name a finding shows: its code (`MA0NN`, any
 /// case), its name (`ack-before-commit`), the snake_case name rustc-json and
 /// rust-analyzer show (`ack_before_commit`), or rustc-json's whole code
 /// (`msgaudit::ack_before_commit`).
@@ -140,11 +140,12 @@ fn unused(file: &SourceFile, s: &Suppression, message: String) -> Finding {
     }
 }
 
-/// Removes suppressed findings, appends MA900 findings for suppressions that match
-/// nothing (unless `active(code, path)` says the rule is turned off), and returns
-/// the number of findings suppressed.
+/// Removes suppressed findings, appends unused-suppression findings for suppressions
+/// that match nothing (unless `active(code, path)` says the rule is turned off), and
+/// returns the number of findings suppressed.
 ///
-/// A suppression naming no known rule is reported as MA900 too, when MA900 is active.
+/// A suppression naming no known rule is reported as an unused suppression too, when
+/// that check is active.
 pub fn apply(
     files: &[SourceFile],
     findings: &mut Vec<Finding>,

@@ -40,49 +40,123 @@ fn module_of(rel: &Path) -> Option<String> {
     (!matches!(name.as_str(), "lib" | "main")).then_some(name)
 }
 
-/// One reading of a file's non-test code: the text with comments and string
-/// literals left out, and the string literals (a line comment ends a line; test
-/// modules, from `#[cfg(test)]` on, are cut).
-fn read_code(text: &str) -> (String, Vec<String>) {
-    let (mut code, mut strings) = (String::with_capacity(text.len()), Vec::new());
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") {
+/// One reading of a file's non-test code (test modules, from `#[cfg(test)]` on, are
+/// cut).
+struct Reading {
+    /// The text with comments and string literals left out.
+    code: String,
+    /// The string literals.
+    strings: Vec<String>,
+    /// The comments and doc comments (`//`, `///`, `//!`, `/* */`), one entry for
+    /// each line a comment is on: (line, from 1; its text on that line).
+    comments: Vec<(usize, String)>,
+}
+
+/// Where the reader is at the end of a line: a string or a block comment goes on.
+enum Within {
+    Code,
+    /// A string literal; `Some(n)`: a raw one closed by `"` and `n` `#`s.
+    Str(Option<usize>),
+    /// A block comment, nested this deep.
+    Block(usize),
+}
+
+/// Reads `text` as Rust, line by line: a line comment ends a line, a block comment
+/// or a string may go on over several.
+fn read_code(text: &str) -> Reading {
+    let mut r = Reading {
+        code: String::with_capacity(text.len()),
+        strings: Vec::new(),
+        comments: Vec::new(),
+    };
+    let mut within = Within::Code;
+    let mut s = String::new();
+    for (n, line) in text.lines().enumerate() {
+        if matches!(within, Within::Code) && line.trim_start().starts_with("#[cfg(test)]") {
             break;
         }
-        if t.starts_with("//") {
-            continue;
-        }
-        let mut cur: Option<String> = None;
-        let mut escaped = false;
-        let mut prev = ' ';
-        for c in line.chars() {
-            match &mut cur {
-                Some(s) if escaped => {
-                    escaped = false;
-                    s.push(c);
+        let c: Vec<char> = line.chars().collect();
+        let mut comment: Option<String> = None;
+        let mut i = 0;
+        while i < c.len() {
+            let (ch, next) = (c[i], c.get(i + 1).copied());
+            match &mut within {
+                Within::Block(depth) => {
+                    let text = comment.get_or_insert_with(String::new);
+                    if ch == '/' && next == Some('*') {
+                        *depth += 1;
+                        text.push_str("/*");
+                        i += 1;
+                    } else if ch == '*' && next == Some('/') {
+                        *depth -= 1;
+                        i += 1;
+                        if *depth == 0 {
+                            within = Within::Code;
+                        } else {
+                            text.push_str("*/");
+                        }
+                    } else {
+                        text.push(ch);
+                    }
                 }
-                Some(_) if c == '\\' => escaped = true,
-                Some(_) if c == '"' => strings.extend(cur.take()),
-                Some(s) => s.push(c),
-                None if c == '"' => cur = Some(String::new()),
-                None if c == '/' && prev == '/' => {
-                    code.pop();
+                Within::Str(None) if ch == '\\' => {
+                    s.extend(next);
+                    i += 1;
+                }
+                &mut Within::Str(hashes)
+                    if ch == '"'
+                        && hashes.is_none_or(|h| {
+                            c.len() > i + h && c[i + 1..=i + h].iter().all(|&x| x == '#')
+                        }) =>
+                {
+                    i += hashes.unwrap_or(0);
+                    r.strings.push(std::mem::take(&mut s));
+                    within = Within::Code;
+                }
+                Within::Str(_) => s.push(ch),
+                Within::Code if ch == '/' && next == Some('/') => {
+                    r.comments.push((n + 1, c[i + 2..].iter().collect()));
                     break;
                 }
-                None => code.push(c),
+                Within::Code if ch == '/' && next == Some('*') => {
+                    within = Within::Block(1);
+                    comment = Some(String::new());
+                    i += 1;
+                }
+                Within::Code if ch == '"' => {
+                    // `r#"…"#`, `br"…"`: the `#`s before the quote close it too.
+                    let hashes = r.code.chars().rev().take_while(|&x| x == '#').count();
+                    let mut before = r.code.chars().rev().skip(hashes);
+                    let raw = before.next() == Some('r')
+                        && before
+                            .next()
+                            .is_none_or(|x| x == 'b' || !(x.is_alphanumeric() || x == '_'));
+                    within = Within::Str(raw.then_some(hashes));
+                }
+                // A character literal (`'"'`, `'\''`), not a lifetime (`'a`).
+                Within::Code if ch == '\'' && next == Some('\\') => {
+                    let rest = c.get(i + 3..).unwrap_or_default();
+                    let close = rest.iter().position(|&x| x == '\'');
+                    i += close.map_or(1, |p| p + 3);
+                }
+                Within::Code if ch == '\'' && c.get(i + 2) == Some(&'\'') => i += 2,
+                Within::Code => r.code.push(ch),
             }
-            prev = c;
+            i += 1;
         }
-        strings.extend(cur);
-        code.push('\n');
+        match within {
+            Within::Code => r.code.push('\n'),
+            Within::Str(_) => s.push('\n'),
+            Within::Block(_) => {}
+        }
+        r.comments.extend(comment.map(|text| (n + 1, text)));
     }
-    (code, strings)
+    r
 }
 
 /// The text with comments and string literals blanked and the test modules cut.
 fn code_of(text: &str) -> String {
-    read_code(text).0
+    read_code(text).code
 }
 
 /// Modules named by `crate::x` paths and `use crate::{x, y::..}` groups.
@@ -228,7 +302,14 @@ fn the_reader_sees_imports_and_skips_text() {
 
 /// The string literals of a file's code, test modules and comments left out.
 fn strings_of(text: &str) -> Vec<String> {
-    read_code(text).1
+    read_code(text).strings
+}
+
+/// `MA` and three digits: a rule code (`MA001`, `MA900`).
+fn spells_a_rule_code(s: &str) -> bool {
+    s.as_bytes()
+        .windows(5)
+        .any(|w| w.starts_with(b"MA") && w[2..].iter().all(u8::is_ascii_digit))
 }
 
 /// Rule codes are the rules' own (issue 16): the checklist, the guarantee and the
@@ -239,11 +320,7 @@ fn rule_codes_are_spelled_only_in_the_rules() {
     let mut spelled = Vec::new();
     for (rel, text) in sources_outside_rules() {
         for s in strings_of(&text) {
-            let b = s.as_bytes();
-            let code = b
-                .windows(5)
-                .any(|w| w.starts_with(b"MA") && w[2..].iter().all(u8::is_ascii_digit));
-            if code {
+            if spells_a_rule_code(&s) {
                 spelled.push(format!("{}: \"{s}\"", rel.display()));
             }
         }
@@ -253,6 +330,56 @@ fn rule_codes_are_spelled_only_in_the_rules() {
         "rule codes spelled outside src/rules/:\n{}",
         spelled.join("\n")
     );
+}
+
+/// Comments and doc comments outside `src/rules/` name what a rule is about (an ack
+/// after a failure, the dedup window against the replay window), not its code; an
+/// example of an output format shows a placeholder (`error[MA0NN]`). Test code may
+/// name codes.
+#[test]
+fn comments_name_no_rule_codes_outside_the_rules() {
+    let mut named = Vec::new();
+    for (rel, text) in sources_outside_rules() {
+        for (line, comment) in read_code(&text).comments {
+            if spells_a_rule_code(&comment) {
+                let source = text.lines().nth(line - 1).unwrap_or_default().trim();
+                named.push(format!("src/{}:{line}: {source}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "rule codes named in comments outside src/rules/:\n{}",
+        named.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_sees_comments_and_strings() {
+    let r = read_code(
+        "//! MA001 in a module doc\n\
+         let s = \"// not a comment\"; // after code\n\
+         let q = '\"'; let t = r#\"a \"quoted\" /* word\"#; /* one */ f();\n\
+         /* two,\n   nested /* three */ MA012 */ let u = \"x\n// y\";\n\
+         fn f<'a>(x: &'a str) -> char { '\\'' } // MA014\n\
+         #[cfg(test)]\nmod tests { // MA002\n}\n",
+    );
+    let lines: Vec<usize> = r.comments.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [1, 2, 3, 4, 5, 7]);
+    assert_eq!(r.comments[1].1, " after code");
+    assert_eq!(r.comments[4].1, "   nested /* three */ MA012 ");
+    assert_eq!(
+        r.strings,
+        ["// not a comment", "a \"quoted\" /* word", "x\n// y"]
+    );
+    let named: Vec<usize> = r
+        .comments
+        .iter()
+        .filter(|(_, c)| spells_a_rule_code(c))
+        .map(|(l, _)| *l)
+        .collect();
+    assert_eq!(named, [1, 5, 7]);
+    assert!(r.code.contains("f();") && !r.code.contains("one"));
 }
 
 /// Every name the packs define: crate and module names, type names, and the names

@@ -128,7 +128,8 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             FileKind::Yaml => {
                 *out.skipped.entry("no_relevant_tokens".into()).or_default() += 1;
             }
-            // Schemas and migrations: which tables have a unique business key (MA011).
+            // Schemas and migrations: which tables have a unique business key
+            // (non-idempotent effects).
             FileKind::Sql => {
                 let keyed = crate::frontend::rust::sql::unique_keyed_tables(&f.text);
                 unique_tables.extend(keyed);
@@ -354,7 +355,8 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         out.errors.extend(r.errors);
         config_clients.extend(r.clients);
     }
-    // Unknown topics link YAML clients within their directory (SPEC §2, MA004).
+    // Unknown topics link YAML clients within their directory (SPEC §2,
+    // read_committed for transactional topics).
     clients.extend(
         config_clients
             .iter()
@@ -438,12 +440,14 @@ impl Drop for Tick<'_> {
 }
 
 struct CrateResult {
-    /// The crate's key and its dedup retention facts (MA012).
+    /// The crate's key and its dedup retention facts (the dedup window against the
+    /// replay window).
     key: String,
     retention: crate::ir::RetentionFacts,
     findings: Vec<Finding>,
     inventory: inventory::Inventory,
-    /// Kafka clients, for linking consumers and producers across the tree (MA004).
+    /// Kafka clients, for linking consumers and producers across the tree
+    /// (read_committed for transactional topics).
     clients: Vec<(String, crate::ir::KafkaClient)>,
     errors: Vec<InputError>,
     analyzed: usize,

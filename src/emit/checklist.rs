@@ -686,7 +686,7 @@ fn producer(out: &mut String, p: &Producer) {
     );
 }
 
-/// `**Findings:** 3 MA001 ack-before-commit, 1 MA003 … (5 in total).`
+/// `**Findings:** 3 MA0NN rule-name, 1 MA0NN other-rule … (5 in total).`
 fn summary(report: &Report) -> String {
     let mut by: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for f in &report.findings {

@@ -2,7 +2,7 @@
 //! into annotations on the pull request's diff.
 //!
 //! One line per finding:
-//! `::error file=PATH,line=L,col=C,endLine=EL,endColumn=EC,title=MA001 ack-before-commit::MESSAGE`
+//! `::error file=PATH,line=L,col=C,endLine=EL,endColumn=EC,title=MA0NN rule-name::MESSAGE`
 //! (`::warning` for warnings). The message is followed, on further lines of the
 //! same annotation, by the related places, the failure window and the help.
 //! Input errors are `::error file=PATH,line=L,col=C::MESSAGE`, without the

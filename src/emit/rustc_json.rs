@@ -159,7 +159,7 @@ fn span<'a>(
     })
 }
 
-/// `error[MA001]: message`, the location and the children, as rustc's short
+/// `error[MA0NN]: message`, the location and the children, as rustc's short
 /// human rendering, with the analyzed tree's text escaped ([`text`]).
 fn rendered(
     level: &str,

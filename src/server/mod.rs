@@ -50,7 +50,7 @@ use convert::Encoding;
 /// `initializationOptions`).
 #[derive(Clone, Debug, Default)]
 pub struct ServerOptions {
-    /// A directory to write each rule's documentation to (`MA001.md`, the text of
+    /// A directory to write each rule's documentation to (`MA0NN.md`, the text of
     /// `msgaudit explain`), linked from each diagnostic's code; `None`: no link
     /// unless the client gives `rulesUrl`.
     pub docs_dir: Option<PathBuf>,
@@ -353,7 +353,7 @@ fn capabilities(encoding: Encoding) -> lsp::ServerCapabilities {
     }
 }
 
-/// Writes `MA001.md` … for every rule into `dir` (unless already there with the same
+/// Writes `MA0NN.md` … for every rule into `dir` (unless already there with the same
 /// text); `Some(dir)` when they are all there.
 fn write_rule_docs(dir: &Path) -> Option<PathBuf> {
     std::fs::create_dir_all(dir).ok()?;
@@ -907,9 +907,9 @@ impl Server {
 }
 
 impl Server {
-    /// "Remove the unused suppression" for an MA900 finding on a comment that names
-    /// one rule (of a comment naming several, only the user knows which to keep):
-    /// its whole line when the comment is alone on it, else the comment and the
+    /// "Remove the unused suppression" for an unused-suppression finding on a comment
+    /// that names one rule (of a comment naming several, only the user knows which to
+    /// keep): its whole line when the comment is alone on it, else the comment and the
     /// spaces before it.
     fn remove_suppression(
         &self,

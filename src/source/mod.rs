@@ -85,7 +85,8 @@ pub struct SourceFile {
     /// own, keyed by its file or directory (SPEC §3: a crate is a Cargo target).
     pub crate_key: String,
     /// The package the file belongs to: the directory of the nearest `Cargo.toml` (the
-    /// file's own path when there is none). Kafka clients link within a package (MA004).
+    /// file's own path when there is none). Kafka clients link within a package
+    /// (read_committed for transactional topics).
     pub package_key: String,
 }
 

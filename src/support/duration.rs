@@ -1,8 +1,8 @@
-//! Durations in the spellings configuration and SQL use (MA012): `7d`, `168h`,
-//! `1h30m`, `P7D`, `PT48H`, `'7 days'`, `1 week`, `2 days 12 hours`, `-2 days`
-//! (SQLite modifiers), `00:30:00`, and bare numbers in a unit the context gives
-//! (`retention.ms: 604800000`). Values are milliseconds; [`UNLIMITED`] stands for
-//! "kept forever" (`retention.ms: -1`).
+//! Durations in the spellings configuration and SQL use (dedup retention, replay
+//! windows): `7d`, `168h`, `1h30m`, `P7D`, `PT48H`, `'7 days'`, `1 week`,
+//! `2 days 12 hours`, `-2 days` (SQLite modifiers), `00:30:00`, and bare numbers in a
+//! unit the context gives (`retention.ms: 604800000`). Values are milliseconds;
+//! [`UNLIMITED`] stands for "kept forever" (`retention.ms: -1`).
 
 pub const SECOND: u64 = 1_000;
 pub const MINUTE: u64 = 60 * SECOND;

@@ -380,7 +380,7 @@ struct Lowerer<'a, 'b> {
     unused_calls: HashSet<Loc>,
     bound_calls: Vec<(ValueId, Loc)>,
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
-    /// retried step sends (MA002), by the scope they belong to.
+    /// retried step sends (a fresh id per attempt), by the scope they belong to.
     retry_scopes: Vec<(u32, Loc, String)>,
     /// Every retry scope lowered (not consume loops), for the review checklist.
     retries_seen: Vec<(Loc, String)>,

@@ -45,7 +45,7 @@ pub struct FnSig {
     pub module: Vec<String>,
     pub ret: TypeInfo,
     /// The function makes a fresh id (`Uuid::new_v4()`) and returns a value: where,
-    /// and the call as written (MA002 follows ids minted in helpers).
+    /// and the call as written (fresh ids per attempt are followed into helpers).
     pub returns_fresh: Option<(crate::ir::Loc, String)>,
     /// The string the function returns, when the code fixes it (SQL held by an
     /// accessor or a constant).
@@ -85,7 +85,8 @@ pub struct CrateOutput {
     /// The files lowered (their models are in `krate`).
     pub lowered: Vec<String>,
     pub skipped_tests: usize,
-    /// Dedup retention, topic retention and subscriptions (MA012).
+    /// Dedup retention, topic retention and subscriptions (the dedup window against the
+    /// replay window).
     pub retention: crate::ir::RetentionFacts,
     /// The crate-wide facts lowering used (types, fields, signatures).
     pub index: Arc<CrateIndex>,

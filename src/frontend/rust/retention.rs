@@ -1,4 +1,5 @@
-//! Dedup retention facts of a crate (MA012), from its syntax trees:
+//! Dedup retention facts of a crate (the dedup window against the replay window), from
+//! its syntax trees:
 //!
 //! - cleanup statements on dedup tables: `DELETE FROM processed_events WHERE
 //!   processed_at < now() - interval '2 days'` (also `INTERVAL 2 DAY`, SQLite

@@ -56,9 +56,9 @@ fn facts_of(sql: &str, complete: bool) -> SqlFacts {
 
 /// Tables that a schema (migrations, `schema.sql`) gives a unique business key: a
 /// `UNIQUE` column or constraint, a `CREATE UNIQUE INDEX`, a primary key of several
-/// columns, or one of a single column that the database does not generate (no
-/// `SERIAL`, identity, `AUTOINCREMENT` or default). An insert into such a table is
-/// refused when repeated, not applied twice (MA011). Statements that do not parse
+/// columns, or one of a single column that the database does not generate (no `SERIAL`,
+/// identity, `AUTOINCREMENT` or default). An insert into such a table is refused when
+/// repeated, not applied twice (non-idempotent effects). Statements that do not parse
 /// (or are longer than [`MAX_SQL_BYTES`]) are skipped one by one.
 pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
     use sqlparser::ast::{ColumnOption, TableConstraint};
@@ -203,7 +203,8 @@ fn statement(s: &Statement) -> SqlFacts {
                 _ => true,
             });
             // `ON CONFLICT (k) DO UPDATE SET n = t.n + 1` (or MySQL's `ON DUPLICATE KEY
-            // UPDATE n = n + 1`): a redelivered row counts twice (SPEC §2, MA011).
+            // UPDATE n = n + 1`): a redelivered row counts twice (SPEC §2,
+            // non-idempotent effects).
             let update = match &i.on {
                 Some(OnInsert::OnConflict(c)) => match &c.action {
                     OnConflictAction::DoUpdate(u) => u.assignments.as_slice(),

@@ -38,9 +38,10 @@ use tree::{Entry, Node, Value};
 pub struct Lowered {
     pub clients: Vec<ConfigClient>,
     pub errors: Vec<InputError>,
-    /// Topic retention and declared replay windows (MA012).
+    /// Topic retention and declared replay windows (what dedup retention must cover).
     pub windows: Vec<crate::ir::ReplayWindow>,
-    /// Stages of a msgaudit pipeline description (MA012).
+    /// Stages of a msgaudit pipeline description (their replay windows and dedup
+    /// retention).
     pub stages: Vec<crate::ir::PipelineStage>,
 }
 
@@ -95,7 +96,7 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
     strimzi::apply_worker_defaults(&docs, &mut ctx);
     // After the defaults, which pair the file's connectors with its clients in order.
     strimzi::worker_producers(&docs, &mut ctx);
-    // MA012: replay windows and the pipeline description.
+    // Dedup retention against replay: replay windows and the pipeline description.
     let mut description = pipeline::Description::default();
     for doc in &docs {
         topics::lower(doc, &ctx.path, &mut out.windows);

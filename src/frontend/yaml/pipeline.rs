@@ -1,7 +1,7 @@
-//! msgaudit's own pipeline description: what a pipeline's stages consume, how far
-//! back their sources can replay, and how long their dedup stores keep records
-//! (MA012). It is a file named `msgaudit-pipeline.yml` (or `.yaml`), or the
-//! top-level `msgaudit:` key of any YAML document:
+//! msgaudit's own pipeline description: what a pipeline's stages consume, how far back
+//! their sources can replay, and how long their dedup stores keep records (the dedup
+//! window against the replay window). It is a file named `msgaudit-pipeline.yml` (or
+//! `.yaml`), or the top-level `msgaudit:` key of any YAML document:
 //!
 //! ```yaml
 //! version: 1

@@ -1,4 +1,4 @@
-//! Topic retention stated in YAML (MA012's replay windows):
+//! Topic retention stated in YAML (the replay windows that dedup retention must cover):
 //!
 //! - Strimzi `KafkaTopic`: `spec.config.retention.ms` of the topic `spec.topicName`
 //!   (or `metadata.name`);

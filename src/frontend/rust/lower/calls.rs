@@ -22,7 +22,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let before = out.len();
         let recv = self.expr(&mc.receiver, out);
         // `op.await.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(|e| …)`: the
-        // operation's error becomes a value and the code goes on (MA014).
+        // operation's error becomes a value and the code goes on (an ack after a
+        // failure).
         if out.len() > before
             && matches!(
                 mc.method.to_string().as_str(),

@@ -5,7 +5,8 @@ use super::*;
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// A loop; a retry loop (one that re-runs a failing step: its text names attempts,
-    /// retries or backoff and it handles an error) is a retry scope for MA002.
+    /// retries or backoff and it handles an error) is a retry scope (for fresh ids per
+    /// attempt).
     pub(super) fn loop_expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
         let retry = self.is_retry_loop(e);
         if retry {

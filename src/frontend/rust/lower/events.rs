@@ -70,7 +70,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             }
                         }
                         // `conn.transaction(|c| …)` whose body never uses `c`: the
-                        // writes go elsewhere (MA013).
+                        // writes go elsewhere (a discarded transaction).
                         if let Some(Node::Closure {
                             body,
                             param: Some(p),
@@ -206,7 +206,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
         };
         // `SET signaling:cleanup_lock id NX EX 4`: a lock or a lease, not a claim nor
-        // a business change (SPEC §2, MA006).
+        // a business change (SPEC §2, dual writes).
         let bound: Vec<&str> = mentions
             .iter()
             .filter_map(|m| self.values[*m as usize].text.as_deref())
@@ -229,7 +229,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         // `SET key value EX 60` (no NX): a value that expires, a cache entry like
-        // `set_ex`, not a business change (SPEC §2, MA006).
+        // `set_ex`, not a business change (SPEC §2, dual writes).
         if b.sql.as_ref().is_some_and(|s| s.verb == "SET")
             && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
         {

@@ -58,7 +58,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 );
                 if failed_here {
                     let commit = out.pop().unwrap_or(Node::Seq(vec![]));
-                    // The error edge says what failed (MA014), except for an ack.
+                    // The error edge says what failed, except for an ack (for acks
+                    // after a failure).
                     let exit = Node::Exit(ExitKind::Return { err: Some(true) });
                     let err = match &commit {
                         Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => {
@@ -157,8 +158,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 };
                 // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
                 let bound = self.bound_outcome(&m.expr, out);
-                // The arms that take every error handle it and go on (MA014): `Err(e)`
-                // (not `Err(e) if …`, nor one error variant), or `_` beside an `Ok` arm.
+                // The arms that take every error handle it and go on (an ack after a
+                // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
+                // beside an `Ok` arm.
                 let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
                     || (bound && ends_in_fallible(out));
                 if fallible && kinds.contains(&Some(true)) {

@@ -1,6 +1,6 @@
 //! How a call's outcome is matched and how an error is handled, as the lowering
 //! reads it: `Ok`/`Err` patterns, `is_ok`/`is_err` tests, arms that take every
-//! error or hide it, and what ends in a panic or a propagation (MA014).
+//! error or hide it, and what ends in a panic or a propagation (acks after a failure).
 
 use super::*;
 
@@ -32,9 +32,9 @@ pub(super) fn is_call_chain(e: &Expr) -> bool {
     matches!(e, Expr::Call(_) | Expr::MethodCall(_))
 }
 
-/// The nodes end with an operation whose failure MA014 follows: a write, a commit, a
-/// publish, an external call, or a call into the crate (whose error returns say what
-/// failed in it).
+/// The nodes end with an operation whose failure is followed (for acks after a
+/// failure): a write, a commit, a publish, an external call, or a call into the crate
+/// (whose error returns say what failed in it).
 /// Closures with no events after it (`.map_err(|e| …)`, `.and_then(|r|
 /// r.error_for_status())`) leave its result as it is.
 pub(super) fn ends_in_fallible(nodes: &[Node]) -> bool {
