@@ -614,7 +614,7 @@ impl Selection {
         if self.ignore.contains(&meta.code) {
             return false;
         }
-        meta.code == crate::rules::MA900.code
+        meta.code == crate::rules::UNUSED_SUPPRESSION.code
             || self.select.is_empty()
             || self.select.contains(&meta.code)
     }

@@ -138,7 +138,10 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     });
     // Unused-suppression findings are made by `suppress::apply`: give them their
     // configured level too.
-    for f in findings.iter_mut().filter(|f| f.code == rules::MA900.code) {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.code == rules::UNUSED_SUPPRESSION.code)
+    {
         if let Some(sev) = config.level_for(f.code, &f.path) {
             f.severity = sev;
         }

@@ -49,7 +49,7 @@ enum Command {
     Check(CheckArgs),
     /// Print a rule's full explanation, with a bad and a fixed example.
     Explain {
-        /// Rule code (`MA0NN`) or name (`ack-before-commit`).
+        /// Rule code or name, as `msgaudit rules` lists them (`ack-before-commit`).
         rule: String,
     },
     /// List every rule with its code, name, default severity and summary.

@@ -10,7 +10,7 @@
 
 use crate::diagnostic::{Finding, Severity, Span};
 use crate::frontend::rust::lex::{Kind, Lexer};
-use crate::rules::MA900;
+use crate::rules::UNUSED_SUPPRESSION;
 use crate::source::{FileKind, SourceFile};
 use crate::support::lines::line_col;
 
@@ -127,13 +127,13 @@ pub fn scan(text: &str, kind: FileKind) -> Vec<Suppression> {
 
 fn unused(file: &SourceFile, s: &Suppression, message: String) -> Finding {
     Finding {
-        code: MA900.code,
-        name: MA900.name,
+        code: UNUSED_SUPPRESSION.code,
+        name: UNUSED_SUPPRESSION.name,
         severity: Severity::Warning,
         path: file.path.clone(),
         span: s.span,
         message,
-        boundary: MA900.boundary.to_string(),
+        boundary: UNUSED_SUPPRESSION.boundary.to_string(),
         window: "a stale suppression hides the next real defect written on this line".to_string(),
         labels: Vec::new(),
         help: "remove the comment".to_string(),
@@ -159,7 +159,7 @@ pub fn apply(
         }
         for s in scan(&file.text, file.kind) {
             let Some(code) = s.code else {
-                if active(MA900.code, &file.path) {
+                if active(UNUSED_SUPPRESSION.code, &file.path) {
                     stale.push(unused(
                         file,
                         &s,
@@ -178,7 +178,7 @@ pub fn apply(
                     used = true;
                 }
             }
-            if !used && active(code, &file.path) && active(MA900.code, &file.path) {
+            if !used && active(code, &file.path) && active(UNUSED_SUPPRESSION.code, &file.path) {
                 stale.push(unused(
                     file,
                     &s,

@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn explain_has_header() {
-        let text = explain(&crate::rules::MA900);
+        let text = explain(&crate::rules::UNUSED_SUPPRESSION);
         assert!(text.starts_with("MA900 unused-suppression (warning)\n\n## What it does"));
     }
 

@@ -69,7 +69,7 @@ macro_rules! declare_rule {
 pub(crate) use declare_rule;
 
 /// The unused-suppression diagnostic of SPEC §4.
-pub static MA900: RuleMeta = RuleMeta {
+pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     code: "MA900",
     name: "unused-suppression",
     default_severity: Severity::Warning,
@@ -99,7 +99,7 @@ pub static ALL: [&RuleMeta; 15] = [
     &ma012_dedup_retention_window::MA012,
     &ma013_discarded_transaction::MA013,
     &ma014_ack_on_failure::MA014,
-    &MA900,
+    &UNUSED_SUPPRESSION,
 ];
 
 /// Where two rules report the same primary location, the first of each pair wins and

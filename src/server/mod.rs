@@ -753,7 +753,7 @@ impl Server {
             source: Some("msgaudit".into()),
             message,
             related_information: (!related.is_empty()).then_some(related),
-            tags: (f.code == crate::rules::MA900.code)
+            tags: (f.code == crate::rules::UNUSED_SUPPRESSION.code)
                 .then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
             data: None,
         }
@@ -871,7 +871,7 @@ impl Server {
         let mut actions = Vec::new();
         let analyzed = self.source(&self.published.report, path.to_str().unwrap_or(""));
         for f in self.findings_at(uri, lines) {
-            if f.code == crate::rules::MA900.code {
+            if f.code == crate::rules::UNUSED_SUPPRESSION.code {
                 // Only where the buffer is still the text analyzed: the edit deletes by
                 // position.
                 if text == analyzed {
