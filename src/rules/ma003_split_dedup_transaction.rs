@@ -105,3 +105,44 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
         other_label: format!("the effect ({}) commits separately here", f.other.describe),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::flow::Durability::{Autocommit, Transaction, Unknown};
+
+    fn split(dedup: crate::analysis::flow::Durability, same: bool) -> PairFact {
+        super::super::pairs::fact(
+            Relation::DedupAndEffect {
+                dedup,
+                effect: Transaction,
+                same_transaction: same,
+                effect_guarded: false,
+                effect_to_outbox: false,
+                idle_transaction_open: false,
+            },
+            (3, 7),
+        )
+    }
+
+    #[test]
+    fn apart_only_where_both_commits_are_known_and_differ() {
+        let facts = Facts::default();
+        assert!(reports(&split(Autocommit, false), &facts));
+        assert!(reports(&split(Transaction, false), &facts));
+        assert!(!reports(&split(Transaction, true), &facts));
+        // A dedup record written into a transaction a caller handed in.
+        assert!(!reports(&split(Unknown, false), &facts));
+        let mut guarded = split(Autocommit, false);
+        if let Relation::DedupAndEffect { effect_guarded, .. } = &mut guarded.relation {
+            *effect_guarded = true;
+        }
+        assert!(!reports(&guarded, &facts));
+        let findings = check(&Facts {
+            pairs: vec![split(Autocommit, false), split(Transaction, true)],
+            ..Facts::default()
+        });
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].span.line, 3);
+    }
+}

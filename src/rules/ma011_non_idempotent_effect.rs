@@ -97,3 +97,25 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
     }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dedup_record_on_the_path_covers_the_repeat() {
+        let facts = Facts::default();
+        let repeat = |dedup_on_path| {
+            super::super::pairs::fact(
+                Relation::RepeatableEffectBeforeAck { dedup_on_path },
+                (4, 9),
+            )
+        };
+        assert!(reports(&repeat(false), &facts));
+        assert!(!reports(&repeat(true), &facts));
+        assert!(!reports(
+            &super::super::pairs::fact(Relation::UntestedClaimBeforeEffect, (4, 9)),
+            &facts
+        ));
+    }
+}

@@ -209,6 +209,34 @@ mod tests {
     }
 
     #[test]
+    fn the_inventory_keeps_only_the_relations_a_rule_reports() {
+        use crate::analysis::flow::{Durability, Facts, Relation};
+        let dedup = |same_transaction| Relation::DedupAndEffect {
+            dedup: Durability::Transaction,
+            effect: Durability::Transaction,
+            same_transaction,
+            effect_guarded: false,
+            effect_to_outbox: false,
+            idle_transaction_open: false,
+        };
+        let mut facts = Facts {
+            pairs: vec![
+                pairs::fact(dedup(true), (3, 4)),
+                pairs::fact(dedup(false), (5, 6)),
+                pairs::fact(Relation::InBrokerTransaction, (7, 2)),
+            ],
+            ..Facts::default()
+        };
+        keep_reported(&mut facts);
+        let kept: Vec<u32> = facts
+            .pairs
+            .iter()
+            .map(|p| p.primary.loc.span.line)
+            .collect();
+        assert_eq!(kept, [5, 7]);
+    }
+
+    #[test]
     fn codes_and_names_are_unique_and_ordered() {
         for w in ALL.windows(2) {
             assert!(w[0].code < w[1].code);

@@ -105,3 +105,34 @@ pub fn report(
         })
         .collect()
 }
+
+/// A pair fact between two events at `lines`, for the rules' query tests.
+#[cfg(test)]
+pub fn fact(relation: crate::analysis::flow::Relation, lines: (u32, u32)) -> PairFact {
+    let ev = |line: u32| {
+        EvRef::new(crate::analysis::flow::EvData {
+            loc: Loc {
+                path: "src/h.rs".into(),
+                span: crate::diagnostic::Span {
+                    line,
+                    column: 5,
+                    end_line: line,
+                    end_column: 9,
+                    ..Default::default()
+                },
+            },
+            text: "sqlx::query".into(),
+            describe: "INSERT".into(),
+            phrase: "runs the INSERT".into(),
+            via: Vec::new(),
+            capped: false,
+        })
+    };
+    PairFact {
+        relation,
+        primary: ev(lines.0),
+        other: ev(lines.1),
+        related: Vec::new(),
+        entry: "handle".into(),
+    }
+}
