@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::apis::Role;
 use crate::apis::{self, Apis};
 use crate::diagnostic::{Concern, Consequence, Finding, Severity};
 use crate::ir::{
@@ -444,14 +443,6 @@ fn library_of(
     Some(libs.into_iter().collect::<Vec<_>>().join(" or "))
 }
 
-fn is_consumer_client(c: &KafkaClient) -> bool {
-    match c.role.as_deref().and_then(Role::of) {
-        Some(Role::KafkaConsumer) => true,
-        Some(Role::KafkaProducer) => false,
-        _ => c.prop("group.id").is_some(),
-    }
-}
-
 /// Whether a Kafka consumer configuration auto-commits (SPEC §2, the client's defaults).
 fn auto_commit(c: &KafkaClient, stores_offsets: bool) -> Option<AutoAck> {
     if c.dynamic || c.framework {
@@ -665,7 +656,10 @@ fn consumer(
     });
     let kafka = c.broker == Some(apis::Broker::Kafka);
     if kafka {
-        for k in kafka_clients.iter().filter(|k| is_consumer_client(k)) {
+        for k in kafka_clients
+            .iter()
+            .filter(|k| super::kafka_clients::is_consumer(k))
+        {
             c.locs.insert(key(&k.new_loc));
             c.locs.extend(k.props.iter().map(|p| key(&p.loc)));
             c.auto_ack.extend(auto_commit(k, stores_offsets));
@@ -767,7 +761,7 @@ fn producer(
     if p.broker == Some(apis::Broker::Kafka) {
         p.clients = kafka_clients
             .iter()
-            .filter(|k| !is_consumer_client(k))
+            .filter(|k| super::kafka_clients::is_producer(k))
             .map(|k| (*k).clone())
             .collect();
     }
@@ -803,371 +797,8 @@ fn producer(
     p
 }
 
-// ---- guarantee inference ----
-
-/// The delivery guarantee a consumer provides (SPEC §6, MODEL §6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Guarantee {
-    /// Some path records progress before the effect commits (an ack before the
-    /// commit, auto-ack), or acknowledges a message whose effect failed.
-    AtMostOnce,
-    /// Progress follows the effect: a crash in between redelivers the message.
-    AtLeastOnce,
-    /// At-least-once, and every effect is idempotent or gated by a dedup claim in its
-    /// transaction (or offsets and output commit in one Kafka transaction).
-    EffectivelyOnce,
-    /// The analysis does not see enough (no ack, no effect) to say.
-    Unknown,
-}
-
-impl Guarantee {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Guarantee::AtMostOnce => "at-most-once",
-            Guarantee::AtLeastOnce => "at-least-once",
-            Guarantee::EffectivelyOnce => "effectively-once",
-            Guarantee::Unknown => "unknown",
-        }
-    }
-}
-
-/// The guarantee with why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Inference {
-    pub guarantee: Guarantee,
-    /// Sentences, each with the location it is about (emitters add the link).
-    pub reasons: Vec<(String, Option<Loc>)>,
-    /// The findings that decide it.
-    pub deciding: Vec<FindingRef>,
-}
-
-/// A dedup record is written, its claim is tested, and it commits with the effect.
-pub fn dedup_gates(c: &Consumer) -> bool {
-    !c.dedup.is_empty()
-        && !c.pairs.iter().any(|p| {
-            matches!(
-                p.relation,
-                Relation::DedupAndEffect { .. } | Relation::UntestedClaimBeforeEffect
-            )
-        })
-        && !c.findings.iter().any(|f| f.concern == Concern::DedupRecord)
-}
-
-/// Whether every effect is covered: idempotent by shape, or a DB write gated by a
-/// dedup claim that commits with it.
-fn uncovered(c: &Consumer) -> Vec<&Effect> {
-    let gated = dedup_gates(c);
-    let kafka_tx = c.offsets_in_tx.is_some();
-    c.effects
-        .iter()
-        .filter(|e| {
-            let covered = e.idempotent == Some(true)
-                || (gated && e.class == EffectClass::Write && !e.autocommit)
-                || (kafka_tx && e.class == EffectClass::Publish);
-            !covered
-        })
-        .collect()
-}
-
-pub fn infer(c: &Consumer) -> Inference {
-    let pick = |consequence: Consequence| -> Vec<FindingRef> {
-        c.findings
-            .iter()
-            .filter(|f| f.consequence == consequence)
-            .cloned()
-            .collect()
-    };
-    let mut reasons = Vec::new();
-    // At-most-once: progress before the effect, on some path, or not tied to it at all.
-    let loses = pick(Consequence::Loss);
-    if !c.ack_before_effect.is_empty() || !c.auto_ack.is_empty() || !loses.is_empty() {
-        let mut seen = BTreeSet::new();
-        for a in &c.ack_before_effect {
-            if seen.insert((a.ack.loc.clone(), a.effect.loc.clone())) {
-                reasons.push((
-                    format!(
-                        "`{}` ({}) runs before `{}` ({}) is applied",
-                        a.ack.text, a.ack.describe, a.effect.text, a.effect.describe
-                    ),
-                    Some(a.ack.loc.clone()),
-                ));
-            }
-        }
-        for a in &c.auto_ack {
-            reasons.push((
-                format!("{} acknowledges independently of processing", a.what),
-                Some(a.loc.clone()),
-            ));
-        }
-        for f in loses.iter().filter(|f| f.concern == Concern::AckOnFailure) {
-            reasons.push((
-                format!(
-                    "on failure, the message is acknowledged anyway ({}:{})",
-                    f.path, f.line
-                ),
-                None,
-            ));
-        }
-        return Inference {
-            guarantee: Guarantee::AtMostOnce,
-            reasons,
-            deciding: loses,
-        };
-    }
-    if c.effects.is_empty() && c.dedup.is_empty() {
-        return Inference {
-            guarantee: Guarantee::Unknown,
-            reasons: vec![(
-                "no effect is reached from this consumer in the analyzed code".into(),
-                None,
-            )],
-            deciding: Vec::new(),
-        };
-    }
-    if c.acks.is_empty() && c.offsets_in_tx.is_none() {
-        return Inference {
-            guarantee: Guarantee::Unknown,
-            reasons: vec![(
-                "no ack or offset commit is reached: progress is recorded outside the analyzed code"
-                    .into(),
-                None,
-            )],
-            deciding: Vec::new(),
-        };
-    }
-    reasons.push(("every path records progress after its effects".into(), None));
-    let dup = pick(Consequence::Duplicate);
-    // The relations the inventory holds are those a rule reports (`Facts` as the
-    // driver hands them over): each is a defect of the path.
-    let blocking_pairs = !c.pairs.is_empty();
-    let open = uncovered(c);
-    for e in &open {
-        let why = match (e.class, e.idempotent) {
-            (_, Some(false)) => "is not idempotent",
-            (EffectClass::Publish, _) => "re-publishes on redelivery",
-            _ => "has no idempotency the analysis can see",
-        };
-        reasons.push((
-            format!("`{}` ({}) {why}", e.site.text, e.site.describe),
-            Some(e.site.loc.clone()),
-        ));
-    }
-    for x in &c.fresh_ids {
-        reasons.push((
-            format!("`{}` mints a new id for each attempt", x.idgen_text),
-            Some(x.idgen.clone()),
-        ));
-    }
-    let effectively =
-        dup.is_empty() && !blocking_pairs && open.is_empty() && c.fresh_ids.is_empty();
-    if effectively {
-        let why = if c.offsets_in_tx.is_some() {
-            "offsets and output commit in one Kafka transaction"
-        } else if c.dedup.is_empty() {
-            "every effect is idempotent"
-        } else {
-            "every effect is idempotent or gated by a dedup claim in its transaction"
-        };
-        reasons.push((why.into(), None));
-    }
-    Inference {
-        guarantee: if effectively {
-            Guarantee::EffectivelyOnce
-        } else {
-            Guarantee::AtLeastOnce
-        },
-        reasons,
-        deciding: dup,
-    }
-}
-
-/// Producer settings by key, for the checklist: the last value set.
-pub fn producer_settings(p: &Producer) -> BTreeMap<String, (Option<String>, Loc)> {
-    let mut out = BTreeMap::new();
-    for c in &p.clients {
-        for prop in &c.props {
-            out.insert(prop.key.clone(), (prop.value.clone(), prop.loc.clone()));
-        }
-    }
-    out
-}
+mod infer;
+pub use infer::{dedup_gates, infer, producer_settings, Guarantee, Inference};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::flow::{Durability, EvRef};
-    use crate::diagnostic::Span;
-
-    fn loc(line: u32) -> Loc {
-        Loc {
-            path: "src/c.rs".into(),
-            span: Span {
-                line,
-                column: 5,
-                end_line: line,
-                end_column: 9,
-                ..Span::default()
-            },
-        }
-    }
-
-    fn s(line: u32, text: &str, describe: &str) -> Site {
-        Site {
-            loc: loc(line),
-            text: text.into(),
-            describe: describe.into(),
-        }
-    }
-
-    fn evref(line: u32, text: &str) -> EvRef {
-        EvRef::new(crate::analysis::flow::EvData {
-            loc: loc(line),
-            text: text.into(),
-            describe: text.into(),
-            phrase: text.into(),
-            via: Vec::new(),
-            capped: false,
-        })
-    }
-
-    fn write(line: u32, idempotent: Option<bool>, autocommit: bool) -> Effect {
-        Effect {
-            site: s(line, "sqlx::query", "INSERT into `orders`"),
-            class: EffectClass::Write,
-            tables: vec!["orders".into()],
-            idempotent,
-            autocommit,
-        }
-    }
-
-    fn base() -> Consumer {
-        Consumer {
-            name: "handle".into(),
-            receives: vec![s(1, "consumer.recv", "message received")],
-            acks: vec![s(9, "consumer.commit_message", "offset committed")],
-            effects: vec![write(5, Some(false), false)],
-            ..Consumer::default()
-        }
-    }
-
-    fn finding(code: &'static str) -> FindingRef {
-        let rule = crate::rules::lookup(code).unwrap();
-        FindingRef {
-            path: "src/c.rs".into(),
-            line: 9,
-            column: 5,
-            code,
-            name: "x",
-            severity: Severity::Error,
-            message: String::new(),
-            concern: rule.concern,
-            consequence: rule.consequence,
-        }
-    }
-
-    #[test]
-    fn ack_before_effect_is_at_most_once() {
-        let mut c = base();
-        c.ack_before_effect.push(AckBeforeEffect {
-            ack: evref(3, "consumer.commit_message"),
-            effect: evref(5, "sqlx::query"),
-            kind: crate::analysis::flow::EffectKind::Immediate,
-            entry: "handle".into(),
-        });
-        c.findings.push(finding("MA001"));
-        let inf = infer(&c);
-        assert_eq!(inf.guarantee, Guarantee::AtMostOnce);
-        assert_eq!(inf.deciding.len(), 1);
-        assert_eq!(inf.deciding[0].code, "MA001");
-    }
-
-    #[test]
-    fn auto_ack_is_at_most_once() {
-        let mut c = base();
-        c.auto_ack.push(AutoAck {
-            what: "`no_ack: true`".into(),
-            loc: loc(2),
-        });
-        assert_eq!(infer(&c).guarantee, Guarantee::AtMostOnce);
-    }
-
-    #[test]
-    fn ack_after_non_idempotent_effect_is_at_least_once() {
-        let mut c = base();
-        c.findings.push(finding("MA011"));
-        let inf = infer(&c);
-        assert_eq!(inf.guarantee, Guarantee::AtLeastOnce);
-        assert_eq!(inf.deciding[0].code, "MA011");
-    }
-
-    #[test]
-    fn idempotent_effects_are_effectively_once() {
-        let mut c = base();
-        c.effects = vec![write(5, Some(true), true)];
-        let inf = infer(&c);
-        assert_eq!(inf.guarantee, Guarantee::EffectivelyOnce);
-        assert!(inf.deciding.is_empty());
-    }
-
-    #[test]
-    fn dedup_claim_in_the_same_transaction_is_effectively_once() {
-        let mut c = base();
-        c.dedup = vec![write(4, Some(true), false)];
-        assert_eq!(infer(&c).guarantee, Guarantee::EffectivelyOnce);
-        // ... but not when the claim commits apart from the effect.
-        c.pairs.push(PairFact {
-            relation: Relation::DedupAndEffect {
-                dedup: Durability::Transaction,
-                effect: Durability::Autocommit,
-                same_transaction: false,
-                effect_guarded: false,
-                effect_to_outbox: false,
-                idle_transaction_open: false,
-            },
-            primary: evref(4, "sqlx::query"),
-            other: evref(5, "sqlx::query"),
-            related: Vec::new(),
-            entry: "handle".into(),
-        });
-        assert_eq!(infer(&c).guarantee, Guarantee::AtLeastOnce);
-    }
-
-    #[test]
-    fn offsets_in_the_kafka_transaction_are_effectively_once() {
-        let mut c = base();
-        c.acks.clear();
-        c.effects = vec![Effect {
-            class: EffectClass::Publish,
-            idempotent: None,
-            ..write(6, None, false)
-        }];
-        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
-        c.offsets_in_tx = Some(s(7, "producer.send_offsets_to_transaction", "offsets"));
-        assert_eq!(infer(&c).guarantee, Guarantee::EffectivelyOnce);
-    }
-
-    #[test]
-    fn fresh_id_per_attempt_is_not_effectively_once() {
-        let mut c = base();
-        c.effects = vec![write(5, Some(true), false)];
-        c.fresh_ids.push(IdFlow {
-            idgen: loc(4),
-            idgen_text: "Uuid::new_v4".into(),
-            sink: loc(5),
-            sink_text: "sqlx::query".into(),
-            retry: None,
-            sink_call: None,
-        });
-        assert_eq!(infer(&c).guarantee, Guarantee::AtLeastOnce);
-    }
-
-    #[test]
-    fn no_effect_or_no_ack_is_unknown() {
-        let mut c = base();
-        c.effects.clear();
-        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
-        let mut c = base();
-        c.acks.clear();
-        assert_eq!(infer(&c).guarantee, Guarantee::Unknown);
-    }
-}
+mod tests;
