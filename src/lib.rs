@@ -55,9 +55,6 @@ pub struct Options {
     /// `--max-file-size`: files larger than this many bytes are input errors. Wins over
     /// the config's `max_file_size`; `None` and no config key: [`source::MAX_FILE_BYTES`].
     pub max_file_size: Option<u64>,
-    /// Find each reported file's Cargo package and target (`Report::cargo`), for the
-    /// `rustc-json` format: reads the `Cargo.toml` files above the files.
-    pub cargo_targets: bool,
     /// Texts that replace files on disk (canonical path -> text): an editor's unsaved
     /// buffers, for `msgaudit server`.
     pub overlay: std::sync::Arc<source::Overlay>,
@@ -113,6 +110,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let mut report = Report::default();
     report.summary.files = discovery.seen;
     report.summary.outside_deps = discovery.outside_deps.iter().cloned().collect();
+    report.summary.crates = discovery.crates;
+    report.summary.workspaces = discovery.workspaces;
     report.summary.skipped = discovery.skipped.clone();
     for (reason, n) in &output.skipped {
         *report.summary.skipped.entry(reason.clone()).or_default() += n;
@@ -173,13 +172,22 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         report.summary.outside_diff = Some(diffbase::filter(&mut report, changed));
     }
     report.finish();
-    if options.cargo_targets {
-        report.cargo = cargo_targets(&report, &discovery.files);
-    }
     report.inventory = output.inventory;
     report
         .inventory
         .attach(&report.findings, &rules::properties);
+    report.cargo = cargo_targets(&report, &discovery.files);
+    // A Rust file in a package of the tree (its manifest not above the PATH
+    // arguments: SPEC §3) is in the crate of its Cargo target.
+    report.crates = discovery
+        .files
+        .iter()
+        .filter(|f| f.kind == source::FileKind::Rust && f.package_key != f.path)
+        .filter_map(|f| {
+            let target = report.cargo.get(&f.path)?;
+            Some((f.path.clone(), target.name.clone()))
+        })
+        .collect();
     report.timings = Timings {
         setup: setup_done - start,
         discovery: discovery_done - setup_done,
@@ -205,8 +213,10 @@ fn cargo_targets(
     let named = report
         .findings
         .iter()
-        .map(|f| f.path.as_str())
-        .chain(report.errors.iter().map(|e| e.path.as_str()));
+        .flat_map(|f| std::iter::once(&f.path).chain(f.labels.iter().map(|l| &l.path)))
+        .map(String::as_str)
+        .chain(report.errors.iter().map(|e| e.path.as_str()))
+        .chain(report.inventory.places());
     let mut out = std::collections::BTreeMap::new();
     for path in named {
         if out.contains_key(path) {

@@ -285,7 +285,6 @@ fn check(args: CheckArgs) -> u8 {
         no_prefilter: args.no_prefilter,
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
-        cargo_targets: args.format == Format::RustcJson,
         hooks: msgaudit::support::DevHooks::from_env(),
         ..Options::default()
     };

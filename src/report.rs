@@ -24,6 +24,9 @@ pub struct Summary {
     /// Path dependencies outside the analyzed tree (not read), by the name the code
     /// imports them by: calls into them are calls into another crate (SPEC §3).
     pub outside_deps: Vec<String>,
+    /// Crates (Cargo targets, SPEC §3) and Cargo workspaces in the analyzed tree.
+    pub crates: usize,
+    pub workspaces: usize,
 }
 
 /// Where a `check` run spent its time (`--statistics`). Never part of any output
@@ -58,12 +61,23 @@ pub struct Report {
     pub bom: BTreeSet<String>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).
     pub inventory: crate::analysis::inventory::Inventory,
-    /// Display path -> the Cargo package and target of the file, for `rustc-json`
-    /// (filled only when [`crate::Options::cargo_targets`] asks for it).
+    /// Display path -> the Cargo package and target of each file a finding, a label
+    /// or an input error names (none for a file outside every package), for
+    /// `rustc-json`: the package rust-analyzer keys diagnostics by, wherever its
+    /// manifest is.
     pub cargo: BTreeMap<String, crate::source::cargo::CargoTarget>,
+    /// Display path -> the name of the crate (Cargo target, SPEC §3) a Rust file
+    /// named by a finding, a label or the inventory is in, when its package's
+    /// manifest is inside the analyzed tree.
+    pub crates: BTreeMap<String, String>,
 }
 
 impl Report {
+    /// The name of the crate (Cargo target) the file at display path `path` is in.
+    pub fn crate_of(&self, path: &str) -> Option<&str> {
+        self.crates.get(path).map(String::as_str)
+    }
+
     /// Sort findings and errors into the order SPEC §5 prescribes and fill the counts.
     pub fn finish(&mut self) {
         self.findings

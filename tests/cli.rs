@@ -736,3 +736,48 @@ fn path_dependencies_outside_the_paths_are_named() {
         "{text}"
     );
 }
+
+/// Findings and labels name the crate of their place, and the summary counts crates
+/// and workspaces (issue 18): a label in `storage` reached from `worker`. A member
+/// run counts one workspace only when its root is inside the PATH.
+#[test]
+fn places_name_their_crate_and_the_summary_counts_crates() {
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/workspaces/ws_bad_ack_before_store_in_sibling_crate");
+    let (_, root) = check_json(&ws, &["."]);
+    let finding = &root["findings"][0];
+    assert_eq!(finding["crate"], "worker", "{root}");
+    let crates: Vec<(&str, &str)> = finding["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["path"].as_str().unwrap(), l["crate"].as_str().unwrap()))
+        .collect();
+    assert!(
+        crates.contains(&("storage/src/lib.rs", "storage")),
+        "{crates:?}"
+    );
+    assert_eq!(root["summary"]["crates"], 2);
+    assert_eq!(root["summary"]["workspaces"], 1);
+    let (_, member) = check_json(&ws, &["worker"]);
+    assert_eq!(member["summary"]["crates"], 1);
+    assert_eq!(member["summary"]["workspaces"], 0);
+    // A file with no manifest inside the PATH names no crate.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "consumer.rs",
+        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
+         async fn run(c: StreamConsumer, pool: sqlx::PgPool) -> anyhow::Result<()> {\n\
+         \x20   loop {\n\
+         \x20       let m = c.recv().await?;\n\
+         \x20       c.commit_message(&m, CommitMode::Async)?;\n\
+         \x20       sqlx::query(\"INSERT INTO t (id) VALUES (1)\").execute(&pool).await?;\n\
+         \x20   }\n\
+         }\n",
+    );
+    let (_, lone) = check_json(dir.path(), &["."]);
+    assert_eq!(lone["findings"].as_array().unwrap().len(), 1, "{lone}");
+    assert!(lone["findings"][0].get("crate").is_none(), "{lone}");
+    assert_eq!(lone["summary"]["crates"], 1);
+}

@@ -119,6 +119,7 @@ fn report() -> Report {
     };
     for path in ["src/consumer.rs", "src/retry.rs", "src/broken.rs"] {
         r.cargo.insert(path.into(), target.clone());
+        r.crates.insert(path.into(), "svc".into());
     }
     r.summary.files = 5;
     r.summary.analyzed = 2;

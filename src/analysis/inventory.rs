@@ -149,6 +149,21 @@ fn key(loc: &Loc) -> (String, u32, u32) {
 }
 
 impl Inventory {
+    /// The files where consumers, their handlers and producers are defined.
+    pub fn places(&self) -> impl Iterator<Item = &str> {
+        let consumers = self.consumers.iter().flat_map(|c| {
+            c.loc
+                .iter()
+                .chain(c.handlers.iter().map(|(_, l)| l))
+                .map(|l| l.path.as_ref())
+        });
+        let producers = self
+            .producers
+            .iter()
+            .flat_map(|p| p.loc.iter().map(|l| l.path.as_ref()));
+        consumers.chain(producers)
+    }
+
     /// Merges the inventory of another crate and sorts.
     pub fn extend(&mut self, other: Inventory) {
         self.consumers.extend(other.consumers);

@@ -102,11 +102,11 @@ pub fn render(report: &Report) -> String {
     );
     for c in &inv.consumers {
         out.push('\n');
-        consumer(&mut out, c);
+        consumer(&mut out, c, report);
     }
     for p in &inv.producers {
         out.push('\n');
-        producer(&mut out, p);
+        producer(&mut out, p, report);
     }
     let elsewhere: Vec<String> = report
         .findings
@@ -153,7 +153,15 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn consumer(out: &mut String, c: &Consumer) {
+/// ` in crate `worker``, where the place is in a known crate (SPEC §3).
+fn in_crate(report: &Report, path: &str) -> String {
+    report
+        .crate_of(path)
+        .map(|k| format!(" in crate {}", code(k)))
+        .unwrap_or_default()
+}
+
+fn consumer(out: &mut String, c: &Consumer, report: &Report) {
     let inf = inventory::infer(c);
     let _ = writeln!(
         out,
@@ -162,8 +170,13 @@ fn consumer(out: &mut String, c: &Consumer) {
         inf.guarantee.as_str()
     );
     let mut facts = Vec::new();
+    let home = c
+        .loc
+        .as_ref()
+        .map(|l| l.path.as_ref())
+        .and_then(|p| report.crate_of(p));
     if let Some(l) = &c.loc {
-        facts.push(format!("defined at {}", at(l)));
+        facts.push(format!("defined at {}{}", at(l), in_crate(report, &l.path)));
     }
     if let Some(lib) = &c.library {
         facts.push(format!("library {}", code(lib)));
@@ -180,7 +193,12 @@ fn consumer(out: &mut String, c: &Consumer) {
             join(
                 &c.handlers
                     .iter()
-                    .map(|(n, l)| format!("{} {}", code(n), at(l)))
+                    .map(|(n, l)| {
+                        // A handler in another crate of the workspace says which.
+                        let other = report.crate_of(&l.path).filter(|k| Some(*k) != home);
+                        let krate = other.map(|k| format!(" (crate {})", code(k)));
+                        format!("{}{} {}", code(n), krate.unwrap_or_default(), at(l))
+                    })
                     .collect::<Vec<_>>()
             )
         ));
@@ -524,11 +542,11 @@ fn consumer(out: &mut String, c: &Consumer) {
     out.push('\n');
 }
 
-fn producer(out: &mut String, p: &Producer) {
+fn producer(out: &mut String, p: &Producer, report: &Report) {
     let _ = writeln!(out, "### Producer {}\n", code(&p.name));
     let mut facts = Vec::new();
     if let Some(l) = &p.loc {
-        facts.push(format!("defined at {}", at(l)));
+        facts.push(format!("defined at {}{}", at(l), in_crate(report, &l.path)));
     }
     if let Some(lib) = &p.library {
         facts.push(format!("library {}", code(lib)));

@@ -194,7 +194,7 @@ fn source_span(text: &str, line: u32, column: u32, end_line: u32, end_column: u3
     SourceSpan::new(start.into(), end - start)
 }
 
-fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding) -> (Diag<'a>, Vec<String>) {
+fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding, report: &Report) -> (Diag<'a>, Vec<String>) {
     let source = drawn.get(f.path.as_str()).map(|t| Named::new(&f.path, t));
     let mut notes = Vec::new();
     let mut labels = Vec::new();
@@ -229,13 +229,22 @@ fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding) -> (Diag<'a>, Vec<String>)
                     source_span(source.text, s.line, s.column, s.end_line, s.end_column),
                 ));
             }
-            _ => notes.push(format!(
-                "{}:{}:{}: {}",
-                text(&l.path),
-                l.span.line,
-                l.span.column,
-                text(&l.message)
-            )),
+            _ => {
+                // A place in another crate of the workspace says which.
+                let elsewhere = match (report.crate_of(&l.path), report.crate_of(&f.path)) {
+                    (Some(theirs), Some(mine)) if mine != theirs => {
+                        format!(" (in crate `{}`)", text(theirs))
+                    }
+                    _ => String::new(),
+                };
+                notes.push(format!(
+                    "{}:{}:{}: {}{elsewhere}",
+                    text(&l.path),
+                    l.span.line,
+                    l.span.column,
+                    text(&l.message)
+                ))
+            }
         }
     }
     if !f.window.is_empty() {
@@ -350,7 +359,7 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
     let drawn = drawn(report);
     let mut out = String::new();
     for f in &report.findings {
-        let (diag, notes) = finding_diag(&drawn, f);
+        let (diag, notes) = finding_diag(&drawn, f, report);
         // Writing into a String cannot fail.
         let _ = base.render_report(&mut out, &diag);
         if !notes.is_empty() {

@@ -30,6 +30,9 @@ pub struct JsonFinding<'a> {
     pub column: u32,
     pub end_line: u32,
     pub end_column: u32,
+    /// The crate (Cargo target) the place is in; none outside every package.
+    #[serde(rename = "crate", skip_serializing_if = "Option::is_none")]
+    pub krate: Option<&'a str>,
     pub message: &'a str,
     pub boundary: &'a str,
     pub window: &'a str,
@@ -43,6 +46,8 @@ pub struct JsonLabel<'a> {
     pub line: u32,
     pub column: u32,
     pub message: &'a str,
+    #[serde(rename = "crate", skip_serializing_if = "Option::is_none")]
+    pub krate: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -73,6 +78,8 @@ pub struct JsonSummary<'a> {
     /// calls into another crate); left out when there are none.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub outside_dependencies: &'a [String],
+    pub crates: usize,
+    pub workspaces: usize,
 }
 
 /// One entry of `msgaudit rules --format json`.
@@ -87,19 +94,21 @@ pub struct JsonRule<'a> {
     pub consequence: &'a str,
 }
 
-impl<'a> From<&'a Label> for JsonLabel<'a> {
-    fn from(l: &'a Label) -> Self {
+impl<'a> JsonLabel<'a> {
+    fn new(l: &'a Label, r: &'a Report) -> Self {
         JsonLabel {
             path: &l.path,
             line: l.span.line,
             column: l.span.column,
             message: &l.message,
+            krate: r.crate_of(&l.path),
         }
     }
 }
 
-impl<'a> From<&'a Finding> for JsonFinding<'a> {
-    fn from(f: &'a Finding) -> Self {
+impl<'a> JsonFinding<'a> {
+    /// The finding as JSON, with the crate of each place as `r` knows it.
+    pub fn new(f: &'a Finding, r: &'a Report) -> Self {
         JsonFinding {
             code: f.code,
             name: f.name,
@@ -110,9 +119,10 @@ impl<'a> From<&'a Finding> for JsonFinding<'a> {
             end_line: f.span.end_line,
             end_column: f.span.end_column,
             message: &f.message,
+            krate: r.crate_of(&f.path),
             boundary: &f.boundary,
             window: &f.window,
-            labels: f.labels.iter().map(JsonLabel::from).collect(),
+            labels: f.labels.iter().map(|l| JsonLabel::new(l, r)).collect(),
             help: &f.help,
         }
     }
@@ -133,7 +143,7 @@ impl<'a> From<&'a Report> for JsonReport<'a> {
     fn from(r: &'a Report) -> Self {
         JsonReport {
             version: VERSION,
-            findings: r.findings.iter().map(JsonFinding::from).collect(),
+            findings: r.findings.iter().map(|f| JsonFinding::new(f, r)).collect(),
             errors: r.errors.iter().map(JsonError::from).collect(),
             summary: JsonSummary {
                 files: r.summary.files,
@@ -145,6 +155,8 @@ impl<'a> From<&'a Report> for JsonReport<'a> {
                 baselined: r.summary.baselined,
                 outside_diff: r.summary.outside_diff,
                 outside_dependencies: &r.summary.outside_deps,
+                crates: r.summary.crates,
+                workspaces: r.summary.workspaces,
             },
         }
     }

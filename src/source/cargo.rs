@@ -241,6 +241,24 @@ impl Resolver {
         out
     }
 
+    /// The root of the workspace `dir`'s package belongs to: the nearest directory
+    /// from `dir` upward, never above `limit`, whose manifest has a `[workspace]` table.
+    pub fn workspace_root(&mut self, dir: &Path, limit: &Path) -> Option<PathBuf> {
+        for d in dir.ancestors() {
+            if !d.starts_with(limit) {
+                return None;
+            }
+            let workspace = Self::has_manifest(d)
+                && self
+                    .table(d)
+                    .is_some_and(|t| t.get("workspace").is_some_and(toml::Value::is_table));
+            if workspace {
+                return Some(d.to_path_buf());
+            }
+        }
+        None
+    }
+
     /// The `[workspace.dependencies]` entry `name` of the nearest workspace above
     /// `dir`, with the workspace root its path is relative to.
     fn workspace_dependency(&mut self, dir: &Path, name: &str) -> Option<(PathBuf, toml::Table)> {

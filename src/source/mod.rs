@@ -108,6 +108,11 @@ pub struct Discovery {
     /// Path dependencies outside the analyzed tree (not read), by the name the code
     /// imports them by: calls into them are calls into another crate.
     pub outside_deps: BTreeSet<String>,
+    /// Crates (Cargo targets, or files with no `Cargo.toml`) with a Rust file read.
+    pub crates: usize,
+    /// Cargo workspaces (manifests with a `[workspace]` table inside the PATH
+    /// arguments) that hold a package with a file read.
+    pub workspaces: usize,
 }
 
 /// A path as printed: `/` separators; on Unix, a byte that is not valid UTF-8 and
@@ -704,6 +709,23 @@ pub fn discover_with(
         cargo::crate_dependencies(&out.files, &rules.package_dirs, config.include_tests);
     out.crate_deps = deps;
     out.outside_deps = outside;
+    out.crates = out
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Rust)
+        .map(|f| f.crate_key.as_str())
+        .collect::<BTreeSet<_>>()
+        .len();
+    let mut resolver = cargo::Resolver::default();
+    let roots: BTreeSet<PathBuf> = rules
+        .package_dirs
+        .values()
+        .filter_map(|dir| {
+            let limit = outermost(&dirs, dir)?;
+            resolver.workspace_root(dir, &limit.real)
+        })
+        .collect();
+    out.workspaces = roots.len();
     out
 }
 

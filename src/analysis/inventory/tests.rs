@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::analysis::flow::{Durability, EvRef};
 use crate::diagnostic::Span;
