@@ -60,6 +60,30 @@ pub struct Options {
     pub overlay: std::sync::Arc<source::Overlay>,
     /// Development and test hooks (`msgaudit` reads them from the environment).
     pub hooks: support::DevHooks,
+    /// Set from another thread when the result is no longer wanted (`msgaudit
+    /// server`, on a newer edit): the run stops after the crate it is lowering and
+    /// returns [`cancelled`] instead of an incomplete report.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+static NOT_CANCELLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Options {
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// What [`check`] returns for a cancelled run.
+pub fn cancelled() -> InputError {
+    InputError {
+        path: String::new(),
+        line: None,
+        column: None,
+        message: "analysis cancelled: a newer run replaces it".into(),
+    }
 }
 
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
@@ -95,6 +119,9 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let discovery =
         pool.install(|| source::discover_with(paths, &config, max_file_bytes, &options.overlay));
     let discovery_done = Instant::now();
+    if options.cancelled() {
+        return Err(cancelled());
+    }
     let cpu_before = support::cpu::snapshot();
     let output = driver::analyze(&driver::AnalysisInput {
         files: &discovery.files,
@@ -105,7 +132,11 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         progress: options.progress,
         deps: &discovery.crate_deps,
         hooks: &options.hooks,
+        cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),
     });
+    if options.cancelled() {
+        return Err(cancelled());
+    }
 
     let mut report = Report::default();
     report.summary.files = discovery.seen;

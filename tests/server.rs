@@ -766,3 +766,21 @@ fn files_changed_on_disk_start_a_run_where_the_client_watches_them() {
     assert!(c.requests.is_empty(), "{:?}", c.requests);
     c.shutdown();
 }
+
+/// A run whose cancellation flag is set stops and says so instead of returning an
+/// incomplete report (the server sets it when an edit makes the run stale).
+#[test]
+fn a_cancelled_run_returns_no_report() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let flag = std::sync::Arc::new(AtomicBool::new(false));
+    let options = msgaudit::Options {
+        cancel: Some(flag.clone()),
+        ..msgaudit::Options::default()
+    };
+    let full = msgaudit::check(std::slice::from_ref(&demo), &options).unwrap();
+    assert!(!full.findings.is_empty());
+    flag.store(true, Ordering::Relaxed);
+    let err = msgaudit::check(std::slice::from_ref(&demo), &options).unwrap_err();
+    assert_eq!(err, msgaudit::cancelled());
+}

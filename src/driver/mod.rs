@@ -34,6 +34,9 @@ pub struct AnalysisInput<'a> {
     /// Each crate's dependencies inside the tree: (import name, crate key).
     pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
     pub hooks: &'a crate::support::DevHooks,
+    /// Set when the run's result is no longer wanted (an editor's newer edit): the
+    /// crates not yet analyzed are skipped, and what was found is incomplete.
+    pub cancel: &'a std::sync::atomic::AtomicBool,
 }
 
 /// Threads per core the pool may have at most: more only costs time (each thread has
@@ -273,12 +276,16 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         work.par_iter()
             .map(|(key, files, named)| {
                 let _tick = Tick(&bar);
+                if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    return CrateResult::nothing();
+                }
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     analyze_crate(
                         key,
                         files,
                         &unique_tables,
+                        input.cancel,
                         rust::Inputs {
                             apis: input.apis,
                             included: &included,
@@ -462,11 +469,16 @@ fn analyze_crate(
     key: &str,
     files: &[&SourceFile],
     unique_tables: &[String],
+    cancel: &std::sync::atomic::AtomicBool,
     inputs: rust::Inputs,
     prefilter: Option<Prefilter>,
 ) -> CrateResult {
     let apis = inputs.apis;
     let (mut lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
+    // Parsing and lowering are most of a crate's time: a cancelled run stops here.
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return CrateResult::nothing();
+    }
     // The crate's own files; the others are its dependencies' (SPEC §3): their
     // functions are followed into but are not entries here, and what they define
     // (consumers, clients, errors, counts) is their own crate's to report.
@@ -920,6 +932,13 @@ fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize 
         1
     } else {
         rayon::current_num_threads().clamp(1, 4)
+    }
+}
+
+impl CrateResult {
+    /// The result of a crate not analyzed (a cancelled run).
+    fn nothing() -> CrateResult {
+        internal_error(&[], Box::new(""))
     }
 }
 

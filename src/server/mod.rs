@@ -12,7 +12,8 @@
 //! - Analyses run on a worker thread; the main loop keeps answering requests (hover
 //!   and code actions read the last published report). An edit made while an analysis
 //!   runs makes its result stale: it is dropped, and the next run (which takes the
-//!   newest texts) is published. A run that started cannot be interrupted.
+//!   newest texts) is published; the run itself stops after the crate it is
+//!   lowering (`Options::cancel`), so that the newer one starts sooner.
 //! - `didOpen` starts a run at once, `didChange` after a quiet period (`debounceMs`,
 //!   default 200 ms); `didSave` cuts the quiet period short, and saving a buffer that
 //!   the last run had as it is starts nothing (that run's result stands). `didClose`
@@ -31,6 +32,7 @@ pub mod convert;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::error::Error;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -92,6 +94,8 @@ struct Job {
     overlay: Arc<Overlay>,
     /// Versions of the open documents in the overlay.
     versions: HashMap<PathBuf, i32>,
+    /// Set when an edit makes the job stale: its run stops early.
+    cancel: Arc<AtomicBool>,
 }
 
 struct Outcome {
@@ -109,9 +113,14 @@ fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
             job = newer;
         }
         let start = Instant::now();
+        // Superseded before it started: the newer job is already on its way.
+        if job.cancel.load(Ordering::Relaxed) {
+            continue;
+        }
         let options = crate::Options {
             jobs,
             overlay: job.overlay.clone(),
+            cancel: Some(job.cancel.clone()),
             ..crate::Options::default()
         };
         let result =
@@ -163,6 +172,8 @@ struct Server {
     jobs: Sender<Job>,
     /// The versions of the open documents in the last job sent.
     sent: HashMap<PathBuf, i32>,
+    /// The last job's cancellation flag.
+    running: Option<Arc<AtomicBool>>,
     /// `shutdown` was answered: only `exit` is awaited.
     shut_down: bool,
     published: Published,
@@ -248,6 +259,7 @@ pub fn run(
         edits: 0,
         jobs: job_tx,
         sent: HashMap::new(),
+        running: None,
         shut_down: false,
         published: Published::default(),
     };
@@ -451,17 +463,25 @@ impl Server {
             versions.insert(path.clone(), doc.version);
         }
         self.sent = versions.clone();
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.running = Some(cancel.clone());
         let _ = self.jobs.send(Job {
             root,
             edits: self.edits,
             overlay: Arc::new(overlay),
             versions,
+            cancel,
         });
     }
 
     /// A run at once, or after the quiet period.
     fn schedule(&mut self, now: bool) {
         self.edits += 1;
+        // The run under way analyzes texts that are no longer the editor's: its
+        // result would be dropped, so it stops early.
+        if let Some(cancel) = self.running.take() {
+            cancel.store(true, Ordering::Relaxed);
+        }
         let at = if now {
             Instant::now()
         } else {
