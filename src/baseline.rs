@@ -17,8 +17,6 @@
 //! which is then renamed over it, so a crash never leaves half a baseline.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -271,60 +269,10 @@ pub fn render(entries: &[Entry]) -> String {
     s
 }
 
-/// Writes `text` to `path` atomically: a new temporary file in the same
-/// directory, flushed to disk, then renamed over `path`. The temporary file is
-/// removed when any step fails. A `path` that exists and is not a regular file
-/// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it.
+/// Writes `text` to `path` atomically (see [`crate::support::files::write_atomic`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), InputError> {
-    let fail = |message: String| error(path, None, None, message);
-    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(fail(
-            "cannot write baseline: the path exists and is not a regular file".to_string(),
-        ));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| fail("baseline path has no file name".to_string()))?
-        .to_string_lossy()
-        .into_owned();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let mut attempt = 0u32;
-    let (tmp, mut file) = loop {
-        let tmp = dir.join(format!(
-            ".{name}.{}.{stamp}.{attempt}.tmp",
-            std::process::id()
-        ));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(e) => return Err(fail(format!("cannot write baseline: {e}"))),
-        }
-    };
-    let written = file
-        .write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            fs::rename(&tmp, path)
-        });
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(fail(format!("cannot write baseline: {e}")));
-    }
-    Ok(())
+    crate::support::files::write_atomic(path, text, "baseline")
+        .map_err(|message| error(path, None, None, message))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The `msgaudit` command line: parses arguments, calls `msgaudit::check`,
 //! prints the report and chooses the exit code. Nothing else.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,8 +92,18 @@ struct CheckArgs {
     paths: Vec<PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, alias = "output-format", value_enum, default_value_t = Format::Human)]
     format: Format,
+
+    /// Write the report to FILE instead of standard output (atomically: a temporary
+    /// file beside it, renamed over it).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Colour in the human format: `auto` colours a terminal unless `NO_COLOR` is set
+    /// (or `FORCE_COLOR` is, whatever the output is).
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
 
     /// Configuration file [default: `msgaudit.toml` found upward from the first PATH].
     #[arg(long, value_name = "FILE")]
@@ -109,6 +120,10 @@ struct CheckArgs {
     /// Lowest finding severity that makes the exit status 1.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     fail_on: FailOn,
+
+    /// Exit 0 whatever is found, as `--fail-on never` (input errors still exit 2).
+    #[arg(long, conflicts_with = "fail_on")]
+    exit_zero: bool,
 
     /// Do not report findings recorded in this baseline file (see --write-baseline).
     #[arg(long, value_name = "FILE")]
@@ -157,6 +172,14 @@ enum RulesFormat {
     Text,
     /// A JSON array.
     Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Color {
+    /// On a terminal, unless `NO_COLOR` is set; always when `FORCE_COLOR` is.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -219,6 +242,16 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     }
     lines.push(format!("function bodies not parsed: {}", t.unparsed_bodies));
     lines.push(format!("input errors: {}", s.errors));
+    // Findings per rule, most first (ruff's `--statistics`), then by code.
+    let mut per_rule: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for f in &report.findings {
+        *per_rule.entry((f.code, f.name)).or_default() += 1;
+    }
+    let mut per_rule: Vec<_> = per_rule.into_iter().collect();
+    per_rule.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((code, name), n) in per_rule {
+        lines.push(format!("findings {code} {name}: {n}"));
+    }
     lines.push(format!("threads: {}", t.threads));
     lines.push(format!("time setup: {}", secs(t.setup)));
     lines.push(format!("time discovery+reading: {}", secs(t.discovery)));
@@ -234,19 +267,29 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     }
 }
 
-/// The report in `format`; `human` is coloured on a terminal unless `NO_COLOR` is set.
-fn render(report: &Report, format: Format) -> String {
+/// Whether the human format is coloured: `--color`, else `FORCE_COLOR`, else a
+/// terminal without `NO_COLOR` (an empty variable counts as unset, as no-color.org
+/// and force-color.org say).
+fn colored(color: Color, to_terminal: bool) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    match color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto if set("FORCE_COLOR") => true,
+        Color::Auto => to_terminal && !set("NO_COLOR"),
+    }
+}
+
+/// The report in `format`.
+fn render(report: &Report, format: Format, color: bool) -> String {
     match format {
-        Format::Human => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            emit::human::render(
-                report,
-                &HumanOptions {
-                    color,
-                    ..HumanOptions::default()
-                },
-            )
-        }
+        Format::Human => emit::human::render(
+            report,
+            &HumanOptions {
+                color,
+                ..HumanOptions::default()
+            },
+        ),
         other => emit::render(report, other),
     }
 }
@@ -263,7 +306,7 @@ fn print_error_document(e: InputError, format: Format) {
         ..Report::default()
     };
     report.finish();
-    let _ = write_stdout(&render(&report, format));
+    let _ = write_stdout(&render(&report, format, false));
 }
 
 fn check(args: CheckArgs) -> u8 {
@@ -302,9 +345,17 @@ fn check(args: CheckArgs) -> u8 {
         say!("msgaudit: wrote {n} {noun} to {}", file.display());
     }
     let output_start = Instant::now();
-    let text = render(&report, args.format);
-    if !write_stdout(&text) {
-        return EXIT_ERROR;
+    let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let text = render(&report, args.format, colored(args.color, to_terminal));
+    match &args.output {
+        Some(file) => {
+            if let Err(e) = msgaudit::support::files::write_atomic(file, &text, "report") {
+                say!("error: {}: {e}", file.display());
+                return EXIT_ERROR;
+            }
+        }
+        None if !write_stdout(&text) => return EXIT_ERROR,
+        None => {}
     }
     if args.format == Format::RustcJson {
         let outside = report
@@ -328,6 +379,7 @@ fn check(args: CheckArgs) -> u8 {
         return EXIT_ERROR;
     }
     let threshold = match args.fail_on {
+        _ if args.exit_zero => return EXIT_OK,
         FailOn::Never => return EXIT_OK,
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,
@@ -398,6 +450,9 @@ fn main() -> ExitCode {
         Command::Checklist(args) => check(CheckArgs {
             paths: args.paths,
             format: Format::Checklist,
+            output: None,
+            color: Color::Never,
+            exit_zero: false,
             config: args.config,
             select: Vec::new(),
             ignore: Vec::new(),

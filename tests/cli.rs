@@ -781,3 +781,79 @@ fn places_name_their_crate_and_the_summary_counts_crates() {
     assert!(lone["findings"][0].get("crate").is_none(), "{lone}");
     assert_eq!(lone["summary"]["crates"], 1);
 }
+
+/// ruff's and clippy's habits (issue 20): `--output-format`, `-o FILE` written
+/// atomically, `--exit-zero`, `--color`, and per-rule counts in `--statistics`.
+#[test]
+fn output_file_exit_zero_color_and_per_rule_statistics() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.json");
+    let out = msgaudit()
+        .current_dir(&demo)
+        .args([
+            "check",
+            ".",
+            "--output-format",
+            "json",
+            "--exit-zero",
+            "--statistics",
+            "-o",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "the report goes to the file only");
+    let json: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let ma001 = findings.iter().filter(|f| f["code"] == "MA001").count();
+    assert!(ma001 > 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("findings MA001 ack-before-commit: {ma001}")),
+        "{stderr}"
+    );
+    // No temporary file is left beside the report.
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["report.json"]);
+    // A report that cannot be written is an error (exit 2), not silence.
+    msgaudit()
+        .current_dir(&demo)
+        .args(["check", ".", "-o"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot write report"));
+    msgaudit()
+        .current_dir(&demo)
+        .args(["check", ".", "--exit-zero", "--fail-on", "error"])
+        .assert()
+        .code(2);
+    // Without --exit-zero the same findings fail the run.
+    msgaudit()
+        .current_dir(&demo)
+        .args(["check", "."])
+        .assert()
+        .code(1);
+    let human = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = msgaudit();
+        cmd.current_dir(&demo).args(["check", "."]).args(args);
+        cmd.env_remove("NO_COLOR").env_remove("FORCE_COLOR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    let ansi = |s: &str| s.contains('\u{1b}');
+    assert!(!ansi(&human(&[], &[])), "not a terminal: no colour");
+    assert!(ansi(&human(&["--color", "always"], &[("NO_COLOR", "1")])));
+    assert!(ansi(&human(&[], &[("FORCE_COLOR", "1")])));
+    assert!(!ansi(&human(
+        &["--color", "never"],
+        &[("FORCE_COLOR", "1")]
+    )));
+}

@@ -1,8 +1,8 @@
 //! Reading inputs with limits, and sizes as messages write them.
 
 use std::fs;
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 /// Why a file that must be a regular file was not read ([`read_regular`]).
 #[derive(Debug)]
@@ -82,6 +82,62 @@ pub fn describe_size(bytes: u64) -> String {
     } else {
         format!("{bytes} bytes")
     }
+}
+
+/// Writes `text` to `path` atomically: a new temporary file in the same
+/// directory, flushed to disk, then renamed over `path`. The temporary file is
+/// removed when any step fails. A `path` that exists and is not a regular file
+/// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it.
+pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
+    let fail = |message: String| message;
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(fail(format!(
+            "cannot write {what}: the path exists and is not a regular file"
+        )));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail(format!("{what} path has no file name")))?
+        .to_string_lossy()
+        .into_owned();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut attempt = 0u32;
+    let (tmp, mut file) = loop {
+        let tmp = dir.join(format!(
+            ".{name}.{}.{stamp}.{attempt}.tmp",
+            std::process::id()
+        ));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(e) => return Err(fail(format!("cannot write {what}: {e}"))),
+        }
+    };
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            fs::rename(&tmp, path)
+        });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(fail(format!("cannot write {what}: {e}")));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
