@@ -255,8 +255,9 @@ fn rule_codes_are_spelled_only_in_the_rules() {
     );
 }
 
-/// Every name the packs define: crate and module names, type names, and the names
-/// of calls, macros and builder terminals.
+/// Every name the packs define: crate and module names, type names, the names of
+/// calls, macros and builder terminals, of the calls that give keys a TTL
+/// (`[[ttls]]`) and of the calls that create or subscribe to topics (`[topics]`).
 fn pack_names() -> BTreeSet<String> {
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     let mut names = BTreeSet::new();
@@ -301,6 +302,21 @@ fn pack_names() -> BTreeSet<String> {
                 names.extend(path.rsplit("::").next().map(str::to_string));
             }
             events.extend(c.get("event").and_then(|e| e.as_str()).map(str::to_string));
+        }
+        for t in pack
+            .get("ttls")
+            .and_then(|t| t.as_array())
+            .into_iter()
+            .flatten()
+        {
+            names.extend(strings(t.get("methods")));
+        }
+        if let Some(t) = pack.get("topics") {
+            for path in strings(t.get("create")) {
+                names.extend(path.split("::").map(str::to_string));
+            }
+            names.extend(strings(t.get("configure")));
+            names.extend(strings(t.get("subscribe")));
         }
     }
     // The model's own vocabulary (`ack`, `commit`, `write`: event names, the

@@ -27,6 +27,7 @@ use syn::visit::Visit;
 use syn::{Expr, Token};
 
 use super::{is_test_attr, sql};
+use crate::apis::{Apis, Binds, CallSpec, TtlForm, TtlUnit};
 use crate::diagnostic::Span;
 use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
@@ -38,36 +39,55 @@ use crate::support::lines::line_col;
 use crate::support::lines::LineIndex;
 use interval::{interval_in, Interval};
 
-/// The call names this reader starts from (a root call `query(..)`, a method
-/// `.execute(..)`, `NewTopic::new`, `.subscribe(..)`): a function body naming none
-/// of them, nor the API knowledge, gives no retention fact (`driver::lazy`
+/// The call names this reader starts from, from the API knowledge: the calls whose
+/// statement it reads with their bound values (a root call `query(..)`, a method
+/// `.execute(..)`, a macro, the packs' `binds`), the topics created and subscribed
+/// to (`NewTopic`, `.subscribe(..)`, the packs' `[topics]`). A function body naming
+/// none of them, nor the API knowledge, gives no retention fact (`driver::lazy`
 /// leaves it unparsed).
-pub const NAMES: &[&str] = &[
-    "query",
-    "query_as",
-    "query_scalar",
-    "query_with",
-    "query_as_with",
-    "sql_query",
-    "execute",
-    "query_one",
-    "query_opt",
-    "execute_raw",
-    "NewTopic",
-    "subscribe",
-];
+pub fn names(apis: &Apis) -> Vec<String> {
+    let bound = |m: &HashMap<String, Vec<CallSpec>>, b: Binds| {
+        m.iter()
+            .filter(move |(_, specs)| specs.iter().any(|s| s.binds == Some(b)))
+            .map(|(name, _)| name.clone())
+            .collect::<Vec<_>>()
+    };
+    let created = apis.topics.create.iter().filter_map(|p| {
+        let segs: Vec<&str> = p.split("::").collect();
+        segs.len().checked_sub(2).map(|i| segs[i].to_string())
+    });
+    let mut out = bound(&apis.paths, Binds::BindCalls);
+    out.extend(bound(&apis.methods, Binds::Arg1));
+    out.extend(created);
+    out.extend(apis.topics.subscribe.iter().cloned());
+    out
+}
 
-/// The Redis call names this reader starts from, in a file whose text names
-/// `redis`.
-pub const REDIS_NAMES: &[&str] = &[
-    "cmd",
-    "set_options",
-    "set_ex",
-    "pset_ex",
-    "set_nx",
-    "expire",
-    "pexpire",
-];
+/// The key-store call names this reader starts from, in a file whose text names one
+/// of `Apis::ttl_modules`: the calls that give a key its time to live (the packs'
+/// `[[ttls]]`) and the commands that set a key (`cmd("SET")`).
+pub fn key_store_names(apis: &Apis) -> Vec<String> {
+    let mut out: Vec<String> = apis.ttls.keys().cloned().collect();
+    out.extend(
+        apis.paths
+            .iter()
+            .filter(|(_, specs)| specs.iter().any(is_set_command))
+            .map(|(name, _)| name.clone()),
+    );
+    out
+}
+
+/// A command builder that sets a key (`redis::cmd("SET")`): its `arg0_str` says which
+/// first arguments.
+fn is_set_command(spec: &CallSpec) -> bool {
+    spec.sql.as_deref() == Some("redis_set")
+}
+
+/// A method or path call (of `specs`) whose statement this reader reads with the
+/// values bound as `binds` say.
+fn binds(specs: Option<&Vec<CallSpec>>, binds: Binds) -> bool {
+    specs.is_some_and(|v| v.iter().any(|s| s.binds == Some(binds)))
+}
 
 /// One parsed file of the crate.
 pub struct FileAst<'a> {
@@ -112,6 +132,7 @@ impl Evaled {
 }
 
 struct Cx<'a> {
+    apis: &'a Apis,
     consts: &'a HashMap<String, ConstDef>,
     str_consts: &'a HashMap<String, (String, Loc)>,
     tables: &'a Tables,
@@ -418,9 +439,11 @@ pub fn walk_file(
     f: &FileAst,
     consts: &Consts,
     tables: &Tables,
+    apis: &Apis,
     include_tests: bool,
 ) -> FileRetention {
     let cx = Cx {
+        apis,
         consts: &consts.consts,
         str_consts: &consts.str_consts,
         tables,
@@ -439,7 +462,7 @@ pub fn walk_file(
         cx: &cx,
         fc: &fc,
         include_tests,
-        redis: f.file.text.contains("redis"),
+        key_store: names_a_key_store(&apis.ttl_modules, &f.file.text),
         out: &mut out.facts,
         sites: &mut out.sites,
         expiries: &mut out.expiries,
@@ -448,6 +471,12 @@ pub fn walk_file(
     v.visit_file(f.ast);
     v.end_frame();
     out
+}
+
+/// Whether `text` names one of `modules` (`Apis::ttl_modules`, the modules of the
+/// packs with `[[ttls]]`): the key-store calls count there only.
+pub fn names_a_key_store(modules: &[String], text: &str) -> bool {
+    modules.iter().any(|m| text.contains(m.as_str()))
 }
 
 /// The crate's facts from its files' parts, in path order.
@@ -555,7 +584,8 @@ struct Walker<'a, 'b> {
     cx: &'a Cx<'a>,
     fc: &'a FileCx<'a>,
     include_tests: bool,
-    redis: bool,
+    /// The file names a key store (`names_a_key_store`).
+    key_store: bool,
     out: &'b mut RetentionFacts,
     sites: &'b mut Vec<((Arc<str>, Span), Site)>,
     expiries: &'b mut Expiries,
@@ -652,18 +682,9 @@ impl Walker<'_, '_> {
             .unwrap_or_default();
         let root_name = root_fn.last().map(String::as_str).unwrap_or("");
 
+        let apis = self.cx.apis;
         // sqlx / diesel: `query("…").bind(a).bind(b)`.
-        if let Some(c) = root_call.filter(|_| {
-            matches!(
-                root_name,
-                "query"
-                    | "query_as"
-                    | "query_scalar"
-                    | "query_with"
-                    | "query_as_with"
-                    | "sql_query"
-            )
-        }) {
+        if let Some(c) = root_call.filter(|_| binds(apis.paths.get(root_name), Binds::BindCalls)) {
             if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
                 let binds: Vec<&Expr> = calls
                     .iter()
@@ -678,11 +699,7 @@ impl Walker<'_, '_> {
         // tokio-postgres / rusqlite: `client.execute("…", &[&a])`.
         for mc in &calls {
             let name = mc.method.to_string();
-            if matches!(
-                name.as_str(),
-                "execute" | "query" | "query_one" | "query_opt" | "execute_raw"
-            ) && !mc.args.is_empty()
-            {
+            if binds(apis.methods.get(&name), Binds::Arg1) && !mc.args.is_empty() {
                 if let Some(sql) = self.cx.sql_text(&mc.args[0], self.fc) {
                     let binds = mc.args.get(1).map(param_list).unwrap_or_default();
                     let write = self.fc.loc(mc.method.span(), mc.span());
@@ -692,11 +709,16 @@ impl Walker<'_, '_> {
         }
 
         // Redis `cmd("SET")…arg("NX").arg("EX").arg(ttl)`.
-        if self.redis && root_name == "cmd" {
-            let is_set = root_call
+        let commands = apis.paths.get(root_name).into_iter().flatten();
+        let mut sets = commands.filter(|s| is_set_command(s));
+        if self.key_store {
+            let arg0 = root_call
                 .and_then(|c| c.args.first())
                 .and_then(lit_str)
-                .is_some_and(|s| s.value().eq_ignore_ascii_case("SET"));
+                .map(|s| s.value());
+            let is_set = arg0.is_some_and(|a| {
+                sets.any(|s| s.arg0_str.iter().any(|x| x.eq_ignore_ascii_case(&a)))
+            });
             if is_set {
                 let args: Vec<&Expr> = calls
                     .iter()
@@ -733,7 +755,11 @@ impl Walker<'_, '_> {
         }
 
         // rdkafka admin: `NewTopic::new("orders", ..).set("retention.ms", "604800000")`.
-        if root_name == "new" && root_fn.iter().any(|s| s == "NewTopic") {
+        let creates = apis.topics.create.iter().any(|p| {
+            let ps: Vec<&str> = p.split("::").collect();
+            root_fn.len() >= ps.len() && root_fn[root_fn.len() - ps.len()..] == ps[..]
+        });
+        if creates {
             let topic = root_call
                 .and_then(|c| c.args.first())
                 .and_then(|a| self.cx.sql_text(a, self.fc))
@@ -741,7 +767,8 @@ impl Walker<'_, '_> {
             if let Some(topic) = topic {
                 for mc in calls
                     .iter()
-                    .filter(|mc| mc.method == "set" && mc.args.len() == 2)
+                    .filter(|mc| mc.args.len() == 2)
+                    .filter(|mc| apis.topics.configure.iter().any(|m| mc.method == m))
                 {
                     let key = lit_str(&mc.args[0]).map(|s| s.value());
                     let per = match key.as_deref() {
@@ -771,18 +798,26 @@ impl Walker<'_, '_> {
 
     fn single_method(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
-        if name == "subscribe" {
+        let apis = self.cx.apis;
+        if apis.topics.subscribe.contains(&name) {
             for a in &m.args {
                 self.topics_in(a);
             }
         }
-        if !self.redis {
+        if !self.key_store {
             return;
         }
+        let Some(ttl) = apis.ttls.get(&name) else {
+            return;
+        };
+        let per = match ttl.unit {
+            Some(TtlUnit::Seconds) => SECOND,
+            Some(TtlUnit::Millis) | None => 1,
+        };
         let args: Vec<&Expr> = m.args.iter().collect();
         let write = self.fc.loc(m.method.span(), m.span());
-        match (name.as_str(), args.as_slice()) {
-            ("set_options", [key, _, opts]) => {
+        match (ttl.form, args.as_slice()) {
+            (TtlForm::Options, [key, _, opts]) => {
                 let mut o = OptsScan::default();
                 o.visit_expr(opts);
                 if o.nx || dedup_key(key) {
@@ -800,20 +835,18 @@ impl Walker<'_, '_> {
                     }
                 }
             }
-            ("set_ex" | "pset_ex", [key, _, ttl]) if dedup_key(key) => {
-                let per = if name == "set_ex" { SECOND } else { 1 };
+            (TtlForm::ValueTtl, [key, _, ttl]) if dedup_key(key) => {
                 if let Some(ev) = self.cx.eval(ttl, 0) {
                     let at = self.expr_loc(ttl);
                     self.retention(&ev, Some(per), &at, &write, "the Redis dedup record".into());
                 }
             }
-            ("set_nx", [key, _]) => {
+            (TtlForm::Claim, [key, _]) => {
                 if let Some(f) = self.frames.last_mut() {
                     f.set_nx.push((key_text(key), write));
                 }
             }
-            ("expire" | "pexpire", [key, ttl]) => {
-                let per = if name == "expire" { SECOND } else { 1 };
+            (TtlForm::KeyTtl, [key, ttl]) => {
                 if let Some(ev) = self.cx.eval(ttl, 0) {
                     let at = self.expr_loc(ttl);
                     if let Some(f) = self.frames.last_mut() {
@@ -1038,10 +1071,7 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
         // `sqlx::query("…")` bound later, or executed without binds.
         if let Expr::Path(p) = strip(&c.func) {
             let name = last_seg(&p.path);
-            if matches!(
-                name.as_str(),
-                "query" | "query_as" | "query_scalar" | "sql_query"
-            ) {
+            if binds(self.cx.apis.paths.get(&name), Binds::BindCalls) {
                 if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
                     let write = self.fc.loc(c.span(), c.span());
                     self.sql_site(&sql, &[], &write);
@@ -1053,7 +1083,7 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         // `sqlx::query!("…", a, b)`, `query_as!(Row, "…", a)`, `query_scalar!`.
         let name = last_seg(&m.path);
-        if name.starts_with("query") {
+        if binds(self.cx.apis.macros.get(&name), Binds::AfterSql) {
             if let Ok(args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
                 let args: Vec<&Expr> = args.iter().collect();
                 if let Some(i) = args.iter().position(|a| lit_str(a).is_some()) {
@@ -1078,6 +1108,52 @@ mod tests {
             Interval::Literal { millis, .. } => Some(millis),
             _ => None,
         }
+    }
+
+    /// The names this reader starts from, as the packs give them.
+    #[test]
+    fn names_come_from_the_packs() {
+        let apis = Apis::builtin();
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        assert_eq!(
+            sorted(names(&apis)),
+            [
+                "NewTopic",
+                "execute",
+                "execute_raw",
+                "query",
+                "query",
+                "query_as",
+                "query_as_with",
+                "query_one",
+                "query_opt",
+                "query_raw",
+                "query_scalar",
+                "query_with",
+                "sql_query",
+                "subscribe"
+            ]
+        );
+        assert_eq!(
+            sorted(key_store_names(&apis)),
+            [
+                "cmd",
+                "expire",
+                "pexpire",
+                "pset_ex",
+                "set_ex",
+                "set_nx",
+                "set_options"
+            ]
+        );
+        assert!(names_a_key_store(
+            &apis.ttl_modules,
+            "use redis::AsyncCommands;"
+        ));
+        assert!(!names_a_key_store(&apis.ttl_modules, "use sqlx::PgPool;"));
     }
 
     #[test]

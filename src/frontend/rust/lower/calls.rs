@@ -114,7 +114,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if Role::KafkaConfig.is(recv.role.as_deref()) {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
-        if name == "subscribe" {
+        if self.cx.apis.topics.subscribe.contains(&name) {
             if let Some(i) = recv.kafka_client {
                 let topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
                 self.kafka_clients[i].topics.extend(topics);
