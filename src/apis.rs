@@ -181,6 +181,19 @@ pub enum Binds {
     AfterSql,
 }
 
+/// What a call does to the client configuration it is called on (the pack's
+/// `config`): rdkafka's `ClientConfig::new().set(k, v).create()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigStep {
+    /// `(key, value)`: sets one property of the client.
+    Property,
+    /// Leaves the client's properties as they are (`set_log_level`).
+    Keep,
+    /// Creates the client from the configuration (`create`, `create_with_context`).
+    Create,
+}
+
 /// How a call gives a key its time to live (a pack's `[[ttls]]`), for the
 /// dedup-retention reader (MA012).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -321,6 +334,12 @@ pub struct CallSpec {
     pub write_terminals: Vec<String>,
     /// Where the values bound to the statement are (`sql = "arg0"` calls only).
     pub binds: Option<Binds>,
+    /// The statement's verb for `sql = "method"` (ORM calls: `model.insert(&db)`):
+    /// `INSERT`, `UPDATE`, `DELETE`, `SAVE` (an insert or an update, so an upsert)
+    /// or `WRITE` (a statement built along the chain, `exec`).
+    pub verb: Option<String>,
+    /// What the call does to the client configuration it is called on.
+    pub config: Option<ConfigStep>,
     /// For user entries: the receiver's declared type must be this (or unknown).
     #[serde(skip)]
     pub on_type: Option<String>,
@@ -357,6 +376,9 @@ struct Pack {
     topics: Option<TopicSpec>,
 }
 
+/// The verbs an ORM call (`sql = "method"`) may give its statement.
+pub const ORM_VERBS: &[&str] = &["INSERT", "UPDATE", "DELETE", "SAVE", "WRITE"];
+
 impl Pack {
     /// What serde cannot check: keys that hold only together.
     fn check(&self) -> Result<(), String> {
@@ -381,6 +403,21 @@ impl Pack {
                 Some(Binds::Arg1) => m && !p && !x && sql == Some("arg0"),
                 Some(Binds::AfterSql) => x && !m && !p && sql == Some("first_str"),
             };
+            let verb_fits = match (c.sql.as_deref(), c.verb.as_deref()) {
+                (Some("method"), Some(v)) => ORM_VERBS.contains(&v),
+                (Some("method"), None) => false,
+                (_, v) => v.is_none(),
+            };
+            if !verb_fits {
+                return Err(format!(
+                    "{:?}: `sql = \"method\"` takes a `verb` (one of {ORM_VERBS:?}), \
+                     and only it",
+                    what()
+                ));
+            }
+            if c.config.is_some() && (c.methods.is_empty() || c.on.is_empty()) {
+                return Err(format!("{:?}: `config` is for methods on a role", what()));
+            }
             if !fits {
                 return Err(format!(
                     "{:?}: `binds` goes with paths (`bind_calls`) or methods (`arg1`) \
@@ -730,8 +767,8 @@ mod tests {
         assert!(apis.type_specs("StreamConsumer")[0].role == "kafka.consumer");
     }
 
-    /// `binds` fits its call, a `[[ttls]]` unit its form; the packs' retention
-    /// knowledge loads.
+    /// `binds` fits its call, a `[[ttls]]` unit its form, a `verb` an ORM call, a
+    /// `config` a method; the packs' retention knowledge loads.
     #[test]
     fn binds_and_ttls_are_checked_at_load() {
         let check = |text: &str| {
@@ -754,6 +791,13 @@ mod tests {
         assert!(ttl("form = \"claim\"").is_ok());
         assert!(ttl("form = \"ttl\"").is_err());
         assert!(check("[topics]\ncreate = [\"T::new\"]\nremove = []").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"\nverb = \"SAVE\"").is_ok());
+        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"").is_err());
+        assert!(call("methods = [\"m\"]\nsql = \"method\"\nverb = \"MERGE\"").is_err());
+        assert!(call("methods = [\"m\"]\nsql = \"arg0\"\nverb = \"INSERT\"").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"keep\"").is_ok());
+        assert!(call("paths = [\"m\"]\nconfig = \"keep\"").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"drop\"").is_err());
 
         let apis = Apis::builtin();
         assert_eq!(apis.ttls["pexpire"].form, TtlForm::KeyTtl);
