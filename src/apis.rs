@@ -367,6 +367,9 @@ struct Pack {
     #[serde(default)]
     outside: Vec<String>,
     broker: Option<Broker>,
+    /// Methods that retry the closure they are called on (backon).
+    #[serde(default)]
+    retry_methods: Vec<String>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -470,6 +473,9 @@ pub struct Apis {
     pub ttl_modules: Vec<String>,
     /// The packs' `[topics]`, merged.
     pub topics: TopicSpec,
+    /// Methods that retry the closure they are called on (backon's
+    /// `(|| async { … }).retry(policy)`): the closure is a retry scope.
+    pub retry_methods: Vec<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -572,6 +578,7 @@ impl Apis {
             self.topics.configure.extend(t.configure);
             self.topics.subscribe.extend(t.subscribe);
         }
+        self.retry_methods.extend(pack.retry_methods);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);
         for t in pack.types {
@@ -664,6 +671,7 @@ impl Apis {
             &mut self.common,
             &mut self.outside_crates,
             &mut self.ttl_modules,
+            &mut self.retry_methods,
         ] {
             list.sort();
             list.dedup();

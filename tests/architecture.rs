@@ -280,6 +280,7 @@ fn pack_names() -> BTreeSet<String> {
     for p in packs {
         let pack: toml::Table = toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         names.extend(strings(pack.get("modules")));
+        names.extend(strings(pack.get("retry_methods")));
         for t in pack
             .get("types")
             .and_then(|t| t.as_array())

@@ -108,6 +108,7 @@ impl Lexicon {
         }
         lex.always.extend(apis.macros.keys().cloned());
         lex.always.extend(retention::names(apis));
+        lex.always.extend(apis.retry_methods.iter().cloned());
         lex.always.extend(
             crate::frontend::rust::lower::NAMES
                 .iter()

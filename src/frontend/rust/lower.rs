@@ -39,16 +39,15 @@ use crate::ir::{
 use crate::support::lines::LineIndex;
 
 /// Names the lowering makes facts of by themselves, besides the API knowledge (and
-/// the topics subscribed to, `Apis::topics`): consumer options that turn acks off,
-/// topics sent to, backon's retries. A function body naming none of them nor the
-/// API knowledge has no fact of its own (`driver::lazy`).
+/// the topics subscribed to, `Apis::topics`, and the methods that retry a closure,
+/// `Apis::retry_methods`): consumer options that turn acks off, topics sent to. A
+/// function body naming none of them nor the API knowledge has no fact of its own
+/// (`driver::lazy`).
 pub const NAMES: &[&str] = &[
     "BasicConsumeOptions",
     "AckPolicy",
     "FutureRecord",
     "BaseRecord",
-    "retry",
-    "retry_if",
     "include_str",
 ];
 
