@@ -165,6 +165,87 @@ pub enum ApiEvent {
     None,
 }
 
+/// Where the values bound to a call's SQL statement are (the pack's `binds`), for
+/// the dedup-retention reader: a cleanup's interval may be a bound value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Binds {
+    /// A path call that starts a builder: the values are the last argument of each
+    /// `.bind(x)` call of its chain (`sqlx::query("…").bind(a).bind(b)`).
+    BindCalls,
+    /// A method whose second argument lists them (`client.execute("…", &[&a, &b])`,
+    /// `conn.execute("…", params![a, b])`).
+    Arg1,
+    /// A macro whose arguments after the SQL string are the values
+    /// (`sqlx::query!("…", a, b)`).
+    AfterSql,
+}
+
+/// What a call does to the client configuration it is called on (the pack's
+/// `config`): rdkafka's `ClientConfig::new().set(k, v).create()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigStep {
+    /// `(key, value)`: sets one property of the client.
+    Property,
+    /// Leaves the client's properties as they are (`set_log_level`).
+    Keep,
+    /// Creates the client from the configuration (`create`, `create_with_context`).
+    Create,
+}
+
+/// How a call gives a key its time to live (a pack's `[[ttls]]`), for the
+/// dedup-retention reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TtlForm {
+    /// `(key, value, ttl)`: the key is written with its TTL (`set_ex`).
+    ValueTtl,
+    /// `(key, ttl)`: the TTL of a key that a claim of the same function wrote
+    /// (`expire` after `set_nx`).
+    KeyTtl,
+    /// `(key, value, options)`: a write whose options may hold the TTL (`EX(n)`,
+    /// `PX(n)`) and make it a claim (`NX`) (`set_options`).
+    Options,
+    /// `(key, value)`: a claim without TTL, whose TTL a `key_ttl` call gives.
+    Claim,
+}
+
+/// The unit of a TTL argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TtlUnit {
+    Seconds,
+    Millis,
+}
+
+/// A pack's `[[ttls]]` entry: methods that give a key its time to live.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TtlSpec {
+    pub methods: Vec<String>,
+    pub form: TtlForm,
+    /// The unit of the TTL argument (`value_ttl` and `key_ttl` only).
+    pub unit: Option<TtlUnit>,
+}
+
+/// A pack's `[topics]`: topics named in code (replay windows of dedup retention), created with
+/// their settings and subscribed to.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicSpec {
+    /// Path calls whose first argument names a topic to create (`NewTopic::new`).
+    #[serde(default)]
+    pub create: Vec<String>,
+    /// Methods of the created topic's builder that set one of its properties
+    /// `(key, value)` (`.set("retention.ms", "604800000")`).
+    #[serde(default)]
+    pub configure: Vec<String>,
+    /// Methods whose arguments name the topics a consumer subscribes to.
+    #[serde(default)]
+    pub subscribe: Vec<String>,
+}
+
 /// Which value an event applies to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -251,6 +332,14 @@ pub struct CallSpec {
     pub terminals: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
+    /// Where the values bound to the statement are (`sql = "arg0"` calls only).
+    pub binds: Option<Binds>,
+    /// The statement's verb for `sql = "method"` (ORM calls: `model.insert(&db)`):
+    /// `INSERT`, `UPDATE`, `DELETE`, `SAVE` (an insert or an update, so an upsert)
+    /// or `WRITE` (a statement built along the chain, `exec`).
+    pub verb: Option<String>,
+    /// What the call does to the client configuration it is called on.
+    pub config: Option<ConfigStep>,
     /// For user entries: the receiver's declared type must be this (or unknown).
     #[serde(skip)]
     pub on_type: Option<String>,
@@ -278,10 +367,79 @@ struct Pack {
     #[serde(default)]
     outside: Vec<String>,
     broker: Option<Broker>,
+    /// Methods that retry the closure they are called on (backon).
+    #[serde(default)]
+    retry_methods: Vec<String>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
     calls: Vec<CallSpec>,
+    #[serde(default)]
+    ttls: Vec<TtlSpec>,
+    topics: Option<TopicSpec>,
+}
+
+/// The verbs an ORM call (`sql = "method"`) may give its statement.
+pub const ORM_VERBS: &[&str] = &["INSERT", "UPDATE", "DELETE", "SAVE", "WRITE"];
+
+impl Pack {
+    /// What serde cannot check: keys that hold only together.
+    fn check(&self) -> Result<(), String> {
+        for c in &self.calls {
+            let what = || {
+                c.methods
+                    .iter()
+                    .chain(&c.paths)
+                    .chain(&c.macros)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            let (m, p, x) = (
+                !c.methods.is_empty(),
+                !c.paths.is_empty(),
+                !c.macros.is_empty(),
+            );
+            let sql = c.sql.as_deref();
+            let fits = match c.binds {
+                None => true,
+                Some(Binds::BindCalls) => p && !m && !x && sql == Some("arg0"),
+                Some(Binds::Arg1) => m && !p && !x && sql == Some("arg0"),
+                Some(Binds::AfterSql) => x && !m && !p && sql == Some("first_str"),
+            };
+            let verb_fits = match (c.sql.as_deref(), c.verb.as_deref()) {
+                (Some("method"), Some(v)) => ORM_VERBS.contains(&v),
+                (Some("method"), None) => false,
+                (_, v) => v.is_none(),
+            };
+            if !verb_fits {
+                return Err(format!(
+                    "{:?}: `sql = \"method\"` takes a `verb` (one of {ORM_VERBS:?}), \
+                     and only it",
+                    what()
+                ));
+            }
+            if c.config.is_some() && (c.methods.is_empty() || c.on.is_empty()) {
+                return Err(format!("{:?}: `config` is for methods on a role", what()));
+            }
+            if !fits {
+                return Err(format!(
+                    "{:?}: `binds` goes with paths (`bind_calls`) or methods (`arg1`) \
+                     whose `sql = \"arg0\"`, or macros (`after_sql`) whose `sql = \"first_str\"`",
+                    what()
+                ));
+            }
+        }
+        for t in &self.ttls {
+            let timed = matches!(t.form, TtlForm::ValueTtl | TtlForm::KeyTtl);
+            if timed != t.unit.is_some() {
+                return Err(format!(
+                    "[[ttls]] {:?}: `unit` goes with the forms `value_ttl` and `key_ttl` only",
+                    t.methods
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// All API knowledge, indexed for lookup by the Rust front end.
@@ -308,6 +466,16 @@ pub struct Apis {
     pub outside_crates: Vec<String>,
     /// Each pack's broker, by the pack's name (`rdkafka`).
     pub brokers: HashMap<String, Broker>,
+    /// The packs' `[[ttls]]`, by method name.
+    pub ttls: HashMap<String, TtlSpec>,
+    /// The `modules` of the packs with `[[ttls]]`: the key-store readers of the
+    /// retention reader count in a file whose text names one.
+    pub ttl_modules: Vec<String>,
+    /// The packs' `[topics]`, merged.
+    pub topics: TopicSpec,
+    /// Methods that retry the closure they are called on (backon's
+    /// `(|| async { … }).retry(policy)`): the closure is a retry scope.
+    pub retry_methods: Vec<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -388,12 +556,29 @@ impl Apis {
     }
 
     fn add_pack(&mut self, name: &str, pack: Pack) {
+        if let Err(e) = pack.check() {
+            panic!("built-in API pack rules/{name} is invalid: {e}");
+        }
         if let Some(b) = pack.broker {
             let stem = name.trim_end_matches(".toml").to_string();
             self.brokers.insert(stem, b);
         }
         self.outside_crates.extend(pack.modules.iter().cloned());
         self.outside_crates.extend(pack.outside);
+        if !pack.ttls.is_empty() {
+            self.ttl_modules.extend(pack.modules.iter().cloned());
+        }
+        for t in pack.ttls {
+            for m in &t.methods {
+                self.ttls.insert(m.clone(), t.clone());
+            }
+        }
+        if let Some(t) = pack.topics {
+            self.topics.create.extend(t.create);
+            self.topics.configure.extend(t.configure);
+            self.topics.subscribe.extend(t.subscribe);
+        }
+        self.retry_methods.extend(pack.retry_methods);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);
         for t in pack.types {
@@ -485,6 +670,8 @@ impl Apis {
             &mut self.modules,
             &mut self.common,
             &mut self.outside_crates,
+            &mut self.ttl_modules,
+            &mut self.retry_methods,
         ] {
             list.sort();
             list.dedup();
@@ -586,6 +773,48 @@ mod tests {
         assert!(apis.paths.contains_key("query"));
         assert!(apis.macros.contains_key("query"));
         assert!(apis.type_specs("StreamConsumer")[0].role == "kafka.consumer");
+    }
+
+    /// `binds` fits its call, a `[[ttls]]` unit its form, a `verb` an ORM call, a
+    /// `config` a method; the packs' retention knowledge loads.
+    #[test]
+    fn binds_and_ttls_are_checked_at_load() {
+        let check = |text: &str| {
+            toml::from_str::<Pack>(&format!("library = \"x\"\n{text}"))
+                .map_err(|e| e.to_string())
+                .and_then(|p| p.check())
+        };
+        let call = |keys: &str| check(&format!("[[calls]]\nevent = \"write\"\n{keys}"));
+        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"arg1\"").is_ok());
+        assert!(call("methods = [\"q\"]\nbinds = \"arg1\"").is_err());
+        assert!(call("paths = [\"q\"]\nsql = \"arg0\"\nbinds = \"arg1\"").is_err());
+        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"bind_calls\"").is_err());
+        assert!(call("macros = [\"q\"]\nsql = \"first_str\"\nbinds = \"after_sql\"").is_ok());
+        assert!(call("macros = [\"q\"]\nsql = \"arg0\"\nbinds = \"after_sql\"").is_err());
+        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"later\"").is_err());
+        let ttl = |keys: &str| check(&format!("[[ttls]]\nmethods = [\"t\"]\n{keys}"));
+        assert!(ttl("form = \"key_ttl\"\nunit = \"seconds\"").is_ok());
+        assert!(ttl("form = \"key_ttl\"").is_err());
+        assert!(ttl("form = \"claim\"\nunit = \"millis\"").is_err());
+        assert!(ttl("form = \"claim\"").is_ok());
+        assert!(ttl("form = \"ttl\"").is_err());
+        assert!(check("[topics]\ncreate = [\"T::new\"]\nremove = []").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"\nverb = \"SAVE\"").is_ok());
+        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"").is_err());
+        assert!(call("methods = [\"m\"]\nsql = \"method\"\nverb = \"MERGE\"").is_err());
+        assert!(call("methods = [\"m\"]\nsql = \"arg0\"\nverb = \"INSERT\"").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"keep\"").is_ok());
+        assert!(call("paths = [\"m\"]\nconfig = \"keep\"").is_err());
+        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"drop\"").is_err());
+
+        let apis = Apis::builtin();
+        assert_eq!(apis.ttls["pexpire"].form, TtlForm::KeyTtl);
+        assert_eq!(apis.ttls["pexpire"].unit, Some(TtlUnit::Millis));
+        assert_eq!(apis.ttl_modules, ["redis"]);
+        assert_eq!(apis.topics.create, ["NewTopic::new"]);
+        assert!(apis.paths["sql_query"]
+            .iter()
+            .any(|c| c.binds == Some(Binds::BindCalls)));
     }
 
     #[test]

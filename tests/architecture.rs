@@ -389,8 +389,9 @@ fn the_reader_sees_comments_and_strings() {
     assert!(r.code.contains("f();") && !r.code.contains("one"));
 }
 
-/// Every name the packs define: crate and module names, type names, and the names
-/// of calls, macros and builder terminals.
+/// Every name the packs define: crate and module names, type names, the names of
+/// calls, macros and builder terminals, of the calls that give keys a TTL
+/// (`[[ttls]]`) and of the calls that create or subscribe to topics (`[topics]`).
 fn pack_names() -> BTreeSet<String> {
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     let mut names = BTreeSet::new();
@@ -413,6 +414,7 @@ fn pack_names() -> BTreeSet<String> {
     for p in packs {
         let pack: toml::Table = toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         names.extend(strings(pack.get("modules")));
+        names.extend(strings(pack.get("retry_methods")));
         for t in pack
             .get("types")
             .and_then(|t| t.as_array())
@@ -435,6 +437,21 @@ fn pack_names() -> BTreeSet<String> {
                 names.extend(path.rsplit("::").next().map(str::to_string));
             }
             events.extend(c.get("event").and_then(|e| e.as_str()).map(str::to_string));
+        }
+        for t in pack
+            .get("ttls")
+            .and_then(|t| t.as_array())
+            .into_iter()
+            .flatten()
+        {
+            names.extend(strings(t.get("methods")));
+        }
+        if let Some(t) = pack.get("topics") {
+            for path in strings(t.get("create")) {
+                names.extend(path.split("::").map(str::to_string));
+            }
+            names.extend(strings(t.get("configure")));
+            names.extend(strings(t.get("subscribe")));
         }
     }
     // The model's own vocabulary (`ack`, `commit`, `write`: event names, the

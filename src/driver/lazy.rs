@@ -27,6 +27,7 @@ type HashSet<T> = foldhash::HashSet<T>;
 
 use crate::apis::Apis;
 use crate::frontend::rust::lower::RetryText;
+use crate::frontend::rust::retention;
 use crate::frontend::rust::scan::{self, FileScan, FnItem};
 
 use super::demand::Demand;
@@ -41,9 +42,11 @@ pub struct Lexicon {
     /// named; a function imported from a module (`spawn` of `tokio::spawn`) where
     /// the module is.
     when: HashMap<String, Vec<String>>,
-    /// Names that count in a file whose text names `redis` (the retention reader's
-    /// own condition).
-    redis: HashSet<String>,
+    /// Names that count in a file whose text names a key store (the retention
+    /// reader's own condition, `retention::names_a_key_store`).
+    key_store: HashSet<String>,
+    /// The modules whose naming makes a file name a key store (`Apis::ttl_modules`).
+    key_store_modules: Vec<String>,
 }
 
 impl Lexicon {
@@ -104,15 +107,15 @@ impl Lexicon {
             }
         }
         lex.always.extend(apis.macros.keys().cloned());
-        let own = crate::frontend::rust::retention::NAMES
-            .iter()
-            .chain(crate::frontend::rust::lower::NAMES);
-        lex.always.extend(own.map(|s| s.to_string()));
-        lex.redis.extend(
-            crate::frontend::rust::retention::REDIS_NAMES
+        lex.always.extend(retention::names(apis));
+        lex.always.extend(apis.retry_methods.iter().cloned());
+        lex.always.extend(
+            crate::frontend::rust::lower::NAMES
                 .iter()
                 .map(|s| s.to_string()),
         );
+        lex.key_store.extend(retention::key_store_names(apis));
+        lex.key_store_modules = apis.ttl_modules.clone();
         lex
     }
 
@@ -120,10 +123,10 @@ impl Lexicon {
         self.when.entry(name.to_string()).or_default().extend(any);
     }
 
-    /// Whether `name` counts in a file mentioning `idents` (and `redis`).
-    fn counts(&self, name: &str, idents: &foldhash::HashSet<&str>, redis: bool) -> bool {
+    /// Whether `name` counts in a file mentioning `idents` (and a key store).
+    fn counts(&self, name: &str, idents: &foldhash::HashSet<&str>, key_store: bool) -> bool {
         self.always.contains(name)
-            || (redis && self.redis.contains(name))
+            || (key_store && self.key_store.contains(name))
             || self
                 .when
                 .get(name)
@@ -143,7 +146,7 @@ pub fn unneeded_bodies<'a>(
     lexicon: &Lexicon,
     include_tests: bool,
 ) -> Vec<Body<'a>> {
-    let redis = text.contains("redis");
+    let key_store = retention::names_a_key_store(&lexicon.key_store_modules, text);
     scan.items
         .iter()
         .enumerate()
@@ -152,7 +155,7 @@ pub fn unneeded_bodies<'a>(
             let range = f.body.clone()?;
             let text = &text[f.at..range.end];
             let t = scan::item_tokens(text, crate::frontend::rust::lower::TASK_JOINS, |id| {
-                lexicon.counts(id, &scan.idents, redis)
+                lexicon.counts(id, &scan.idents, key_store)
             });
             let keep = t.named
                 || t.awaits_task

@@ -38,18 +38,16 @@ use crate::ir::{
 };
 use crate::support::lines::LineIndex;
 
-/// Names the lowering makes facts of by themselves, besides the API knowledge:
-/// consumer options that turn acks off, topics subscribed and sent to, backon's
-/// retries. A function body naming none of them nor the API knowledge has no fact
-/// of its own (`driver::lazy`).
+/// Names the lowering makes facts of by themselves, besides the API knowledge (and
+/// the topics subscribed to, `Apis::topics`, and the methods that retry a closure,
+/// `Apis::retry_methods`): consumer options that turn acks off, topics sent to. A
+/// function body naming none of them nor the API knowledge has no fact of its own
+/// (`driver::lazy`).
 pub const NAMES: &[&str] = &[
     "BasicConsumeOptions",
     "AckPolicy",
-    "subscribe",
     "FutureRecord",
     "BaseRecord",
-    "retry",
-    "retry_if",
     "include_str",
 ];
 

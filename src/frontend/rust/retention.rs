@@ -28,47 +28,70 @@ use syn::visit::Visit;
 use syn::{Expr, Token};
 
 use super::{is_test_attr, sql};
+use crate::apis::{Apis, Binds, CallSpec, TtlForm, TtlUnit};
 use crate::diagnostic::Span;
 use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
 mod expiry;
 mod interval;
+mod values;
 use crate::ir::{DedupRetention, Loc, ReplayWindow, RetentionFacts, SqlKind, Tables};
 use crate::source::SourceFile;
 use crate::support::lines::line_col;
 use crate::support::lines::LineIndex;
 use interval::{interval_in, Interval};
+pub use values::{file_consts, ConstItem, Consts};
+use values::{ConstDef, Evaled, Val};
 
-/// The call names this reader starts from (a root call `query(..)`, a method
-/// `.execute(..)`, `NewTopic::new`, `.subscribe(..)`): a function body naming none
-/// of them, nor the API knowledge, gives no retention fact (`driver::lazy`
+/// The call names this reader starts from, from the API knowledge: the calls whose
+/// statement it reads with their bound values (a root call `query(..)`, a method
+/// `.execute(..)`, a macro, the packs' `binds`), the topics created and subscribed
+/// to (`NewTopic`, `.subscribe(..)`, the packs' `[topics]`). A function body naming
+/// none of them, nor the API knowledge, gives no retention fact (`driver::lazy`
 /// leaves it unparsed).
-pub const NAMES: &[&str] = &[
-    "query",
-    "query_as",
-    "query_scalar",
-    "query_with",
-    "query_as_with",
-    "sql_query",
-    "execute",
-    "query_one",
-    "query_opt",
-    "execute_raw",
-    "NewTopic",
-    "subscribe",
-];
+pub fn names(apis: &Apis) -> Vec<String> {
+    let bound = |m: &HashMap<String, Vec<CallSpec>>, b: Binds| {
+        m.iter()
+            .filter(move |(_, specs)| specs.iter().any(|s| s.binds == Some(b)))
+            .map(|(name, _)| name.clone())
+            .collect::<Vec<_>>()
+    };
+    let created = apis.topics.create.iter().filter_map(|p| {
+        let segs: Vec<&str> = p.split("::").collect();
+        segs.len().checked_sub(2).map(|i| segs[i].to_string())
+    });
+    let mut out = bound(&apis.paths, Binds::BindCalls);
+    out.extend(bound(&apis.methods, Binds::Arg1));
+    out.extend(created);
+    out.extend(apis.topics.subscribe.iter().cloned());
+    out
+}
 
-/// The Redis call names this reader starts from, in a file whose text names
-/// `redis`.
-pub const REDIS_NAMES: &[&str] = &[
-    "cmd",
-    "set_options",
-    "set_ex",
-    "pset_ex",
-    "set_nx",
-    "expire",
-    "pexpire",
-];
+/// The key-store call names this reader starts from, in a file whose text names one
+/// of `Apis::ttl_modules`: the calls that give a key its time to live (the packs'
+/// `[[ttls]]`) and the commands that set a key (`cmd("SET")`).
+pub fn key_store_names(apis: &Apis) -> Vec<String> {
+    let mut out: Vec<String> = apis.ttls.keys().cloned().collect();
+    out.extend(
+        apis.paths
+            .iter()
+            .filter(|(_, specs)| specs.iter().any(is_set_command))
+            .map(|(name, _)| name.clone()),
+    );
+    out
+}
+
+/// A command builder that sets a key (`redis::cmd("SET")`): its `arg0_str` says which
+/// first arguments.
+fn is_set_command(spec: &CallSpec) -> bool {
+    spec.sql.as_deref() == Some("redis_set")
+}
+
+/// A method or path call (of `specs`) whose statement this reader reads with the
+/// values bound as `binds` say.
+fn binds(specs: Option<&Vec<CallSpec>>, binds: Binds) -> bool {
+    specs.is_some_and(|v| v.iter().any(|s| s.binds == Some(binds)))
+}
 
 /// One parsed file of the crate.
 pub struct FileAst<'a> {
@@ -77,65 +100,11 @@ pub struct FileAst<'a> {
     pub lines: &'a LineIndex<'a>,
 }
 
-struct ConstDef {
-    expr: Expr,
-    /// Span of the value expression.
-    loc: Loc,
-    /// Unit implied by the name (`TTL_SECS`, `RETENTION_DAYS`).
-    name_unit: Option<u64>,
-}
-
-/// A value computed from an expression: a number without a unit, a duration, a string.
-#[derive(Clone, Debug)]
-enum Val {
-    Int(u64),
-    Ms(u64),
-    Str(String),
-}
-
-#[derive(Clone, Debug)]
-struct Evaled {
-    val: Val,
-    /// The value of the first constant reached, when the value came from one.
-    from_const: Option<Loc>,
-    name_unit: Option<u64>,
-}
-
-impl Evaled {
-    /// Milliseconds, with `unit` per bare number (the API's unit wins over the name's).
-    fn millis(&self, unit: Option<u64>) -> Option<u64> {
-        match &self.val {
-            Val::Ms(ms) => Some(*ms),
-            Val::Int(n) => n.checked_mul(unit.or(self.name_unit)?),
-            Val::Str(s) => duration::parse(s, unit.or(self.name_unit)),
-        }
-    }
-}
-
 struct Cx<'a> {
+    apis: &'a Apis,
     consts: &'a HashMap<String, ConstDef>,
     str_consts: &'a HashMap<String, (String, Loc)>,
     tables: &'a Tables,
-}
-
-fn name_unit(name: &str) -> Option<u64> {
-    let n = name.to_ascii_uppercase();
-    let ends = |s: &[&str]| s.iter().any(|x| n.ends_with(x));
-    if ends(&["_MS", "_MILLIS", "_MILLISECONDS"]) {
-        Some(1)
-    } else if ends(&["_SECS", "_SECONDS", "_SEC", "_S"]) {
-        Some(SECOND)
-    } else if ends(&["_MINS", "_MINUTES", "_MIN"]) {
-        Some(MINUTE)
-    } else if ends(&["_HOURS", "_HRS", "_H"]) {
-        Some(HOUR)
-    } else if ends(&["_DAYS", "_D"]) {
-        Some(DAY)
-    } else if ends(&["_WEEKS"]) {
-        Some(WEEK)
-    } else {
-        None
-    }
 }
 
 fn span_of(lines: &LineIndex, start: PmSpan, end: PmSpan) -> Span {
@@ -166,122 +135,6 @@ fn lit_str(e: &Expr) -> Option<&syn::LitStr> {
             ..
         }) => Some(s),
         _ => None,
-    }
-}
-
-impl Cx<'_> {
-    fn eval(&self, e: &Expr, depth: u32) -> Option<Evaled> {
-        if depth > 16 {
-            return None;
-        }
-        let plain = |val| {
-            Some(Evaled {
-                val,
-                from_const: None,
-                name_unit: None,
-            })
-        };
-        match strip(e) {
-            Expr::Lit(l) => match &l.lit {
-                syn::Lit::Int(i) => plain(Val::Int(i.base10_parse().ok()?)),
-                syn::Lit::Str(s) => plain(Val::Str(s.value())),
-                _ => None,
-            },
-            Expr::Path(p) => {
-                let name = last_seg(&p.path);
-                let def = self.consts.get(&name)?;
-                let mut v = self.eval(&def.expr, depth + 1)?;
-                v.from_const = Some(def.loc.clone());
-                v.name_unit = def.name_unit.or(v.name_unit);
-                Some(v)
-            }
-            Expr::Binary(b) => {
-                let l = self.eval(&b.left, depth + 1)?;
-                let r = self.eval(&b.right, depth + 1)?;
-                let val = match (&l.val, &r.val, &b.op) {
-                    (Val::Int(a), Val::Int(c), syn::BinOp::Mul(_)) => Val::Int(a.checked_mul(*c)?),
-                    (Val::Int(a), Val::Int(c), syn::BinOp::Add(_)) => Val::Int(a.checked_add(*c)?),
-                    (Val::Int(a), Val::Int(c), syn::BinOp::Div(_)) if *c > 0 => Val::Int(a / c),
-                    (Val::Ms(a), Val::Int(c), syn::BinOp::Mul(_))
-                    | (Val::Int(c), Val::Ms(a), syn::BinOp::Mul(_)) => Val::Ms(a.checked_mul(*c)?),
-                    (Val::Ms(a), Val::Ms(c), syn::BinOp::Add(_)) => Val::Ms(a.checked_add(*c)?),
-                    _ => return None,
-                };
-                Some(Evaled {
-                    val,
-                    from_const: l.from_const.or(r.from_const),
-                    name_unit: l.name_unit.or(r.name_unit),
-                })
-            }
-            Expr::Call(c) => {
-                let Expr::Path(p) = strip(&c.func) else {
-                    return None;
-                };
-                let segs = super::segments(&p.path);
-                let f = segs.last()?.as_str();
-                let typed = segs
-                    .iter()
-                    .any(|s| s == "Duration" || s == "TimeDelta" || s == "PgInterval");
-                let per = match f {
-                    "from_millis" => 1,
-                    "from_secs" => SECOND,
-                    "from_mins" => MINUTE,
-                    "from_hours" => HOUR,
-                    "from_days" => DAY,
-                    "from_weeks" => WEEK,
-                    "milliseconds" | "try_milliseconds" if typed => 1,
-                    "seconds" | "try_seconds" if typed => SECOND,
-                    "minutes" | "try_minutes" if typed => MINUTE,
-                    "hours" | "try_hours" if typed => HOUR,
-                    "days" | "try_days" if typed => DAY,
-                    "weeks" | "try_weeks" if typed => WEEK,
-                    "Some" | "Ok" => {
-                        return self.eval(c.args.first()?, depth + 1);
-                    }
-                    _ => return None,
-                };
-                let arg = self.eval(c.args.first()?, depth + 1)?;
-                let Val::Int(n) = arg.val else { return None };
-                Some(Evaled {
-                    val: Val::Ms(n.checked_mul(per)?),
-                    from_const: arg.from_const,
-                    name_unit: None,
-                })
-            }
-            Expr::MethodCall(m) => {
-                let inner = self.eval(&m.receiver, depth + 1)?;
-                let val = match (m.method.to_string().as_str(), &inner.val) {
-                    ("unwrap" | "expect" | "into" | "clone" | "to_owned" | "to_string", _) => {
-                        inner.val.clone()
-                    }
-                    ("as_secs" | "num_seconds", Val::Ms(ms)) => Val::Int(ms / SECOND),
-                    ("as_millis" | "num_milliseconds", Val::Ms(ms)) => Val::Int(*ms),
-                    _ => return None,
-                };
-                Some(Evaled { val, ..inner })
-            }
-            _ => None,
-        }
-    }
-
-    /// The string value of a SQL argument: a literal (with its own span) or a constant.
-    fn sql_text(&self, e: &Expr, fc: &FileCx) -> Option<SqlLit> {
-        if let Some(s) = lit_str(e) {
-            return Some(SqlLit {
-                text: s.value(),
-                loc: fc.loc(s.span(), s.span()),
-                source: fc.source(s.span()),
-            });
-        }
-        if let Expr::Path(p) = strip(e) {
-            let (text, loc) = self.str_consts.get(&last_seg(&p.path))?;
-            return Some(SqlLit {
-                text: text.clone(),
-                loc: loc.clone(),
-                source: None,
-            });
-        }
-        None
     }
 }
 
@@ -341,61 +194,6 @@ impl FileCx<'_> {
     }
 }
 
-/// A constant of the crate, in a form that crosses threads: its value's source text.
-#[derive(Clone, Debug)]
-pub struct ConstItem {
-    name: String,
-    expr: String,
-    loc: Loc,
-    str_value: Option<(String, Loc)>,
-}
-
-/// The constants of one file, in order.
-pub fn file_consts(f: &FileAst, include_tests: bool) -> Vec<ConstItem> {
-    let fc = FileCx {
-        path: Arc::from(f.file.path.as_str()),
-        lines: f.lines,
-        text: &f.file.text,
-    };
-    let mut out = Vec::new();
-    collect_consts(&f.ast.items, &fc, &mut out, include_tests);
-    out
-}
-
-/// The crate's constants, the later of two with one name winning (files in path order).
-pub struct Consts {
-    consts: HashMap<String, ConstDef>,
-    str_consts: HashMap<String, (String, Loc)>,
-}
-
-impl Consts {
-    pub fn new(items: &[ConstItem]) -> Consts {
-        let mut c = Consts {
-            consts: HashMap::new(),
-            str_consts: HashMap::new(),
-        };
-        for it in items {
-            if let Some(sv) = &it.str_value {
-                c.str_consts.insert(it.name.clone(), sv.clone());
-            }
-            // The text came from a parsed expression: it parses again.
-            let Ok(expr) = syn::parse_str::<Expr>(&it.expr) else {
-                c.consts.remove(&it.name);
-                continue;
-            };
-            c.consts.insert(
-                it.name.clone(),
-                ConstDef {
-                    expr,
-                    loc: it.loc.clone(),
-                    name_unit: name_unit(&it.name),
-                },
-            );
-        }
-        c
-    }
-}
-
 /// What one file contributes: its facts and its SQL sites, in the order met.
 #[derive(Default)]
 pub struct FileRetention {
@@ -419,9 +217,11 @@ pub fn walk_file(
     f: &FileAst,
     consts: &Consts,
     tables: &Tables,
+    apis: &Apis,
     include_tests: bool,
 ) -> FileRetention {
     let cx = Cx {
+        apis,
         consts: &consts.consts,
         str_consts: &consts.str_consts,
         tables,
@@ -440,7 +240,7 @@ pub fn walk_file(
         cx: &cx,
         fc: &fc,
         include_tests,
-        redis: f.file.text.contains("redis"),
+        key_store: names_a_key_store(&apis.ttl_modules, &f.file.text),
         out: &mut out.facts,
         sites: &mut out.sites,
         expiries: &mut out.expiries,
@@ -449,6 +249,12 @@ pub fn walk_file(
     v.visit_file(f.ast);
     v.end_frame();
     out
+}
+
+/// Whether `text` names one of `modules` (`Apis::ttl_modules`, the modules of the
+/// packs with `[[ttls]]`): the key-store calls count there only.
+pub fn names_a_key_store(modules: &[String], text: &str) -> bool {
+    modules.iter().any(|m| text.contains(m.as_str()))
 }
 
 /// The crate's facts from its files' parts, in path order.
@@ -502,43 +308,6 @@ pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
     out
 }
 
-fn collect_consts(items: &[syn::Item], fc: &FileCx, out: &mut Vec<ConstItem>, include_tests: bool) {
-    let mut add = |ident: &syn::Ident, expr: &Expr| {
-        let name = ident.to_string();
-        let loc = fc.loc(expr.span(), expr.span());
-        let str_value = lit_str(expr).map(|s| (s.value(), fc.loc(s.span(), s.span())));
-        out.push(ConstItem {
-            name,
-            expr: quote::ToTokens::to_token_stream(expr).to_string(),
-            loc,
-            str_value,
-        });
-    };
-    let mut mods = Vec::new();
-    for item in items {
-        match item {
-            syn::Item::Const(c) => add(&c.ident, &c.expr),
-            syn::Item::Static(s) => add(&s.ident, &s.expr),
-            syn::Item::Impl(i) if include_tests || !is_test_attr(&i.attrs) => {
-                for it in &i.items {
-                    if let syn::ImplItem::Const(c) = it {
-                        add(&c.ident, &c.expr);
-                    }
-                }
-            }
-            syn::Item::Mod(m) if include_tests || !is_test_attr(&m.attrs) => {
-                if let Some((_, inner)) = &m.content {
-                    mods.push(inner);
-                }
-            }
-            _ => {}
-        }
-    }
-    for inner in mods {
-        collect_consts(inner, fc, out, include_tests);
-    }
-}
-
 /// A SQL statement found at a call, with what is bound to it.
 pub struct Site {
     binds: usize,
@@ -556,7 +325,8 @@ struct Walker<'a, 'b> {
     cx: &'a Cx<'a>,
     fc: &'a FileCx<'a>,
     include_tests: bool,
-    redis: bool,
+    /// The file names a key store (`names_a_key_store`).
+    key_store: bool,
     out: &'b mut RetentionFacts,
     sites: &'b mut Vec<((Arc<str>, Span), Site)>,
     expiries: &'b mut Expiries,
@@ -653,18 +423,9 @@ impl Walker<'_, '_> {
             .unwrap_or_default();
         let root_name = root_fn.last().map(String::as_str).unwrap_or("");
 
+        let apis = self.cx.apis;
         // sqlx / diesel: `query("…").bind(a).bind(b)`.
-        if let Some(c) = root_call.filter(|_| {
-            matches!(
-                root_name,
-                "query"
-                    | "query_as"
-                    | "query_scalar"
-                    | "query_with"
-                    | "query_as_with"
-                    | "sql_query"
-            )
-        }) {
+        if let Some(c) = root_call.filter(|_| binds(apis.paths.get(root_name), Binds::BindCalls)) {
             if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
                 let binds: Vec<&Expr> = calls
                     .iter()
@@ -679,11 +440,7 @@ impl Walker<'_, '_> {
         // tokio-postgres / rusqlite: `client.execute("…", &[&a])`.
         for mc in &calls {
             let name = mc.method.to_string();
-            if matches!(
-                name.as_str(),
-                "execute" | "query" | "query_one" | "query_opt" | "execute_raw"
-            ) && !mc.args.is_empty()
-            {
+            if binds(apis.methods.get(&name), Binds::Arg1) && !mc.args.is_empty() {
                 if let Some(sql) = self.cx.sql_text(&mc.args[0], self.fc) {
                     let binds = mc.args.get(1).map(param_list).unwrap_or_default();
                     let write = self.fc.loc(mc.method.span(), mc.span());
@@ -693,11 +450,16 @@ impl Walker<'_, '_> {
         }
 
         // Redis `cmd("SET")…arg("NX").arg("EX").arg(ttl)`.
-        if self.redis && root_name == "cmd" {
-            let is_set = root_call
+        let commands = apis.paths.get(root_name).into_iter().flatten();
+        let mut sets = commands.filter(|s| is_set_command(s));
+        if self.key_store {
+            let arg0 = root_call
                 .and_then(|c| c.args.first())
                 .and_then(lit_str)
-                .is_some_and(|s| s.value().eq_ignore_ascii_case("SET"));
+                .map(|s| s.value());
+            let is_set = arg0.is_some_and(|a| {
+                sets.any(|s| s.arg0_str.iter().any(|x| x.eq_ignore_ascii_case(&a)))
+            });
             if is_set {
                 let args: Vec<&Expr> = calls
                     .iter()
@@ -734,7 +496,11 @@ impl Walker<'_, '_> {
         }
 
         // rdkafka admin: `NewTopic::new("orders", ..).set("retention.ms", "604800000")`.
-        if root_name == "new" && root_fn.iter().any(|s| s == "NewTopic") {
+        let creates = apis.topics.create.iter().any(|p| {
+            let ps: Vec<&str> = p.split("::").collect();
+            root_fn.len() >= ps.len() && root_fn[root_fn.len() - ps.len()..] == ps[..]
+        });
+        if creates {
             let topic = root_call
                 .and_then(|c| c.args.first())
                 .and_then(|a| self.cx.sql_text(a, self.fc))
@@ -742,7 +508,8 @@ impl Walker<'_, '_> {
             if let Some(topic) = topic {
                 for mc in calls
                     .iter()
-                    .filter(|mc| mc.method == "set" && mc.args.len() == 2)
+                    .filter(|mc| mc.args.len() == 2)
+                    .filter(|mc| apis.topics.configure.iter().any(|m| mc.method == m))
                 {
                     let key = lit_str(&mc.args[0]).map(|s| s.value());
                     let per = match key.as_deref() {
@@ -772,18 +539,26 @@ impl Walker<'_, '_> {
 
     fn single_method(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
-        if name == "subscribe" {
+        let apis = self.cx.apis;
+        if apis.topics.subscribe.contains(&name) {
             for a in &m.args {
                 self.topics_in(a);
             }
         }
-        if !self.redis {
+        if !self.key_store {
             return;
         }
+        let Some(ttl) = apis.ttls.get(&name) else {
+            return;
+        };
+        let per = match ttl.unit {
+            Some(TtlUnit::Seconds) => SECOND,
+            Some(TtlUnit::Millis) | None => 1,
+        };
         let args: Vec<&Expr> = m.args.iter().collect();
         let write = self.fc.loc(m.method.span(), m.span());
-        match (name.as_str(), args.as_slice()) {
-            ("set_options", [key, _, opts]) => {
+        match (ttl.form, args.as_slice()) {
+            (TtlForm::Options, [key, _, opts]) => {
                 let mut o = OptsScan::default();
                 o.visit_expr(opts);
                 if o.nx || dedup_key(key) {
@@ -801,20 +576,18 @@ impl Walker<'_, '_> {
                     }
                 }
             }
-            ("set_ex" | "pset_ex", [key, _, ttl]) if dedup_key(key) => {
-                let per = if name == "set_ex" { SECOND } else { 1 };
+            (TtlForm::ValueTtl, [key, _, ttl]) if dedup_key(key) => {
                 if let Some(ev) = self.cx.eval(ttl, 0) {
                     let at = self.expr_loc(ttl);
                     self.retention(&ev, Some(per), &at, &write, "the Redis dedup record".into());
                 }
             }
-            ("set_nx", [key, _]) => {
+            (TtlForm::Claim, [key, _]) => {
                 if let Some(f) = self.frames.last_mut() {
                     f.set_nx.push((key_text(key), write));
                 }
             }
-            ("expire" | "pexpire", [key, ttl]) => {
-                let per = if name == "expire" { SECOND } else { 1 };
+            (TtlForm::KeyTtl, [key, ttl]) => {
                 if let Some(ev) = self.cx.eval(ttl, 0) {
                     let at = self.expr_loc(ttl);
                     if let Some(f) = self.frames.last_mut() {
@@ -1039,10 +812,7 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
         // `sqlx::query("…")` bound later, or executed without binds.
         if let Expr::Path(p) = strip(&c.func) {
             let name = last_seg(&p.path);
-            if matches!(
-                name.as_str(),
-                "query" | "query_as" | "query_scalar" | "sql_query"
-            ) {
+            if binds(self.cx.apis.paths.get(&name), Binds::BindCalls) {
                 if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
                     let write = self.fc.loc(c.span(), c.span());
                     self.sql_site(&sql, &[], &write);
@@ -1054,7 +824,7 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         // `sqlx::query!("…", a, b)`, `query_as!(Row, "…", a)`, `query_scalar!`.
         let name = last_seg(&m.path);
-        if name.starts_with("query") {
+        if binds(self.cx.apis.macros.get(&name), Binds::AfterSql) {
             if let Ok(args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
                 let args: Vec<&Expr> = args.iter().collect();
                 if let Some(i) = args.iter().position(|a| lit_str(a).is_some()) {
@@ -1071,63 +841,4 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lit(sql: &str) -> Option<u64> {
-        match interval_in(sql)? {
-            Interval::Literal { millis, .. } => Some(millis),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn intervals_in_cleanup_sql() {
-        let d2 = 2 * DAY;
-        assert_eq!(
-            lit("DELETE FROM processed_events WHERE processed_at < now() - interval '2 days'"),
-            Some(d2)
-        );
-        assert_eq!(
-            lit("DELETE FROM processed_events WHERE at < NOW() - INTERVAL '48 hours'"),
-            Some(d2)
-        );
-        assert_eq!(
-            lit("DELETE FROM inbox WHERE at < NOW() - INTERVAL 2 DAY"),
-            Some(d2)
-        );
-        assert_eq!(
-            lit("DELETE FROM inbox WHERE at < now() - interval '2' day"),
-            Some(d2)
-        );
-        assert_eq!(
-            lit("DELETE FROM inbox WHERE at < datetime('now', '-2 days')"),
-            Some(d2)
-        );
-        assert_eq!(
-            interval_in("DELETE FROM inbox WHERE at < now() - $1::interval"),
-            Some(Interval::Bind {
-                index: 1,
-                unit: None
-            })
-        );
-        assert_eq!(
-            interval_in("DELETE FROM inbox WHERE id <> $1 AND at < now() - $2 * interval '1 day'"),
-            Some(Interval::Bind {
-                index: 2,
-                unit: Some(DAY)
-            })
-        );
-        assert_eq!(
-            interval_in("DELETE FROM inbox WHERE at < NOW() - INTERVAL ? HOUR"),
-            Some(Interval::Bind {
-                index: 1,
-                unit: Some(HOUR)
-            })
-        );
-        assert_eq!(
-            interval_in("DELETE FROM inbox WHERE at < $1"),
-            Some(Interval::Cutoff)
-        );
-    }
-}
+mod tests;

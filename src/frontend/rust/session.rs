@@ -953,7 +953,13 @@ impl<'a> Shard<'a> {
                 (
                     p.file.path.clone(),
                     self.isolated(&p.file.path, || {
-                        retention::walk_file(&p.file_ast(), &consts, tables, self.include_tests)
+                        retention::walk_file(
+                            &p.file_ast(),
+                            &consts,
+                            tables,
+                            self.apis,
+                            self.include_tests,
+                        )
                     }),
                 )
             })

@@ -127,7 +127,6 @@ const WRAPPERS: &[&str] = &[
     "RwLockReadGuard",
     "RwLockWriteGuard",
     "Pin",
-    "PoolConnection",
     "Weak",
     "OnceCell",
     "OnceLock",
@@ -137,9 +136,10 @@ const WRAPPERS: &[&str] = &[
     "Data",
 ];
 
-/// A type the front end looks through to its first type argument (`Arc<Repo>`).
+/// A type the front end looks through to its first type argument (`Arc<Repo>`). A
+/// pool's connection guard is not one: the packs give it a role of its own.
 pub(crate) fn is_wrapper(name: &str) -> bool {
-    (WRAPPERS.contains(&name) || name.ends_with("Result")) && name != "PoolConnection"
+    WRAPPERS.contains(&name) || name.ends_with("Result")
 }
 
 pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {

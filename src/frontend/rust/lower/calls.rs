@@ -9,10 +9,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
         // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
-        let retried = matches!(
-            mc.method.to_string().as_str(),
-            "retry" | "retry_if" | "when"
-        ) && matches!(strip(&mc.receiver), Expr::Closure(_));
+        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
+            && matches!(strip(&mc.receiver), Expr::Closure(_));
         if retried {
             self.next_scope += 1;
             let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
@@ -115,7 +113,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if Role::KafkaConfig.is(recv.role.as_deref()) {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
-        if name == "subscribe" {
+        if self.cx.apis.topics.subscribe.contains(&name) {
             if let Some(i) = recv.kafka_client {
                 let topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
                 self.kafka_clients[i].topics.extend(topics);

@@ -111,24 +111,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
-        let mut sql_text = self.spec_sql(spec, method, args, &arg_infos);
+        let mut sql_text = self.spec_sql(spec, args, &arg_infos);
         // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
         if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
             if r.idents.iter().any(|i| i == "OnConflict") {
                 sql.upsert = true;
             }
+            // The chain names the statement's verb (`delete_many`, `update_many`).
             if sql.verb == "WRITE" {
                 let has = |w: &str| r.idents.iter().any(|i| i.starts_with(w));
-                sql.verb = if has("delete") {
-                    "DELETE"
-                } else if has("update") {
-                    "UPDATE"
-                } else if has("insert") {
-                    "INSERT"
-                } else {
-                    "WRITE"
+                if let Some(v) = ["DELETE", "UPDATE", "INSERT"]
+                    .into_iter()
+                    .find(|v| has(&v.to_ascii_lowercase()))
+                {
+                    sql.verb = v.into();
                 }
-                .into();
             }
         }
         if !spec.terminals.is_empty() {
@@ -174,7 +171,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if spec.event == Api::None {
             // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
-            info.sql = self.spec_sql(spec, method, args, &arg_infos);
+            info.sql = self.spec_sql(spec, args, &arg_infos);
             if let Some(r) = recv {
                 info.mentions = r.mentions.clone();
             }
@@ -258,7 +255,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn spec_sql(
         &self,
         spec: &CallSpec,
-        method: &str,
         args: &[&Expr],
         infos: &[Info],
     ) -> Option<SqlFacts> {
@@ -299,19 +295,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..SqlFacts::unknown()
                 })
             }
-            // ORM calls (`model.insert(&db)`): a known write; the verb from the method.
+            // ORM calls (`model.insert(&db)`): a known write; the verb from the pack
+            // (`SAVE`: an insert or an update).
             "method" => {
-                let (verb, upsert) = match method {
-                    "insert" | "insert_many" => ("INSERT", false),
-                    "update" | "update_many" => ("UPDATE", false),
-                    "delete" | "delete_many" => ("DELETE", false),
-                    "save" => ("SAVE", true),
-                    _ => ("WRITE", false),
-                };
+                let verb = spec.verb.clone().unwrap_or_else(|| "WRITE".into());
                 Some(SqlFacts {
                     kind: SqlKind::Write,
-                    verb: verb.into(),
-                    upsert,
+                    upsert: verb == "SAVE",
+                    verb,
                     ..SqlFacts::unknown()
                 })
             }

@@ -3,6 +3,7 @@
 //! sends.
 
 use super::*;
+use crate::apis::ConfigStep;
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
@@ -93,7 +94,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         })
     }
 
-    /// `.set(key, value)`, `.create()` and the rest on an rdkafka `ClientConfig`.
+    /// `.set(key, value)`, `.create()` and the rest on an rdkafka `ClientConfig`: what
+    /// the call does to the configuration is the pack's `config`.
     pub(super) fn kafka_config_call(
         &mut self,
         mc: &syn::ExprMethodCall,
@@ -115,8 +117,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 topics: Vec::new(),
             })
         });
-        match name.as_str() {
-            "set" => {
+        let step = self
+            .cx
+            .apis
+            .methods
+            .get(&name)
+            .into_iter()
+            .flatten()
+            .filter(|s| s.on.iter().any(|o| Role::KafkaConfig.is(Some(o.as_str()))))
+            .find_map(|s| s.config);
+        match step {
+            Some(ConfigStep::Property) => {
                 let key = arg_infos.first().and_then(|a| a.str_lit.clone());
                 match key {
                     Some(key) => {
@@ -130,8 +141,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     None => cfg.dynamic = true,
                 }
             }
-            "set_log_level" => {}
-            "create" | "create_with_context" => {
+            Some(ConfigStep::Keep) => {}
+            Some(ConfigStep::Create) => {
                 let role = self.turbofish_role(mc);
                 let mut client = *cfg;
                 client.role = role.clone();
@@ -142,7 +153,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..Info::default()
                 };
             }
-            _ => cfg.dynamic = true,
+            None => cfg.dynamic = true,
         }
         if let Some(v) = recv.value {
             self.values[v as usize].kafka_config = Some(cfg.clone());
