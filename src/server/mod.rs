@@ -28,6 +28,9 @@
 //! [`ServerOptions::docs_dir`]).
 
 pub mod convert;
+mod worker;
+
+use worker::{worker, Job, Outcome};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::error::Error;
@@ -84,68 +87,6 @@ struct Doc {
     uri: lsp::Uri,
     version: i32,
     text: String,
-}
-
-/// One analysis to run: the root and the unsaved buffers at the time.
-struct Job {
-    root: PathBuf,
-    /// The number of edits made when the job was made.
-    edits: u64,
-    overlay: Arc<Overlay>,
-    /// Versions of the open documents in the overlay.
-    versions: HashMap<PathBuf, i32>,
-    /// Set when an edit makes the job stale: its run stops early.
-    cancel: Arc<AtomicBool>,
-}
-
-struct Outcome {
-    edits: u64,
-    versions: HashMap<PathBuf, i32>,
-    result: Result<Report, InputError>,
-    elapsed: Duration,
-}
-
-/// The worker: runs the newest job it has, reports, waits for the next. Ends when
-/// the job channel closes.
-fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
-    while let Ok(mut job) = rx.recv() {
-        while let Ok(newer) = rx.try_recv() {
-            job = newer;
-        }
-        let start = Instant::now();
-        // Superseded before it started: the newer job is already on its way.
-        if job.cancel.load(Ordering::Relaxed) {
-            continue;
-        }
-        let options = crate::Options {
-            jobs,
-            overlay: job.overlay.clone(),
-            cancel: Some(job.cancel.clone()),
-            ..crate::Options::default()
-        };
-        let result =
-            std::panic::catch_unwind(|| crate::check(std::slice::from_ref(&job.root), &options))
-                .unwrap_or_else(|panic| {
-                    Err(InputError {
-                        path: String::new(),
-                        line: None,
-                        column: None,
-                        message: format!(
-                            "internal error: {}",
-                            crate::diagnostic::panic_message(panic.as_ref())
-                        ),
-                    })
-                });
-        let outcome = Outcome {
-            edits: job.edits,
-            versions: job.versions,
-            result,
-            elapsed: start.elapsed(),
-        };
-        if tx.send(outcome).is_err() {
-            return;
-        }
-    }
 }
 
 /// The last analysis published, for hover and code actions.
