@@ -184,6 +184,11 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
             report.bom.insert(f.path.clone());
         }
     }
+    // The checklist's answers come from the analysis: the inventory gets the findings
+    // as they are before the adoption filters, which only choose what is shown.
+    let analyzed_findings =
+        (baseline.is_some() || options.write_baseline.is_some() || changed.is_some())
+            .then(|| report.findings.clone());
     // Adoption filters, after suppressions: --write-baseline, --baseline, --diff-base.
     if options.baseline.is_some() || options.write_baseline.is_some() {
         let root = baseline::project_root(&config, &paths[0]);
@@ -204,9 +209,10 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     }
     report.finish();
     report.inventory = output.inventory;
-    report
-        .inventory
-        .attach(&report.findings, &rules::properties);
+    report.inventory.attach(
+        analyzed_findings.as_deref().unwrap_or(&report.findings),
+        &rules::properties,
+    );
     report.cargo = cargo_targets(&report, &discovery.files);
     // A Rust file in a package of the tree (its manifest not above the PATH
     // arguments: SPEC §3) is in the crate of its Cargo target.

@@ -83,3 +83,55 @@ fn joined_futures_make_no_consumer() {
     assert!(out.contains("### Consumer `run`"), "{out}");
     assert!(!out.contains("Consumer `both`"), "{out}");
 }
+
+/// Answers come from the analysis; `--baseline` only chooses which findings are
+/// listed (issue 20): with every finding baselined, each consumer's and producer's
+/// answers are as without the baseline, and only the lists of findings empty.
+#[test]
+fn a_baseline_hides_findings_but_not_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    for entry in walk(&demo) {
+        let to = dir.path().join(entry.strip_prefix(&demo).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to).unwrap();
+    }
+    let root = dir.path().to_str().unwrap();
+    let baseline = dir.path().join("b.json");
+    let baseline = baseline.to_str().unwrap();
+    let (code, _) = run(&["check", root, "--write-baseline", baseline]);
+    assert_eq!(code, 0);
+    let sections = |out: &str| -> String {
+        let body = out.split("\n---\n").next().unwrap_or_default();
+        body.split("### ")
+            .filter(|s| s.starts_with("Consumer") || s.starts_with("Producer"))
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("### ")
+    };
+    let (_, plain) = run(&["check", "--format", "checklist", root]);
+    let (_, hidden) = run(&[
+        "check",
+        "--format",
+        "checklist",
+        "--baseline",
+        baseline,
+        root,
+    ]);
+    assert!(plain.contains("No: "), "{plain}");
+    assert_eq!(sections(&hidden), sections(&plain));
+    assert!(hidden.contains("**Findings by rule:** none."), "{hidden}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
