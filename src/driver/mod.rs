@@ -277,7 +277,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|(key, files, named)| {
                 let _tick = Tick(&bar);
                 if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    return CrateResult::nothing();
+                    return CrateResult::default();
                 }
                 // An internal failure on one crate is reported; the others still run.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -446,6 +446,7 @@ impl Drop for Tick<'_> {
     }
 }
 
+#[derive(Default)]
 struct CrateResult {
     /// The crate's key and its dedup retention facts (the dedup window against the
     /// replay window).
@@ -477,7 +478,7 @@ fn analyze_crate(
     let (mut lowered, unparsed) = lower_needed(key, files, inputs, prefilter);
     // Parsing and lowering are most of a crate's time: a cancelled run stops here.
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-        return CrateResult::nothing();
+        return CrateResult::default();
     }
     // The crate's own files; the others are its dependencies' (SPEC §3): their
     // functions are followed into but are not entries here, and what they define
@@ -935,13 +936,6 @@ fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize 
     }
 }
 
-impl CrateResult {
-    /// The result of a crate not analyzed (a cancelled run).
-    fn nothing() -> CrateResult {
-        internal_error(&[], Box::new(""))
-    }
-}
-
 fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -> CrateResult {
     let what = crate::diagnostic::panic_message(&*panic);
     let errors = files
@@ -958,16 +952,8 @@ fn internal_error(files: &[&SourceFile], panic: Box<dyn std::any::Any + Send>) -
         })
         .collect();
     CrateResult {
-        key: String::new(),
-        retention: Default::default(),
-        findings: Vec::new(),
-        inventory: Default::default(),
-        clients: Vec::new(),
         errors,
-        analyzed: 0,
-        skipped_tests: 0,
-        unparsed: 0,
-        unparsed_bodies: 0,
+        ..CrateResult::default()
     }
 }
 

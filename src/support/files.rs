@@ -89,11 +89,10 @@ pub fn describe_size(bytes: u64) -> String {
 /// removed when any step fails. A `path` that exists and is not a regular file
 /// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it.
 pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
-    let fail = |message: String| message;
     if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(fail(format!(
+        return Err(format!(
             "cannot write {what}: the path exists and is not a regular file"
-        )));
+        ));
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -101,7 +100,7 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
     };
     let name = path
         .file_name()
-        .ok_or_else(|| fail(format!("{what} path has no file name")))?
+        .ok_or_else(|| format!("{what} path has no file name"))?
         .to_string_lossy()
         .into_owned();
     let stamp = std::time::SystemTime::now()
@@ -123,7 +122,7 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
                 attempt += 1;
             }
-            Err(e) => return Err(fail(format!("cannot write {what}: {e}"))),
+            Err(e) => return Err(format!("cannot write {what}: {e}")),
         }
     };
     let written = file
@@ -135,7 +134,7 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
         });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(fail(format!("cannot write {what}: {e}")));
+        return Err(format!("cannot write {what}: {e}"));
     }
     Ok(())
 }
