@@ -2,7 +2,7 @@
 //! config's `[apis]` table for a project's own wrappers. This is the only place that
 //! maps library types and calls to roles and delivery events; see `rules/README.md`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -244,6 +244,59 @@ pub struct TopicSpec {
     /// Methods whose arguments name the topics a consumer subscribes to.
     #[serde(default)]
     pub subscribe: Vec<String>,
+    /// Path calls that build a record for the topic their first argument names
+    /// (`FutureRecord::to("orders")`): the topic a publish of it sends to.
+    #[serde(default)]
+    pub records: Vec<String>,
+}
+
+impl TopicSpec {
+    /// The record type of a `records` path call ending in `segs` (`FutureRecord` of
+    /// `FutureRecord::to`): the last two segments match.
+    pub fn record_type(&self, segs: &[String]) -> Option<&str> {
+        let [.., ty, call] = segs else {
+            return None;
+        };
+        self.records.iter().find_map(|r| {
+            let (t, c) = r.rsplit_once("::")?;
+            let t = t.rsplit("::").next().unwrap_or(t);
+            (t == ty && c == call).then_some(t)
+        })
+    }
+
+    /// Whether `ident` is the type of a `records` path call.
+    pub fn is_record_type(&self, ident: &str) -> bool {
+        self.records.iter().any(|r| {
+            r.rsplit_once("::")
+                .is_some_and(|(t, _)| t.rsplit("::").next() == Some(ident))
+        })
+    }
+}
+
+/// A consumer option, set in a struct literal, that turns acknowledgements off
+/// (lapin `BasicConsumeOptions { no_ack: true, .. }`, JetStream
+/// `ack_policy: AckPolicy::None`): `[[auto_ack]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoAckSpec {
+    /// The struct literal's type (last segment); any struct when absent.
+    #[serde(rename = "struct")]
+    pub struct_name: Option<String>,
+    pub field: String,
+    /// `true`/`false` (a bool literal), or the path the field is set to (its last
+    /// two segments: `AckPolicy::None`).
+    pub value: String,
+}
+
+impl AutoAckSpec {
+    /// The identifiers that make a file name the option (the prefilter's words).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let path_type = self
+            .value
+            .rsplit_once("::")
+            .map(|(t, _)| t.rsplit("::").next().unwrap_or(t));
+        self.struct_name.as_deref().into_iter().chain(path_type)
+    }
 }
 
 /// Which value an event applies to.
@@ -308,8 +361,12 @@ pub struct CallSpec {
     /// Where the statement's SQL is: `arg0` (the first argument), `first_str` (the
     /// first string argument), `prefix` (the first argument starts a statement the
     /// builder completes: read only as far as it parses), `method` (sea-orm's verb),
-    /// or a fixed kind (`diesel_insert`, `redis_setnx`, ...).
+    /// or a fixed kind (`diesel_insert`; `key_set`, `key_claim`: a key store's
+    /// `SET`, `SET NX`).
     pub sql: Option<String>,
+    /// The key store a `key_set` or `key_claim` writes to, named as its table; it
+    /// commits each write by itself.
+    pub store: Option<String>,
     pub external: Option<String>,
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
@@ -370,6 +427,17 @@ struct Pack {
     /// Methods that retry the closure they are called on (backon).
     #[serde(default)]
     retry_methods: Vec<String>,
+    /// What standard types' methods do (see [`StdNames`]).
+    #[serde(default)]
+    std_methods: Vec<String>,
+    #[serde(default)]
+    alias_methods: Vec<String>,
+    #[serde(default)]
+    passthrough: Vec<String>,
+    #[serde(default)]
+    accessors: Vec<String>,
+    #[serde(default)]
+    ubiquitous: Vec<String>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -377,6 +445,8 @@ struct Pack {
     #[serde(default)]
     ttls: Vec<TtlSpec>,
     topics: Option<TopicSpec>,
+    #[serde(default)]
+    auto_ack: Vec<AutoAckSpec>,
 }
 
 /// The verbs an ORM call (`sql = "method"`) may give its statement.
@@ -476,6 +546,30 @@ pub struct Apis {
     /// Methods that retry the closure they are called on (backon's
     /// `(|| async { … }).retry(policy)`): the closure is a retry scope.
     pub retry_methods: Vec<String>,
+    /// Names of standard types' methods and of the calls values pass through.
+    pub std: StdNames,
+    /// Consumer options that turn acknowledgements off, set in struct literals.
+    pub auto_ack: Vec<AutoAckSpec>,
+}
+
+/// Names whose meaning is the standard library's (and its like: the wrappers of web
+/// frameworks), read from the packs: the front end follows values through them and
+/// never takes them for a call into the crate.
+#[derive(Debug, Default, Clone)]
+pub struct StdNames {
+    /// Methods of standard types: a receiver of unknown type calling one is not
+    /// taken for the crate's own method of that name (`std_methods`).
+    pub methods: HashSet<String>,
+    /// Methods that return their receiver or a view of it, keeping what it is
+    /// (`clone`, `as_ref`, `unwrap`; `alias_methods`).
+    pub aliases: HashSet<String>,
+    /// Calls whose one argument passes through (`Ok(x)`, `Box::new(x)`; `passthrough`).
+    pub passthrough: HashSet<String>,
+    /// No-argument accessors of the wrappers types see through (`accessors`).
+    pub accessors: HashSet<String>,
+    /// Names every crate defines (`new`, `fmt`): a file naming one is not linked to
+    /// the file defining it (`ubiquitous`).
+    pub ubiquitous: HashSet<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -577,8 +671,15 @@ impl Apis {
             self.topics.create.extend(t.create);
             self.topics.configure.extend(t.configure);
             self.topics.subscribe.extend(t.subscribe);
+            self.topics.records.extend(t.records);
         }
         self.retry_methods.extend(pack.retry_methods);
+        self.std.methods.extend(pack.std_methods);
+        self.std.aliases.extend(pack.alias_methods);
+        self.std.passthrough.extend(pack.passthrough);
+        self.std.accessors.extend(pack.accessors);
+        self.std.ubiquitous.extend(pack.ubiquitous);
+        self.auto_ack.extend(pack.auto_ack);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);
         for t in pack.types {
@@ -773,6 +874,32 @@ mod tests {
         assert!(apis.paths.contains_key("query"));
         assert!(apis.macros.contains_key("query"));
         assert!(apis.type_specs("StreamConsumer")[0].role == "kafka.consumer");
+    }
+
+    /// Record builders and ack-off options are the packs' (`[topics] records`,
+    /// `[[auto_ack]]`): what the lowering and the prefilter read of them.
+    #[test]
+    fn records_and_auto_ack_options_come_from_the_packs() {
+        let t = TopicSpec {
+            records: vec!["kafka::Record::to".into()],
+            ..TopicSpec::default()
+        };
+        let segs = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+        assert_eq!(t.record_type(&segs("Record::to")), Some("Record"));
+        assert_eq!(t.record_type(&segs("x::Record::to")), Some("Record"));
+        assert_eq!(t.record_type(&segs("Record::new")), None);
+        assert_eq!(t.record_type(&segs("to")), None);
+        assert!(t.is_record_type("Record") && !t.is_record_type("to"));
+        let pack: Pack = toml::from_str(
+            "library = \"x\"\n[[auto_ack]]\nstruct = \"Opts\"\nfield = \"no_ack\"\nvalue = \"true\"\n\
+             [[auto_ack]]\nfield = \"policy\"\nvalue = \"m::Policy::Off\"\n",
+        )
+        .unwrap();
+        let names: Vec<Vec<&str>> = pack.auto_ack.iter().map(|a| a.names().collect()).collect();
+        assert_eq!(names, [vec!["Opts"], vec!["Policy"]]);
+        let builtin = Apis::builtin();
+        assert!(builtin.auto_ack.len() >= 2 && !builtin.topics.records.is_empty());
+        assert!(builtin.std.aliases.contains("clone") && builtin.std.methods.contains("len"));
     }
 
     /// `binds` fits its call, a `[[ttls]]` unit its form, a `verb` an ORM call, a

@@ -24,6 +24,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::apis::Apis;
 use crate::frontend::rust::scan::FileScan;
 use crate::frontend::rust::{links_untyped_receiver, CrateIndex, CrateOutput};
 use crate::ir::{Callee, Crate, EventKind, Function};
@@ -156,7 +157,7 @@ impl Demand {
             self.impl_types.insert(t.to_string());
         }
         // `x.name(..)` with `x` of unknown type.
-        if links_untyped_receiver(cx.index, ident) {
+        if links_untyped_receiver(cx.index, cx.apis, ident) {
             self.methods.insert(ident.to_string());
         }
         // `x.name(..)` with `x: dyn Trait`, when such a call resolves.
@@ -175,6 +176,7 @@ impl Demand {
 struct Cx<'a> {
     resolver: &'a Resolver<'a>,
     index: &'a CrateIndex,
+    apis: &'a Apis,
 }
 
 /// Which functions of the crate are relevant: they have delivery facts of their
@@ -242,12 +244,13 @@ fn relevance<'k>(
 }
 
 /// What the crate lowered so far needs.
-pub fn demand(lowered: &CrateOutput) -> Demand {
+pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
     let (krate, index) = (&lowered.krate, &lowered.index);
     let resolver = Resolver::new(krate);
     let cx = Cx {
         resolver: &resolver,
         index,
+        apis,
     };
     let fns = &krate.functions;
     let (relevant, calls) = relevance(krate, index, &resolver, |_| true);

@@ -114,6 +114,13 @@ impl Lexicon {
                 .iter()
                 .map(|s| s.to_string()),
         );
+        // Consumer options that turn acks off; records built for a topic.
+        for a in &apis.auto_ack {
+            lex.always.extend(a.names().map(str::to_string));
+        }
+        for r in &apis.topics.records {
+            lex.always.extend(r.rsplit("::").nth(1).map(str::to_string));
+        }
         lex.key_store.extend(retention::key_store_names(apis));
         lex.key_store_modules = apis.ttl_modules.clone();
         lex

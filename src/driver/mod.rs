@@ -665,7 +665,7 @@ fn lower_needed<'f>(
     inputs: rust::Inputs<'f>,
     prefilter: Option<Prefilter>,
 ) -> (rust::CrateOutput, Unparsed) {
-    let include_tests = inputs.include_tests;
+    let (include_tests, apis) = (inputs.include_tests, inputs.apis);
     rust::with_front_end(key, inputs, shards_for(files, inputs.hooks), |fe| {
         let Some(Prefilter { named, lexicon }) = prefilter else {
             fe.add(files);
@@ -692,7 +692,7 @@ fn lower_needed<'f>(
         // either way the result is the same.
         // (`MSGAUDIT_CHECK_PREFILTER` checks the rounds, so it turns this off.)
         let linked = if !inputs.hooks.check_prefilter {
-            cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest))
+            cpu::timed(cpu::Phase::Closure, || linked_share(&seed, &rest, apis))
         } else {
             0.0
         };
@@ -713,7 +713,7 @@ fn lower_needed<'f>(
             if rest.is_empty() && parsed.iter().all(|p| p.bodies.is_empty()) {
                 return (fe.finish(lowered), Unparsed::default());
             }
-            let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered));
+            let d = cpu::timed(cpu::Phase::Closure, || demand::demand(&lowered, apis));
             let (take, keep): (Vec<_>, Vec<_>) = cpu::timed(cpu::Phase::Closure, || {
                 rest.into_iter()
                     .partition(|(f, s, m)| d.needs(&f.path, m, s, &mentioned))
@@ -879,29 +879,7 @@ fn check_prefilter(
 /// The share of the unparsed files that mention a function or type the API files
 /// define (names every crate defines, such as `new` or `fmt`, aside); 0 for fewer
 /// than 8 files.
-fn linked_share(seed: &[Scanned], rest: &[Scanned]) -> f64 {
-    const UBIQUITOUS: &[&str] = &[
-        "new",
-        "default",
-        "fmt",
-        "from",
-        "into",
-        "clone",
-        "eq",
-        "hash",
-        "drop",
-        "deref",
-        "as_ref",
-        "try_from",
-        "from_str",
-        "to_string",
-        "serialize",
-        "deserialize",
-        "main",
-        "Error",
-        "Result",
-        "Config",
-    ];
+fn linked_share(seed: &[Scanned], rest: &[Scanned], apis: &Apis) -> f64 {
     let defined: std::collections::HashSet<&str> = seed
         .iter()
         .flat_map(|(_, s, _)| {
@@ -910,7 +888,7 @@ fn linked_share(seed: &[Scanned], rest: &[Scanned]) -> f64 {
                 .map(|f| f.name)
                 .chain(s.types.iter().map(|t| t.name))
         })
-        .filter(|n| !UBIQUITOUS.contains(n))
+        .filter(|n| !apis.std.ubiquitous.contains(*n))
         .collect();
     let linked = rest
         .iter()

@@ -38,18 +38,11 @@ use crate::ir::{
 };
 use crate::support::lines::LineIndex;
 
-/// Names the lowering makes facts of by themselves, besides the API knowledge (and
-/// the topics subscribed to, `Apis::topics`, and the methods that retry a closure,
-/// `Apis::retry_methods`): consumer options that turn acks off, topics sent to. A
-/// function body naming none of them nor the API knowledge has no fact of its own
-/// (`driver::lazy`).
-pub const NAMES: &[&str] = &[
-    "BasicConsumeOptions",
-    "AckPolicy",
-    "FutureRecord",
-    "BaseRecord",
-    "include_str",
-];
+/// Names the lowering makes facts of by themselves, besides the API knowledge (the
+/// packs' calls and types, topics, `auto_ack` options and retry methods): a SQL
+/// schema included from a file. A function body naming none of them nor the API
+/// knowledge has no fact of its own (`driver::lazy`).
+pub const NAMES: &[&str] = &["include_str"];
 
 /// Calls and macros whose awaited result waits for spawned tasks.
 pub const TASK_JOINS: &[&str] = &[
@@ -211,7 +204,7 @@ impl FileCx<'_> {
     /// [`links_untyped_receiver`], noted as a read.
     fn links_untyped(&self, name: &str) -> bool {
         note(&mut self.reads.borrow_mut().counted, name);
-        links_untyped_receiver(self.index, name)
+        links_untyped_receiver(self.index, self.apis, name)
     }
 }
 
@@ -598,44 +591,12 @@ fn lower_fn(
     }
 }
 
-const ALIAS_METHODS: &[&str] = &[
-    "clone",
-    "as_mut",
-    "as_ref",
-    "deref",
-    "deref_mut",
-    "borrow",
-    "borrow_mut",
-    "unwrap",
-    "expect",
-    "lock",
-    "read",
-    "write",
-    "to_owned",
-    "as_str",
-    "into",
-    "as_deref",
-    "as_deref_mut",
-    "unwrap_or_default",
-    "get_mut",
-    "by_ref",
-    "detach",
-    "into_inner",
-    "context",
-    "with_context",
-    "map_err",
-    "ok_or",
-    "ok_or_else",
-    "ok",
-];
-
-/// Method names of standard types: a receiver of unknown type calling one of these is
-/// not taken for the crate's own method of that name.
 /// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:
-/// the crate has one to three methods so named, and standard types have no method
-/// of that name. (The prefilter's demand relies on this rule.)
-pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
-    if STD_METHODS.contains(&name) || ALIAS_METHODS.contains(&name) {
+/// the crate has one method so named, and standard types have no method of that
+/// name nor pass their receiver through one (`Apis::std`). (The prefilter's demand
+/// relies on this rule.)
+pub(crate) fn links_untyped_receiver(index: &CrateIndex, apis: &Apis, name: &str) -> bool {
+    if apis.std.methods.contains(name) || apis.std.aliases.contains(name) {
         return false;
     }
     let n = index
@@ -646,86 +607,6 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, name: &str) -> bool {
     // method has that name.
     n == 1
 }
-
-const STD_METHODS: &[&str] = &[
-    "as_str",
-    "as_bytes",
-    "as_slice",
-    "to_string",
-    "to_vec",
-    "len",
-    "is_empty",
-    "iter",
-    "iter_mut",
-    "into_iter",
-    "get",
-    "get_mut",
-    "insert",
-    "remove",
-    "push",
-    "push_str",
-    "pop",
-    "contains",
-    "contains_key",
-    "map",
-    "and_then",
-    "unwrap_or",
-    "unwrap_or_else",
-    "parse",
-    "trim",
-    "split",
-    "join",
-    "extend",
-    "first",
-    "last",
-    "keys",
-    "values",
-    "entry",
-    "sort",
-    "dedup",
-    "retain",
-    "filter",
-    "find",
-    "any",
-    "all",
-    "collect",
-    "take",
-    "skip",
-    "chain",
-    "next",
-    "send",
-    "recv",
-    "try_send",
-    "try_recv",
-    "lock",
-    "read",
-    "write",
-    "flush",
-    "close",
-    "cmp",
-    "eq",
-    "hash",
-    "fmt",
-    "from",
-    "into",
-    "try_into",
-    "new",
-    "default",
-    "build",
-    "finish",
-    "with",
-    "set",
-    "replace",
-    "swap",
-    "is_some",
-    "is_none",
-    "is_ok",
-    "is_err",
-    "ok",
-    "err",
-    "expect",
-    "unwrap",
-];
 
 /// Iterator methods whose items are the receiver's elements.
 const ELEMENT_METHODS: &[&str] = &[

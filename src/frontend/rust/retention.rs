@@ -84,7 +84,7 @@ pub fn key_store_names(apis: &Apis) -> Vec<String> {
 /// A command builder that sets a key (`redis::cmd("SET")`): its `arg0_str` says which
 /// first arguments.
 fn is_set_command(spec: &CallSpec) -> bool {
-    spec.sql.as_deref() == Some("redis_set")
+    spec.sql.as_deref() == Some("key_set")
 }
 
 /// A method or path call (of `specs`) whose statement this reader reads with the

@@ -132,12 +132,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .iter()
                     .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
                     .collect();
-                if topics.is_empty()
-                    && peeked
-                        .idents
-                        .iter()
-                        .any(|i| i == "FutureRecord" || i == "BaseRecord")
-                {
+                let records = &self.cx.apis.topics;
+                if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
                     topics = string_literals(&args[..1]).into_iter().take(1).collect();
                 }
                 if let Some(i) = recv.kafka_client {
@@ -182,10 +178,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // Accessors of the wrappers the types see through (Rocket `State::inner`,
         // actix `Data::get_ref`): the wrapped value, with its role.
-        let accessor = matches!(name.as_str(), "inner" | "get_ref")
+        let std = &self.cx.apis.std;
+        let accessor = std.accessors.contains(name.as_str())
             && args.is_empty()
             && (recv.role.is_some() || recv.crate_type.is_some());
-        if accessor || ALIAS_METHODS.contains(&name.as_str()) {
+        if accessor || std.aliases.contains(name.as_str()) {
             let mut info = recv;
             for a in &arg_infos {
                 info.absorb(a);
@@ -434,10 +431,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let last = segs.last().cloned().unwrap_or_default();
 
         // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::clone(&x)`: the value passes through.
-        let passthrough = matches!(
-            last.as_str(),
-            "Ok" | "Some" | "Err" | "new" | "pin" | "from" | "clone"
-        );
+        let passthrough = self.cx.apis.std.passthrough.contains(last.as_str());
         if passthrough
             && args.len() == 1
             && !self.is_crate_fn(&segs)
@@ -485,18 +479,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let info = self.collect(c.args.iter(), out);
         let mut idents = info.idents;
         idents.extend(segs.iter().cloned());
-        if last == "to"
-            && segs
-                .iter()
-                .any(|s| s == "FutureRecord" || s == "BaseRecord")
-        {
+        // A record built for a topic (`FutureRecord::to("orders")`, the packs'
+        // `[topics] records`): the topic a publish of it sends to.
+        if let Some(ty) = self.cx.apis.topics.record_type(&segs) {
             if let Some(t) = args
                 .first()
                 .and_then(|a| crate::frontend::rust::text::str_lit(a))
             {
                 idents.push(format!("{TOPIC_MARK}{t}"));
             }
-            idents.push("FutureRecord".into());
+            idents.push(ty.to_string());
         }
         // An unknown function's result is not the fresh id it was given (a file read
         // from a fresh temporary name is not an identity); a serializer's is (an

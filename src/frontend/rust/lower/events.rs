@@ -306,16 +306,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..SqlFacts::unknown()
                 })
             }
-            "redis_set" => Some(SqlFacts {
+            "key_set" => Some(SqlFacts {
                 kind: SqlKind::Write,
                 verb: "SET".into(),
-                tables: vec!["redis".into()],
+                tables: spec.store.iter().cloned().collect(),
                 ..SqlFacts::unknown()
             }),
-            "redis_setnx" => Some(SqlFacts {
+            "key_claim" => Some(SqlFacts {
                 kind: SqlKind::Write,
                 verb: "SET NX".into(),
-                tables: vec!["redis".into()],
+                tables: spec.store.iter().cloned().collect(),
                 ignores_conflict: true,
                 columns: 1,
                 many_rows: false,
@@ -396,7 +396,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Api::Write => {
                 let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
-                let autocommit = self.autocommit_target(target, &facts);
+                let autocommit = self.autocommit_target(target, spec);
                 match facts.kind {
                     SqlKind::Read if facts.tables.is_empty() => return None,
                     SqlKind::Read => EventKind::Read {

@@ -43,7 +43,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// `BasicConsumeOptions { no_ack: true, .. }`, `ack_policy: AckPolicy::None`.
+    /// A consumer option that turns acknowledgements off, set in a struct literal
+    /// (the packs' `[[auto_ack]]`: lapin's `no_ack: true`, JetStream's
+    /// `ack_policy: AckPolicy::None`).
     pub(super) fn ack_setting_in_struct(&mut self, s: &syn::ExprStruct) {
         let ty = s
             .path
@@ -55,34 +57,35 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let syn::Member::Named(field) = &f.member else {
                 continue;
             };
+            let field_name = field.to_string();
             let value = strip(&f.expr);
-            let what = match (field.to_string().as_str(), value) {
-                (
-                    "no_ack",
+            let what = self.cx.apis.auto_ack.iter().find_map(|a| {
+                if a.field != field_name || a.struct_name.as_ref().is_some_and(|t| *t != ty) {
+                    return None;
+                }
+                match value {
                     Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Bool(b),
                         ..
-                    }),
-                ) if b.value && ty == "BasicConsumeOptions" => "`no_ack: true`",
-                ("ack_policy", Expr::Path(p))
-                    if p.path.segments.len() >= 2
-                        && p.path
-                            .segments
-                            .iter()
-                            .rev()
-                            .nth(1)
-                            .is_some_and(|s| s.ident == "AckPolicy")
-                        && p.path.segments.last().is_some_and(|s| s.ident == "None") =>
-                {
-                    "`AckPolicy::None`"
+                    }) if a.value == b.value.to_string() => {
+                        Some(format!("`{field_name}: {}`", a.value))
+                    }
+                    Expr::Path(p) => {
+                        let (want_ty, want) = a.value.rsplit_once("::")?;
+                        let want_ty = want_ty.rsplit("::").next().unwrap_or(want_ty);
+                        let segs = &p.path.segments;
+                        let n = segs.len();
+                        (n >= 2 && segs[n - 2].ident == want_ty && segs[n - 1].ident == want)
+                            .then(|| format!("`{want_ty}::{want}`"))
+                    }
+                    _ => None,
                 }
-                _ => continue,
+            });
+            let Some(what) = what else {
+                continue;
             };
             let loc = self.cx.loc(field.span(), expr_span(&f.expr));
-            self.ack_settings.push(AckSetting {
-                what: what.into(),
-                loc,
-            });
+            self.ack_settings.push(AckSetting { what, loc });
         }
     }
 

@@ -123,7 +123,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     awaits += 1;
                     cur = strip(&a.base);
                 }
-                Expr::MethodCall(m) if ALIAS_METHODS.contains(&m.method.to_string().as_str()) => {
+                Expr::MethodCall(m) if self.cx.apis.std.aliases.contains(&m.method.to_string()) => {
                     cur = strip(&m.receiver)
                 }
                 _ => break,
@@ -191,15 +191,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// A write to a pool or connection (or to another store such as Redis) commits by
-    /// itself unless a transaction is open on it; a transaction or unknown target may not.
-    pub(super) fn autocommit_target(&self, target: Option<ValueId>, facts: &SqlFacts) -> bool {
+    /// A write to a pool or connection (or to a key store, `CallSpec::store`) commits
+    /// by itself unless a transaction is open on it; a transaction or unknown target
+    /// may not.
+    pub(super) fn autocommit_target(&self, target: Option<ValueId>, spec: &CallSpec) -> bool {
         match target {
             Some(t) => matches!(
                 self.values[t as usize].role.as_deref().and_then(Role::of),
                 Some(Role::DbPool | Role::DbConn | Role::RedisConn)
             ),
-            None => facts.tables.iter().any(|t| t == "redis"),
+            None => spec.store.is_some(),
         }
     }
 
