@@ -439,6 +439,8 @@ struct Pack {
     #[serde(default)]
     ubiquitous: Vec<String>,
     #[serde(default)]
+    task_joins: Vec<String>,
+    #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
     calls: Vec<CallSpec>,
@@ -570,6 +572,9 @@ pub struct StdNames {
     /// Names every crate defines (`new`, `fmt`): a file naming one is not linked to
     /// the file defining it (`ubiquitous`).
     pub ubiquitous: HashSet<String>,
+    /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
+    /// `JoinSet::join_next`; `task_joins`).
+    pub task_joins: HashSet<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -679,6 +684,7 @@ impl Apis {
         self.std.passthrough.extend(pack.passthrough);
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
+        self.std.task_joins.extend(pack.task_joins);
         self.auto_ack.extend(pack.auto_ack);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);

@@ -47,6 +47,8 @@ pub struct Lexicon {
     key_store: HashSet<String>,
     /// The modules whose naming makes a file name a key store (`Apis::ttl_modules`).
     key_store_modules: Vec<String>,
+    /// Calls whose awaited result waits for spawned tasks (`StdNames::task_joins`).
+    task_joins: std::collections::HashSet<String>,
 }
 
 impl Lexicon {
@@ -123,6 +125,7 @@ impl Lexicon {
         }
         lex.key_store.extend(retention::key_store_names(apis));
         lex.key_store_modules = apis.ttl_modules.clone();
+        lex.task_joins = apis.std.task_joins.clone();
         lex
     }
 
@@ -161,7 +164,7 @@ pub fn unneeded_bodies<'a>(
         .filter_map(|(item, f)| {
             let range = f.body.clone()?;
             let text = &text[f.at..range.end];
-            let t = scan::item_tokens(text, crate::frontend::rust::lower::TASK_JOINS, |id| {
+            let t = scan::item_tokens(text, &lexicon.task_joins, |id| {
                 lexicon.counts(id, &scan.idents, key_store)
             });
             let keep = t.named

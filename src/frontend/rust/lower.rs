@@ -44,16 +44,6 @@ use crate::support::lines::LineIndex;
 /// knowledge has no fact of its own (`driver::lazy`).
 pub const NAMES: &[&str] = &["include_str"];
 
-/// Calls and macros whose awaited result waits for spawned tasks.
-pub const TASK_JOINS: &[&str] = &[
-    "join_all",
-    "try_join_all",
-    "join_next",
-    "join_next_with_id",
-    "join",
-    "try_join",
-];
-
 /// What a loop's text says of a retry (`is_retry_loop`; `driver::lazy` reads the
 /// same text before parsing).
 pub struct RetryText {

@@ -417,7 +417,11 @@ fn raw_start(text: &str, id: &str) -> usize {
 /// Reads the tokens of `text` (a function, from its name to the end of its body)
 /// outside comments and literals, until `named` holds for an identifier or an
 /// `.await` may wait for a task.
-pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bool) -> ItemTokens {
+pub fn item_tokens(
+    text: &str,
+    joins: &std::collections::HashSet<String>,
+    mut named: impl FnMut(&str) -> bool,
+) -> ItemTokens {
     let mut out = ItemTokens::default();
     let mut lexer = Lexer::new(text, None);
     let mut prev: [Tok; 3] = [Tok::Other; 3];
@@ -438,7 +442,7 @@ pub fn item_tokens(text: &str, joins: &[&str], mut named: impl FnMut(&str) -> bo
                 let task = match prev {
                     [p, Tok::Ident(_), _] => p != Tok::Punct(b'.'),
                     [_, Tok::Punct(b')'), _] => match closed {
-                        Some(Some(callee)) => joins.contains(&callee),
+                        Some(Some(callee)) => joins.contains(callee),
                         _ => true,
                     },
                     _ => false,

@@ -60,7 +60,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if info.value.is_none() && Role::JoinHandle.is(info.role.as_deref()) {
             return Some(None);
         }
-        let joins = TASK_JOINS;
+        let joins = &self.cx.apis.std.task_joins;
         let callee = match strip(base) {
             Expr::Call(c) => match strip(&c.func) {
                 Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -70,7 +70,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Macro(m) => m.mac.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
         };
-        callee.filter(|c| joins.contains(&c.as_str())).map(|_| None)
+        callee.filter(|c| joins.contains(c)).map(|_| None)
     }
 
     pub(super) fn bind_param(&mut self, pat: &Pat, ti: TypeInfo) -> Option<ValueId> {
