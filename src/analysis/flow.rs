@@ -35,8 +35,8 @@ pub use facts::{
     AckBeforeEffect, AckOnFailure, Durability, EffectKind, EvData, EvRef, Facts, PairFact, Relation,
 };
 use state::{
-    error_result, join_opt, live_publishes, union, Failure, Floating, Joiner, Pending, State, Tx,
-    WriteRec,
+    error_result, join_opt, live_publishes, union, Applied, Failure, Floating, Joiner, Pending,
+    State, Tx, WriteRec,
 };
 
 /// How deep calls are followed from an entry function.
@@ -104,9 +104,16 @@ impl Frame<'_> {
 /// Tasks awaited: their non-idempotent effects are now the path's, applied before
 /// whatever acks next (non-idempotent effects).
 fn finish_tasks(st: &mut State, done: Vec<Floating>) {
-    for f in done.into_iter().filter(|f| f.nonidem) {
-        if !st.nonidem.contains(&f.effect) {
-            st.nonidem.push(f.effect);
+    for f in done {
+        let Some(in_broker_transaction) = f.nonidem else {
+            continue;
+        };
+        let applied = Applied {
+            ev: f.effect,
+            in_broker_transaction,
+        };
+        if !st.nonidem.contains(&applied) {
+            st.nonidem.push(applied);
         }
     }
 }
@@ -547,8 +554,11 @@ impl<'c> Interp<'c> {
                 };
                 for x in repeatable {
                     self.pair(
-                        Relation::RepeatableEffectBeforeAck { dedup_on_path },
-                        x,
+                        Relation::RepeatableEffectBeforeAck {
+                            dedup_on_path,
+                            in_broker_transaction: x.in_broker_transaction,
+                        },
+                        x.ev,
                         ev.clone(),
                         Vec::new(),
                     );
@@ -643,12 +653,12 @@ impl<'c> Interp<'c> {
                 let nonidem = !outbox
                     && !dedup
                     && !sql.guarded
-                    && st.broker_open.is_none()
                     && (sql.self_referencing
                         || (sql.verb == "INSERT"
                             && !sql.ignores_conflict
                             && !sql.upsert
                             && !self.tables.has_unique_key(&sql.tables)));
+                let applied = Applied::new(ev.clone(), &st);
                 self.write_pairs(
                     &mut st,
                     &ev,
@@ -659,7 +669,7 @@ impl<'c> Interp<'c> {
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {
                     Some(tx) => {
                         if nonidem {
-                            tx.nonidem.push(ev.clone());
+                            tx.nonidem.push(applied.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
                         tx.business |=
@@ -668,10 +678,7 @@ impl<'c> Interp<'c> {
                         tx.outbox |= outbox;
                     }
                     None => {
-                        if !outbox
-                            && st.broker_open.is_none()
-                            && sql.kind == crate::ir::SqlKind::Write
-                        {
+                        if !outbox && sql.kind == crate::ir::SqlKind::Write {
                             // Publish, then delete what was published: a relay's bookkeeping.
                             let earlier = if sql.verb == "DELETE" {
                                 Vec::new()
@@ -680,18 +687,20 @@ impl<'c> Interp<'c> {
                             };
                             for p in earlier {
                                 self.pair(
-                                    Relation::PublishApartFromDbChange,
+                                    Relation::PublishApartFromDbChange {
+                                        change_in_broker_transaction: applied.in_broker_transaction,
+                                    },
                                     p,
                                     ev.clone(),
                                     Vec::new(),
                                 );
                             }
                             if sql.verb != "DELETE" {
-                                st.durable.push(ev.clone());
+                                st.durable.push(applied.clone());
                             }
                         }
                         if nonidem {
-                            st.nonidem.push(ev.clone());
+                            st.nonidem.push(applied);
                         }
                         self.effect_now(&mut st, ev);
                     }
@@ -735,8 +744,8 @@ impl<'c> Interp<'c> {
                 if !*capped {
                     new_cause = Some(Failure::of(ev.clone(), true, st.received));
                 }
-                if *non_idempotent && st.broker_open.is_none() {
-                    st.nonidem.push(ev.clone());
+                if *non_idempotent {
+                    st.nonidem.push(Applied::new(ev.clone(), &st));
                 }
                 self.claims_before(&mut st, &ev);
                 // A publish inside a Kafka transaction is still a step apart from the
@@ -745,9 +754,11 @@ impl<'c> Interp<'c> {
                 {
                     for d in st.durable.clone() {
                         self.pair(
-                            Relation::PublishApartFromDbChange,
+                            Relation::PublishApartFromDbChange {
+                                change_in_broker_transaction: d.in_broker_transaction,
+                            },
                             ev.clone(),
-                            d,
+                            d.ev,
                             Vec::new(),
                         );
                     }
@@ -764,7 +775,9 @@ impl<'c> Interp<'c> {
                             .map(|b| (b.clone(), "transaction begins here".into()))
                             .collect();
                         self.pair(
-                            Relation::PublishApartFromDbChange,
+                            Relation::PublishApartFromDbChange {
+                                change_in_broker_transaction: false,
+                            },
                             ev.clone(),
                             t.writes[0].clone(),
                             related,
@@ -778,8 +791,8 @@ impl<'c> Interp<'c> {
                 let ev = self.evref(e);
                 self.split = None;
                 new_cause = Some(Failure::of(ev.clone(), false, st.received));
-                if *non_idempotent && st.broker_open.is_none() {
-                    st.nonidem.push(ev.clone());
+                if *non_idempotent {
+                    st.nonidem.push(Applied::new(ev.clone(), &st));
                 }
                 self.claims_before(&mut st, &ev);
                 if let Some(b) = st.broker_open.clone() {

@@ -789,7 +789,8 @@ fn producer(
         .filter(|x| {
             matches!(
                 x.relation,
-                Relation::PublishApartFromDbChange | Relation::OffsetsBesideBrokerTransaction
+                Relation::PublishApartFromDbChange { .. }
+                    | Relation::OffsetsBesideBrokerTransaction
             ) && p.publishes.iter().any(|s| s.loc == x.primary.loc)
         })
         .cloned()

@@ -78,10 +78,14 @@ declare_rule! {
 
 /// A publish and a database change made durable as two steps, except a relay's
 /// writes to the tables it relays (its bookkeeping: marking what it published,
-/// maintaining its queue) and an append to a capped stream (a lossy log by design:
-/// no guarantee rests on it, SPEC §2).
+/// maintaining its queue), an append to a capped stream (a lossy log by design:
+/// no guarantee rests on it, SPEC §2), and a change made inside a Kafka
+/// transaction (MA009 reports that it is not covered by it).
 pub fn reports(p: &PairFact, facts: &Facts) -> bool {
-    p.relation == Relation::PublishApartFromDbChange
+    p.relation
+        == Relation::PublishApartFromDbChange {
+            change_in_broker_transaction: false,
+        }
         && !facts.relay_bookkeeping(p)
         && !p.primary.capped
 }

@@ -60,10 +60,14 @@ impl<'c> Interp<'c> {
                 }
                 let h = handle.map(|h| fr.val(h));
                 for e in all {
+                    // Outside a broker transaction, where it is applied outside one.
+                    let mut applied = nonidem.iter().filter(|a: &&Applied| a.ev == e);
+                    let first = applied.next().map(|a| a.in_broker_transaction);
+                    let in_broker = first.map(|b| b && applied.all(|a| a.in_broker_transaction));
                     st.floating.push(Floating {
                         handle: h,
                         spawn: loc.clone(),
-                        nonidem: nonidem.contains(&e),
+                        nonidem: in_broker,
                         effect: e,
                     });
                 }

@@ -135,7 +135,10 @@ pub enum Relation {
     OffsetsBesideBrokerTransaction,
     /// `primary` (a publish) and `other` (a database change made durable: a commit,
     /// or a write in autocommit) are separate steps of one path, in either order.
-    PublishApartFromDbChange,
+    PublishApartFromDbChange {
+        /// The database change is made inside a broker transaction open on the path.
+        change_in_broker_transaction: bool,
+    },
     /// `primary` (a dedup record) and `other` (an effect written to the database)
     /// are written on one path, in either order.
     DedupAndEffect {
@@ -158,6 +161,8 @@ pub enum Relation {
     RepeatableEffectBeforeAck {
         /// A dedup record is written on the path before the ack.
         dedup_on_path: bool,
+        /// The effect is applied inside a broker transaction open on the path.
+        in_broker_transaction: bool,
     },
 }
 

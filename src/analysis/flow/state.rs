@@ -6,6 +6,24 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::{EvRef, Val};
 use crate::ir::Loc;
 
+/// An effect made durable on a path, and whether a broker (Kafka) transaction was
+/// open around it: the rules decide what that changes (it is then the
+/// transaction's to cover, or not covered by it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Applied {
+    pub(super) ev: EvRef,
+    pub(super) in_broker_transaction: bool,
+}
+
+impl Applied {
+    pub(super) fn new(ev: EvRef, st: &State) -> Applied {
+        Applied {
+            ev,
+            in_broker_transaction: st.broker_open.is_some(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct WriteRec {
     pub(super) ev: EvRef,
@@ -28,7 +46,7 @@ pub(super) struct Tx {
     /// An outbox row is written in it: its commit is not half of a dual write.
     pub(super) outbox: bool,
     /// Its non-idempotent writes, durable when it commits.
-    pub(super) nonidem: Vec<EvRef>,
+    pub(super) nonidem: Vec<Applied>,
     /// Some write in it has SQL the analysis could read (dual writes ignore transactions
     /// whose statements are all unknown, e.g. built at run time).
     pub(super) known: bool,
@@ -85,8 +103,9 @@ pub(super) struct Floating {
     pub(super) handle: Option<Val>,
     pub(super) spawn: Loc,
     pub(super) effect: EvRef,
-    /// A durable non-idempotent effect of the task (the path's once the task is awaited).
-    pub(super) nonidem: bool,
+    /// A durable non-idempotent effect of the task (the path's once the task is
+    /// awaited): whether a broker transaction was open around it.
+    pub(super) nonidem: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -102,12 +121,12 @@ pub(super) struct State {
     /// Per message (reset at loop back edges): DB writes made durable, publishes
     /// made outside a Kafka transaction, writes with their transaction, and
     /// claims whose result was discarded.
-    pub(super) durable: Vec<EvRef>,
+    pub(super) durable: Vec<Applied>,
     pub(super) publishes: Vec<EvRef>,
     pub(super) writes: Vec<WriteRec>,
     pub(super) unchecked: Vec<EvRef>,
     /// Durable non-idempotent effects of the current message.
-    pub(super) nonidem: Vec<EvRef>,
+    pub(super) nonidem: Vec<Applied>,
     /// A message was received on this path (the effects that follow are a handler's).
     pub(super) received: bool,
     /// Consumer offset commits made before any Kafka transaction began on this path.

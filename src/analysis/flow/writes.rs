@@ -105,10 +105,11 @@ impl<'c> Interp<'c> {
                 }
             }
         }
-        if t.open && t.known && !t.outbox && st.broker_open.is_none() {
+        if t.open && t.known && !t.outbox {
             // The transaction's writes become durable: half of a dual write with any
             // publish on this path.
             // Publish, then delete what was published: a relay's bookkeeping.
+            let commit = Applied::new(ev.clone(), st);
             let earlier = if t.business {
                 live_publishes(st)
             } else {
@@ -116,7 +117,9 @@ impl<'c> Interp<'c> {
             };
             for p in earlier {
                 self.pair(
-                    Relation::PublishApartFromDbChange,
+                    Relation::PublishApartFromDbChange {
+                        change_in_broker_transaction: commit.in_broker_transaction,
+                    },
                     p,
                     ev.clone(),
                     t.begin
@@ -127,7 +130,7 @@ impl<'c> Interp<'c> {
             }
             // Deleting what was handled (a relay's bookkeeping) is not a business change.
             if t.business {
-                st.durable.push(ev.clone());
+                st.durable.push(commit);
             }
         }
         if t.open {
