@@ -382,6 +382,10 @@ impl<'c> Interp<'c> {
                 let mut head = st;
                 let mut out = Outcome::default();
                 let mut after: Option<State> = None;
+                // What the iterations made durable or published stays so after the
+                // loop, though each iteration starts over (a batch job writing in
+                // a loop, then publishing once).
+                let (mut done_durable, mut done_publishes) = (Vec::new(), Vec::new());
                 for _ in 0..2 {
                     let o = self.run(body, head.clone(), fr);
                     let mut back = Joiner::default();
@@ -417,6 +421,8 @@ impl<'c> Interp<'c> {
                     // nothing comes back, or it adds nothing, it would find the same
                     // (and nested loops would double their work at each level).
                     let Some(mut b) = back else { break };
+                    union(&mut done_durable, &b.durable);
+                    union(&mut done_publishes, &b.publishes);
                     // Acks of this iteration's message do not carry into the next one.
                     b.carry_to_next_iteration(&entry, *each);
                     let before = head.clone();
@@ -424,6 +430,10 @@ impl<'c> Interp<'c> {
                     if head == before {
                         break;
                     }
+                }
+                if let Some(a) = after.as_mut() {
+                    union(&mut a.durable, &done_durable);
+                    union(&mut a.publishes, &done_publishes);
                 }
                 out.fall = after;
                 if outer.is_some() {

@@ -111,7 +111,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
-        let mut sql_text = self.spec_sql(spec, args, &arg_infos);
+        let mut sql_text = self.spec_sql(spec, recv, args, &arg_infos);
         // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
         if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
             if r.idents.iter().any(|i| i == "OnConflict") {
@@ -171,7 +171,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if spec.event == Api::None {
             // A statement prepared from SQL keeps its text (`client.prepare("INSERT …")`).
-            info.sql = self.spec_sql(spec, args, &arg_infos);
+            info.sql = self.spec_sql(spec, recv, args, &arg_infos);
             if let Some(r) = recv {
                 info.mentions = r.mentions.clone();
             }
@@ -255,6 +255,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn spec_sql(
         &self,
         spec: &CallSpec,
+        recv: Option<&Info>,
         args: &[&Expr],
         infos: &[Info],
     ) -> Option<SqlFacts> {
@@ -268,6 +269,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             "arg0" => infos
                 .first()
                 .and_then(from_info)
+                .or(Some(SqlFacts::unknown())),
+            // A statement prepared earlier runs (`stmt.query_map(params, f)`).
+            "receiver" => recv
+                .and_then(|r| r.sql.clone())
                 .or(Some(SqlFacts::unknown())),
             // The start of a statement the builder completes (`QueryBuilder::new`).
             "prefix" => infos
