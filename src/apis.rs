@@ -449,6 +449,8 @@ struct Pack {
     topics: Option<TopicSpec>,
     #[serde(default)]
     auto_ack: Vec<AutoAckSpec>,
+    #[serde(default)]
+    builder_steps: HashMap<String, BuilderStep>,
 }
 
 /// The verbs an ORM call (`sql = "method"`) may give its statement.
@@ -552,6 +554,22 @@ pub struct Apis {
     pub std: StdNames,
     /// Consumer options that turn acknowledgements off, set in struct literals.
     pub auto_ack: Vec<AutoAckSpec>,
+    /// Steps of a statement builder that change what the statement does, by method.
+    pub builder_steps: HashMap<String, BuilderStep>,
+}
+
+/// What a step along a statement builder (`diesel::insert_into(t).values(..)
+/// .on_conflict_do_nothing()`) does to its statement: `[builder_steps]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuilderStep {
+    /// A conflict leaves the row as it was (`ON CONFLICT DO NOTHING`).
+    IgnoresConflict,
+    /// A conflict updates the row (`ON CONFLICT … DO UPDATE`).
+    Upsert,
+    /// Its arguments assign columns (`.set(n.eq(n + 1))`): one that adds to or
+    /// subtracts from the column's own value makes the statement self-referencing.
+    Assignments,
 }
 
 /// Names whose meaning is the standard library's (and its like: the wrappers of web
@@ -686,6 +704,7 @@ impl Apis {
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);
         self.auto_ack.extend(pack.auto_ack);
+        self.builder_steps.extend(pack.builder_steps);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);
         for t in pack.types {

@@ -51,7 +51,8 @@ pub struct SqlFacts {
     pub self_referencing: bool,
     /// The statement claims its own dedup record in a CTE before its effect.
     pub guarded: bool,
-    /// Number of columns an INSERT names (0 when unknown or not an INSERT).
+    /// Number of columns an INSERT writes data to: those it names, less those a
+    /// single `VALUES` row sets to a constant (0 when unknown or not an INSERT).
     pub columns: usize,
     /// The INSERT's rows come from a query or from several `VALUES` rows
     /// (`INSERT … SELECT … FROM UNNEST($1)`): a batch, not one message's claim.
@@ -539,6 +540,9 @@ pub struct Function {
     pub loc: Loc,
     /// `self` first for methods, then the parameters in order (`None` for patterns).
     pub params: Vec<Option<ValueId>>,
+    /// A parameter holds a message of a consumer API (`delivery: Delivery`): the
+    /// function handles one it was given.
+    pub takes_message: bool,
     pub has_self: bool,
     pub body: Node,
     /// Names of values, for messages (`tx`, `self.pool`).

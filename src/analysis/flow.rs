@@ -176,7 +176,9 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             map: HashMap::new(),
             closures: HashMap::new(),
         };
-        an.run(&f.body, State::new(), &frame);
+        let mut start = State::new();
+        start.message = f.takes_message;
+        an.run(&f.body, start, &frame);
         if !an.relayed.is_empty() {
             relays
                 .entry(an.entry.clone())
@@ -486,6 +488,7 @@ impl<'c> Interp<'c> {
                 client,
             } => {
                 st.received = true;
+                st.message = true;
                 if let Some(c) = client {
                     let key = (fr.fn_idx, *c);
                     self.received_clients.insert(key);
@@ -649,8 +652,10 @@ impl<'c> Interp<'c> {
                 let named =
                     sql.verb != "DELETE" && sql.tables.iter().any(|t| self.tables.is_dedup(t));
                 let named_before = st.writes.iter().any(|w| w.named_dedup);
-                let dedup =
-                    !outbox && !sql.guarded && (named || (sql.is_claim_shape() && !named_before));
+                // A claim by its shape is keyed by what a message brought: only on a
+                // path that received one (SPEC §2: elsewhere, an idempotent write).
+                let claim_shape = sql.is_claim_shape() && !named_before && st.message;
+                let dedup = !outbox && !sql.guarded && (named || claim_shape);
                 let tx_val = target
                     .map(|t| fr.val(t))
                     .filter(|t| st.txs.get(t).is_some_and(|x| x.open));

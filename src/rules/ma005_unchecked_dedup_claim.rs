@@ -57,9 +57,14 @@ declare_rule! {
     };
 }
 
-/// A claim whose result is still untested when an effect runs.
+/// A claim whose result is still untested when an effect runs, in a message
+/// handler (SPEC §2: MA005 concerns message handlers; a request handler's
+/// idempotency key is not a redelivered message's).
 pub fn reports(p: &PairFact, _: &Facts) -> bool {
-    p.relation == Relation::UntestedClaimBeforeEffect
+    p.relation
+        == Relation::UntestedClaimBeforeEffect {
+            on_message_path: true,
+        }
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {

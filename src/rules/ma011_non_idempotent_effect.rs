@@ -121,7 +121,12 @@ mod tests {
         assert!(!reports(&repeat(true, false), &facts));
         assert!(!reports(&repeat(false, true), &facts));
         assert!(!reports(
-            &super::super::pairs::fact(Relation::UntestedClaimBeforeEffect, (4, 9)),
+            &super::super::pairs::fact(
+                Relation::UntestedClaimBeforeEffect {
+                    on_message_path: true
+                },
+                (4, 9)
+            ),
             &facts
         ));
     }

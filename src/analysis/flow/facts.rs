@@ -155,7 +155,10 @@ pub enum Relation {
     },
     /// `primary` (a claim whose result is not yet tested) is followed by `other`
     /// (an effect).
-    UntestedClaimBeforeEffect,
+    UntestedClaimBeforeEffect {
+        /// A message is in hand on the path (received, or given to its function).
+        on_message_path: bool,
+    },
     /// `primary` (an effect a second run repeats: not idempotent) is durable before
     /// `other` (an ack).
     RepeatableEffectBeforeAck {

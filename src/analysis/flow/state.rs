@@ -129,6 +129,9 @@ pub(super) struct State {
     pub(super) nonidem: Vec<Applied>,
     /// A message was received on this path (the effects that follow are a handler's).
     pub(super) received: bool,
+    /// A message is in hand on this path: received on it, or given to the function
+    /// the path starts in (`handle(delivery: Delivery)`).
+    pub(super) message: bool,
     /// Consumer offset commits made before any Kafka transaction began on this path.
     pub(super) early_offsets: Vec<EvRef>,
     /// Kafka clients (function, index) whose messages were received on this path.
@@ -188,6 +191,7 @@ impl State {
             unchecked: Vec::new(),
             nonidem: Vec::new(),
             received: false,
+            message: false,
             early_offsets: Vec::new(),
             received_clients: Vec::new(),
             read_tables: Vec::new(),
@@ -273,6 +277,7 @@ impl State {
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.nonidem, &other.nonidem);
         self.received |= other.received;
+        self.message |= other.message;
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
         union(&mut self.read_tables, &other.read_tables);

@@ -24,7 +24,9 @@ impl<'c> Interp<'c> {
     pub(super) fn claims_before(&mut self, st: &mut State, effect: &EvRef) {
         for c in st.unchecked.clone() {
             self.pair(
-                Relation::UntestedClaimBeforeEffect,
+                Relation::UntestedClaimBeforeEffect {
+                    on_message_path: st.message,
+                },
                 c,
                 effect.clone(),
                 Vec::new(),

@@ -45,7 +45,7 @@ pub fn dedup_gates(c: &Consumer) -> bool {
         && !c.pairs.iter().any(|p| {
             matches!(
                 p.relation,
-                Relation::DedupAndEffect { .. } | Relation::UntestedClaimBeforeEffect
+                Relation::DedupAndEffect { .. } | Relation::UntestedClaimBeforeEffect { .. }
             )
         })
         && !c.findings.iter().any(|f| f.concern == Concern::DedupRecord)

@@ -30,7 +30,7 @@ use spans::*;
 
 use super::types::{bounded_generic, impl_arg};
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
-use crate::apis::{ApiEvent as Api, Apis, CallSpec, Role, Target};
+use crate::apis::{ApiEvent as Api, Apis, BuilderStep, CallSpec, Role, Target};
 use crate::diagnostic::Span;
 use crate::ir::{
     AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
@@ -567,6 +567,10 @@ fn lower_fn(
         trait_name,
         module: module.to_vec(),
         loc: cx.loc(sig.ident.span(), sig.ident.span()),
+        takes_message: params
+            .iter()
+            .flatten()
+            .any(|v| l.values[*v as usize].msg_root.is_some()),
         params,
         has_self,
         body,

@@ -3,7 +3,7 @@
 //! [`MAX_SQL_BYTES`]: its syntax tree could take hundreds of times its size in memory.
 
 use sqlparser::ast::{
-    FromTable, ObjectName, OnConflictAction, OnInsert, SetExpr, SqliteOnConflict, Statement,
+    Expr, FromTable, ObjectName, OnConflictAction, OnInsert, SetExpr, SqliteOnConflict, Statement,
     TableFactor, TableObject,
 };
 use sqlparser::dialect::{Dialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
@@ -179,6 +179,24 @@ fn write(verb: &str, tables: Vec<String>) -> SqlFacts {
     }
 }
 
+/// A value that names no parameter: a literal, or a function of none (`now()`,
+/// `CURRENT_TIMESTAMP`, `gen_random_uuid()`). An expression over one (an expiry,
+/// `now() + interval '30 seconds'`) is not: a lease's row, not a claim's.
+fn is_constant(e: &Expr) -> bool {
+    if !matches!(e, Expr::Value(_) | Expr::Function(_) | Expr::Identifier(_)) {
+        return false;
+    }
+    let text = e.to_string();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let named = matches!(c, ':' | '@') && chars.peek().is_some_and(|n| n.is_ascii_alphabetic());
+        if c == '$' || c == '?' || named {
+            return false;
+        }
+    }
+    true
+}
+
 fn statement(s: &Statement) -> SqlFacts {
     match s {
         Statement::Insert(i) => {
@@ -195,7 +213,16 @@ fn statement(s: &Statement) -> SqlFacts {
                 || matches!(&i.on, Some(OnInsert::DuplicateKeyUpdate(_)))
                 || matches!(&i.on, Some(OnInsert::OnConflict(c)) if matches!(c.action, OnConflictAction::DoUpdate(_)));
             f.returning = i.returning.is_some();
-            f.columns = i.columns.len();
+            // The columns it writes data to: in one `VALUES` row, a column set to a
+            // constant (`'orders'`, `now()`) carries none of the message's data.
+            f.columns = match i.source.as_ref().map(|q| q.body.as_ref()) {
+                Some(SetExpr::Values(v))
+                    if v.rows.len() == 1 && v.rows[0].len() == i.columns.len() =>
+                {
+                    v.rows[0].iter().filter(|e| !is_constant(e)).count()
+                }
+                _ => i.columns.len(),
+            };
             // (`SELECT $1, now()` without `FROM` is one row.)
             f.many_rows = i.source.as_ref().is_some_and(|q| match q.body.as_ref() {
                 SetExpr::Values(v) => v.rows.len() > 1,
@@ -648,6 +675,19 @@ mod tests {
         ));
         assert!(!claim(
             "INSERT INTO seen (id) VALUES ($1), ($2) ON CONFLICT DO NOTHING"
+        ));
+        // Constant columns carry none of the message's data; an expiry is a lease's.
+        assert!(claim(
+            "INSERT INTO consumed (id, queue, at) VALUES ($1, 'orders', now()) ON CONFLICT DO NOTHING"
+        ));
+        assert!(claim(
+            "INSERT INTO consumed (id, at) VALUES (?, CURRENT_TIMESTAMP) ON CONFLICT DO NOTHING"
+        ));
+        assert!(!claim(
+            "INSERT INTO leases (key, owner, until) VALUES ($1, $2, now() + interval '30 seconds') ON CONFLICT DO NOTHING"
+        ));
+        assert!(!claim(
+            "INSERT INTO users (id, name, email) VALUES ($1, $2, :email) ON CONFLICT DO NOTHING"
         ));
     }
 

@@ -54,12 +54,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 b.mentions.extend(a.mentions.iter().copied());
                 b.strs.extend(a.str_lit.iter().cloned());
             }
-            // Query-builder steps that change what the statement does (diesel).
+            // Query-builder steps that change what the statement does (the packs'
+            // `[builder_steps]`: diesel's `on_conflict_do_nothing`, `set`).
             if let Some(sql) = b.sql.as_mut() {
-                match name.as_str() {
-                    "on_conflict_do_nothing" | "do_nothing" => sql.ignores_conflict = true,
-                    "do_update" | "on_conflict_do_update" => sql.upsert = true,
-                    _ => {}
+                match self.cx.apis.builder_steps.get(&name) {
+                    Some(BuilderStep::IgnoresConflict) => sql.ignores_conflict = true,
+                    Some(BuilderStep::Upsert) => sql.upsert = true,
+                    Some(BuilderStep::Assignments) => {
+                        sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
+                    }
+                    None => {}
                 }
             }
             return Info {

@@ -283,6 +283,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .iter()
                 .find_map(|i| i.str_lit.as_deref().map(sql::facts))
                 .or(Some(SqlFacts::unknown())),
+            // A query-DSL read (`orders::table.filter(..).load(conn)`): the table the
+            // chain starts from; none (no event) for another `load(x)`.
+            "diesel_select" => {
+                let idents = recv.map(|r| r.idents.as_slice()).unwrap_or_default();
+                let table = idents
+                    .windows(2)
+                    .take(4)
+                    .find(|w| {
+                        w[1] == "table" && !matches!(w[0].as_str(), "dsl" | "schema" | "crate")
+                    })
+                    .map(|w| w[0].clone());
+                Some(SqlFacts {
+                    kind: SqlKind::Read,
+                    verb: "SELECT".into(),
+                    tables: table.into_iter().collect(),
+                    ..SqlFacts::unknown()
+                })
+            }
             d if d.starts_with("diesel_") => {
                 let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
                 let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();

@@ -89,6 +89,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// An assignment that adds to or subtracts from the column it assigns
+    /// (`n.eq(n + 1)`, `(stock.eq(stock - qty), updated.eq(now))`): the new value
+    /// depends on the old one.
+    pub(super) fn adds_to_itself(&self, e: &Expr) -> bool {
+        let text = |e: &Expr| {
+            let t = self.cx.text_of(expr_span(e));
+            t.split_whitespace().collect::<String>()
+        };
+        match strip(e) {
+            Expr::Tuple(t) => t.elems.iter().any(|x| self.adds_to_itself(x)),
+            Expr::Reference(r) => self.adds_to_itself(&r.expr),
+            Expr::MethodCall(m) if m.args.len() == 1 => match strip(&m.args[0]) {
+                Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
+                    let column = text(&m.receiver);
+                    text(&b.left) == column || text(&b.right) == column
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     pub(super) fn turbofish_role(&self, mc: &syn::ExprMethodCall) -> Option<String> {
         let tf = mc.turbofish.as_ref()?;
         tf.args.iter().find_map(|a| match a {
