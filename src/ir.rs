@@ -105,6 +105,9 @@ pub enum ExternalKind {
     Http,
     Email,
     Payment,
+    /// A cache entry (a value written with an expiry): its failure loses nothing of
+    /// the message, and it is no business change.
+    Cache,
     Other(String),
 }
 

@@ -802,10 +802,17 @@ impl<'c> Interp<'c> {
                 }
                 self.effect_now(&mut st, ev);
             }
-            EventKind::External { non_idempotent, .. } => {
+            EventKind::External {
+                non_idempotent,
+                kind,
+                ..
+            } => {
                 let ev = self.evref(e);
                 self.split = None;
-                new_cause = Some(Failure::of(ev.clone(), false, st.received));
+                // A cache entry that fails loses nothing of the message.
+                if *kind != crate::ir::ExternalKind::Cache {
+                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
+                }
                 if *non_idempotent {
                     st.nonidem.push(Applied::new(ev.clone(), &st));
                 }

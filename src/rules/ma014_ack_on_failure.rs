@@ -79,8 +79,9 @@ declare_rule! {
     ///   before any effect): only effects' failures count.
     /// - An `Err` arm for one error variant or with a guard (`Err(e) if
     ///   is_unique_violation(&e)`): a duplicate acked on purpose.
-    /// - A failed dedup-record write and a failed Redis `SET` (a cache, a lock): not
-    ///   the message's effect.
+    /// - A failed dedup-record write, a failed Redis `SET` (a cache, a lock) and a
+    ///   failed cache entry (a value written with an expiry: `set_ex`, `pset_ex`,
+    ///   `SET … EX`): not the message's effect.
     /// - A retry loop that retries the effect until it succeeds: the ack follows the
     ///   success. (A loop that gives up after a few attempts and acks is reported.)
     pub static MA014 = {

@@ -231,7 +231,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
         {
             spec.event = Api::External;
-            spec.external = Some("redis write".into());
+            spec.external = Some("cache".into());
             b.sql = None;
         }
         let value = self.emit(
@@ -518,6 +518,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Some("http") => ExternalKind::Http,
                     Some("email") => ExternalKind::Email,
                     Some("payment") => ExternalKind::Payment,
+                    Some("cache") => ExternalKind::Cache,
                     other => ExternalKind::Other(other.unwrap_or("external").to_string()),
                 },
                 non_idempotent: spec.non_idempotent,
