@@ -441,6 +441,12 @@ struct Pack {
     #[serde(default)]
     task_joins: Vec<String>,
     #[serde(default)]
+    element_methods: Vec<String>,
+    #[serde(default)]
+    element_closures: Vec<String>,
+    #[serde(default)]
+    stream_callbacks: Vec<String>,
+    #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
     calls: Vec<CallSpec>,
@@ -593,6 +599,15 @@ pub struct StdNames {
     /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
     /// `JoinSet::join_next`; `task_joins`).
     pub task_joins: HashSet<String>,
+    /// Iterator methods whose items are the receiver's elements (`iter`, `drain`;
+    /// `element_methods`).
+    pub element_methods: HashSet<String>,
+    /// Iterator adapters whose closure's first parameter is an element (`map`,
+    /// `for_each`; `element_closures`).
+    pub element_closures: HashSet<String>,
+    /// Methods of a message stream whose closure handles each message (futures'
+    /// `for_each`, `try_for_each_concurrent`; `stream_callbacks`).
+    pub stream_callbacks: HashSet<String>,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -703,6 +718,9 @@ impl Apis {
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);
+        self.std.element_methods.extend(pack.element_methods);
+        self.std.element_closures.extend(pack.element_closures);
+        self.std.stream_callbacks.extend(pack.stream_callbacks);
         self.auto_ack.extend(pack.auto_ack);
         self.builder_steps.extend(pack.builder_steps);
         self.modules.extend(pack.modules);

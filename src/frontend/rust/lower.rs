@@ -602,55 +602,6 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, apis: &Apis, name: &str
     n == 1
 }
 
-/// Iterator methods whose items are the receiver's elements.
-const ELEMENT_METHODS: &[&str] = &[
-    "iter",
-    "iter_mut",
-    "into_iter",
-    "drain",
-    "values",
-    "values_mut",
-    "into_values",
-    "filter",
-    "rev",
-    "skip",
-    "take",
-    "chain",
-    "cloned",
-    "copied",
-    "peekable",
-    "skip_while",
-    "take_while",
-];
-
-/// Iterator adapters whose closure's first parameter is an element.
-const ELEMENT_CLOSURES: &[&str] = &[
-    "map",
-    "for_each",
-    "filter",
-    "filter_map",
-    "flat_map",
-    "inspect",
-    "any",
-    "all",
-    "find",
-    "find_map",
-    "try_for_each",
-    "position",
-    "skip_while",
-    "take_while",
-    "then",
-];
-
-const STREAM_CALLBACKS: &[&str] = &[
-    "for_each",
-    "try_for_each",
-    "for_each_concurrent",
-    "try_for_each_concurrent",
-    "then",
-    "and_then",
-];
-
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- values and scopes -------------------------------------------------
 }

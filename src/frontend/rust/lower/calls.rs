@@ -152,7 +152,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
 
         // Handler callbacks over a message stream.
-        if STREAM_CALLBACKS.contains(&name.as_str()) && is_stream_role(recv.role.as_deref()) {
+        if self.cx.apis.std.stream_callbacks.contains(&name) && is_stream_role(recv.role.as_deref())
+        {
             if let Some(last) = args.last() {
                 for a in &args[..args.len() - 1] {
                     self.expr(a, out);
@@ -165,7 +166,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
         // Iterator steps over a collection of a crate type keep the element's type, and
         // an adapter's closure takes it as its parameter.
-        if recv.crate_type.is_some() && ELEMENT_CLOSURES.contains(&name.as_str()) {
+        if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(&name) {
             self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
                 role: None,
                 crate_type: Some(t),
@@ -175,7 +176,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let arg_infos = self.plain_args(&args, out);
         self.closure_param_hint = None;
-        if recv.crate_type.is_some() && ELEMENT_METHODS.contains(&name.as_str()) {
+        if recv.crate_type.is_some() && self.cx.apis.std.element_methods.contains(&name) {
             let mut info = self.derived(&recv);
             info.crate_type = recv.crate_type.clone();
             return info;
