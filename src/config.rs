@@ -214,7 +214,7 @@ fn parse_level(
     let meta = crate::rules::lookup(rule.get_ref()).ok_or_else(|| {
         ctx.error(
             rule.span().start,
-            format!("unknown rule `{}`", rule.get_ref()),
+            crate::rules::unknown_rule_message(rule.get_ref()),
         )
     })?;
     let sev = match level.get_ref().as_str() {
@@ -583,14 +583,19 @@ fn resolve_codes(values: &[String], flag: &str) -> Result<Vec<&'static str>, Inp
             if item.is_empty() {
                 continue;
             }
-            let meta = crate::rules::lookup(item).ok_or_else(|| InputError {
-                path: flag.to_string(),
-                line: None,
-                column: None,
-                message: format!("unknown rule `{item}`"),
-            })?;
-            if !out.contains(&meta.code) {
-                out.push(meta.code);
+            let metas = crate::rules::matching(item);
+            if metas.is_empty() {
+                return Err(InputError {
+                    path: flag.to_string(),
+                    line: None,
+                    column: None,
+                    message: crate::rules::unknown_rule_message(item),
+                });
+            }
+            for meta in metas {
+                if !out.contains(&meta.code) {
+                    out.push(meta.code);
+                }
             }
         }
     }
@@ -598,8 +603,9 @@ fn resolve_codes(values: &[String], flag: &str) -> Result<Vec<&'static str>, Inp
 }
 
 impl Selection {
-    /// Resolves `--select` and `--ignore` values (codes or names, comma-separated
-    /// lists allowed). An unknown rule is an error whose `path` is the flag.
+    /// Resolves `--select` and `--ignore` values (codes, names, `ALL` or code
+    /// prefixes such as `MA00`; comma-separated lists allowed). An unknown rule is an
+    /// error whose `path` is the flag.
     pub fn new(select: &[String], ignore: &[String]) -> Result<Selection, InputError> {
         Ok(Selection {
             select: resolve_codes(select, "--select")?,
@@ -668,7 +674,7 @@ dedup_tables = ["processed_events", "inbox"]
     #[test]
     fn unknown_rule_and_bad_level() {
         let e = err("[rules]\nMA001 = \"off\"\nMA099 = \"off\"\n");
-        assert_eq!(e.message, "unknown rule `MA099`");
+        assert_eq!(e.message, "unknown rule `MA099` (did you mean `MA009`?)");
         assert_eq!((e.line, e.column), (Some(3), Some(1)));
         let e = err("[rules]\nMA001 = \"warn\"\n");
         assert_eq!(
@@ -677,7 +683,7 @@ dedup_tables = ["processed_events", "inbox"]
         );
         assert_eq!((e.line, e.column), (Some(2), Some(9)));
         let e = err("[[overrides]]\npaths = [\"a/**\"]\nrules = { MA01 = \"off\" }\n");
-        assert_eq!(e.message, "unknown rule `MA01`");
+        assert_eq!(e.message, "unknown rule `MA01` (did you mean `MA001`?)");
         assert_eq!((e.line, e.column), (Some(3), Some(11)));
     }
 
@@ -815,7 +821,24 @@ rules = { MA006 = "warning" }
         assert!(!s.enabled("MA900"));
         assert!(s.enabled("MA002"));
         let e = Selection::new(&["MA099".to_string()], &[]).unwrap_err();
-        assert_eq!(e.message, "unknown rule `MA099`");
+        assert_eq!(e.message, "unknown rule `MA099` (did you mean `MA009`?)");
         assert_eq!(e.path, "--select");
+        let e = Selection::new(&["dual-writes".to_string()], &[]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "unknown rule `dual-writes` (did you mean `dual-write`?)"
+        );
+        let e = Selection::new(&["frobnicate".to_string()], &[]).unwrap_err();
+        assert_eq!(e.message, "unknown rule `frobnicate`");
+        // Prefixes, as ruff reads them; `ALL`.
+        let s = Selection::new(&["MA00".to_string()], &["MA003".to_string()]).unwrap();
+        assert!(s.enabled("MA001") && s.enabled("MA009"));
+        assert!(!s.enabled("MA003") && !s.enabled("MA010"));
+        let s = Selection::new(&["ma01".to_string()], &[]).unwrap();
+        assert!(s.enabled("MA014") && !s.enabled("MA009"));
+        let s = Selection::new(&["ALL".to_string()], &["MA".to_string()]).unwrap();
+        assert!(!s.enabled("MA001") && !s.enabled("MA900"));
+        assert!(Selection::new(&["M".to_string()], &[]).is_err());
+        assert!(Selection::new(&["MA0*".to_string()], &[]).is_err());
     }
 }

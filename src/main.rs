@@ -109,11 +109,12 @@ struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
-    /// Run only these rules (codes or names, comma-separated or repeated).
+    /// Run only these rules (codes, names, `ALL` or code prefixes such as `MA00`;
+    /// comma-separated or repeated).
     #[arg(long, value_name = "CODES")]
     select: Vec<String>,
 
-    /// Do not run these rules (codes or names, comma-separated or repeated).
+    /// Do not run these rules (the same forms as --select).
     #[arg(long, value_name = "CODES")]
     ignore: Vec<String>,
 
@@ -443,7 +444,10 @@ fn main() -> ExitCode {
                 }
             }
             None => {
-                say!("error: unknown rule `{rule}` (run `msgaudit rules` for the list)");
+                say!(
+                    "error: {} (run `msgaudit rules` for the list)",
+                    msgaudit::rules::unknown_rule_message(&rule)
+                );
                 EXIT_ERROR
             }
         },

@@ -163,7 +163,10 @@ pub fn apply(
                     stale.push(unused(
                         file,
                         &s,
-                        format!("suppression of unknown rule `{}`", s.written),
+                        format!(
+                            "suppression of {}",
+                            crate::rules::unknown_rule_message(&s.written)
+                        ),
                     ));
                 }
                 continue;

@@ -181,7 +181,14 @@ fn unknown_select_is_a_usage_error() {
         .args(["check", "--select", "MA001,MA099", "."])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown rule `MA099`"));
+        .stderr(predicate::str::contains(
+            "unknown rule `MA099` (did you mean `MA009`?)",
+        ));
+    msgaudit()
+        .args(["explain", "dual-writes"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `dual-write`?"));
     msgaudit()
         .args(["check", "--ignore", "no-such-rule", "."])
         .assert()
@@ -311,6 +318,11 @@ fn exit_codes_follow_fail_on_and_selection() {
     // A suppression of a rule that is not selected is not stale.
     assert_eq!(run(&["--select", "MA002", "."]), 0);
     assert_eq!(run(&["--select", "MA001", "."]), 1);
+    // Prefixes select as in ruff: `MA00` is MA001-MA009 (the stale suppression's rule
+    // among them), `MA9` only the unused-suppression check.
+    assert_eq!(run(&["--select", "MA00", "."]), 1);
+    assert_eq!(run(&["--select", "MA01", "."]), 0);
+    assert_eq!(run(&["--ignore", "MA9", "."]), 0);
     // Input errors exit 2 whatever --fail-on says.
     assert_eq!(run(&["--fail-on", "never", "missing-dir"]), 2);
 }

@@ -189,6 +189,52 @@ pub fn lookup(code_or_name: &str) -> Option<&'static RuleMeta> {
         .find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
 }
 
+/// The rules a `--select`/`--ignore` item names, as ruff reads its selectors: a code
+/// or a name, `ALL`, or a prefix of codes (`MA00`: MA001 to MA009; `MA`: every rule).
+/// Empty when it names none.
+pub fn matching(item: &str) -> Vec<&'static RuleMeta> {
+    let key = item.trim();
+    if let Some(r) = lookup(key) {
+        return vec![r];
+    }
+    if key.eq_ignore_ascii_case("ALL") {
+        return ALL.to_vec();
+    }
+    let upper = key.to_ascii_uppercase();
+    if upper.len() < 2 || !upper.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Vec::new();
+    }
+    ALL.iter()
+        .copied()
+        .filter(|r| r.code.starts_with(&upper))
+        .collect()
+}
+
+/// The rule code or name closest to an unknown one (`MA099` -> `MA009`,
+/// `dual-writes` -> `dual-write`), when one is close.
+pub fn suggestion(unknown: &str) -> Option<&'static str> {
+    let key = unknown.trim();
+    ALL.iter()
+        .flat_map(|r| [r.code, r.name])
+        .map(|c| {
+            (
+                strsim::levenshtein(&key.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// `unknown rule `x``, with the closest rule when one is close.
+pub fn unknown_rule_message(unknown: &str) -> String {
+    match suggestion(unknown) {
+        Some(s) => format!("unknown rule `{unknown}` (did you mean `{s}`?)"),
+        None => format!("unknown rule `{unknown}`"),
+    }
+}
+
 /// A rule's properties by its code, for the inventory; an unknown code (none is
 /// made) has no consequence for a message.
 pub fn properties(code: &str) -> (Concern, Consequence) {
