@@ -363,6 +363,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.task(arg, run, handle, out);
                 true
             }
+            // `tokio::spawn({ let tx = tx.clone(); async move { … } })`: the block's
+            // statements run now, its value (the future) later.
+            Expr::Block(b) if b.label.is_none() && run != ClosureRun::Callback => {
+                let Some((Stmt::Expr(tail, None), init)) = b.block.stmts.split_last() else {
+                    return false;
+                };
+                let later = match strip(tail) {
+                    Expr::Async(_) | Expr::Closure(_) => true,
+                    Expr::Call(c) => !is_box_pin(c),
+                    _ => false,
+                };
+                if !later {
+                    return false;
+                }
+                self.scopes.push(HashMap::new());
+                for stmt in init {
+                    self.stmt(stmt, out);
+                }
+                let taken = self.special_arg(tail, run, handle, out);
+                self.scopes.pop();
+                taken
+            }
             _ => false,
         }
     }

@@ -179,15 +179,41 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// A statement that begins a transaction and keeps it only in a binding (or
     /// nowhere): the transaction counts as used only if the binding is used.
+    /// (Not one whose transaction is an argument of the statement's call:
+    /// `save(id, t.transaction()).await?`, `save` unknown, passes it on.)
     pub(super) fn reset_begin_uses(&mut self, e: &Expr, nodes: &[Node]) {
         if let Some(Event {
             kind: EventKind::Begin {
                 tx, fresh: true, ..
             },
+            loc,
             ..
         }) = Self::last_event_of_statement(e, nodes)
         {
-            self.uses[*tx as usize] = 0;
+            if self.is_outer_call(e, loc) {
+                self.uses[*tx as usize] = 0;
+            }
+        }
+    }
+
+    /// Whether the event at `loc` is the call `e` makes, through `?`, `.await` and
+    /// the methods that pass a value through (`.unwrap()`, `.context(..)`).
+    fn is_outer_call(&self, e: &Expr, loc: &Loc) -> bool {
+        let mut e = strip(e);
+        loop {
+            e = match e {
+                Expr::Try(t) => strip(&t.expr),
+                Expr::Await(a) => strip(&a.base),
+                Expr::MethodCall(m) if self.cx.apis.std.aliases.contains(&m.method.to_string()) => {
+                    strip(&m.receiver)
+                }
+                _ => break,
+            };
+        }
+        match e {
+            Expr::MethodCall(m) => self.cx.loc(m.method.span(), m.paren_token.span.close()) == *loc,
+            Expr::Call(c) => self.cx.loc(c.func.span(), c.paren_token.span.close()) == *loc,
+            _ => true,
         }
     }
 
