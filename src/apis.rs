@@ -435,6 +435,8 @@ struct Pack {
     #[serde(default)]
     passthrough: Vec<String>,
     #[serde(default)]
+    passthrough_last: Vec<String>,
+    #[serde(default)]
     accessors: Vec<String>,
     #[serde(default)]
     ubiquitous: Vec<String>,
@@ -591,6 +593,9 @@ pub struct StdNames {
     pub aliases: HashSet<String>,
     /// Calls whose one argument passes through (`Ok(x)`, `Box::new(x)`; `passthrough`).
     pub passthrough: HashSet<String>,
+    /// Calls whose last argument passes through (`timeout(d, fut)`;
+    /// `passthrough_last`).
+    pub passthrough_last: HashSet<String>,
     /// No-argument accessors of the wrappers types see through (`accessors`).
     pub accessors: HashSet<String>,
     /// Names every crate defines (`new`, `fmt`): a file naming one is not linked to
@@ -715,6 +720,7 @@ impl Apis {
         self.std.methods.extend(pack.std_methods);
         self.std.aliases.extend(pack.alias_methods);
         self.std.passthrough.extend(pack.passthrough);
+        self.std.passthrough_last.extend(pack.passthrough_last);
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);

@@ -444,6 +444,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         {
             return self.expr(args[0], out);
         }
+        // `timeout(d, producer.lock())`: the last argument's value passes through.
+        if self.cx.apis.std.passthrough_last.contains(last.as_str())
+            && args.len() >= 2
+            && !self.is_crate_fn(&segs)
+            && self.path_spec(&segs, &args).is_none()
+        {
+            for a in &args[..args.len() - 1] {
+                self.expr(a, out);
+            }
+            return self.expr(args[args.len() - 1], out);
+        }
 
         // `Acker::ack(&delivery.acker, opts)`, `Consumer::commit_message(&c, &m, mode)`:
         // a method called through its type or trait, its receiver the first argument.
