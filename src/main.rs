@@ -81,6 +81,11 @@ struct ChecklistArgs {
     /// Configuration file [default: `msgaudit.toml` found upward from the first PATH].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+
+    /// Prefix of every link, so that links work in a pull-request comment
+    /// (`https://github.com/ORG/REPO/blob/SHA/`); links are relative without it.
+    #[arg(long, value_name = "URL")]
+    link_base: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -165,6 +170,12 @@ struct CheckArgs {
     /// Wins over `max_file_size` in the config [default: 10MiB].
     #[arg(long, value_name = "BYTES|SIZE", value_parser = msgaudit::config::parse_size)]
     max_file_size: Option<u64>,
+
+    /// With `--format checklist`: prefix of every link, so that links work in a
+    /// pull-request comment (`https://github.com/ORG/REPO/blob/SHA/`; in GitHub
+    /// Actions `${{ github.server_url }}/${{ github.repository }}/blob/${{ github.sha }}/`).
+    #[arg(long, value_name = "URL")]
+    link_base: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -282,8 +293,14 @@ fn colored(color: Color, to_terminal: bool) -> bool {
 }
 
 /// The report in `format`.
-fn render(report: &Report, format: Format, color: bool) -> String {
+fn render(report: &Report, format: Format, color: bool, link_base: Option<&str>) -> String {
     match format {
+        Format::Checklist => emit::checklist::render_with(
+            report,
+            &emit::checklist::ChecklistOptions {
+                link_base: link_base.map(str::to_string),
+            },
+        ),
         Format::Human => emit::human::render(
             report,
             &HumanOptions {
@@ -307,7 +324,7 @@ fn print_error_document(e: InputError, format: Format) {
         ..Report::default()
     };
     report.finish();
-    let _ = write_stdout(&render(&report, format, false));
+    let _ = write_stdout(&render(&report, format, false, None));
 }
 
 fn check(args: CheckArgs) -> u8 {
@@ -347,7 +364,12 @@ fn check(args: CheckArgs) -> u8 {
     }
     let output_start = Instant::now();
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
-    let text = render(&report, args.format, colored(args.color, to_terminal));
+    let text = render(
+        &report,
+        args.format,
+        colored(args.color, to_terminal),
+        args.link_base.as_deref(),
+    );
     match &args.output {
         Some(file) => {
             if let Err(e) = msgaudit::support::files::write_atomic(file, &text, "report") {
@@ -469,6 +491,7 @@ fn main() -> ExitCode {
             no_prefilter: false,
             quiet: false,
             max_file_size: None,
+            link_base: args.link_base,
         }),
         Command::Server { jobs } => server(jobs),
         Command::Rules { format } => {

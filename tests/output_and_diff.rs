@@ -495,3 +495,58 @@ fn rustc_json_byte_offsets_count_the_bom() {
         assert_eq!((p.0 + 3, p.1 + 3, p.2, p.3), *b);
     }
 }
+
+/// `--link-base` makes every checklist link absolute (SPEC §6), for a pull-request
+/// comment; a base with characters a link target cannot hold stays one link.
+#[test]
+fn checklist_links_take_the_link_base() {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let targets = |md: &str| -> Vec<String> {
+        Parser::new(md)
+            .filter_map(|e| match e {
+                Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let out = |args: &[&str]| {
+        let o = assert_cmd::Command::cargo_bin("msgaudit")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let relative = targets(&out(&["checklist", "fixtures/demo"]));
+    assert!(!relative.is_empty());
+    assert!(
+        relative.iter().all(|t| t.starts_with("fixtures/demo/")),
+        "{relative:?}"
+    );
+    let base = "https://github.com/o/r/blob/0123abc";
+    let absolute = targets(&out(&["checklist", "fixtures/demo", "--link-base", base]));
+    assert_eq!(absolute.len(), relative.len());
+    for (a, r) in absolute.iter().zip(&relative) {
+        assert_eq!(*a, format!("{base}/{r}"));
+    }
+    let via_check = targets(&out(&[
+        "check",
+        "--format",
+        "checklist",
+        "fixtures/demo",
+        "--link-base",
+        &format!("{base}/"),
+    ]));
+    assert_eq!(via_check, absolute);
+    let odd = targets(&out(&[
+        "checklist",
+        "fixtures/demo",
+        "--link-base",
+        "https://x/a b(c)/",
+    ]));
+    assert_eq!(odd.len(), relative.len());
+    assert!(
+        odd[0].starts_with("https://x/a%20b%28c%29/fixtures/demo/"),
+        "{odd:?}"
+    );
+}

@@ -33,13 +33,58 @@ fn md(text: &str) -> String {
     escape::markdown(text)
 }
 
-/// `[src/consumer.rs:42](src/consumer.rs#L42)`.
+thread_local! {
+    /// The `--link-base` of the rendering under way ([`render_with`]).
+    static LINK_BASE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// `[src/consumer.rs:42](src/consumer.rs#L42)`, the target under the link base
+/// (`https://github.com/o/r/blob/SHA/src/consumer.rs#L42`) when one is given.
 fn link(path: &str, line: u32) -> String {
-    format!(
-        "[{}:{line}]({}#L{line})",
-        md(path),
-        escape::uri_path(path, None)
-    )
+    LINK_BASE.with(|base| {
+        format!(
+            "[{}:{line}]({}{}#L{line})",
+            md(path),
+            base.borrow(),
+            escape::uri_path(path, None)
+        )
+    })
+}
+
+/// What the checklist's rendering takes besides the report.
+#[derive(Clone, Debug, Default)]
+pub struct ChecklistOptions {
+    /// Prefix of every link (`--link-base`: `https://github.com/ORG/REPO/blob/SHA/`),
+    /// so that links work in a pull-request comment; relative links when `None`.
+    pub link_base: Option<String>,
+}
+
+/// The checklist with `options`.
+pub fn render_with(report: &Report, options: &ChecklistOptions) -> String {
+    // Characters that would end or break a Markdown link target are encoded.
+    let base = options.link_base.as_deref().map_or(String::new(), |b| {
+        let mut b: String = b
+            .trim()
+            .chars()
+            .map(|c| match c {
+                ' ' => "%20".to_string(),
+                '(' => "%28".to_string(),
+                ')' => "%29".to_string(),
+                '<' => "%3C".to_string(),
+                '>' => "%3E".to_string(),
+                c if c.is_control() => String::new(),
+                c => c.to_string(),
+            })
+            .collect();
+        if !b.is_empty() && !b.ends_with('/') {
+            b.push('/');
+        }
+        b
+    });
+    let before = LINK_BASE.with(|l| std::mem::replace(&mut *l.borrow_mut(), base));
+    let out = render(report);
+    LINK_BASE.with(|l| *l.borrow_mut() = before);
+    out
 }
 
 fn at(loc: &Loc) -> String {
