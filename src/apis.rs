@@ -250,6 +250,13 @@ pub struct TopicSpec {
     pub records: Vec<String>,
 }
 
+/// The last two segments of a path (`("FutureRecord", "to")` of
+/// `rdkafka::FutureRecord::to`); `None` for a single segment.
+pub fn last_two_segments(path: &str) -> Option<(&str, &str)> {
+    let (head, last) = path.rsplit_once("::")?;
+    Some((head.rsplit("::").next().unwrap_or(head), last))
+}
+
 impl TopicSpec {
     /// The record type of a `records` path call ending in `segs` (`FutureRecord` of
     /// `FutureRecord::to`): the last two segments match.
@@ -258,18 +265,21 @@ impl TopicSpec {
             return None;
         };
         self.records.iter().find_map(|r| {
-            let (t, c) = r.rsplit_once("::")?;
-            let t = t.rsplit("::").next().unwrap_or(t);
+            let (t, c) = last_two_segments(r)?;
             (t == ty && c == call).then_some(t)
         })
     }
 
     /// Whether `ident` is the type of a `records` path call.
     pub fn is_record_type(&self, ident: &str) -> bool {
-        self.records.iter().any(|r| {
-            r.rsplit_once("::")
-                .is_some_and(|(t, _)| t.rsplit("::").next() == Some(ident))
-        })
+        self.record_types().any(|t| t == ident)
+    }
+
+    /// The types of the `records` path calls (`FutureRecord`).
+    pub fn record_types(&self) -> impl Iterator<Item = &str> {
+        self.records
+            .iter()
+            .filter_map(|r| last_two_segments(r).map(|(t, _)| t))
     }
 }
 
@@ -291,10 +301,7 @@ pub struct AutoAckSpec {
 impl AutoAckSpec {
     /// The identifiers that make a file name the option (the prefilter's words).
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        let path_type = self
-            .value
-            .rsplit_once("::")
-            .map(|(t, _)| t.rsplit("::").next().unwrap_or(t));
+        let path_type = last_two_segments(&self.value).map(|(t, _)| t);
         self.struct_name.as_deref().into_iter().chain(path_type)
     }
 }

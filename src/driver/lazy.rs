@@ -120,9 +120,8 @@ impl Lexicon {
         for a in &apis.auto_ack {
             lex.always.extend(a.names().map(str::to_string));
         }
-        for r in &apis.topics.records {
-            lex.always.extend(r.rsplit("::").nth(1).map(str::to_string));
-        }
+        lex.always
+            .extend(apis.topics.record_types().map(str::to_string));
         lex.key_store.extend(retention::key_store_names(apis));
         lex.key_store_modules = apis.ttl_modules.clone();
         lex.task_joins = apis.std.task_joins.clone();

@@ -71,8 +71,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         Some(format!("`{field_name}: {}`", a.value))
                     }
                     Expr::Path(p) => {
-                        let (want_ty, want) = a.value.rsplit_once("::")?;
-                        let want_ty = want_ty.rsplit("::").next().unwrap_or(want_ty);
+                        let (want_ty, want) = crate::apis::last_two_segments(&a.value)?;
                         let segs = &p.path.segments;
                         let n = segs.len();
                         (n >= 2 && segs[n - 2].ident == want_ty && segs[n - 1].ident == want)
@@ -93,10 +92,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (`n.eq(n + 1)`, `(stock.eq(stock - qty), updated.eq(now))`): the new value
     /// depends on the old one.
     pub(super) fn adds_to_itself(&self, e: &Expr) -> bool {
-        let text = |e: &Expr| {
-            let t = self.cx.text_of(expr_span(e));
-            t.split_whitespace().collect::<String>()
-        };
+        let text = |e: &Expr| self.cx.text_of(expr_span(e));
         match strip(e) {
             Expr::Tuple(t) => t.elems.iter().any(|x| self.adds_to_itself(x)),
             Expr::Reference(r) => self.adds_to_itself(&r.expr),
