@@ -3,6 +3,7 @@
 //! maps library types and calls to roles and delivery events; see `rules/README.md`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -217,6 +218,45 @@ pub enum TtlForm {
 pub enum TtlUnit {
     Seconds,
     Millis,
+    Minutes,
+    Hours,
+    Days,
+    Weeks,
+}
+
+impl TtlUnit {
+    /// Milliseconds per unit.
+    pub fn millis(self) -> u64 {
+        use crate::support::duration::{DAY, HOUR, MINUTE, SECOND, WEEK};
+        match self {
+            TtlUnit::Millis => 1,
+            TtlUnit::Seconds => SECOND,
+            TtlUnit::Minutes => MINUTE,
+            TtlUnit::Hours => HOUR,
+            TtlUnit::Days => DAY,
+            TtlUnit::Weeks => WEEK,
+        }
+    }
+}
+
+/// A pack's `[durations]`: how code makes and reads durations
+/// (`Duration::from_secs(n)`, `TimeDelta::days(n)`, `d.as_secs()`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DurationSpec {
+    /// Duration types: their unit-named constructors (`typed_constructors`) make
+    /// durations only on them.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Functions that make a duration of any path (`from_secs`), by unit.
+    #[serde(default)]
+    pub constructors: HashMap<String, TtlUnit>,
+    /// Functions that make a duration on a duration type (`TimeDelta::seconds`).
+    #[serde(default)]
+    pub typed_constructors: HashMap<String, TtlUnit>,
+    /// Methods that read a duration as a number of units (`as_secs`).
+    #[serde(default)]
+    pub readers: HashMap<String, TtlUnit>,
 }
 
 /// A pack's `[[ttls]]` entry: methods that give a key its time to live.
@@ -456,6 +496,21 @@ struct Pack {
     #[serde(default)]
     stream_callbacks: Vec<String>,
     #[serde(default)]
+    text_methods: Vec<String>,
+    #[serde(default)]
+    collections: Vec<String>,
+    #[serde(default)]
+    wrappers: Vec<String>,
+    #[serde(default)]
+    std_types: Vec<String>,
+    #[serde(default)]
+    wrapper_suffixes: Vec<String>,
+    #[serde(default)]
+    serializers: Vec<String>,
+    #[serde(default)]
+    text_conversions: Vec<String>,
+    durations: Option<DurationSpec>,
+    #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
     calls: Vec<CallSpec>,
@@ -466,6 +521,14 @@ struct Pack {
     auto_ack: Vec<AutoAckSpec>,
     #[serde(default)]
     builder_steps: HashMap<String, BuilderStep>,
+    #[serde(default)]
+    chain_idents: HashMap<String, BuilderStep>,
+    #[serde(default)]
+    chain_verbs: HashMap<String, String>,
+    #[serde(default)]
+    arg_words: Vec<ArgWordSpec>,
+    #[serde(default)]
+    lock_keys: Vec<String>,
 }
 
 /// The verbs an ORM call (`sql = "method"`) may give its statement.
@@ -527,6 +590,29 @@ impl Pack {
                 ));
             }
         }
+        for (ident, step) in &self.chain_idents {
+            if *step == BuilderStep::Assignments {
+                return Err(format!(
+                    "[chain_idents] {ident:?}: a name along a chain says `ignores_conflict` \
+                     or `upsert`; `assignments` is for `[builder_steps]`"
+                ));
+            }
+        }
+        for (prefix, verb) in &self.chain_verbs {
+            if !["INSERT", "UPDATE", "DELETE"].contains(&verb.as_str()) {
+                return Err(format!(
+                    "[chain_verbs] {prefix:?}: the verb is one of INSERT, UPDATE, DELETE"
+                ));
+            }
+        }
+        for w in &self.arg_words {
+            if w.unit.is_some() && w.means != ArgWord::Expires {
+                return Err(format!(
+                    "[[arg_words]] {:?}: `unit` goes with `means = \"expires\"` only",
+                    w.words
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -571,6 +657,41 @@ pub struct Apis {
     pub auto_ack: Vec<AutoAckSpec>,
     /// Steps of a statement builder that change what the statement does, by method.
     pub builder_steps: HashMap<String, BuilderStep>,
+    /// Names along an ORM statement's chain that change what it does
+    /// (`.on_conflict(OnConflict::column(..))`): `[chain_idents]`.
+    pub chain_idents: HashMap<String, BuilderStep>,
+    /// Method-name prefixes along an ORM statement's chain that name its verb
+    /// (`delete_many` → `DELETE`): `[chain_verbs]`.
+    pub chain_verbs: HashMap<String, String>,
+    /// Words among a key-store command's arguments and what they do to the write
+    /// (`NX`, `EX`), by upper-case word: `[[arg_words]]`.
+    pub arg_words: HashMap<String, ArgWordSpec>,
+    /// Words of a key's name that make a conditional write on it a lock or a lease,
+    /// not a claim (`lock_keys`).
+    pub lock_keys: Vec<String>,
+}
+
+/// A pack's `[[arg_words]]` entry: words among a key-store command's arguments
+/// (`cmd("SET").arg(k).arg(v).arg("NX").arg("EX").arg(60)`, and the names of a
+/// typed options builder: `ExistenceCheck::NX`, `SetExpiry::EX(60)`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgWordSpec {
+    pub words: Vec<String>,
+    pub means: ArgWord,
+    /// For `expires`: the unit of the argument that follows the word (or of the
+    /// typed option's argument); none when it is no duration (`EXAT`, `KEEPTTL`).
+    pub unit: Option<TtlUnit>,
+}
+
+/// What an argument word does to a key-store write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgWord {
+    /// The write succeeds only where the key is absent (`NX`): a claim.
+    OnlyIfAbsent,
+    /// The key expires (`EX 60`): a cache entry or a lease, unless it is a claim.
+    Expires,
 }
 
 /// What a step along a statement builder (`diesel::insert_into(t).values(..)
@@ -620,6 +741,29 @@ pub struct StdNames {
     /// Methods of a message stream whose closure handles each message (futures'
     /// `for_each`, `try_for_each_concurrent`; `stream_callbacks`).
     pub stream_callbacks: HashSet<String>,
+    /// Methods of no argument whose result holds its receiver's text (`to_string`,
+    /// `as_str`; `text_methods`): a string evaluates through them.
+    pub text_methods: HashSet<String>,
+    /// Collection types (`Vec`, `HashMap`; `collections`): a value of one holds the
+    /// crate's values, it is none of them.
+    pub collections: HashSet<String>,
+    /// Types looked through to their first type argument (`Arc<Repo>`, `Option<T>`,
+    /// a web framework's `State<App>`; `wrappers`).
+    pub wrappers: HashSet<String>,
+    /// Standard and primitive types named without a path (`String`, `u64`;
+    /// `std_types`): from outside the crate.
+    pub types: HashSet<String>,
+    /// Endings of type names looked through as wrappers (`io::Result<T>`, a crate's
+    /// `AppResult<T>`; `wrapper_suffixes`).
+    pub wrapper_suffixes: Vec<String>,
+    /// Functions whose result carries what they were given, encoded (`to_vec`,
+    /// `to_string_pretty`; `serializers`): an envelope's fresh id stays in it.
+    pub serializers: HashSet<String>,
+    /// Path calls whose one argument's text is their result (`String::from`),
+    /// matched as path suffixes (`text_conversions`).
+    pub text_conversions: Vec<Vec<String>>,
+    /// How durations are made and read (`[durations]`).
+    pub durations: DurationSpec,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -635,6 +779,14 @@ pub const USER_EVENT_KEYS: &[(&str, ApiEvent)] = &[
     ("idgen", ApiEvent::Idgen),
     ("effect", ApiEvent::External),
 ];
+
+/// The built-in packs' standard-library names, for the parts of the front end that
+/// read syntax with no [`Apis`] at hand (the scanner, the crate index, declared
+/// types). The config cannot change what `Vec` or `to_string` is.
+pub fn builtin_std() -> &'static StdNames {
+    static STD: OnceLock<StdNames> = OnceLock::new();
+    STD.get_or_init(|| Apis::builtin().std)
+}
 
 impl Apis {
     /// The built-in packs only.
@@ -734,6 +886,32 @@ impl Apis {
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
+        self.std.text_methods.extend(pack.text_methods);
+        self.std.collections.extend(pack.collections);
+        self.std.wrappers.extend(pack.wrappers);
+        self.std.types.extend(pack.std_types);
+        self.std.wrapper_suffixes.extend(pack.wrapper_suffixes);
+        self.std.serializers.extend(pack.serializers);
+        self.std.text_conversions.extend(
+            pack.text_conversions
+                .iter()
+                .map(|p| p.split("::").map(str::to_string).collect()),
+        );
+        if let Some(d) = pack.durations {
+            let to = &mut self.std.durations;
+            to.types.extend(d.types);
+            to.constructors.extend(d.constructors);
+            to.typed_constructors.extend(d.typed_constructors);
+            to.readers.extend(d.readers);
+        }
+        self.chain_idents.extend(pack.chain_idents);
+        self.chain_verbs.extend(pack.chain_verbs);
+        for w in pack.arg_words {
+            for word in &w.words {
+                self.arg_words.insert(word.to_ascii_uppercase(), w.clone());
+            }
+        }
+        self.lock_keys.extend(pack.lock_keys);
         self.auto_ack.extend(pack.auto_ack);
         self.builder_steps.extend(pack.builder_steps);
         self.modules.extend(pack.modules);
@@ -989,6 +1167,15 @@ mod tests {
         assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"keep\"").is_ok());
         assert!(call("paths = [\"m\"]\nconfig = \"keep\"").is_err());
         assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"drop\"").is_err());
+        assert!(check("[chain_idents]\nX = \"upsert\"").is_ok());
+        assert!(check("[chain_idents]\nX = \"assignments\"").is_err());
+        assert!(check("[chain_verbs]\ndelete = \"DELETE\"").is_ok());
+        assert!(check("[chain_verbs]\nmerge = \"MERGE\"").is_err());
+        let word = |keys: &str| check(&format!("[[arg_words]]\nwords = [\"W\"]\n{keys}"));
+        assert!(word("means = \"expires\"\nunit = \"millis\"").is_ok());
+        assert!(word("means = \"only_if_absent\"").is_ok());
+        assert!(word("means = \"only_if_absent\"\nunit = \"seconds\"").is_err());
+        assert!(word("means = \"forever\"").is_err());
 
         let apis = Apis::builtin();
         assert_eq!(apis.ttls["pexpire"].form, TtlForm::KeyTtl);

@@ -446,6 +446,39 @@ fn pack_names() -> BTreeSet<String> {
         {
             names.extend(strings(t.get("methods")));
         }
+        for w in pack
+            .get("arg_words")
+            .and_then(|t| t.as_array())
+            .into_iter()
+            .flatten()
+        {
+            names.extend(strings(w.get("words")));
+        }
+        for table in ["builder_steps", "chain_idents", "chain_verbs"] {
+            let keys = pack.get(table).and_then(toml::Value::as_table);
+            names.extend(keys.into_iter().flat_map(|t| t.keys().cloned()));
+        }
+        for list in [
+            "wrappers",
+            "collections",
+            "std_types",
+            "text_methods",
+            "lock_keys",
+            "wrapper_suffixes",
+            "serializers",
+        ] {
+            names.extend(strings(pack.get(list)));
+        }
+        for path in strings(pack.get("text_conversions")) {
+            names.extend(path.split("::").map(str::to_string));
+        }
+        if let Some(d) = pack.get("durations") {
+            names.extend(strings(d.get("types")));
+            for table in ["constructors", "typed_constructors", "readers"] {
+                let keys = d.get(table).and_then(toml::Value::as_table);
+                names.extend(keys.into_iter().flat_map(|t| t.keys().cloned()));
+            }
+        }
         if let Some(t) = pack.get("topics") {
             for path in strings(t.get("create")) {
                 names.extend(path.split("::").map(str::to_string));
@@ -458,6 +491,52 @@ fn pack_names() -> BTreeSet<String> {
     // `[apis]` keys) is no library's, even where a library's call has that name.
     names.retain(|n| !events.contains(n) && n != "*" && n != "?");
     names
+}
+
+/// Every key a pack uses (top-level keys, `[table]` and `[[array]]` names and the
+/// keys of their entries) is shown in rules/README.md, so the page stays the whole
+/// reference of the packs.
+#[test]
+fn every_pack_key_is_documented() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let readme = std::fs::read_to_string(rules.join("README.md")).unwrap();
+    let shown = |key: &str| {
+        readme.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with(&format!("{key} ="))
+                || l.starts_with(&format!("[{key}]"))
+                || l.starts_with(&format!("[[{key}]]"))
+        })
+    };
+    let mut missing = BTreeSet::new();
+    for entry in std::fs::read_dir(&rules).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let pack: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        for (key, value) in &pack {
+            if !shown(key) {
+                missing.insert(format!("{name}: {key}"));
+            }
+            let entries: Vec<&toml::Table> = match value {
+                toml::Value::Array(a) => a.iter().filter_map(toml::Value::as_table).collect(),
+                _ => Vec::new(),
+            };
+            // Keys of a `[table]` are its own names (methods, prefixes); the
+            // entries of an `[[array]]` have documented keys.
+            for e in entries {
+                for k in e.keys().filter(|k| !shown(k)) {
+                    missing.insert(format!("{name}: {key}.{k}"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "pack keys not shown in rules/README.md: {missing:#?}"
+    );
 }
 
 /// Library knowledge lives in `rules/*.toml` (issue 16): a string literal in `src/`

@@ -77,8 +77,7 @@ impl IndexCx<'_> {
                 syn::Expr::Paren(p) => &p.expr,
                 syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
                 syn::Expr::MethodCall(mc)
-                    if mc.args.is_empty()
-                        && text::KEEPS_TEXT.contains(&mc.method.to_string().as_str()) =>
+                    if mc.args.is_empty() && text::keeps_text(&mc.method.to_string()) =>
                 {
                     &mc.receiver
                 }

@@ -28,7 +28,7 @@ use syn::visit::Visit;
 use syn::{Expr, Token};
 
 use super::{is_test_attr, sql};
-use crate::apis::{Apis, Binds, CallSpec, TtlForm, TtlUnit};
+use crate::apis::{Apis, ArgWord, ArgWordSpec, Binds, CallSpec, TtlForm, TtlUnit};
 use crate::diagnostic::Span;
 use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
@@ -467,16 +467,16 @@ impl Walker<'_, '_> {
                     .filter(|mc| mc.method == "arg")
                     .filter_map(|mc| mc.args.first())
                     .collect();
-                let word = |e: &Expr| lit_str(e).map(|s| s.value().to_ascii_uppercase());
-                let nx = args.iter().any(|a| word(a).as_deref() == Some("NX"));
+                let word = |e: &Expr| lit_str(e).and_then(|s| arg_word(apis, &s.value()));
+                let nx = args
+                    .iter()
+                    .any(|a| word(a).is_some_and(|w| w.means == ArgWord::OnlyIfAbsent));
                 let keyed = args.first().is_some_and(|k| dedup_key(k));
                 if nx || keyed {
                     let write = self.expr_loc(root);
                     for (i, a) in args.iter().enumerate() {
-                        let per = match word(a).as_deref() {
-                            Some("EX") => SECOND,
-                            Some("PX") => 1,
-                            _ => continue,
+                        let Some(per) = word(a).and_then(duration_unit) else {
+                            continue;
                         };
                         if let Some(v) = args.get(i + 1) {
                             if let Some(ev) = self.cx.eval(v, 0) {
@@ -551,15 +551,16 @@ impl Walker<'_, '_> {
         let Some(ttl) = apis.ttls.get(&name) else {
             return;
         };
-        let per = match ttl.unit {
-            Some(TtlUnit::Seconds) => SECOND,
-            Some(TtlUnit::Millis) | None => 1,
-        };
+        let per = ttl.unit.map_or(1, TtlUnit::millis);
         let args: Vec<&Expr> = m.args.iter().collect();
         let write = self.fc.loc(m.method.span(), m.span());
         match (ttl.form, args.as_slice()) {
             (TtlForm::Options, [key, _, opts]) => {
-                let mut o = OptsScan::default();
+                let mut o = OptsScan {
+                    apis,
+                    nx: false,
+                    expiry: None,
+                };
                 o.visit_expr(opts);
                 if o.nx || dedup_key(key) {
                     if let Some((e, per)) = o.expiry {
@@ -745,32 +746,42 @@ fn param_list(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// Finds `SetExpiry::EX(n)` / `PX(n)` and `ExistenceCheck::NX` in `SetOptions`.
-#[derive(Default)]
-struct OptsScan {
+/// Finds `SetExpiry::EX(n)` / `PX(n)` and `ExistenceCheck::NX` in `SetOptions` (the
+/// packs' `[[arg_words]]`).
+struct OptsScan<'a> {
+    apis: &'a Apis,
     nx: bool,
     expiry: Option<(Expr, u64)>,
 }
 
-impl<'ast> Visit<'ast> for OptsScan {
+impl<'ast> Visit<'ast> for OptsScan<'_> {
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        if last_seg(p) == "NX" {
+        if arg_word(self.apis, &last_seg(p)).is_some_and(|w| w.means == ArgWord::OnlyIfAbsent) {
             self.nx = true;
         }
         syn::visit::visit_path(self, p);
     }
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if let Expr::Path(p) = strip(&c.func) {
-            let per = match last_seg(&p.path).as_str() {
-                "EX" => Some(SECOND),
-                "PX" => Some(1),
-                _ => None,
-            };
+            let per = arg_word(self.apis, &last_seg(&p.path)).and_then(duration_unit);
             if let (Some(per), Some(a)) = (per, c.args.first()) {
                 self.expiry = Some((a.clone(), per));
             }
         }
         syn::visit::visit_expr_call(self, c);
+    }
+}
+
+/// What a key-store command's argument word means (`NX`, `EX`), if anything.
+fn arg_word<'a>(apis: &'a Apis, word: &str) -> Option<&'a ArgWordSpec> {
+    apis.arg_words.get(&word.to_ascii_uppercase())
+}
+
+/// Milliseconds per unit of the duration an expiry word takes (`EX` 1000, `PX` 1).
+fn duration_unit(w: &ArgWordSpec) -> Option<u64> {
+    match (w.means, w.unit) {
+        (ArgWord::Expires, Some(unit)) => Some(unit.millis()),
+        _ => None,
     }
 }
 

@@ -510,10 +510,10 @@ fn literal_reads_as_sql(src: &str) -> bool {
 /// Whether the inside of a function body may be one expression returning a field
 /// of `self` or a constant (`&self.insert`, `self.sql.as_str()`, `&*SQL`): `&` and
 /// `*`, then `self` followed by `.name`s and at most one call that keeps the text
-/// ([`text::KEEPS_TEXT`]), or one name alone. The crate index reads what such a body
+/// ([`text::keeps_text`]), or one name alone. The crate index reads what such a body
 /// returns, so the prefilter parses it.
 ///
-/// [`text::KEEPS_TEXT`]: super::text::KEEPS_TEXT
+/// [`text::keeps_text`]: super::text::keeps_text
 pub fn may_return_text(body: &str) -> bool {
     let mut lexer = Lexer::new(body, None);
     let mut tok = lexer.next_tok();
@@ -539,7 +539,7 @@ pub fn may_return_text(body: &str) -> bool {
         match lexer.next_tok() {
             Some(Tok::Punct(b'(')) => {
                 return n > 1
-                    && super::text::KEEPS_TEXT.contains(&name)
+                    && super::text::keeps_text(name)
                     && lexer.next_tok() == Some(Tok::Punct(b')'))
                     && lexer.next_tok().is_none()
             }

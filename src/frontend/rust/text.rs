@@ -91,17 +91,11 @@ impl<F: Fn(&Expr) -> String> ArgNames for F {
     }
 }
 
-/// Methods without arguments whose result has their receiver's text.
-pub const KEEPS_TEXT: &[&str] = &[
-    "to_string",
-    "to_owned",
-    "into",
-    "as_str",
-    "as_ref",
-    "as_deref",
-    "clone",
-    "deref",
-];
+/// Whether a method of no argument returns its receiver's text (the runtime
+/// pack's `text_methods`: `to_string`, `as_str`).
+pub fn keeps_text(method: &str) -> bool {
+    crate::apis::builtin_std().text_methods.contains(method)
+}
 
 /// What evaluating a string needs of its place: the file it is in, the texts it
 /// may include, and how a `format!` argument is named.
@@ -121,9 +115,7 @@ impl Eval<'_> {
             }) => Some(s.value()),
             Expr::Reference(r) => self.value(&r.expr),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.value(&u.expr),
-            Expr::MethodCall(mc)
-                if mc.args.is_empty() && KEEPS_TEXT.contains(&mc.method.to_string().as_str()) =>
-            {
+            Expr::MethodCall(mc) if mc.args.is_empty() && keeps_text(&mc.method.to_string()) => {
                 self.value(&mc.receiver)
             }
             Expr::Call(c) if c.args.len() == 1 => {
@@ -136,10 +128,10 @@ impl Eval<'_> {
                     .iter()
                     .map(|s| s.ident.to_string())
                     .collect();
-                let conv = matches!(
-                    segs.iter().map(String::as_str).collect::<Vec<_>>()[..],
-                    [.., "String", "from"] | ["str", "to_string"] | [.., "Cow", "from"]
-                );
+                let conv = crate::apis::builtin_std()
+                    .text_conversions
+                    .iter()
+                    .any(|suffix| segs.ends_with(suffix));
                 conv.then(|| self.value(&c.args[0])).flatten()
             }
             Expr::Macro(m) => self.macro_value(&m.mac),

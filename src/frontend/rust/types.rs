@@ -9,7 +9,7 @@ use syn::punctuated::Punctuated;
 use syn::Token;
 
 use super::{CrateIndex, UseMap};
-use crate::apis::Apis;
+use crate::apis::{builtin_std, Apis};
 
 /// What the front end knows about a declared type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,44 +38,6 @@ impl TypeInfo {
     }
 }
 
-/// Collections among the wrappers: a `Vec<Repo>` holds repositories, it is not one.
-const COLLECTIONS: &[&str] = &[
-    "Vec", "VecDeque", "HashMap", "BTreeMap", "HashSet", "BTreeSet",
-];
-
-/// Types of the standard library and primitives, named without a path.
-const STD_TYPES: &[&str] = &[
-    "String",
-    "str",
-    "bool",
-    "char",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "u128",
-    "usize",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "i128",
-    "isize",
-    "f32",
-    "f64",
-    "Vec",
-    "VecDeque",
-    "HashMap",
-    "BTreeMap",
-    "HashSet",
-    "BTreeSet",
-    "Duration",
-    "Instant",
-    "SystemTime",
-    "PathBuf",
-    "Path",
-];
-
 /// Whether `ty`, looked through its wrappers, is a collection at some level.
 fn is_collection(ty: &syn::Type) -> bool {
     match ty {
@@ -88,7 +50,7 @@ fn is_collection(ty: &syn::Type) -> bool {
                 return false;
             };
             let name = last.ident.to_string();
-            if COLLECTIONS.contains(&name.as_str()) {
+            if builtin_std().collections.contains(&name) {
                 return true;
             }
             if !is_wrapper(&name) {
@@ -111,35 +73,15 @@ pub(crate) fn type_name(ty: &syn::Type) -> Option<String> {
     innermost(ty).and_then(|p| p.segments.last().map(|s| s.ident.to_string()))
 }
 
-const WRAPPERS: &[&str] = &[
-    "Arc",
-    "Rc",
-    "Box",
-    "Mutex",
-    "RwLock",
-    "Option",
-    "Result",
-    "Vec",
-    "RefCell",
-    "Cell",
-    "Cow",
-    "MutexGuard",
-    "RwLockReadGuard",
-    "RwLockWriteGuard",
-    "Pin",
-    "Weak",
-    "OnceCell",
-    "OnceLock",
-    // Web framework extractors around the application's state.
-    "State",
-    "Extension",
-    "Data",
-];
-
 /// A type the front end looks through to its first type argument (`Arc<Repo>`). A
 /// pool's connection guard is not one: the packs give it a role of its own.
 pub(crate) fn is_wrapper(name: &str) -> bool {
-    WRAPPERS.contains(&name) || name.ends_with("Result")
+    let std = builtin_std();
+    std.wrappers.contains(name)
+        || std
+            .wrapper_suffixes
+            .iter()
+            .any(|s| name.ends_with(s.as_str()))
 }
 
 pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
@@ -294,7 +236,7 @@ pub(crate) fn type_info(
     // Known to be another crate's type: a std or primitive name, or a path that
     // resolves into a crate other than this one (`use reqwest::Client`). A lone
     // unknown name may be a generic parameter (`R: Repo`): not known.
-    let foreign = STD_TYPES.contains(&last.as_str())
+    let foreign = builtin_std().types.contains(last)
         || (resolved.len() >= 2 && !matches!(resolved[0].as_str(), "crate" | "self" | "super"));
     TypeInfo {
         outside: collection || (role.is_none() && foreign),

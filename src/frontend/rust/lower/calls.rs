@@ -509,16 +509,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // An unknown function's result is not the fresh id it was given (a file read
         // from a fresh temporary name is not an identity); a serializer's is (an
         // envelope with a fresh `event_id`, encoded into the payload).
-        let serializes = matches!(
-            last.as_str(),
-            "to_vec"
-                | "to_string"
-                | "to_string_pretty"
-                | "to_vec_pretty"
-                | "to_writer"
-                | "encode"
-                | "serialize"
-        );
+        let serializes = self.cx.apis.std.serializers.contains(last.as_str());
         Info {
             mentions: info.mentions,
             idents,

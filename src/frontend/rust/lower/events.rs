@@ -112,18 +112,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let arg_infos = self.plain_args(args, out);
         let mut sql_text = self.spec_sql(spec, recv, args, &arg_infos);
-        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`.
+        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`
+        // (the packs' `[chain_idents]` and `[chain_verbs]`).
         if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
-            if r.idents.iter().any(|i| i == "OnConflict") {
-                sql.upsert = true;
+            let apis = self.cx.apis;
+            for step in r.idents.iter().filter_map(|i| apis.chain_idents.get(i)) {
+                match step {
+                    BuilderStep::Upsert => sql.upsert = true,
+                    BuilderStep::IgnoresConflict => sql.ignores_conflict = true,
+                    BuilderStep::Assignments => {}
+                }
             }
-            // The chain names the statement's verb (`delete_many`, `update_many`).
             if sql.verb == "WRITE" {
-                let has = |w: &str| r.idents.iter().any(|i| i.starts_with(w));
-                if let Some(v) = ["DELETE", "UPDATE", "INSERT"]
+                // A `DELETE` named anywhere along the chain wins, then an `UPDATE`.
+                let names = |verb: &str| {
+                    apis.chain_verbs.iter().any(|(prefix, v)| {
+                        v == verb && r.idents.iter().any(|i| i.starts_with(prefix.as_str()))
+                    })
+                };
+                let named = ["DELETE", "UPDATE", "INSERT"]
                     .into_iter()
-                    .find(|v| has(&v.to_ascii_lowercase()))
-                {
+                    .find(|v| names(v));
+                if let Some(v) = named {
                     sql.verb = v.into();
                 }
             }
@@ -198,9 +208,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut b = b;
         self.builder_strs.clone_from(&b.strs);
         let strs = b.strs.clone();
-        let has = |words: &[&str]| {
-            strs.iter()
-                .any(|x| words.iter().any(|w| x.eq_ignore_ascii_case(w)))
+        // What the command's argument words do (the packs' `[[arg_words]]`, `lock_keys`).
+        let apis = self.cx.apis;
+        let has = |means: ArgWord| {
+            strs.iter().any(|x| {
+                apis.arg_words
+                    .get(&x.to_ascii_uppercase())
+                    .is_some_and(|w| w.means == means)
+            })
         };
         // `SET signaling:cleanup_lock id NX EX 4`: a lock or a lease, not a claim nor
         // a business change (SPEC §2, dual writes).
@@ -210,16 +225,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .collect();
         let lock = strs.iter().map(String::as_str).chain(bound).any(|x| {
             let x = x.to_ascii_lowercase();
-            ["lock", "lease", "mutex"].iter().any(|w| x.contains(w))
+            apis.lock_keys.iter().any(|w| x.contains(w.as_str()))
         });
-        if lock && b.sql.as_ref().is_some_and(|s| s.verb == "SET") && has(&["NX"]) {
+        let only_if_absent = has(ArgWord::OnlyIfAbsent);
+        if lock && b.sql.as_ref().is_some_and(|s| s.verb == "SET") && only_if_absent {
             spec.event = Api::External;
             spec.external = Some("redis lock".into());
             b.sql = None;
         }
         if let Some(sql) = b.sql.as_mut() {
             // `SET key value NX`: only the first writer succeeds, a claim.
-            if sql.verb == "SET" && has(&["NX"]) {
+            if sql.verb == "SET" && only_if_absent {
                 sql.verb = "SET NX".into();
                 sql.ignores_conflict = true;
                 sql.columns = 1;
@@ -227,9 +243,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // `SET key value EX 60` (no NX): a value that expires, a cache entry like
         // `set_ex`, not a business change (SPEC §2, dual writes).
-        if b.sql.as_ref().is_some_and(|s| s.verb == "SET")
-            && has(&["EX", "PX", "EXAT", "PXAT", "KEEPTTL"])
-        {
+        if b.sql.as_ref().is_some_and(|s| s.verb == "SET") && has(ArgWord::Expires) {
             spec.event = Api::External;
             spec.external = Some("cache".into());
             b.sql = None;

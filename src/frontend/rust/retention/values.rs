@@ -109,27 +109,17 @@ impl Cx<'_> {
                 };
                 let segs = crate::frontend::rust::segments(&p.path);
                 let f = segs.last()?.as_str();
-                let typed = segs
-                    .iter()
-                    .any(|s| s == "Duration" || s == "TimeDelta" || s == "PgInterval");
-                let per = match f {
-                    "from_millis" => 1,
-                    "from_secs" => SECOND,
-                    "from_mins" => MINUTE,
-                    "from_hours" => HOUR,
-                    "from_days" => DAY,
-                    "from_weeks" => WEEK,
-                    "milliseconds" | "try_milliseconds" if typed => 1,
-                    "seconds" | "try_seconds" if typed => SECOND,
-                    "minutes" | "try_minutes" if typed => MINUTE,
-                    "hours" | "try_hours" if typed => HOUR,
-                    "days" | "try_days" if typed => DAY,
-                    "weeks" | "try_weeks" if typed => WEEK,
-                    "Some" | "Ok" => {
-                        return self.eval(c.args.first()?, depth + 1);
-                    }
-                    _ => return None,
+                let durations = &self.apis.std.durations;
+                let typed = segs.iter().any(|s| durations.types.contains(s));
+                if matches!(f, "Some" | "Ok") {
+                    return self.eval(c.args.first()?, depth + 1);
+                }
+                let unit = match durations.constructors.get(f) {
+                    Some(u) => *u,
+                    None if typed => *durations.typed_constructors.get(f)?,
+                    None => return None,
                 };
+                let per = unit.millis();
                 let arg = self.eval(c.args.first()?, depth + 1)?;
                 let Val::Int(n) = arg.val else { return None };
                 Some(Evaled {
@@ -140,12 +130,13 @@ impl Cx<'_> {
             }
             Expr::MethodCall(m) => {
                 let inner = self.eval(&m.receiver, depth + 1)?;
-                let val = match (m.method.to_string().as_str(), &inner.val) {
-                    ("unwrap" | "expect" | "into" | "clone" | "to_owned" | "to_string", _) => {
+                let method = m.method.to_string();
+                let std = &self.apis.std;
+                let val = match (std.durations.readers.get(&method), &inner.val) {
+                    _ if std.aliases.contains(&method) || std.text_methods.contains(&method) => {
                         inner.val.clone()
                     }
-                    ("as_secs" | "num_seconds", Val::Ms(ms)) => Val::Int(ms / SECOND),
-                    ("as_millis" | "num_milliseconds", Val::Ms(ms)) => Val::Int(*ms),
+                    (Some(unit), Val::Ms(ms)) => Val::Int(ms / unit.millis()),
                     _ => return None,
                 };
                 Some(Evaled { val, ..inner })
