@@ -511,6 +511,8 @@ struct Pack {
     text_conversions: Vec<String>,
     durations: Option<DurationSpec>,
     #[serde(default)]
+    macro_kinds: HashMap<String, MacroKind>,
+    #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
     calls: Vec<CallSpec>,
@@ -764,6 +766,39 @@ pub struct StdNames {
     pub text_conversions: Vec<Vec<String>>,
     /// How durations are made and read (`[durations]`).
     pub durations: DurationSpec,
+    /// What the macros of std and its like do (`[macro_kinds]`).
+    pub macro_kinds: HashMap<String, MacroKind>,
+}
+
+impl StdNames {
+    /// What the macro of this name (its last path segment) does, if it is known.
+    pub fn macro_kind(&self, name: &str) -> Option<MacroKind> {
+        self.macro_kinds.get(name).copied()
+    }
+}
+
+/// What a macro of std, anyhow, tokio or futures does (`[macro_kinds]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MacroKind {
+    /// Returns an error (`bail!`).
+    ErrorReturn,
+    /// Returns an error unless its condition holds (`ensure!`).
+    ErrorUnless,
+    /// Ends the task (`panic!`, `todo!`).
+    Abort,
+    /// Its branches are alternatives (`select!`).
+    Alternatives,
+    /// Its futures run side by side (`join!`, `try_join!`).
+    Concurrent,
+    /// Fills a template (`format!`): SQL with names filled in at run time.
+    Format,
+    /// The text of a file (`include_str!`).
+    IncludeFile,
+    /// Its literal arguments joined (`concat!`).
+    Concat,
+    /// A variable of the build's environment (`env!`).
+    Env,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -897,6 +932,7 @@ impl Apis {
                 .iter()
                 .map(|p| p.split("::").map(str::to_string).collect()),
         );
+        self.std.macro_kinds.extend(pack.macro_kinds);
         if let Some(d) = pack.durations {
             let to = &mut self.std.durations;
             to.types.extend(d.types);

@@ -454,7 +454,12 @@ fn pack_names() -> BTreeSet<String> {
         {
             names.extend(strings(w.get("words")));
         }
-        for table in ["builder_steps", "chain_idents", "chain_verbs"] {
+        for table in [
+            "builder_steps",
+            "chain_idents",
+            "chain_verbs",
+            "macro_kinds",
+        ] {
             let keys = pack.get(table).and_then(toml::Value::as_table);
             names.extend(keys.into_iter().flat_map(|t| t.keys().cloned()));
         }

@@ -111,11 +111,8 @@ impl Lexicon {
         lex.always.extend(apis.macros.keys().cloned());
         lex.always.extend(retention::names(apis));
         lex.always.extend(apis.retry_methods.iter().cloned());
-        lex.always.extend(
-            crate::frontend::rust::lower::NAMES
-                .iter()
-                .map(|s| s.to_string()),
-        );
+        lex.always
+            .extend(crate::frontend::rust::lower::fact_names(apis).map(str::to_string));
         // Consumer options that turn acks off; records built for a topic.
         for a in &apis.auto_ack {
             lex.always.extend(a.names().map(str::to_string));

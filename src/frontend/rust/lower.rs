@@ -40,9 +40,16 @@ use crate::support::lines::LineIndex;
 
 /// Names the lowering makes facts of by themselves, besides the API knowledge (the
 /// packs' calls and types, topics, `auto_ack` options and retry methods): a SQL
-/// schema included from a file. A function body naming none of them nor the API
-/// knowledge has no fact of its own (`driver::lazy`).
-pub const NAMES: &[&str] = &["include_str"];
+/// schema included from a file (the macros of kind `include_file`). A function body
+/// naming none of them nor the API knowledge has no fact of its own
+/// (`driver::lazy`).
+pub fn fact_names(apis: &Apis) -> impl Iterator<Item = &str> {
+    apis.std
+        .macro_kinds
+        .iter()
+        .filter(|(_, k)| **k == crate::apis::MacroKind::IncludeFile)
+        .map(|(name, _)| name.as_str())
+}
 
 /// What a loop's text says of a retry (`is_retry_loop`; `driver::lazy` reads the
 /// same text before parsing).

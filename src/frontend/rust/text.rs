@@ -11,6 +11,7 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, Token};
 
 use super::sql;
+use crate::apis::MacroKind;
 use crate::ir::SqlKind;
 
 /// The texts `include_str!` can name: the SQL files of the analyzed tree, by their
@@ -41,7 +42,7 @@ impl<'a> Included<'a> {
         let Expr::Macro(m) = strip(arg) else {
             return None;
         };
-        if !m.mac.path.is_ident("concat") {
+        if macro_kind(&m.mac) != Some(MacroKind::Concat) {
             return None;
         }
         let parts: Punctuated<Expr, Token![,]> =
@@ -49,7 +50,7 @@ impl<'a> Included<'a> {
         let mut parts = parts.iter();
         let manifest = parts.next().is_some_and(|p| match strip(p) {
             Expr::Macro(env) => {
-                env.mac.path.is_ident("env")
+                macro_kind(&env.mac) == Some(MacroKind::Env)
                     && env.mac.tokens.to_string().contains("CARGO_MANIFEST_DIR")
             }
             _ => false,
@@ -89,6 +90,12 @@ impl<F: Fn(&Expr) -> String> ArgNames for F {
     fn name_of(&self, arg: &Expr) -> String {
         self(arg)
     }
+}
+
+/// What a macro does, by its last path segment (the runtime pack's `[macro_kinds]`).
+pub fn macro_kind(mac: &syn::Macro) -> Option<MacroKind> {
+    let name = mac.path.segments.last()?.ident.to_string();
+    crate::apis::builtin_std().macro_kind(&name)
 }
 
 /// Whether a method of no argument returns its receiver's text (the runtime
@@ -140,13 +147,15 @@ impl Eval<'_> {
     }
 
     fn macro_value(&self, mac: &syn::Macro) -> Option<String> {
-        let name = mac.path.segments.last()?.ident.to_string();
+        let kind = macro_kind(mac)?;
         let args: Punctuated<Expr, Token![,]> =
             mac.parse_body_with(Punctuated::parse_terminated).ok()?;
-        match name.as_str() {
-            "include_str" => Some(self.included.resolve(self.from, args.first()?)?.to_string()),
-            "concat" => args.iter().map(|a| self.value(a)).collect(),
-            "format" => self.format(&args),
+        match kind {
+            MacroKind::IncludeFile => {
+                Some(self.included.resolve(self.from, args.first()?)?.to_string())
+            }
+            MacroKind::Concat => args.iter().map(|a| self.value(a)).collect(),
+            MacroKind::Format => self.format(&args),
             _ => None,
         }
     }
@@ -175,8 +184,8 @@ impl Eval<'_> {
     fn template(&self, e: &Expr) -> Option<String> {
         match strip(e) {
             Expr::Lit(_) => self.value(e),
-            Expr::Macro(m) => match m.mac.path.segments.last()?.ident.to_string().as_str() {
-                "include_str" | "concat" => self.macro_value(&m.mac),
+            Expr::Macro(m) => match macro_kind(&m.mac) {
+                Some(MacroKind::IncludeFile | MacroKind::Concat) => self.macro_value(&m.mac),
                 _ => None,
             },
             _ => None,

@@ -2,6 +2,7 @@
 //! `select!`, `join!` and the API's own macros (`sqlx::query!`).
 
 use super::*;
+use crate::apis::MacroKind;
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- macros ----------------------------------------------------------------
@@ -21,16 +22,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let loc = self.cx.loc(mac.path.span(), close);
         let args: Option<Punctuated<Expr, Token![,]>> =
             mac.parse_body_with(Punctuated::parse_terminated).ok();
-        match name.as_str() {
-            "bail" => {
+        match self.cx.apis.std.macro_kind(&name) {
+            Some(MacroKind::ErrorReturn) => {
                 out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
                 return Info::default();
             }
-            "panic" | "unreachable" | "todo" | "unimplemented" => {
+            Some(MacroKind::Abort) => {
                 out.push(Node::Exit(ExitKind::Abort));
                 return Info::default();
             }
-            "ensure" => {
+            Some(MacroKind::ErrorUnless) => {
                 if let Some(a) = &args {
                     self.collect(a.iter().take(1), out);
                 }
@@ -40,7 +41,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 ]));
                 return Info::default();
             }
-            "select" => {
+            Some(MacroKind::Alternatives) => {
                 self.select(mac, out);
                 return Info::default();
             }
@@ -48,7 +49,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             // filled in at run time. Each placeholder becomes an identifier (the
             // argument's last name), so the statement's verb and shape are read; a
             // statement that does not parse so stays unknown.
-            "format" => {
+            Some(MacroKind::Format) => {
                 if let Some(a) = &args {
                     let info = self.collect(a.iter().skip(1), out);
                     if let Some(filled) = self.cx.eval().format(a) {
@@ -63,7 +64,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return Info::default();
             }
             // `include_str!("sql/insert.sql")`: a file of the analyzed tree.
-            "include_str" | "concat" => {
+            Some(MacroKind::IncludeFile | MacroKind::Concat) => {
                 return Info {
                     str_lit: self.cx.eval().value(&Expr::Macro(syn::ExprMacro {
                         attrs: Vec::new(),
@@ -74,7 +75,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             // `tokio::try_join!(consumer.run(), relay.run())`: futures that run side by
             // side; each is analyzed on its own, not as one sequence.
-            "join" | "try_join" => {
+            Some(MacroKind::Concurrent) => {
                 if let Some(a) = &args {
                     for e in a.iter() {
                         let mut body = Vec::new();
@@ -91,7 +92,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 return Info::default();
             }
-            _ => {}
+            Some(MacroKind::Env) | None => {}
         }
         if let Some(specs) = self.cx.apis.macros.get(&name).cloned() {
             if let Some(spec) = specs.first() {
