@@ -512,6 +512,7 @@ struct Pack {
     durations: Option<DurationSpec>,
     #[serde(default)]
     macro_kinds: HashMap<String, MacroKind>,
+    results: Option<ResultSpec>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -768,6 +769,62 @@ pub struct StdNames {
     pub durations: DurationSpec,
     /// What the macros of std and its like do (`[macro_kinds]`).
     pub macro_kinds: HashMap<String, MacroKind>,
+    /// How results carry an operation's failure (`[results]`).
+    pub results: ResultSpec,
+}
+
+/// A pack's `[results]`: how a result carries an operation's failure (std
+/// `Result`, anyhow).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultSpec {
+    /// Variants and constructors of success (`Ok`).
+    #[serde(default)]
+    pub ok: Vec<String>,
+    /// Variants and constructors of failure (`Err`).
+    #[serde(default)]
+    pub err: Vec<String>,
+    /// Variants that wrap a present value (`Some`): a pattern of one binds it.
+    #[serde(default)]
+    pub some: Vec<String>,
+    /// Methods of no argument testing the outcome, and which side is true
+    /// (`is_err = "err"`).
+    #[serde(default)]
+    pub tests: HashMap<String, ResultSide>,
+    /// Methods that panic on the other side (`unwrap`, `expect`).
+    #[serde(default)]
+    pub panics: Vec<String>,
+    /// Methods whose result keeps the failure as a failure (`map_err`, `context`).
+    #[serde(default)]
+    pub keeps: Vec<String>,
+    /// Methods that turn the failure into a value and go on (`ok`,
+    /// `unwrap_or_default`).
+    #[serde(default)]
+    pub swallows: Vec<String>,
+    /// Macros that make an error value (`anyhow!`).
+    #[serde(default)]
+    pub error_macros: Vec<String>,
+}
+
+/// A side of a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultSide {
+    Ok,
+    Err,
+}
+
+impl ResultSpec {
+    /// `Some(true)` for a success name (`Ok`), `Some(false)` for a failure (`Err`).
+    pub fn side(&self, name: &str) -> Option<bool> {
+        if self.ok.iter().any(|n| n == name) {
+            Some(true)
+        } else if self.err.iter().any(|n| n == name) {
+            Some(false)
+        } else {
+            None
+        }
+    }
 }
 
 impl StdNames {
@@ -933,6 +990,17 @@ impl Apis {
                 .map(|p| p.split("::").map(str::to_string).collect()),
         );
         self.std.macro_kinds.extend(pack.macro_kinds);
+        if let Some(r) = pack.results {
+            let to = &mut self.std.results;
+            to.ok.extend(r.ok);
+            to.err.extend(r.err);
+            to.some.extend(r.some);
+            to.tests.extend(r.tests);
+            to.panics.extend(r.panics);
+            to.keeps.extend(r.keeps);
+            to.swallows.extend(r.swallows);
+            to.error_macros.extend(r.error_macros);
+        }
         if let Some(d) = pack.durations {
             let to = &mut self.std.durations;
             to.types.extend(d.types);

@@ -477,6 +477,21 @@ fn pack_names() -> BTreeSet<String> {
         for path in strings(pack.get("text_conversions")) {
             names.extend(path.split("::").map(str::to_string));
         }
+        if let Some(r) = pack.get("results") {
+            for list in [
+                "ok",
+                "err",
+                "some",
+                "panics",
+                "keeps",
+                "swallows",
+                "error_macros",
+            ] {
+                names.extend(strings(r.get(list)));
+            }
+            let tests = r.get("tests").and_then(toml::Value::as_table);
+            names.extend(tests.into_iter().flat_map(|t| t.keys().cloned()));
+        }
         if let Some(d) = pack.get("durations") {
             names.extend(strings(d.get("types")));
             for table in ["constructors", "typed_constructors", "readers"] {

@@ -690,31 +690,20 @@ fn is_stream_role(role: Option<&str>) -> bool {
     )
 }
 
-/// `Err(..)` -> error return, `Ok(..)` -> success, otherwise unknown.
+/// `Err(..)` -> error return, `Ok(..)` -> success, otherwise unknown (the runtime
+/// pack's `[results]`; `anyhow!(..)` is an error).
 fn result_kind(e: &Expr) -> Option<bool> {
+    let results = &crate::apis::builtin_std().results;
     match strip(e) {
         Expr::Call(c) => match strip(&c.func) {
-            Expr::Path(p) => match p
-                .path
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .as_deref()
-            {
-                Some("Err") => Some(true),
-                Some("Ok") => Some(false),
-                _ => None,
-            },
+            Expr::Path(p) => results
+                .side(&p.path.segments.last()?.ident.to_string())
+                .map(|ok| !ok),
             _ => None,
         },
-        Expr::Macro(m)
-            if m.mac
-                .path
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "anyhow") =>
-        {
-            Some(true)
+        Expr::Macro(m) => {
+            let name = m.mac.path.segments.last()?.ident.to_string();
+            results.error_macros.contains(&name).then_some(true)
         }
         _ => None,
     }

@@ -23,10 +23,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // operation's error becomes a value and the code goes on (an ack after a
         // failure).
         if out.len() > before
-            && matches!(
-                mc.method.to_string().as_str(),
-                "ok" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
-            )
+            && self
+                .cx
+                .apis
+                .std
+                .results
+                .swallows
+                .contains(&mc.method.to_string())
             && ends_in_fallible(out)
         {
             let how = format!(".{}()", mc.method);

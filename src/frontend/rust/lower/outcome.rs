@@ -3,21 +3,17 @@
 //! error or hide it, and what ends in a panic or a propagation (acks after a failure).
 
 use super::*;
+use crate::apis::{builtin_std, ResultSide, ResultSpec};
+
+/// The runtime pack's `[results]`: `Ok`, `Err`, `is_err`, `unwrap`, `map_err`.
+fn results() -> &'static ResultSpec {
+    &builtin_std().results
+}
 
 /// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, other patterns -> `None`.
 pub(super) fn result_pattern(p: &Pat) -> Option<bool> {
     match p {
-        Pat::TupleStruct(ts) => match ts
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .as_deref()
-        {
-            Some("Ok") => Some(true),
-            Some("Err") => Some(false),
-            _ => None,
-        },
+        Pat::TupleStruct(ts) => results().side(&ts.path.segments.last()?.ident.to_string()),
         Pat::Paren(p) => result_pattern(&p.pat),
         _ => None,
     }
@@ -61,11 +57,8 @@ pub(super) fn outcome_test(c: &Expr) -> Option<(bool, PmSpan)> {
             outcome_test(&u.expr).map(|(ok, sp)| (!ok, sp))
         }
         Expr::MethodCall(m) if m.args.is_empty() && is_call_chain(&m.receiver) => {
-            match m.method.to_string().as_str() {
-                "is_ok" => Some((true, m.method.span())),
-                "is_err" => Some((false, m.method.span())),
-                _ => None,
-            }
+            let side = results().tests.get(&m.method.to_string())?;
+            Some((*side == ResultSide::Ok, m.method.span()))
         }
         _ => None,
     }
@@ -78,7 +71,8 @@ pub(super) fn hides_failure(e: &Expr) -> bool {
         Expr::Block(b) => block_hides_failure(&b.block),
         Expr::Tuple(t) => t.elems.is_empty(),
         Expr::Call(c) => {
-            matches!(strip(&c.func), Expr::Path(p) if p.path.is_ident("Ok"))
+            matches!(strip(&c.func), Expr::Path(p) if p.path.get_ident()
+                .is_some_and(|i| results().side(&i.to_string()) == Some(true)))
                 && c.args.len() == 1
                 && matches!(strip(&c.args[0]), Expr::Tuple(t) if t.elems.is_empty())
         }
@@ -126,12 +120,12 @@ pub(super) fn panics_or_propagates(e: &Expr) -> bool {
     match strip(e) {
         Expr::Try(_) => true,
         Expr::Await(a) => panics_or_propagates(&a.base),
-        Expr::MethodCall(m) => match m.method.to_string().as_str() {
-            "unwrap" | "expect" | "unwrap_err" | "expect_err" => true,
-            "map_err" | "inspect_err" | "context" | "with_context" | "map" | "inspect"
-            | "and_then" => panics_or_propagates(&m.receiver),
-            _ => false,
-        },
+        Expr::MethodCall(m) => {
+            let method = m.method.to_string();
+            let r = results();
+            r.panics.contains(&method)
+                || (r.keeps.contains(&method) && panics_or_propagates(&m.receiver))
+        }
         _ => false,
     }
 }

@@ -149,10 +149,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Pat::Reference(r) => self.bind_pattern(&r.pat, info),
             Pat::Paren(p) => self.bind_pattern(&p.pat, info),
             Pat::TupleStruct(ts) => {
-                let wrapper =
-                    ts.path.segments.last().is_some_and(|s| {
-                        matches!(s.ident.to_string().as_str(), "Some" | "Ok" | "Err")
-                    });
+                let wrapper = ts.path.segments.last().is_some_and(|s| {
+                    let r = &self.cx.apis.std.results;
+                    let name = s.ident.to_string();
+                    r.side(&name).is_some() || r.some.contains(&name)
+                });
                 if wrapper && ts.elems.len() == 1 {
                     self.bind_pattern(&ts.elems[0], info);
                 } else {

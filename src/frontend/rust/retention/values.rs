@@ -111,7 +111,8 @@ impl Cx<'_> {
                 let f = segs.last()?.as_str();
                 let durations = &self.apis.std.durations;
                 let typed = segs.iter().any(|s| durations.types.contains(s));
-                if matches!(f, "Some" | "Ok") {
+                let results = &self.apis.std.results;
+                if results.side(f) == Some(true) || results.some.iter().any(|s| s == f) {
                     return self.eval(c.args.first()?, depth + 1);
                 }
                 let unit = match durations.constructors.get(f) {
