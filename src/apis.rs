@@ -408,7 +408,7 @@ pub struct CallSpec {
     /// Where the statement's SQL is: `arg0` (the first argument), `first_str` (the
     /// first string argument), `prefix` (the first argument starts a statement the
     /// builder completes: read only as far as it parses), `method` (sea-orm's verb),
-    /// or a fixed kind (`diesel_insert`; `key_set`, `key_claim`: a key store's
+    /// or a fixed kind (`dsl_insert`, `dsl_select`: a query DSL's statement; `key_set`, `key_claim`: a key store's
     /// `SET`, `SET NX`).
     pub sql: Option<String>,
     /// The key store a `key_set` or `key_claim` writes to, named as its table; it
@@ -513,6 +513,7 @@ struct Pack {
     #[serde(default)]
     macro_kinds: HashMap<String, MacroKind>,
     results: Option<ResultSpec>,
+    dsl_tables: Option<DslTables>,
     #[serde(default)]
     types: Vec<TypeSpec>,
     #[serde(default)]
@@ -535,6 +536,23 @@ struct Pack {
 }
 
 /// The verbs an ORM call (`sql = "method"`) may give its statement.
+/// The values `sql` takes: where a call's statement is, or its fixed kind.
+pub const SQL_KINDS: &[&str] = &[
+    "arg0",
+    "first_str",
+    "prefix",
+    "receiver",
+    "method",
+    "key_set",
+    "key_claim",
+    "dsl_insert",
+    "dsl_insert_ignore",
+    "dsl_replace",
+    "dsl_update",
+    "dsl_delete",
+    "dsl_select",
+];
+
 pub const ORM_VERBS: &[&str] = &["INSERT", "UPDATE", "DELETE", "SAVE", "WRITE"];
 
 impl Pack {
@@ -570,6 +588,12 @@ impl Pack {
                 return Err(format!(
                     "{:?}: `sql = \"method\"` takes a `verb` (one of {ORM_VERBS:?}), \
                      and only it",
+                    what()
+                ));
+            }
+            if let Some(kind) = c.sql.as_deref().filter(|k| !SQL_KINDS.contains(k)) {
+                return Err(format!(
+                    "{:?}: `sql = {kind:?}` is none of {SQL_KINDS:?}",
                     what()
                 ));
             }
@@ -672,6 +696,35 @@ pub struct Apis {
     /// Words of a key's name that make a conditional write on it a lock or a lease,
     /// not a claim (`lock_keys`).
     pub lock_keys: Vec<String>,
+    /// How a query DSL names a table (`orders::table`; `[dsl_tables]`).
+    pub dsl_tables: DslTableNames,
+}
+
+/// A pack's `[dsl_tables]`: a query DSL's table is the path segment before `item`
+/// (`orders::table`), skipping `modules` that are no table's name (`schema`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DslTables {
+    item: String,
+    #[serde(default)]
+    modules: Vec<String>,
+}
+
+/// The packs' `[dsl_tables]`, merged.
+#[derive(Debug, Clone, Default)]
+pub struct DslTableNames {
+    /// The names of a table's own item (`table`).
+    pub items: Vec<String>,
+    /// Modules along a table's path that are no table's name (`dsl`, `schema`).
+    pub modules: Vec<String>,
+}
+
+impl DslTableNames {
+    /// Whether `name` is no table's name along a DSL path: a table's item, one of
+    /// the DSL's modules, or `crate`.
+    pub fn is_not_table(&self, name: &str) -> bool {
+        name == "crate" || self.items.iter().chain(&self.modules).any(|n| n == name)
+    }
 }
 
 /// A pack's `[[arg_words]]` entry: words among a key-store command's arguments
@@ -990,6 +1043,10 @@ impl Apis {
                 .map(|p| p.split("::").map(str::to_string).collect()),
         );
         self.std.macro_kinds.extend(pack.macro_kinds);
+        if let Some(d) = pack.dsl_tables {
+            self.dsl_tables.items.push(d.item);
+            self.dsl_tables.modules.extend(d.modules);
+        }
         if let Some(r) = pack.results {
             let to = &mut self.std.results;
             to.ok.extend(r.ok);
@@ -1271,6 +1328,8 @@ mod tests {
         assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"keep\"").is_ok());
         assert!(call("paths = [\"m\"]\nconfig = \"keep\"").is_err());
         assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"drop\"").is_err());
+        assert!(call("methods = [\"m\"]\nsql = \"dsl_select\"").is_ok());
+        assert!(call("methods = [\"m\"]\nsql = \"diesel_select\"").is_err());
         assert!(check("[chain_idents]\nX = \"upsert\"").is_ok());
         assert!(check("[chain_idents]\nX = \"assignments\"").is_err());
         assert!(check("[chain_verbs]\ndelete = \"DELETE\"").is_ok());

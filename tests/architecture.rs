@@ -477,6 +477,10 @@ fn pack_names() -> BTreeSet<String> {
         for path in strings(pack.get("text_conversions")) {
             names.extend(path.split("::").map(str::to_string));
         }
+        if let Some(d) = pack.get("dsl_tables") {
+            names.extend(d.get("item").and_then(|i| i.as_str()).map(str::to_string));
+            names.extend(strings(d.get("modules")));
+        }
         if let Some(r) = pack.get("results") {
             for list in [
                 "ok",

@@ -745,11 +745,9 @@ fn collect_idents(e: &Expr, out: &mut Vec<String>) {
     V(out).visit_expr(e);
 }
 
-/// The table of a diesel statement: `orders::table` or `orders` -> `orders`.
-fn diesel_table(e: &Expr) -> Option<String> {
+/// The table of a query-DSL statement: `orders::table` or `orders` -> `orders`.
+fn dsl_table(e: &Expr, names: &crate::apis::DslTableNames) -> Option<String> {
     let mut idents = Vec::new();
     collect_idents(e, &mut idents);
-    idents
-        .into_iter()
-        .find(|i| i != "table" && i != "dsl" && i != "schema" && i != "crate")
+    idents.into_iter().find(|i| !names.is_not_table(i))
 }

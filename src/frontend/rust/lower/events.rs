@@ -299,14 +299,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .or(Some(SqlFacts::unknown())),
             // A query-DSL read (`orders::table.filter(..).load(conn)`): the table the
             // chain starts from; none (no event) for another `load(x)`.
-            "diesel_select" => {
+            "dsl_select" => {
                 let idents = recv.map(|r| r.idents.as_slice()).unwrap_or_default();
+                let names = &self.cx.apis.dsl_tables;
                 let table = idents
                     .windows(2)
                     .take(4)
-                    .find(|w| {
-                        w[1] == "table" && !matches!(w[0].as_str(), "dsl" | "schema" | "crate")
-                    })
+                    .find(|w| names.items.contains(&w[1]) && !names.is_not_table(&w[0]))
                     .map(|w| w[0].clone());
                 Some(SqlFacts {
                     kind: SqlKind::Read,
@@ -315,9 +314,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..SqlFacts::unknown()
                 })
             }
-            d if d.starts_with("diesel_") => {
-                let verb = d.trim_start_matches("diesel_").to_ascii_uppercase();
-                let table = args.first().map(|a| diesel_table(a)).unwrap_or_default();
+            d if d.starts_with("dsl_") => {
+                let verb = d.trim_start_matches("dsl_").to_ascii_uppercase();
+                let names = &self.cx.apis.dsl_tables;
+                let table = args.first().and_then(|a| dsl_table(a, names));
                 let (verb, ignores_conflict, upsert) = match verb.as_str() {
                     "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
                     "REPLACE" => ("INSERT".to_string(), false, true),
