@@ -410,26 +410,23 @@ fn pack_names() -> BTreeSet<String> {
             })
             .unwrap_or_default()
     };
+    // The entries of an `[[array]]` of tables.
+    fn entries<'t>(pack: &'t toml::Table, key: &str) -> impl Iterator<Item = &'t toml::Value> {
+        pack.get(key)
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+    }
     let mut events = BTreeSet::new();
     for p in packs {
         let pack: toml::Table = toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         names.extend(strings(pack.get("modules")));
         names.extend(strings(pack.get("retry_methods")));
-        for t in pack
-            .get("types")
-            .and_then(|t| t.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for t in entries(&pack, "types") {
             names.extend(strings(t.get("names")));
             names.extend(strings(t.get("crates")));
         }
-        for c in pack
-            .get("calls")
-            .and_then(|t| t.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for c in entries(&pack, "calls") {
             for key in ["methods", "macros", "terminals", "write_terminals"] {
                 names.extend(strings(c.get(key)));
             }
@@ -438,20 +435,10 @@ fn pack_names() -> BTreeSet<String> {
             }
             events.extend(c.get("event").and_then(|e| e.as_str()).map(str::to_string));
         }
-        for t in pack
-            .get("ttls")
-            .and_then(|t| t.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for t in entries(&pack, "ttls") {
             names.extend(strings(t.get("methods")));
         }
-        for w in pack
-            .get("arg_words")
-            .and_then(|t| t.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for w in entries(&pack, "arg_words") {
             names.extend(strings(w.get("words")));
         }
         for table in [

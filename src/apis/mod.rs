@@ -2,12 +2,18 @@
 //! config's `[apis]` table for a project's own wrappers. This is the only place that
 //! maps library types and calls to roles and delivery events; see `rules/README.md`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
 use crate::diagnostic::InputError;
+
+mod statements;
+mod std_names;
+
+use statements::DslTables;
+pub use statements::{ArgWord, ArgWordSpec, BuilderStep, DslTableNames};
+pub use std_names::{builtin_std, DurationSpec, MacroKind, ResultSide, ResultSpec, StdNames};
 
 /// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
 /// (`crate::queue::Queue::done`), plus `dedup_tables` / `outbox_tables`.
@@ -20,25 +26,28 @@ pub struct ApiConfig {
 
 /// The packs shipped with msgaudit, in a fixed order.
 pub const PACKS: &[(&str, &str)] = &[
-    ("rdkafka.toml", include_str!("../rules/rdkafka.toml")),
-    ("lapin.toml", include_str!("../rules/lapin.toml")),
-    ("async_nats.toml", include_str!("../rules/async_nats.toml")),
+    ("rdkafka.toml", include_str!("../../rules/rdkafka.toml")),
+    ("lapin.toml", include_str!("../../rules/lapin.toml")),
+    (
+        "async_nats.toml",
+        include_str!("../../rules/async_nats.toml"),
+    ),
     (
         "aws_sdk_sqs.toml",
-        include_str!("../rules/aws_sdk_sqs.toml"),
+        include_str!("../../rules/aws_sdk_sqs.toml"),
     ),
-    ("redis.toml", include_str!("../rules/redis.toml")),
-    ("pulsar.toml", include_str!("../rules/pulsar.toml")),
-    ("sqlx.toml", include_str!("../rules/sqlx.toml")),
+    ("redis.toml", include_str!("../../rules/redis.toml")),
+    ("pulsar.toml", include_str!("../../rules/pulsar.toml")),
+    ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
-        include_str!("../rules/tokio_postgres.toml"),
+        include_str!("../../rules/tokio_postgres.toml"),
     ),
-    ("rusqlite.toml", include_str!("../rules/rusqlite.toml")),
-    ("diesel.toml", include_str!("../rules/diesel.toml")),
-    ("sea_orm.toml", include_str!("../rules/sea_orm.toml")),
-    ("effects.toml", include_str!("../rules/effects.toml")),
-    ("runtime.toml", include_str!("../rules/runtime.toml")),
+    ("rusqlite.toml", include_str!("../../rules/rusqlite.toml")),
+    ("diesel.toml", include_str!("../../rules/diesel.toml")),
+    ("sea_orm.toml", include_str!("../../rules/sea_orm.toml")),
+    ("effects.toml", include_str!("../../rules/effects.toml")),
+    ("runtime.toml", include_str!("../../rules/runtime.toml")),
 ];
 
 /// The roles the analysis itself must know, declared once. Every other role is a
@@ -237,26 +246,6 @@ impl TtlUnit {
             TtlUnit::Weeks => WEEK,
         }
     }
-}
-
-/// A pack's `[durations]`: how code makes and reads durations
-/// (`Duration::from_secs(n)`, `TimeDelta::days(n)`, `d.as_secs()`).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DurationSpec {
-    /// Duration types: their unit-named constructors (`typed_constructors`) make
-    /// durations only on them.
-    #[serde(default)]
-    pub types: Vec<String>,
-    /// Functions that make a duration of any path (`from_secs`), by unit.
-    #[serde(default)]
-    pub constructors: HashMap<String, TtlUnit>,
-    /// Functions that make a duration on a duration type (`TimeDelta::seconds`).
-    #[serde(default)]
-    pub typed_constructors: HashMap<String, TtlUnit>,
-    /// Methods that read a duration as a number of units (`as_secs`).
-    #[serde(default)]
-    pub readers: HashMap<String, TtlUnit>,
 }
 
 /// A pack's `[[ttls]]` entry: methods that give a key its time to live.
@@ -700,217 +689,6 @@ pub struct Apis {
     pub dsl_tables: DslTableNames,
 }
 
-/// A pack's `[dsl_tables]`: a query DSL's table is the path segment before `item`
-/// (`orders::table`), skipping `modules` that are no table's name (`schema`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DslTables {
-    item: String,
-    #[serde(default)]
-    modules: Vec<String>,
-}
-
-/// The packs' `[dsl_tables]`, merged.
-#[derive(Debug, Clone, Default)]
-pub struct DslTableNames {
-    /// The names of a table's own item (`table`).
-    pub items: Vec<String>,
-    /// Modules along a table's path that are no table's name (`dsl`, `schema`).
-    pub modules: Vec<String>,
-}
-
-impl DslTableNames {
-    /// Whether `name` is no table's name along a DSL path: a table's item, one of
-    /// the DSL's modules, or `crate`.
-    pub fn is_not_table(&self, name: &str) -> bool {
-        name == "crate" || self.items.iter().chain(&self.modules).any(|n| n == name)
-    }
-}
-
-/// A pack's `[[arg_words]]` entry: words among a key-store command's arguments
-/// (`cmd("SET").arg(k).arg(v).arg("NX").arg("EX").arg(60)`, and the names of a
-/// typed options builder: `ExistenceCheck::NX`, `SetExpiry::EX(60)`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArgWordSpec {
-    pub words: Vec<String>,
-    pub means: ArgWord,
-    /// For `expires`: the unit of the argument that follows the word (or of the
-    /// typed option's argument); none when it is no duration (`EXAT`, `KEEPTTL`).
-    pub unit: Option<TtlUnit>,
-}
-
-/// What an argument word does to a key-store write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArgWord {
-    /// The write succeeds only where the key is absent (`NX`): a claim.
-    OnlyIfAbsent,
-    /// The key expires (`EX 60`): a cache entry or a lease, unless it is a claim.
-    Expires,
-}
-
-/// What a step along a statement builder (`diesel::insert_into(t).values(..)
-/// .on_conflict_do_nothing()`) does to its statement: `[builder_steps]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BuilderStep {
-    /// A conflict leaves the row as it was (`ON CONFLICT DO NOTHING`).
-    IgnoresConflict,
-    /// A conflict updates the row (`ON CONFLICT … DO UPDATE`).
-    Upsert,
-    /// Its arguments assign columns (`.set(n.eq(n + 1))`): one that adds to or
-    /// subtracts from the column's own value makes the statement self-referencing.
-    Assignments,
-}
-
-/// Names whose meaning is the standard library's (and its like: the wrappers of web
-/// frameworks), read from the packs: the front end follows values through them and
-/// never takes them for a call into the crate.
-#[derive(Debug, Default, Clone)]
-pub struct StdNames {
-    /// Methods of standard types: a receiver of unknown type calling one is not
-    /// taken for the crate's own method of that name (`std_methods`).
-    pub methods: HashSet<String>,
-    /// Methods that return their receiver or a view of it, keeping what it is
-    /// (`clone`, `as_ref`, `unwrap`; `alias_methods`).
-    pub aliases: HashSet<String>,
-    /// Calls whose one argument passes through (`Ok(x)`, `Box::new(x)`; `passthrough`).
-    pub passthrough: HashSet<String>,
-    /// Calls whose last argument passes through (`timeout(d, fut)`;
-    /// `passthrough_last`).
-    pub passthrough_last: HashSet<String>,
-    /// No-argument accessors of the wrappers types see through (`accessors`).
-    pub accessors: HashSet<String>,
-    /// Names every crate defines (`new`, `fmt`): a file naming one is not linked to
-    /// the file defining it (`ubiquitous`).
-    pub ubiquitous: HashSet<String>,
-    /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
-    /// `JoinSet::join_next`; `task_joins`).
-    pub task_joins: HashSet<String>,
-    /// Iterator methods whose items are the receiver's elements (`iter`, `drain`;
-    /// `element_methods`).
-    pub element_methods: HashSet<String>,
-    /// Iterator adapters whose closure's first parameter is an element (`map`,
-    /// `for_each`; `element_closures`).
-    pub element_closures: HashSet<String>,
-    /// Methods of a message stream whose closure handles each message (futures'
-    /// `for_each`, `try_for_each_concurrent`; `stream_callbacks`).
-    pub stream_callbacks: HashSet<String>,
-    /// Methods of no argument whose result holds its receiver's text (`to_string`,
-    /// `as_str`; `text_methods`): a string evaluates through them.
-    pub text_methods: HashSet<String>,
-    /// Collection types (`Vec`, `HashMap`; `collections`): a value of one holds the
-    /// crate's values, it is none of them.
-    pub collections: HashSet<String>,
-    /// Types looked through to their first type argument (`Arc<Repo>`, `Option<T>`,
-    /// a web framework's `State<App>`; `wrappers`).
-    pub wrappers: HashSet<String>,
-    /// Standard and primitive types named without a path (`String`, `u64`;
-    /// `std_types`): from outside the crate.
-    pub types: HashSet<String>,
-    /// Endings of type names looked through as wrappers (`io::Result<T>`, a crate's
-    /// `AppResult<T>`; `wrapper_suffixes`).
-    pub wrapper_suffixes: Vec<String>,
-    /// Functions whose result carries what they were given, encoded (`to_vec`,
-    /// `to_string_pretty`; `serializers`): an envelope's fresh id stays in it.
-    pub serializers: HashSet<String>,
-    /// Path calls whose one argument's text is their result (`String::from`),
-    /// matched as path suffixes (`text_conversions`).
-    pub text_conversions: Vec<Vec<String>>,
-    /// How durations are made and read (`[durations]`).
-    pub durations: DurationSpec,
-    /// What the macros of std and its like do (`[macro_kinds]`).
-    pub macro_kinds: HashMap<String, MacroKind>,
-    /// How results carry an operation's failure (`[results]`).
-    pub results: ResultSpec,
-}
-
-/// A pack's `[results]`: how a result carries an operation's failure (std
-/// `Result`, anyhow).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResultSpec {
-    /// Variants and constructors of success (`Ok`).
-    #[serde(default)]
-    pub ok: Vec<String>,
-    /// Variants and constructors of failure (`Err`).
-    #[serde(default)]
-    pub err: Vec<String>,
-    /// Variants that wrap a present value (`Some`): a pattern of one binds it.
-    #[serde(default)]
-    pub some: Vec<String>,
-    /// Methods of no argument testing the outcome, and which side is true
-    /// (`is_err = "err"`).
-    #[serde(default)]
-    pub tests: HashMap<String, ResultSide>,
-    /// Methods that panic on the other side (`unwrap`, `expect`).
-    #[serde(default)]
-    pub panics: Vec<String>,
-    /// Methods whose result keeps the failure as a failure (`map_err`, `context`).
-    #[serde(default)]
-    pub keeps: Vec<String>,
-    /// Methods that turn the failure into a value and go on (`ok`,
-    /// `unwrap_or_default`).
-    #[serde(default)]
-    pub swallows: Vec<String>,
-    /// Macros that make an error value (`anyhow!`).
-    #[serde(default)]
-    pub error_macros: Vec<String>,
-}
-
-/// A side of a result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResultSide {
-    Ok,
-    Err,
-}
-
-impl ResultSpec {
-    /// `Some(true)` for a success name (`Ok`), `Some(false)` for a failure (`Err`).
-    pub fn side(&self, name: &str) -> Option<bool> {
-        if self.ok.iter().any(|n| n == name) {
-            Some(true)
-        } else if self.err.iter().any(|n| n == name) {
-            Some(false)
-        } else {
-            None
-        }
-    }
-}
-
-impl StdNames {
-    /// What the macro of this name (its last path segment) does, if it is known.
-    pub fn macro_kind(&self, name: &str) -> Option<MacroKind> {
-        self.macro_kinds.get(name).copied()
-    }
-}
-
-/// What a macro of std, anyhow, tokio or futures does (`[macro_kinds]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MacroKind {
-    /// Returns an error (`bail!`).
-    ErrorReturn,
-    /// Returns an error unless its condition holds (`ensure!`).
-    ErrorUnless,
-    /// Ends the task (`panic!`, `todo!`).
-    Abort,
-    /// Its branches are alternatives (`select!`).
-    Alternatives,
-    /// Its futures run side by side (`join!`, `try_join!`).
-    Concurrent,
-    /// Fills a template (`format!`): SQL with names filled in at run time.
-    Format,
-    /// The text of a file (`include_str!`).
-    IncludeFile,
-    /// Its literal arguments joined (`concat!`).
-    Concat,
-    /// A variable of the build's environment (`env!`).
-    Env,
-}
-
 /// Keys the config's `[apis]` table accepts besides the table lists.
 pub const USER_EVENT_KEYS: &[(&str, ApiEvent)] = &[
     ("receive", ApiEvent::Receive),
@@ -924,14 +702,6 @@ pub const USER_EVENT_KEYS: &[(&str, ApiEvent)] = &[
     ("idgen", ApiEvent::Idgen),
     ("effect", ApiEvent::External),
 ];
-
-/// The built-in packs' standard-library names, for the parts of the front end that
-/// read syntax with no [`Apis`] at hand (the scanner, the crate index, declared
-/// types). The config cannot change what `Vec` or `to_string` is.
-pub fn builtin_std() -> &'static StdNames {
-    static STD: OnceLock<StdNames> = OnceLock::new();
-    STD.get_or_init(|| Apis::builtin().std)
-}
 
 impl Apis {
     /// The built-in packs only.
@@ -1048,22 +818,10 @@ impl Apis {
             self.dsl_tables.modules.extend(d.modules);
         }
         if let Some(r) = pack.results {
-            let to = &mut self.std.results;
-            to.ok.extend(r.ok);
-            to.err.extend(r.err);
-            to.some.extend(r.some);
-            to.tests.extend(r.tests);
-            to.panics.extend(r.panics);
-            to.keeps.extend(r.keeps);
-            to.swallows.extend(r.swallows);
-            to.error_macros.extend(r.error_macros);
+            self.std.results.extend(r);
         }
         if let Some(d) = pack.durations {
-            let to = &mut self.std.durations;
-            to.types.extend(d.types);
-            to.constructors.extend(d.constructors);
-            to.typed_constructors.extend(d.typed_constructors);
-            to.readers.extend(d.readers);
+            self.std.durations.extend(d);
         }
         self.chain_idents.extend(pack.chain_idents);
         self.chain_verbs.extend(pack.chain_verbs);
@@ -1200,174 +958,4 @@ impl Apis {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_known_role_is_given_by_a_pack() {
-        assert_eq!(Apis::builtin().missing_roles(), Vec::<&str>::new());
-        let mut apis = Apis::builtin();
-        apis.types.clear();
-        assert!(apis.missing_roles().contains(&"kafka.consumer"));
-    }
-
-    /// A role a call requires of its receiver or argument is one some type or call
-    /// gives: a role renamed in one place only would never match.
-    #[test]
-    fn every_role_a_pack_asks_for_is_given() {
-        let apis = Apis::builtin();
-        let given: std::collections::HashSet<&str> = apis
-            .types
-            .values()
-            .flatten()
-            .map(|t| t.role.as_str())
-            .chain(
-                [&apis.methods, &apis.paths, &apis.macros]
-                    .iter()
-                    .flat_map(|m| m.values().flatten())
-                    .filter_map(|c| c.returns.as_deref()),
-            )
-            .collect();
-        let mut asked: Vec<(String, String)> = [&apis.methods, &apis.paths, &apis.macros]
-            .iter()
-            .flat_map(|m| m.values().flatten())
-            .flat_map(|c| {
-                c.on.iter()
-                    .chain(&c.arg0_role)
-                    .filter(|r| !matches!(r.as_str(), "*" | "?"))
-                    .filter(|r| !given.contains(r.as_str()))
-                    .map(|r| (c.origin.clone(), r.clone()))
-            })
-            .collect();
-        asked.sort();
-        asked.dedup();
-        assert_eq!(asked, Vec::<(String, String)>::new());
-    }
-
-    /// A pack whose calls receive messages says which broker they come from (the
-    /// inventory and the checklist ask of Kafka and RabbitMQ consumers apart).
-    #[test]
-    fn every_receiving_pack_names_its_broker() {
-        for (name, text) in PACKS {
-            let pack: Pack = toml::from_str(text).unwrap();
-            let receives = pack.calls.iter().any(|c| c.event == ApiEvent::Receive);
-            assert_eq!(receives, pack.broker.is_some(), "rules/{name}");
-        }
-        let apis = Apis::builtin();
-        assert_eq!(apis.broker_of(Some("rdkafka")), Some(Broker::Kafka));
-        assert_eq!(apis.broker_of(Some("rdkafka or lapin")), None);
-        assert_eq!(
-            apis.packs_of(Broker::Rabbitmq).collect::<Vec<_>>(),
-            ["lapin"]
-        );
-    }
-
-    #[test]
-    fn builtin_packs_load() {
-        let apis = Apis::builtin();
-        assert!(apis.methods.contains_key("commit_message"));
-        assert!(apis.paths.contains_key("query"));
-        assert!(apis.macros.contains_key("query"));
-        assert!(apis.type_specs("StreamConsumer")[0].role == "kafka.consumer");
-    }
-
-    /// Record builders and ack-off options are the packs' (`[topics] records`,
-    /// `[[auto_ack]]`): what the lowering and the prefilter read of them.
-    #[test]
-    fn records_and_auto_ack_options_come_from_the_packs() {
-        let t = TopicSpec {
-            records: vec!["kafka::Record::to".into()],
-            ..TopicSpec::default()
-        };
-        let segs = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
-        assert_eq!(t.record_type(&segs("Record::to")), Some("Record"));
-        assert_eq!(t.record_type(&segs("x::Record::to")), Some("Record"));
-        assert_eq!(t.record_type(&segs("Record::new")), None);
-        assert_eq!(t.record_type(&segs("to")), None);
-        assert!(t.is_record_type("Record") && !t.is_record_type("to"));
-        let pack: Pack = toml::from_str(
-            "library = \"x\"\n[[auto_ack]]\nstruct = \"Opts\"\nfield = \"no_ack\"\nvalue = \"true\"\n\
-             [[auto_ack]]\nfield = \"policy\"\nvalue = \"m::Policy::Off\"\n",
-        )
-        .unwrap();
-        let names: Vec<Vec<&str>> = pack.auto_ack.iter().map(|a| a.names().collect()).collect();
-        assert_eq!(names, [vec!["Opts"], vec!["Policy"]]);
-        let builtin = Apis::builtin();
-        assert!(builtin.auto_ack.len() >= 2 && !builtin.topics.records.is_empty());
-        assert!(builtin.std.aliases.contains("clone") && builtin.std.methods.contains("len"));
-    }
-
-    /// `binds` fits its call, a `[[ttls]]` unit its form, a `verb` an ORM call, a
-    /// `config` a method; the packs' retention knowledge loads.
-    #[test]
-    fn binds_and_ttls_are_checked_at_load() {
-        let check = |text: &str| {
-            toml::from_str::<Pack>(&format!("library = \"x\"\n{text}"))
-                .map_err(|e| e.to_string())
-                .and_then(|p| p.check())
-        };
-        let call = |keys: &str| check(&format!("[[calls]]\nevent = \"write\"\n{keys}"));
-        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"arg1\"").is_ok());
-        assert!(call("methods = [\"q\"]\nbinds = \"arg1\"").is_err());
-        assert!(call("paths = [\"q\"]\nsql = \"arg0\"\nbinds = \"arg1\"").is_err());
-        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"bind_calls\"").is_err());
-        assert!(call("macros = [\"q\"]\nsql = \"first_str\"\nbinds = \"after_sql\"").is_ok());
-        assert!(call("macros = [\"q\"]\nsql = \"arg0\"\nbinds = \"after_sql\"").is_err());
-        assert!(call("methods = [\"q\"]\nsql = \"arg0\"\nbinds = \"later\"").is_err());
-        let ttl = |keys: &str| check(&format!("[[ttls]]\nmethods = [\"t\"]\n{keys}"));
-        assert!(ttl("form = \"key_ttl\"\nunit = \"seconds\"").is_ok());
-        assert!(ttl("form = \"key_ttl\"").is_err());
-        assert!(ttl("form = \"claim\"\nunit = \"millis\"").is_err());
-        assert!(ttl("form = \"claim\"").is_ok());
-        assert!(ttl("form = \"ttl\"").is_err());
-        assert!(check("[topics]\ncreate = [\"T::new\"]\nremove = []").is_err());
-        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"\nverb = \"SAVE\"").is_ok());
-        assert!(call("methods = [\"m\"]\non = [\"*\"]\nsql = \"method\"").is_err());
-        assert!(call("methods = [\"m\"]\nsql = \"method\"\nverb = \"MERGE\"").is_err());
-        assert!(call("methods = [\"m\"]\nsql = \"arg0\"\nverb = \"INSERT\"").is_err());
-        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"keep\"").is_ok());
-        assert!(call("paths = [\"m\"]\nconfig = \"keep\"").is_err());
-        assert!(call("methods = [\"m\"]\non = [\"r\"]\nconfig = \"drop\"").is_err());
-        assert!(call("methods = [\"m\"]\nsql = \"dsl_select\"").is_ok());
-        assert!(call("methods = [\"m\"]\nsql = \"diesel_select\"").is_err());
-        assert!(check("[chain_idents]\nX = \"upsert\"").is_ok());
-        assert!(check("[chain_idents]\nX = \"assignments\"").is_err());
-        assert!(check("[chain_verbs]\ndelete = \"DELETE\"").is_ok());
-        assert!(check("[chain_verbs]\nmerge = \"MERGE\"").is_err());
-        let word = |keys: &str| check(&format!("[[arg_words]]\nwords = [\"W\"]\n{keys}"));
-        assert!(word("means = \"expires\"\nunit = \"millis\"").is_ok());
-        assert!(word("means = \"only_if_absent\"").is_ok());
-        assert!(word("means = \"only_if_absent\"\nunit = \"seconds\"").is_err());
-        assert!(word("means = \"forever\"").is_err());
-
-        let apis = Apis::builtin();
-        assert_eq!(apis.ttls["pexpire"].form, TtlForm::KeyTtl);
-        assert_eq!(apis.ttls["pexpire"].unit, Some(TtlUnit::Millis));
-        assert_eq!(apis.ttl_modules, ["redis"]);
-        assert_eq!(apis.topics.create, ["NewTopic::new"]);
-        assert!(apis.paths["sql_query"]
-            .iter()
-            .any(|c| c.binds == Some(Binds::BindCalls)));
-    }
-
-    #[test]
-    fn user_entries_become_methods_and_paths() {
-        let mut user = ApiConfig::default();
-        user.lists
-            .insert("ack".into(), vec!["crate::queue::Queue::done".into()]);
-        user.lists
-            .insert("commit".into(), vec!["crate::db::finish_uow".into()]);
-        let apis = Apis::with_user(&user).unwrap();
-        let done = &apis.methods["done"][0];
-        assert_eq!(done.event, ApiEvent::Ack);
-        assert_eq!(done.on_type.as_deref(), Some("Queue"));
-        assert_eq!(apis.paths["finish_uow"][0].paths, vec!["db::finish_uow"]);
-    }
-
-    #[test]
-    fn unknown_user_key_is_an_error() {
-        let mut user = ApiConfig::default();
-        user.lists.insert("acknowledge".into(), vec!["x".into()]);
-        assert!(Apis::with_user(&user).is_err());
-    }
-}
+mod tests;
