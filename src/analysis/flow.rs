@@ -620,11 +620,12 @@ impl<'c> Interp<'c> {
                 let ev = self.evref(e);
                 self.split = None;
                 if let Some(f) = st.failed.take() {
-                    // A relay deleting the row whose publish failed loses it;
-                    // any other write on the failure path records the failure.
+                    // A relay deleting the row it read and whose publish failed
+                    // loses it; any other write on the failure path records the
+                    // failure (rows read after the failure are not what it published).
                     let progress = f.publish
                         && sql.verb == "DELETE"
-                        && sql.tables.iter().any(|t| st.read_tables.contains(t));
+                        && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
                         self.failures.push(AckOnFailure {
                             ack: ev.clone(),
@@ -663,7 +664,7 @@ impl<'c> Interp<'c> {
                 // A business write can fail (a dedup record's failure is not the
                 // effect's; a Redis `SET` is a cache or a lock).
                 if !dedup && sql.kind == crate::ir::SqlKind::Write && sql.verb != "SET" {
-                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
+                    new_cause = Some(Failure::of(ev.clone(), false, &st));
                 }
                 let nonidem = !outbox
                     && !dedup
@@ -730,7 +731,7 @@ impl<'c> Interp<'c> {
                     .get(&t)
                     .is_some_and(|x| x.open && !x.writes.is_empty())
                 {
-                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
+                    new_cause = Some(Failure::of(ev.clone(), false, &st));
                 }
                 self.commit(&mut st, t, ev);
             }
@@ -757,7 +758,7 @@ impl<'c> Interp<'c> {
                 // A dead-letter, retry or failure publish keeps the failed message.
                 st.failed = None;
                 if !*capped {
-                    new_cause = Some(Failure::of(ev.clone(), true, st.received));
+                    new_cause = Some(Failure::of(ev.clone(), true, &st));
                 }
                 if *non_idempotent {
                     st.nonidem.push(Applied::new(ev.clone(), &st));
@@ -811,7 +812,7 @@ impl<'c> Interp<'c> {
                 self.split = None;
                 // A cache entry that fails loses nothing of the message.
                 if *kind != crate::ir::ExternalKind::Cache {
-                    new_cause = Some(Failure::of(ev.clone(), false, st.received));
+                    new_cause = Some(Failure::of(ev.clone(), false, &st));
                 }
                 if *non_idempotent {
                     st.nonidem.push(Applied::new(ev.clone(), &st));
@@ -881,7 +882,7 @@ impl<'c> Interp<'c> {
                 st.failed = Some(Failure::of(
                     self.evref(&failed),
                     matches!(**what, EventKind::Publish { .. }),
-                    st.received,
+                    &st,
                 ));
             }
             EventKind::ErrorIgnored { told, arm } => {

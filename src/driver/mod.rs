@@ -7,6 +7,7 @@ pub mod demand;
 pub mod lazy;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -188,6 +189,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .filter(|(_, files)| files.iter().any(|f| api_filter.is_match(&f.text)))
         .map(|(k, _)| *k)
         .collect();
+    let deps = with_path_modules(input.deps, input.files);
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
     let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
     let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
@@ -204,7 +206,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             let own_bytes: usize = own.iter().map(|f| f.text.len()).sum();
             let mut budget = own_bytes.saturating_mul(LINK_BUDGET_RATIO) + LINK_BUDGET_BYTES;
             while let Some(k) = queue.pop_front() {
-                let deps = input.deps.get(k).into_iter().flatten();
+                let deps = deps.get(k).into_iter().flatten();
                 let linked = deps.filter(|(i, d)| {
                     !libraries.contains(i.as_str()) && relevant.contains(d.as_str())
                 });
@@ -213,19 +215,20 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                         continue;
                     };
                     if seen.insert(dep) {
-                        // Only its files that name an API: the others hold no
-                        // delivery event (calls into them stay unresolved).
-                        let named: Vec<&SourceFile> = dep_files
+                        // The budget counts its files that name an API (the others
+                        // hold no delivery event); all join, so that its traits and
+                        // types are known (`Vec<Box<dyn Handler>>` dispatches to the
+                        // handlers' impls), parsed only as far as the crate needs.
+                        let bytes: usize = dep_files
                             .iter()
-                            .copied()
                             .filter(|f| api_filter.is_match(&f.text))
-                            .collect();
-                        let bytes: usize = named.iter().map(|f| f.text.len()).sum();
+                            .map(|f| f.text.len())
+                            .sum();
                         if bytes > budget {
                             continue;
                         }
                         budget -= bytes;
-                        files.extend(named);
+                        files.extend(dep_files.iter().copied());
                         unit_roots.insert(dep.to_string(), vec![import.clone()]);
                         queue.push_back(dep);
                     }
@@ -389,6 +392,53 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     out
 }
 
+/// The crates' dependencies with the code they take in by `#[path]` (SPEC §3: a
+/// crate is the module tree of its root file): a file that declares `#[path =
+/// "../common/lib.rs"] mod common;` makes the crate holding `common/lib.rs` a
+/// dependency imported as `common`, when that crate is an example or a binary of
+/// its own (a directory of code several examples share); a package's library is a
+/// dependency of its examples and binaries already.
+fn with_path_modules(
+    deps: &crate::source::cargo::CrateDeps,
+    files: &[SourceFile],
+) -> crate::source::cargo::CrateDeps {
+    let mut out = deps.clone();
+    let rust: Vec<&SourceFile> = files.iter().filter(|f| f.kind == FileKind::Rust).collect();
+    let by_abs: BTreeMap<&Path, &SourceFile> = rust.iter().map(|f| (f.abs.as_path(), *f)).collect();
+    for f in &rust {
+        for (name, rel) in rust::scan::path_module_decls(&f.text) {
+            let Some(dir) = f.abs.parent() else { continue };
+            let target = normalize(&dir.join(rel));
+            let Some(g) = by_abs.get(target.as_path()) else {
+                continue;
+            };
+            if g.crate_key == f.crate_key || g.crate_key == g.package_key {
+                continue;
+            }
+            let entry = out.entry(f.crate_key.clone()).or_default();
+            if !entry.iter().any(|(_, d)| *d == g.crate_key) {
+                entry.push((name.to_string(), g.crate_key.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// `path` with `.` and `..` components resolved lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Merges the findings with one code and primary span into the first, with the
 /// labels of all (bounded again).
 fn dedup_findings(findings: &mut Vec<Finding>) {
@@ -538,21 +588,24 @@ fn analyze_crate(
     let mut errors = lowered.errors;
     let mut analyzed = lowered.analyzed;
     let mut unparsed_files = unparsed.files;
+    let mut skipped_tests = lowered.skipped_tests;
     if linked {
         let is_own = |l: &Option<crate::ir::Loc>| l.as_ref().is_none_or(|l| own.contains(&*l.path));
         inventory.consumers.retain(|c| is_own(&c.loc));
         inventory.producers.retain(|p| is_own(&p.loc));
-        let before = errors.len();
         errors.retain(|e| own.contains(e.path.as_str()));
-        let dep_files = files.len() - own.len();
-        let dep_lowered = lowered
+        // The counts are of its own files; its dependencies' are theirs.
+        let own_lowered: Vec<usize> = lowered
             .lowered
             .iter()
-            .filter(|p| !own.contains(p.as_str()))
-            .count();
-        analyzed = analyzed.saturating_sub(dep_lowered);
-        unparsed_files = unparsed_files
-            .saturating_sub(dep_files.saturating_sub(dep_lowered + (before - errors.len())));
+            .filter(|(p, _)| own.contains(p.as_str()))
+            .map(|(_, n)| *n)
+            .collect();
+        skipped_tests = own_lowered.iter().sum();
+        analyzed = own_lowered.len();
+        let refused: std::collections::HashSet<&str> =
+            errors.iter().map(|e| e.path.as_str()).collect();
+        unparsed_files = own.len().saturating_sub(analyzed + refused.len());
     }
     let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
@@ -579,7 +632,7 @@ fn analyze_crate(
         clients,
         errors,
         analyzed,
-        skipped_tests: lowered.skipped_tests,
+        skipped_tests,
         unparsed: unparsed_files,
         unparsed_bodies: unparsed.bodies.len(),
     }

@@ -72,6 +72,9 @@ pub(super) struct Failure {
     /// The failed effect is a publish (a relay that then deletes the row it read
     /// loses the row).
     pub(super) publish: bool,
+    /// The tables the path had read when the publish failed: a relay publishes rows
+    /// it read before, so only a delete of one of these is its progress record.
+    pub(super) read_before: Vec<String>,
     /// It failed for an earlier element of a received batch: the ack of a later
     /// element is not this failure's (the batch's ack, after the loop, is).
     pub(super) earlier: bool,
@@ -84,15 +87,20 @@ pub(super) struct Failure {
 }
 
 impl Failure {
-    /// `effect` failed (a publish when `publish`), on a path that received a
-    /// message when `received`; its error not handled yet.
-    pub(super) fn of(effect: EvRef, publish: bool, received: bool) -> Failure {
+    /// `effect` failed (a publish when `publish`) on the path whose state is `st`;
+    /// its error not handled yet.
+    pub(super) fn of(effect: EvRef, publish: bool, st: &State) -> Failure {
         Failure {
             effect,
             handled: None,
             publish,
+            read_before: if publish {
+                st.read_tables.clone()
+            } else {
+                Vec::new()
+            },
             earlier: false,
-            received,
+            received: st.received,
             told: false,
         }
     }

@@ -82,8 +82,9 @@ pub struct CrateOutput {
     pub krate: Crate,
     pub errors: Vec<InputError>,
     pub analyzed: usize,
-    /// The files lowered (their models are in `krate`).
-    pub lowered: Vec<String>,
+    /// The files lowered (their models are in `krate`), each with the test items it
+    /// left out.
+    pub lowered: Vec<(String, usize)>,
     pub skipped_tests: usize,
     /// Dedup retention, topic retention and subscriptions (the dedup window against the
     /// replay window).

@@ -13,9 +13,11 @@ type HashSet<T> = foldhash::HashSet<T>;
 use super::lex::{self, Kind};
 
 mod ignored;
+mod path_mods;
 pub(crate) use ignored::cfg_combine;
 use ignored::is_test_attr;
 pub use ignored::{doc_comments, ignored_ranges, test_module_decls};
+pub use path_mods::path_module_decls;
 
 /// What a file mentions and defines, as borrowed slices of its text.
 #[derive(Debug, Default)]

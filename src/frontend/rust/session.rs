@@ -534,7 +534,11 @@ impl<'a> CrateFrontEnd<'a> {
             krate,
             errors,
             analyzed,
-            lowered: self.models.keys().cloned().collect(),
+            lowered: self
+                .models
+                .iter()
+                .map(|(p, m)| (p.clone(), m.skipped))
+                .collect(),
             skipped_tests,
             retention: Default::default(),
             index,
