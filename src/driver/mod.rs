@@ -190,6 +190,23 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .map(|(k, _)| *k)
         .collect();
     let deps = with_path_modules(input.deps, input.files);
+    // The files a dependency contributes: those that name an API, and those that
+    // declare a trait (what a `dyn Trait` receiver dispatches over); the others hold
+    // no delivery event and type no receiver.
+    let typing: BTreeSet<&str> = pool.install(|| {
+        crates
+            .par_iter()
+            .flat_map_iter(|(_, files)| files.iter())
+            .filter(|f| {
+                api_filter.is_match(&f.text)
+                    || (f.text.contains("trait")
+                        && cpu::timed(cpu::Phase::Lexical, || {
+                            rust::scan::scan(&f.text).types.iter().any(|t| t.is_trait)
+                        }))
+            })
+            .map(|f| f.path.as_str())
+            .collect()
+    });
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
     let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
     let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
@@ -215,10 +232,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                         continue;
                     };
                     if seen.insert(dep) {
-                        // The budget counts its files that name an API (the others
-                        // hold no delivery event); all join, so that its traits and
-                        // types are known (`Vec<Box<dyn Handler>>` dispatches to the
-                        // handlers' impls), parsed only as far as the crate needs.
+                        // The budget counts its files that name an API; those that
+                        // declare a trait join too (`Vec<Box<dyn Handler>>` then
+                        // dispatches to the handlers' impls), parsed only as far as
+                        // the crate needs.
                         let bytes: usize = dep_files
                             .iter()
                             .filter(|f| api_filter.is_match(&f.text))
@@ -228,7 +245,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                             continue;
                         }
                         budget -= bytes;
-                        files.extend(dep_files.iter().copied());
+                        files.extend(
+                            dep_files
+                                .iter()
+                                .copied()
+                                .filter(|f| typing.contains(f.path.as_str())),
+                        );
                         unit_roots.insert(dep.to_string(), vec![import.clone()]);
                         queue.push_back(dep);
                     }

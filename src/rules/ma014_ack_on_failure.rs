@@ -26,7 +26,8 @@ declare_rule! {
     /// crate's functions: a helper returning a `Result` is judged by which of its
     /// error returns come from a failed effect (`query.execute(..).await?`).
     /// An outbox relay that ignores a publish's failure and then deletes the row it
-    /// read is the same defect: the row is its progress record.
+    /// read before the publish is the same defect: the row is its progress record
+    /// (rows read after the failed publish are not what it published).
     ///
     /// ## Why is this bad?
     ///
