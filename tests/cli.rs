@@ -869,3 +869,41 @@ fn output_file_exit_zero_color_and_per_rule_statistics() {
         &[("FORCE_COLOR", "1")]
     )));
 }
+
+/// A manifest Cargo would refuse is an input error at its position (exit 2), and the
+/// package's files are still analyzed (SPEC §3: its crates, file by file as before).
+#[test]
+fn a_refused_manifest_is_an_input_error_and_its_files_are_analyzed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "Cargo.toml",
+        "[package]\nname = \"relay\"\nedition = \"2099\"\n",
+    );
+    write(
+        dir.path(),
+        "src/main.rs",
+        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
+         async fn run(c: StreamConsumer, pool: sqlx::PgPool) -> anyhow::Result<()> {\n\
+         \x20   loop {\n\
+         \x20       let m = c.recv().await?;\n\
+         \x20       c.commit_message(&m, CommitMode::Async)?;\n\
+         \x20       sqlx::query(\"INSERT INTO t (id) VALUES (1)\").execute(&pool).await?;\n\
+         \x20   }\n\
+         }\n",
+    );
+    let (code, root) = check_json(dir.path(), &["."]);
+    assert_eq!(code, 2, "{root}");
+    let errors = root["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{root}");
+    assert_eq!(errors[0]["path"], "Cargo.toml");
+    assert_eq!(errors[0]["line"], 3);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Cargo would refuse this manifest"),
+        "{root}"
+    );
+    assert_eq!(root["findings"].as_array().unwrap().len(), 1, "{root}");
+}

@@ -896,7 +896,14 @@ impl<'c> Interp<'c> {
                     st.failed = Some(c);
                 }
             }
-            EventKind::Read { tables } => union(&mut st.read_tables, tables),
+            EventKind::Read { tables } => {
+                // Rows read again after a failed publish are new rows: a delete of
+                // them is not the progress record of what failed to publish.
+                if let Some(f) = st.failed.as_mut() {
+                    f.read_before.retain(|t| !tables.contains(t));
+                }
+                union(&mut st.read_tables, tables)
+            }
             EventKind::IdGen { .. }
             | EventKind::BrokerOffsets
             | EventKind::ChannelOpen { .. }

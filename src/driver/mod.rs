@@ -180,19 +180,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .flatten()
         .flat_map(|t| t.crates.iter().map(String::as_str))
         .collect();
-    // A dependency none of whose files names an API holds no delivery event: calls
-    // into it are left unresolved, as calls into another crate are (cheaper on big
-    // workspaces; the same with or without the prefilter).
     let api_filter = prefilter(input.apis);
-    let relevant: BTreeSet<&str> = crates
-        .iter()
-        .filter(|(_, files)| files.iter().any(|f| api_filter.is_match(&f.text)))
-        .map(|(k, _)| *k)
-        .collect();
     let deps = with_path_modules(input.deps, input.files);
     // The files a dependency contributes: those that name an API, and those that
-    // declare a trait (what a `dyn Trait` receiver dispatches over); the others hold
-    // no delivery event and type no receiver.
+    // declare a trait (what a `dyn Trait` receiver dispatches over: the trait of a
+    // plain library crate, its implementations elsewhere); the others hold no
+    // delivery event and type no receiver.
     let typing: BTreeSet<&str> = pool.install(|| {
         crates
             .par_iter()
@@ -207,6 +200,14 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|f| f.path.as_str())
             .collect()
     });
+    // A dependency with none of those files is left unlinked: calls into it stay
+    // unresolved, as calls into another crate are (cheaper on big workspaces; the
+    // same with or without the prefilter).
+    let relevant: BTreeSet<&str> = crates
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| typing.contains(f.path.as_str())))
+        .map(|(k, _)| *k)
+        .collect();
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
     let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
     let crates: BTreeMap<&str, Vec<&SourceFile>> = crates

@@ -6,8 +6,10 @@
 //! The package is the nearest `Cargo.toml` upward from the file's real directory; a
 //! manifest with no `[package]` table (a virtual workspace root) means the file is in
 //! no package. Manifests are read like every other input ([`super::read_regular`]:
-//! regular files only, at most [`MANIFEST_MAX_BYTES`]) and parsed with `toml`;
-//! `cargo` itself is never run (it can build and fetch). `version` and `edition`
+//! regular files only, at most [`MANIFEST_MAX_BYTES`]) and parsed with `cargo_toml`
+//! (a manifest Cargo would refuse is an input error with its position, and its
+//! crates are analyzed without its dependencies); `cargo` itself is never run (it
+//! can build and fetch). `version` and `edition`
 //! inherited from the workspace (`version.workspace = true`) are read from the
 //! nearest manifest above with a `[workspace]` table. The target follows Cargo's
 //! auto-discovery (`src/bin/`, `examples/`, `tests/`, `benches/`, `build.rs`, else
@@ -58,13 +60,28 @@ struct Package {
     bins: Vec<(String, String)>,
 }
 
+/// A manifest Cargo would refuse (TOML syntax, a field of the wrong type, a version
+/// that is not semver, an unknown edition): where and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestError {
+    /// The `Cargo.toml`'s path (absolute, real).
+    pub path: PathBuf,
+    /// 1-based line and column (in characters) of the error, when it has one.
+    pub position: Option<(u32, u32)>,
+    pub message: String,
+}
+
+type Manifest = cargo_toml::Manifest;
+
 /// Finds the package of files, reading each directory's manifest at most once.
 #[derive(Default)]
 pub struct Resolver {
     /// Directory -> the package whose directory holds it, if any.
     dirs: HashMap<PathBuf, Option<Arc<Package>>>,
-    /// Manifest directory -> its parsed table (`None`: none, unreadable or invalid).
-    tables: HashMap<PathBuf, Option<Arc<toml::Table>>>,
+    /// Manifest directory -> its parsed manifest (`None`: none, unreadable or refused).
+    manifests: HashMap<PathBuf, Option<Arc<Manifest>>>,
+    /// The manifests refused, in the order read.
+    pub errors: Vec<ManifestError>,
 }
 
 impl Resolver {
@@ -84,17 +101,41 @@ impl Resolver {
         Some(target_of(&package, &rel))
     }
 
-    fn table(&mut self, dir: &Path) -> Option<Arc<toml::Table>> {
-        if let Some(t) = self.tables.get(dir) {
-            return t.clone();
+    /// The manifest in `dir`, parsed with `cargo_toml` as written (inheritance is
+    /// resolved here, from the manifests above, never by reading other files the
+    /// way `cargo_toml`'s completion does). One Cargo refuses is recorded in
+    /// [`Resolver::errors`] and read as no manifest.
+    fn manifest(&mut self, dir: &Path) -> Option<Arc<Manifest>> {
+        if let Some(m) = self.manifests.get(dir) {
+            return m.clone();
         }
-        let table = read_regular(&dir.join("Cargo.toml"), MANIFEST_MAX_BYTES, true)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .and_then(|text| text.parse::<toml::Table>().ok())
-            .map(Arc::new);
-        self.tables.insert(dir.to_path_buf(), table.clone());
-        table
+        let path = dir.join("Cargo.toml");
+        let parsed = match read_regular(&path, MANIFEST_MAX_BYTES, true) {
+            // Unreadable: discovery reports the files it cannot read.
+            Err(_) => None,
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Err(e) => {
+                    self.errors.push(ManifestError {
+                        path: path.clone(),
+                        position: None,
+                        message: format!(
+                            "Cargo.toml is not UTF-8 (byte {}); its crates are analyzed without its dependencies",
+                            e.utf8_error().valid_up_to()
+                        ),
+                    });
+                    None
+                }
+                Ok(text) => match Manifest::from_str(&text) {
+                    Ok(m) => Some(Arc::new(m)),
+                    Err(e) => {
+                        self.errors.push(manifest_error(&path, &text, &e));
+                        None
+                    }
+                },
+            },
+        };
+        self.manifests.insert(dir.to_path_buf(), parsed.clone());
+        parsed
     }
 
     fn has_manifest(dir: &Path) -> bool {
@@ -118,52 +159,35 @@ impl Resolver {
     }
 
     fn read_package(&mut self, dir: &Path) -> Option<Arc<Package>> {
-        let table = self.table(dir)?;
-        let package = table.get("package")?.as_table()?;
-        let name = package.get("name")?.as_str()?.to_string();
-        let mut inherited = |key: &str| -> Option<String> {
-            let workspace = self.workspace_package(dir)?;
-            workspace.get(key)?.as_str().map(str::to_string)
+        let manifest = self.manifest(dir)?;
+        let package = manifest.package.as_ref()?;
+        let mut template = || self.workspace_of(dir).and_then(|w| w.package.clone());
+        let version = match &package.version {
+            cargo_toml::Inheritable::Set(v) => v.to_string(),
+            cargo_toml::Inheritable::Inherited => template()
+                .and_then(|t| t.version.map(|v| v.to_string()))
+                .unwrap_or_else(|| "0.0.0".into()),
         };
-        let field =
-            |key: &str, default: &str, inherited: &mut dyn FnMut(&str) -> Option<String>| {
-                match package.get(key) {
-                    Some(toml::Value::String(s)) => s.clone(),
-                    Some(toml::Value::Table(t))
-                        if t.get("workspace").and_then(toml::Value::as_bool) == Some(true) =>
-                    {
-                        inherited(key).unwrap_or_else(|| default.to_string())
-                    }
-                    _ => default.to_string(),
-                }
-            };
-        let version = field("version", "0.0.0", &mut inherited);
-        let edition = field("edition", "2015", &mut inherited);
-        let lib = table.get("lib").and_then(toml::Value::as_table);
-        let lib_field = |key: &str| {
-            lib.and_then(|l| l.get(key))
-                .and_then(toml::Value::as_str)
-                .map(str::to_string)
+        let edition = match &package.edition {
+            cargo_toml::Inheritable::Set(e) => e.to_string(),
+            cargo_toml::Inheritable::Inherited => template()
+                .and_then(|t| t.edition.map(|e| e.to_string()))
+                .unwrap_or_else(|| "2015".into()),
         };
-        let bins = table
-            .get("bin")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|b| {
-                let b = b.as_table()?;
-                let name = b.get("name")?.as_str()?.to_string();
-                let path = b.get("path")?.as_str()?;
-                Some((name, path.trim_start_matches("./").to_string()))
-            })
+        let relative = |p: &str| p.trim_start_matches("./").to_string();
+        let bins = manifest
+            .bin
+            .iter()
+            .filter_map(|b| Some((b.name.clone()?, relative(b.path.as_deref()?))))
             .collect();
+        let lib = manifest.lib.as_ref();
         Some(Arc::new(Package {
             dir: dir.to_path_buf(),
-            name,
+            name: package.name.clone(),
             version,
             edition,
-            lib_name: lib_field("name"),
-            lib_path: lib_field("path").map(|p| p.trim_start_matches("./").to_string()),
+            lib_name: lib.and_then(|l| l.name.clone()),
+            lib_path: lib.and_then(|l| l.path.as_deref()).map(relative),
             bins,
         }))
     }
@@ -171,14 +195,9 @@ impl Resolver {
     /// The name the code imports the library of the package in `dir` by: its
     /// `[lib] name`, else the package's name with `-` written `_`.
     pub fn lib_name(&mut self, dir: &Path) -> Option<String> {
-        let table = self.table(dir)?;
-        let declared = table
-            .get("lib")
-            .and_then(toml::Value::as_table)
-            .and_then(|l| l.get("name"))
-            .and_then(toml::Value::as_str)
-            .map(str::to_string);
-        let package = table.get("package")?.as_table()?.get("name")?.as_str()?;
+        let manifest = self.manifest(dir)?;
+        let declared = manifest.lib.as_ref().and_then(|l| l.name.clone());
+        let package = &manifest.package.as_ref()?.name;
         Some(declared.unwrap_or_else(|| package.replace('-', "_")))
     }
 
@@ -191,46 +210,35 @@ impl Resolver {
     /// the workspace's `[workspace.dependencies]`, its path relative to the
     /// workspace root. Dependencies from a registry or git have no path: left out.
     pub fn path_dependencies(&mut self, dir: &Path, dev: bool) -> Vec<(String, PathBuf)> {
-        let Some(table) = self.table(dir) else {
+        let Some(manifest) = self.manifest(dir) else {
             return Vec::new();
         };
-        let mut kinds = vec!["dependencies", "build-dependencies"];
+        let mut sets = vec![&manifest.dependencies, &manifest.build_dependencies];
         if dev {
-            kinds.push("dev-dependencies");
+            sets.push(&manifest.dev_dependencies);
         }
-        let mut sections: Vec<&toml::Table> = kinds
-            .iter()
-            .filter_map(|k| table.get(*k).and_then(toml::Value::as_table))
-            .collect();
-        if let Some(targets) = table.get("target").and_then(toml::Value::as_table) {
-            for t in targets.values().filter_map(toml::Value::as_table) {
-                sections.extend(
-                    kinds
-                        .iter()
-                        .filter_map(|k| t.get(*k).and_then(toml::Value::as_table)),
-                );
+        for t in manifest.target.values() {
+            sets.push(&t.dependencies);
+            sets.push(&t.build_dependencies);
+            if dev {
+                sets.push(&t.dev_dependencies);
             }
         }
         let mut out = Vec::new();
-        for (key, spec) in sections.into_iter().flatten() {
-            let Some(spec) = spec.as_table() else {
-                continue;
-            };
-            let inherited = spec.get("workspace").and_then(toml::Value::as_bool) == Some(true);
-            let (base, entry) = if inherited {
-                match self.workspace_dependency(dir, key) {
+        for (key, dep) in sets.into_iter().flatten() {
+            let (base, detail) = match dep {
+                cargo_toml::Dependency::Simple(_) => continue,
+                cargo_toml::Dependency::Detailed(d) => (dir.to_path_buf(), (**d).clone()),
+                cargo_toml::Dependency::Inherited(_) => match self.workspace_dependency(dir, key) {
                     Some(found) => found,
                     None => continue,
-                }
-            } else {
-                (dir.to_path_buf(), spec.clone())
+                },
             };
-            let Some(path) = entry.get("path").and_then(toml::Value::as_str) else {
+            let Some(path) = detail.path.as_deref() else {
                 continue;
             };
             let dep_dir = base.join(path);
-            let renamed = entry.contains_key("package") || spec.contains_key("package");
-            let import = if renamed {
+            let import = if detail.package.is_some() {
                 key.replace('-', "_")
             } else {
                 self.lib_name(&dep_dir)
@@ -248,10 +256,8 @@ impl Resolver {
             if !d.starts_with(limit) {
                 return None;
             }
-            let workspace = Self::has_manifest(d)
-                && self
-                    .table(d)
-                    .is_some_and(|t| t.get("workspace").is_some_and(toml::Value::is_table));
+            let workspace =
+                Self::has_manifest(d) && self.manifest(d).is_some_and(|m| m.workspace.is_some());
             if workspace {
                 return Some(d.to_path_buf());
             }
@@ -259,40 +265,74 @@ impl Resolver {
         None
     }
 
-    /// The `[workspace.dependencies]` entry `name` of the nearest workspace above
-    /// `dir`, with the workspace root its path is relative to.
-    fn workspace_dependency(&mut self, dir: &Path, name: &str) -> Option<(PathBuf, toml::Table)> {
+    /// The `[workspace]` table of the nearest manifest above `dir` (the package's
+    /// own included) that has one, and that directory.
+    fn workspace_above(&mut self, dir: &Path) -> Option<(PathBuf, Arc<Manifest>)> {
         for d in dir.ancestors() {
             if !Self::has_manifest(d) {
                 continue;
             }
-            let Some(table) = self.table(d) else {
+            let Some(m) = self.manifest(d) else {
                 continue;
             };
-            if let Some(ws) = table.get("workspace").and_then(toml::Value::as_table) {
-                let entry = ws.get("dependencies")?.as_table()?.get(name)?;
-                return entry.as_table().map(|t| (d.to_path_buf(), t.clone()));
+            if m.workspace.is_some() {
+                return Some((d.to_path_buf(), m));
             }
         }
         None
     }
 
-    /// `[workspace.package]` of the nearest manifest above `dir` that has a
-    /// `[workspace]` table (the package's own manifest included).
-    fn workspace_package(&mut self, dir: &Path) -> Option<toml::Table> {
-        for d in dir.ancestors() {
-            if !Self::has_manifest(d) {
-                continue;
-            }
-            let Some(table) = self.table(d) else {
-                continue;
-            };
-            if let Some(ws) = table.get("workspace").and_then(toml::Value::as_table) {
-                return ws.get("package")?.as_table().cloned();
-            }
-        }
-        None
+    fn workspace_of(&mut self, dir: &Path) -> Option<cargo_toml::Workspace> {
+        self.workspace_above(dir)
+            .and_then(|(_, m)| m.workspace.clone())
     }
+
+    /// The `[workspace.dependencies]` entry `name` of the nearest workspace above
+    /// `dir`, with the workspace root its path is relative to.
+    fn workspace_dependency(
+        &mut self,
+        dir: &Path,
+        name: &str,
+    ) -> Option<(PathBuf, cargo_toml::DependencyDetail)> {
+        let (root, m) = self.workspace_above(dir)?;
+        match m.workspace.as_ref()?.dependencies.get(name)? {
+            cargo_toml::Dependency::Detailed(d) => Some((root, (**d).clone())),
+            _ => None,
+        }
+    }
+}
+
+/// A refused manifest's error, positioned by the TOML error's span.
+fn manifest_error(path: &Path, text: &str, e: &cargo_toml::Error) -> ManifestError {
+    let (position, message) = match e {
+        cargo_toml::Error::Parse(p) => (
+            p.span().map(|s| line_col(text, s.start)),
+            p.message().trim().to_string(),
+        ),
+        other => (None, other.to_string()),
+    };
+    ManifestError {
+        path: path.to_path_buf(),
+        position,
+        message: format!(
+            "Cargo would refuse this manifest: {message}; its crates are analyzed without its dependencies"
+        ),
+    }
+}
+
+/// 1-based line and column (in characters) of byte `at` of `text`.
+fn line_col(text: &str, at: usize) -> (u32, u32) {
+    let at = (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(col).unwrap_or(u32::MAX),
+    )
 }
 
 /// `s` as a URL path: bytes outside the characters a URL path keeps are
@@ -404,6 +444,7 @@ pub(super) fn crate_dependencies(
     files: &[super::SourceFile],
     package_dirs: &BTreeMap<String, PathBuf>,
     dev: bool,
+    resolver: &mut Resolver,
 ) -> (CrateDeps, BTreeSet<String>) {
     let rust = || files.iter().filter(|f| f.kind == super::FileKind::Rust);
     // Packages with a library (or main binary) target among the files.
@@ -415,7 +456,6 @@ pub(super) fn crate_dependencies(
         .iter()
         .map(|(k, d)| (d.clone(), k.as_str()))
         .collect();
-    let mut resolver = Resolver::default();
     let mut outside = BTreeSet::new();
     let mut package_deps: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
     let packages: BTreeSet<&str> = rust().map(|f| f.package_key.as_str()).collect();
@@ -517,6 +557,52 @@ mod tests {
             r.lib_name(&root.join("order-store")).as_deref(),
             Some("order_store")
         );
+    }
+
+    /// A manifest Cargo refuses is an error with its position, and its package has
+    /// no dependencies; a sound manifest beside it is read as before.
+    #[test]
+    fn refused_manifests_are_errors_with_positions() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        write(
+            &root,
+            "bad/Cargo.toml",
+            "[package]\nname = \"bad\"\nversion = \"one\"\n[dependencies]\ngood = { path = \"../good\" }\n",
+        );
+        write(&root, "syntax/Cargo.toml", "[package\nname = \"s\"\n");
+        write(
+            &root,
+            "good/Cargo.toml",
+            "[package]\nname = \"good\"\nedition = \"2021\"\n",
+        );
+        let mut r = Resolver::default();
+        assert!(r.path_dependencies(&root.join("bad"), false).is_empty());
+        assert_eq!(r.lib_name(&root.join("syntax")), None);
+        assert_eq!(r.lib_name(&root.join("good")).as_deref(), Some("good"));
+        let errors: Vec<_> = r
+            .errors
+            .iter()
+            .map(|e| {
+                (
+                    e.path.strip_prefix(&root).unwrap().to_path_buf(),
+                    e.position,
+                )
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            vec![
+                (PathBuf::from("bad/Cargo.toml"), Some((3, 11))),
+                (PathBuf::from("syntax/Cargo.toml"), Some((1, 9))),
+            ]
+        );
+        assert!(r.errors[0]
+            .message
+            .starts_with("Cargo would refuse this manifest"));
+        // Read once: asking again adds no error.
+        r.lib_name(&root.join("bad"));
+        assert_eq!(r.errors.len(), 2);
     }
 
     #[test]

@@ -705,8 +705,13 @@ pub fn discover_with(
             ReadOutcome::Error(e) => out.errors.push(e),
         }
     }
-    let (deps, outside) =
-        cargo::crate_dependencies(&out.files, &rules.package_dirs, config.include_tests);
+    let mut resolver = cargo::Resolver::default();
+    let (deps, outside) = cargo::crate_dependencies(
+        &out.files,
+        &rules.package_dirs,
+        config.include_tests,
+        &mut resolver,
+    );
     out.crate_deps = deps;
     out.outside_deps = outside;
     out.crates = out
@@ -716,7 +721,6 @@ pub fn discover_with(
         .map(|f| f.crate_key.as_str())
         .collect::<BTreeSet<_>>()
         .len();
-    let mut resolver = cargo::Resolver::default();
     let roots: BTreeSet<PathBuf> = rules
         .package_dirs
         .values()
@@ -726,6 +730,19 @@ pub fn discover_with(
         })
         .collect();
     out.workspaces = roots.len();
+    // A manifest Cargo would refuse, inside the PATHs (one outside is not the
+    // user's to fix here): an input error with its position.
+    for e in std::mem::take(&mut resolver.errors) {
+        if outermost(&dirs, &e.path).is_none() {
+            continue;
+        }
+        out.errors.push(InputError {
+            path: display_under(&dirs, &e.path),
+            line: e.position.map(|p| p.0),
+            column: e.position.map(|p| p.1),
+            message: e.message,
+        });
+    }
     out
 }
 

@@ -73,9 +73,9 @@ fn display_paths_drop_dot() {
 fn walks_candidates_with_display_paths_and_crate_keys() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    write(r, "Cargo.toml", b"[package]\n");
+    write(r, "Cargo.toml", b"[package]\nname = \"app\"\n");
     write(r, "src/main.rs", b"fn main() {}\n");
-    write(r, "sub/Cargo.toml", b"[package]\n");
+    write(r, "sub/Cargo.toml", b"[package]\nname = \"sub\"\n");
     write(r, "sub/src/lib.rs", b"\xEF\xBB\xBFpub fn f() {}\n");
     write(r, "conf/app.yaml", b"a: 1\n");
     write(r, "notes.txt", b"x");
@@ -108,7 +108,7 @@ fn walks_candidates_with_display_paths_and_crate_keys() {
 fn cargo_targets_key_examples_and_binaries_and_skip_test_targets() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
-    write(r, "Cargo.toml", b"[package]\n");
+    write(r, "Cargo.toml", b"[package]\nname = \"app\"\n");
     for f in [
         "src/lib.rs",
         "src/db.rs",
