@@ -252,21 +252,15 @@ impl Resolver {
     /// The root of the workspace `dir`'s package belongs to: the nearest directory
     /// from `dir` upward, never above `limit`, whose manifest has a `[workspace]` table.
     pub fn workspace_root(&mut self, dir: &Path, limit: &Path) -> Option<PathBuf> {
-        for d in dir.ancestors() {
-            if !d.starts_with(limit) {
-                return None;
-            }
-            let workspace =
-                Self::has_manifest(d) && self.manifest(d).is_some_and(|m| m.workspace.is_some());
-            if workspace {
-                return Some(d.to_path_buf());
-            }
-        }
-        None
+        let (root, _) = self.workspace_above(dir)?;
+        root.starts_with(limit).then_some(root)
     }
 
     /// The `[workspace]` table of the nearest manifest above `dir` (the package's
-    /// own included) that has one, and that directory.
+    /// own included) that has one, and that directory; `None` when `dir` is in the
+    /// workspace's `exclude` list (an excluded package is a workspace of its own).
+    /// `members` need not be read: in a workspace Cargo accepts, every package below
+    /// the root is a member (by `members` or as a path dependency) or excluded.
     fn workspace_above(&mut self, dir: &Path) -> Option<(PathBuf, Arc<Manifest>)> {
         for d in dir.ancestors() {
             if !Self::has_manifest(d) {
@@ -275,9 +269,14 @@ impl Resolver {
             let Some(m) = self.manifest(d) else {
                 continue;
             };
-            if m.workspace.is_some() {
-                return Some((d.to_path_buf(), m));
-            }
+            let Some(ws) = m.workspace.as_ref() else {
+                continue;
+            };
+            let rel = dir.strip_prefix(d).unwrap_or(Path::new(""));
+            let excluded = ws.exclude.iter().any(|e| {
+                !rel.as_os_str().is_empty() && rel.starts_with(e.trim_start_matches("./"))
+            });
+            return (!excluded).then(|| (d.to_path_buf(), m.clone()));
         }
         None
     }
@@ -603,6 +602,44 @@ mod tests {
         // Read once: asking again adds no error.
         r.lib_name(&root.join("bad"));
         assert_eq!(r.errors.len(), 2);
+    }
+
+    /// An excluded package is a workspace of its own: it inherits nothing from the
+    /// workspace above it and is not counted in it.
+    #[test]
+    fn excluded_packages_are_outside_the_workspace() {
+        let t = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(t.path()).unwrap();
+        write(
+            &root,
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/legacy\"]\n\
+             [workspace.package]\nversion = \"2.0.0\"\n\
+             [workspace.dependencies]\ndb = { path = \"crates/db\" }\n",
+        );
+        for name in ["app", "legacy"] {
+            write(
+                &root,
+                &format!("crates/{name}/Cargo.toml"),
+                &format!(
+                    "[package]\nname = \"{name}\"\nversion.workspace = true\n\
+                     [dependencies]\ndb.workspace = true\n"
+                ),
+            );
+            write(&root, &format!("crates/{name}/src/lib.rs"), "");
+        }
+        write(&root, "crates/db/Cargo.toml", "[package]\nname = \"db\"\n");
+        let mut r = Resolver::default();
+        let app = root.join("crates/app");
+        let legacy = root.join("crates/legacy");
+        assert_eq!(r.workspace_root(&app, &root), Some(root.clone()));
+        assert_eq!(r.workspace_root(&legacy, &root), None);
+        assert_eq!(r.path_dependencies(&app, false).len(), 1);
+        assert!(r.path_dependencies(&legacy, false).is_empty());
+        let id =
+            |r: &mut Resolver, dir: &Path| r.target(&dir.join("src/lib.rs")).unwrap().package_id;
+        assert!(id(&mut r, &app).ends_with("#2.0.0"), "{}", id(&mut r, &app));
+        assert!(id(&mut r, &legacy).ends_with("#0.0.0"));
     }
 
     #[test]
