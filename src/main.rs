@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use msgaudit::config::Selection;
 
@@ -69,6 +69,18 @@ enum Command {
         /// Threads for each analysis [default: one per core].
         #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         jobs: Option<usize>,
+    },
+    /// Print a shell completion script (`msgaudit completions bash >
+    /// ~/.local/share/bash-completion/completions/msgaudit`).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff: `msgaudit man > msgaudit.1`, then `man ./msgaudit.1`);
+    /// with a subcommand, its own page (`msgaudit man check > msgaudit-check.1`).
+    Man {
+        /// The subcommand whose page to print.
+        subcommand: Option<String>,
     },
 }
 
@@ -237,6 +249,16 @@ fn write_stdout(text: &str) -> bool {
             say!("error: cannot write the report to standard output: {e}");
             false
         }
+    }
+}
+
+/// Writes generated text (a completion script, the manual page) to standard output:
+/// the exit code.
+fn write_bytes(bytes: &[u8]) -> u8 {
+    if write_stdout(&String::from_utf8_lossy(bytes)) {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
     }
 }
 
@@ -494,6 +516,37 @@ fn main() -> ExitCode {
             link_base: args.link_base,
         }),
         Command::Server { jobs } => server(jobs),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "msgaudit", &mut out);
+            write_bytes(&out)
+        }
+        Command::Man { subcommand } => {
+            let cli = Cli::command();
+            let page = match &subcommand {
+                None => Some(cli),
+                Some(name) => cli.find_subcommand(name).map(|c| {
+                    c.clone()
+                        .display_name(format!("msgaudit-{name}"))
+                        .bin_name(format!("msgaudit {name}"))
+                }),
+            };
+            let Some(page) = page else {
+                say!(
+                    "error: no subcommand `{}` (run `msgaudit --help`)",
+                    subcommand.unwrap_or_default()
+                );
+                return ExitCode::from(EXIT_ERROR);
+            };
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(page).render(&mut out) {
+                Ok(()) => write_bytes(&out),
+                Err(e) => {
+                    say!("error: cannot render the manual page: {e}");
+                    EXIT_ERROR
+                }
+            }
+        }
         Command::Rules { format } => {
             let text = match format {
                 RulesFormat::Text => emit::rules_table(&rules::ALL),

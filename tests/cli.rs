@@ -907,3 +907,93 @@ fn a_refused_manifest_is_an_input_error_and_its_files_are_analyzed() {
     );
     assert_eq!(root["findings"].as_array().unwrap().len(), 1, "{root}");
 }
+
+/// `msgaudit completions bash` is a script bash loads and completes with: the
+/// subcommands and `check`'s options.
+#[test]
+fn bash_completes_subcommands_and_options() {
+    let out = msgaudit().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("msgaudit.bash");
+    fs::write(&script, &out.stdout).unwrap();
+    // As bash calls a completion function: the command, the word being completed
+    // and the word before it.
+    let complete = |words: &str, cword: usize| {
+        let w: Vec<&str> = words.split(' ').collect();
+        let run = format!(
+            "source '{}'; COMP_WORDS=({words}); COMP_CWORD={cword}; _msgaudit msgaudit '{}' '{}'; echo \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            w[cword],
+            w[cword - 1]
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-c", &run])
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let subcommands = complete("msgaudit ch", 1);
+    assert!(
+        subcommands.contains("check") && subcommands.contains("checklist"),
+        "{subcommands}"
+    );
+    assert_eq!(complete("msgaudit check --fai", 2).trim(), "--fail-on");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = msgaudit().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+}
+
+/// `msgaudit man` and `msgaudit man check` are manual pages groff renders without
+/// a warning; an unknown subcommand is a usage error.
+#[test]
+fn manual_pages_render_with_groff() {
+    if std::process::Command::new("groff")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("MSGAUDIT_REQUIRE_NVIM").is_none(),
+            "groff is missing in CI"
+        );
+        eprintln!("skipped: groff is not installed");
+        return;
+    }
+    for (args, title, option) in [
+        (vec!["man"], "msgaudit", "completions"),
+        (vec!["man", "check"], "msgaudit-check", "--fail-on"),
+    ] {
+        let out = msgaudit().args(&args).output().unwrap();
+        assert!(out.status.success());
+        let roff = String::from_utf8(out.stdout).unwrap();
+        assert!(roff.contains(&format!(".TH {title} 1")), "{roff}");
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("page.1");
+        fs::write(&page, &roff).unwrap();
+        let rendered = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww"])
+            .arg(&page)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&rendered.stderr);
+        assert!(
+            rendered.status.success() && stderr.trim().is_empty(),
+            "{stderr}"
+        );
+        // groff renders `-` as U+2010 in UTF-8 output: compare without hyphens.
+        let text = String::from_utf8_lossy(&rendered.stdout).replace(['\u{2010}', '-'], "");
+        assert!(text.contains(&option.replace('-', "")), "{text}");
+    }
+    msgaudit()
+        .args(["man", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no subcommand `nope`"));
+}
