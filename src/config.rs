@@ -138,6 +138,8 @@ impl PathGlobs {
 #[derive(Clone, Debug, Default)]
 pub struct Override {
     pub paths: PathGlobs,
+    /// The `paths` globs as written.
+    pub patterns: Vec<String>,
     /// code -> level (`None` = off)
     pub rules: BTreeMap<&'static str, Option<Severity>>,
 }
@@ -395,6 +397,7 @@ impl Config {
         for o in &raw.overrides {
             overrides.push(Override {
                 paths: PathGlobs::build(&o.paths, &ctx)?,
+                patterns: o.paths.iter().map(|p| p.get_ref().clone()).collect(),
                 rules: parse_levels(&ctx, &o.rules)?,
             });
         }

@@ -276,3 +276,117 @@ fn cargo_targets(
     }
     out
 }
+
+/// `check --show-files`: the files a check of `paths` would read, as it prints them
+/// (walked, ignore files and `exclude` applied, test targets left out), with the
+/// input errors met while finding them.
+pub fn show_files(
+    paths: &[PathBuf],
+    options: &Options,
+) -> Result<(Vec<String>, Vec<InputError>), InputError> {
+    let default_path = [PathBuf::from(".")];
+    let paths = if paths.is_empty() {
+        &default_path[..]
+    } else {
+        paths
+    };
+    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
+    let max_file_bytes = options
+        .max_file_size
+        .or(config.max_file_size)
+        .unwrap_or(source::MAX_FILE_BYTES);
+    let discovery = source::discover_with(paths, &config, max_file_bytes, &options.overlay);
+    let files = discovery.files.into_iter().map(|f| f.path).collect();
+    Ok((files, discovery.errors))
+}
+
+/// `check --show-settings`: the settings a check of `paths` would run with, each
+/// with where it comes from (the config file, a flag, or the default), as text.
+pub fn show_settings(paths: &[PathBuf], options: &Options) -> Result<String, InputError> {
+    use std::fmt::Write;
+    let default_path = [PathBuf::from(".")];
+    let paths = if paths.is_empty() {
+        &default_path[..]
+    } else {
+        paths
+    };
+    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
+    let selection = config::Selection::new(&options.select, &options.ignore)?;
+    let file = config.file.clone();
+    let from_config = || format!("from {}", file.as_deref().unwrap_or("the config"));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "config file: {}",
+        match (&file, &options.config) {
+            (Some(f), Some(_)) => format!("{f} (--config)"),
+            (Some(f), None) => format!("{f} (found upward from {})", paths[0].display()),
+            (None, _) => "none (defaults)".to_string(),
+        }
+    );
+    let (size, size_from) = match (options.max_file_size, config.max_file_size) {
+        (Some(n), _) => (n, "--max-file-size".to_string()),
+        (None, Some(n)) => (n, from_config()),
+        (None, None) => (source::MAX_FILE_BYTES, "default".to_string()),
+    };
+    let _ = writeln!(out, "max_file_size: {size} bytes ({size_from})");
+    let _ = writeln!(
+        out,
+        "include_tests: {} ({})",
+        config.include_tests,
+        if config.include_tests {
+            from_config()
+        } else {
+            "default".into()
+        }
+    );
+    if config.exclude.is_empty() {
+        let _ = writeln!(out, "exclude: none (default)");
+    } else {
+        let _ = writeln!(out, "exclude: {:?} ({})", config.exclude, from_config());
+    }
+    let _ = writeln!(out, "rules:");
+    for meta in rules::ALL.iter() {
+        let (level, from) = match config.rules.get(meta.code) {
+            Some(l) => (*l, from_config()),
+            None => (Some(meta.default_severity), "default".to_string()),
+        };
+        let (shown, from) = if !selection.enabled(meta.code) {
+            let flag = match (options.select.is_empty(), options.ignore.is_empty()) {
+                (true, _) => "--ignore",
+                (false, true) => "--select",
+                (false, false) => "--select/--ignore",
+            };
+            ("off".to_string(), flag.to_string())
+        } else {
+            (level.map_or("off", |l| l.as_str()).to_string(), from)
+        };
+        let _ = writeln!(out, "  {} {:<34} {shown:<7} ({from})", meta.code, meta.name);
+    }
+    for o in &config.overrides {
+        let levels: Vec<String> = o
+            .rules
+            .iter()
+            .map(|(code, l)| format!("{code} = {}", l.map_or("off", |l| l.as_str())))
+            .collect();
+        let _ = writeln!(
+            out,
+            "override: paths {:?}: {} ({})",
+            o.patterns,
+            levels.join(", "),
+            from_config()
+        );
+    }
+    let entries: usize = config.apis.lists.values().map(Vec::len).sum();
+    let _ = writeln!(
+        out,
+        "apis: {} built-in packs{}",
+        apis::PACKS.len(),
+        if entries == 0 {
+            String::new()
+        } else {
+            format!(", plus {entries} entries ({})", from_config())
+        }
+    );
+    Ok(out)
+}

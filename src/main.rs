@@ -135,6 +135,16 @@ struct CheckArgs {
     #[arg(long, value_name = "CODES")]
     ignore: Vec<String>,
 
+    /// Print the files a check would read, one per line, and exit (ruff's
+    /// `--show-files`).
+    #[arg(long, conflicts_with = "show_settings")]
+    show_files: bool,
+
+    /// Print the settings a check would run with (config file, limits, each rule's
+    /// level) and where each comes from, and exit.
+    #[arg(long)]
+    show_settings: bool,
+
     /// Lowest finding severity that makes the exit status 1.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     fail_on: FailOn,
@@ -349,6 +359,41 @@ fn print_error_document(e: InputError, format: Format) {
     let _ = write_stdout(&render(&report, format, false, None));
 }
 
+/// `check --show-files` / `--show-settings`.
+fn show(args: &CheckArgs) -> u8 {
+    let options = Options {
+        config: args.config.clone(),
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+        max_file_size: args.max_file_size,
+        ..Options::default()
+    };
+    let result = if args.show_files {
+        msgaudit::show_files(&args.paths, &options).map(|(files, errors)| {
+            let text: String = files.iter().map(|f| format!("{f}\n")).collect();
+            for e in &errors {
+                say!("error: {}: {}", e.path, e.message);
+            }
+            (text, errors.is_empty())
+        })
+    } else {
+        msgaudit::show_settings(&args.paths, &options).map(|t| (t, true))
+    };
+    match result {
+        Ok((text, clean)) => {
+            if write_stdout(&text) && clean {
+                EXIT_OK
+            } else {
+                EXIT_ERROR
+            }
+        }
+        Err(e) => {
+            print_error(&e);
+            EXIT_ERROR
+        }
+    }
+}
+
 fn check(args: CheckArgs) -> u8 {
     let start = Instant::now();
     // Validate the selection first so that a typo fails as a usage error.
@@ -356,6 +401,9 @@ fn check(args: CheckArgs) -> u8 {
         say!("error: {} in {}", e.message, e.path);
         print_error_document(e, args.format);
         return EXIT_ERROR;
+    }
+    if args.show_files || args.show_settings {
+        return show(&args);
     }
     let options = Options {
         config: args.config,
@@ -514,6 +562,8 @@ fn main() -> ExitCode {
             quiet: false,
             max_file_size: None,
             link_base: args.link_base,
+            show_files: false,
+            show_settings: false,
         }),
         Command::Server { jobs } => server(jobs),
         Command::Completions { shell } => {

@@ -997,3 +997,65 @@ fn manual_pages_render_with_groff() {
         .code(2)
         .stderr(predicate::str::contains("no subcommand `nope`"));
 }
+
+/// `--show-files` prints what a check would read (exclude and test targets applied)
+/// and exits 0; `--show-settings` prints each setting with where it comes from.
+#[test]
+fn show_files_and_show_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "Cargo.toml", "[package]\nname = \"svc\"\n");
+    write(dir.path(), "src/main.rs", "fn main() {}\n");
+    write(dir.path(), "src/gen/schema.rs", "fn g() {}\n");
+    write(dir.path(), "tests/it.rs", "fn t() {}\n");
+    write(dir.path(), "deploy/app.yaml", "a: 1\n");
+    write(
+        dir.path(),
+        "msgaudit.toml",
+        "exclude = [\"src/gen/**\"]\nmax_file_size = \"2MiB\"\n[rules]\nMA001 = \"warning\"\n\
+         [[overrides]]\npaths = [\"src/legacy/**\"]\nrules = { MA006 = \"off\" }\n",
+    );
+    let out = msgaudit()
+        .current_dir(dir.path())
+        .args(["check", "--show-files"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "deploy/app.yaml\nsrc/main.rs\n"
+    );
+    let out = msgaudit()
+        .current_dir(dir.path())
+        .args(["check", "--show-settings", "--ignore", "MA014"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "config file: msgaudit.toml (found upward from .)",
+        "max_file_size: 2097152 bytes (from msgaudit.toml)",
+        "include_tests: false (default)",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+    }
+    let rule = |code: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(code))
+            .unwrap()
+    };
+    assert!(
+        rule("MA001").ends_with("warning (from msgaudit.toml)"),
+        "{text}"
+    );
+    assert!(rule("MA002").ends_with("error   (default)"), "{text}");
+    assert!(rule("MA014").ends_with("off     (--ignore)"), "{text}");
+    assert!(
+        text.contains("override: paths [\"src/legacy/**\"]: MA006 = off"),
+        "{text}"
+    );
+    msgaudit()
+        .current_dir(dir.path())
+        .args(["check", "--show-files", "--show-settings"])
+        .assert()
+        .code(2);
+}
