@@ -79,11 +79,12 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                         ),
                         boundary: MA013.boundary.to_string(),
                         window: "a crash or error between two writes leaves part of the change committed: \
-                                 a dedup record without its effect, or an effect without its dedup record"
+                                 the first writes stay without the rest (an order without its lines, \
+                                 a dedup record without its effect)"
                             .into(),
                         labels: vec![label(&f.loc, "in this function")],
-                        help: "run the queries on the transaction (`.execute(&mut *tx)`), or drop the `begin` \
-                               if no atomicity is needed"
+                        help: "run the queries on the transaction (sqlx `.execute(&mut *tx)`, tokio-postgres \
+                               `tx.execute(..)`), or drop the `begin` if no atomicity is needed"
                             .into(),
                     });
             }

@@ -110,7 +110,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         match args {
-            Some(a) => self.collect(a.iter(), out),
+            Some(a) => {
+                let infos: Vec<Info> = a.iter().map(|e| self.arg(e, out)).collect();
+                let mut info = Info::default();
+                for i in &infos {
+                    info.absorb(i);
+                }
+                // A wrapper macro (`try_status!(client.transaction().await, "begin")`,
+                // a project's `map_err` shorthand): its value is that of the one
+                // argument that holds a value (`vec![a, b]` holds two: none).
+                let mut valued = infos.iter().filter(|i| i.value.is_some());
+                if let (Some(v), None) = (valued.next(), valued.next()) {
+                    info.value = v.value;
+                }
+                info
+            }
             None => self.opaque_tokens(mac.tokens.clone()),
         }
     }
