@@ -86,24 +86,34 @@ pub fn cancelled() -> InputError {
     }
 }
 
+/// The PATHs of a run: `.` when none is given.
+fn paths_or_dot(paths: &[PathBuf]) -> &[PathBuf] {
+    static DOT: std::sync::OnceLock<[PathBuf; 1]> = std::sync::OnceLock::new();
+    if paths.is_empty() {
+        DOT.get_or_init(|| [PathBuf::from(".")])
+    } else {
+        paths
+    }
+}
+
+/// The file size limit: `--max-file-size`, else the config's, else the default.
+fn max_file_bytes(options: &Options, config: &config::Config) -> u64 {
+    options
+        .max_file_size
+        .or(config.max_file_size)
+        .unwrap_or(source::MAX_FILE_BYTES)
+}
+
 /// Runs the whole analysis. `Err` is a usage or configuration error that stops the
 /// run before any file is read (exit code 2); input errors in individual files are
 /// in `Report::errors` instead, and the rest of the tree is still analyzed.
 pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
     let start = Instant::now();
-    let default_path = [PathBuf::from(".")];
-    let paths = if paths.is_empty() {
-        &default_path[..]
-    } else {
-        paths
-    };
+    let paths = paths_or_dot(paths);
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let apis = apis::Apis::with_user(&config.apis)?;
-    let max_file_bytes = options
-        .max_file_size
-        .or(config.max_file_size)
-        .unwrap_or(source::MAX_FILE_BYTES);
+    let max_file_bytes = max_file_bytes(options, &config);
     let baseline = match &options.baseline {
         Some(file) => Some(baseline::Baseline::load(file, max_file_bytes)?),
         None => None,
@@ -284,17 +294,9 @@ pub fn show_files(
     paths: &[PathBuf],
     options: &Options,
 ) -> Result<(Vec<String>, Vec<InputError>), InputError> {
-    let default_path = [PathBuf::from(".")];
-    let paths = if paths.is_empty() {
-        &default_path[..]
-    } else {
-        paths
-    };
+    let paths = paths_or_dot(paths);
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
-    let max_file_bytes = options
-        .max_file_size
-        .or(config.max_file_size)
-        .unwrap_or(source::MAX_FILE_BYTES);
+    let max_file_bytes = max_file_bytes(options, &config);
     let discovery = source::discover_with(paths, &config, max_file_bytes, &options.overlay);
     let files = discovery.files.into_iter().map(|f| f.path).collect();
     Ok((files, discovery.errors))
@@ -304,12 +306,7 @@ pub fn show_files(
 /// with where it comes from (the config file, a flag, or the default), as text.
 pub fn show_settings(paths: &[PathBuf], options: &Options) -> Result<String, InputError> {
     use std::fmt::Write;
-    let default_path = [PathBuf::from(".")];
-    let paths = if paths.is_empty() {
-        &default_path[..]
-    } else {
-        paths
-    };
+    let paths = paths_or_dot(paths);
     let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let file = config.file.clone();

@@ -17,6 +17,16 @@ use serde_json::Value;
 const STALE: &str = "fn f() {} // msgaudit:allow(MA001) kept on purpose\n";
 
 /// Runs `msgaudit check --format json ARGS` in `dir`; returns (exit code, JSON).
+/// A consumer that commits the offset before its insert: one MA001.
+const ACK_BEFORE_INSERT: &str = "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
+     async fn run(c: StreamConsumer, pool: sqlx::PgPool) -> anyhow::Result<()> {\n\
+     \x20   loop {\n\
+     \x20       let m = c.recv().await?;\n\
+     \x20       c.commit_message(&m, CommitMode::Async)?;\n\
+     \x20       sqlx::query(\"INSERT INTO t (id) VALUES (1)\").execute(&pool).await?;\n\
+     \x20   }\n\
+     }\n";
+
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value) {
     let out = check_output(dir, args);
     let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -776,18 +786,7 @@ fn places_name_their_crate_and_the_summary_counts_crates() {
     assert_eq!(member["summary"]["workspaces"], 0);
     // A file with no manifest inside the PATH names no crate.
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "consumer.rs",
-        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
-         async fn run(c: StreamConsumer, pool: sqlx::PgPool) -> anyhow::Result<()> {\n\
-         \x20   loop {\n\
-         \x20       let m = c.recv().await?;\n\
-         \x20       c.commit_message(&m, CommitMode::Async)?;\n\
-         \x20       sqlx::query(\"INSERT INTO t (id) VALUES (1)\").execute(&pool).await?;\n\
-         \x20   }\n\
-         }\n",
-    );
+    write(dir.path(), "consumer.rs", ACK_BEFORE_INSERT);
     let (_, lone) = check_json(dir.path(), &["."]);
     assert_eq!(lone["findings"].as_array().unwrap().len(), 1, "{lone}");
     assert!(lone["findings"][0].get("crate").is_none(), "{lone}");
@@ -880,18 +879,7 @@ fn a_refused_manifest_is_an_input_error_and_its_files_are_analyzed() {
         "Cargo.toml",
         "[package]\nname = \"relay\"\nedition = \"2099\"\n",
     );
-    write(
-        dir.path(),
-        "src/main.rs",
-        "use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\n\
-         async fn run(c: StreamConsumer, pool: sqlx::PgPool) -> anyhow::Result<()> {\n\
-         \x20   loop {\n\
-         \x20       let m = c.recv().await?;\n\
-         \x20       c.commit_message(&m, CommitMode::Async)?;\n\
-         \x20       sqlx::query(\"INSERT INTO t (id) VALUES (1)\").execute(&pool).await?;\n\
-         \x20   }\n\
-         }\n",
-    );
+    write(dir.path(), "src/main.rs", ACK_BEFORE_INSERT);
     let (code, root) = check_json(dir.path(), &["."]);
     assert_eq!(code, 2, "{root}");
     let errors = root["errors"].as_array().unwrap();
