@@ -5,9 +5,9 @@
 
 pub mod demand;
 pub mod lazy;
+mod link;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -181,7 +181,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .flat_map(|t| t.crates.iter().map(String::as_str))
         .collect();
     let api_filter = prefilter(input.apis);
-    let deps = with_path_modules(input.deps, input.files);
+    let deps = link::with_path_modules(input.deps, input.files);
     // The files a dependency contributes: those that name an API, and those that
     // declare a trait (what a `dyn Trait` receiver dispatches over: the trait of a
     // plain library crate, its implementations elsewhere); the others hold no
@@ -412,53 +412,6 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .extend(crate::rules::ma008_unconfirmed_publish::check_config(
             &config_clients,
         ));
-    out
-}
-
-/// The crates' dependencies with the code they take in by `#[path]` (SPEC §3: a
-/// crate is the module tree of its root file): a file that declares `#[path =
-/// "../common/lib.rs"] mod common;` makes the crate holding `common/lib.rs` a
-/// dependency imported as `common`, when that crate is an example or a binary of
-/// its own (a directory of code several examples share); a package's library is a
-/// dependency of its examples and binaries already.
-fn with_path_modules(
-    deps: &crate::source::cargo::CrateDeps,
-    files: &[SourceFile],
-) -> crate::source::cargo::CrateDeps {
-    let mut out = deps.clone();
-    let rust: Vec<&SourceFile> = files.iter().filter(|f| f.kind == FileKind::Rust).collect();
-    let by_abs: BTreeMap<&Path, &SourceFile> = rust.iter().map(|f| (f.abs.as_path(), *f)).collect();
-    for f in &rust {
-        for (name, rel) in rust::scan::path_module_decls(&f.text) {
-            let Some(dir) = f.abs.parent() else { continue };
-            let target = normalize(&dir.join(rel));
-            let Some(g) = by_abs.get(target.as_path()) else {
-                continue;
-            };
-            if g.crate_key == f.crate_key || g.crate_key == g.package_key {
-                continue;
-            }
-            let entry = out.entry(f.crate_key.clone()).or_default();
-            if !entry.iter().any(|(_, d)| *d == g.crate_key) {
-                entry.push((name.to_string(), g.crate_key.clone()));
-            }
-        }
-    }
-    out
-}
-
-/// `path` with `.` and `..` components resolved lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
     out
 }
 
