@@ -164,7 +164,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     });
     let test_files: usize = filtered.iter().map(|(_, _, n)| n).sum();
     if test_files > 0 {
-        *out.skipped.entry("test_code_items".into()).or_default() += test_files;
+        *out.skipped.entry("test_modules".into()).or_default() += test_files;
     }
     let crates: BTreeMap<&str, Vec<&SourceFile>> =
         filtered.into_iter().map(|(k, f, _)| (k, f)).collect();

@@ -303,6 +303,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The skipped reason that counts test items (functions, modules) inside analyzed
+/// files, not files.
+const ITEMS: &str = "test_code_items";
+/// The skipped reason that counts directories (Cargo target directories), not files.
+const DIRECTORIES: &str = "cargo_target_dirs";
+
 /// `N findings (E errors, W warnings), K input errors, F files (A analyzed, S skipped)`.
 pub fn summary_line(report: &Report) -> String {
     let errors = report
@@ -311,7 +317,17 @@ pub fn summary_line(report: &Report) -> String {
         .filter(|f| f.severity == Severity::Error)
         .count();
     let warnings = report.findings.len() - errors;
-    let skipped: usize = report.summary.skipped.values().sum();
+    // Files and test items are counted apart: the skipped files and the analyzed
+    // ones add up to the files seen (less those with an input error).
+    let (items, skipped) = report
+        .summary
+        .skipped
+        .iter()
+        .fold((0, 0), |(i, f), (k, n)| match k.as_str() {
+            ITEMS => (i + n, f),
+            DIRECTORIES => (i, f),
+            _ => (i, f + n),
+        });
     let mut line = format!(
         "{} ({}, {}), {}, {} ({} analyzed, {} skipped)",
         plural(report.findings.len(), "finding", "findings"),
@@ -322,6 +338,12 @@ pub fn summary_line(report: &Report) -> String {
         report.summary.analyzed,
         skipped
     );
+    if items > 0 {
+        line.push_str(&format!(
+            ", {} left out",
+            plural(items, "test item", "test items")
+        ));
+    }
     if let Some(n) = report.summary.baselined {
         line.push_str(&format!(", {n} in the baseline"));
     }
@@ -402,6 +424,21 @@ mod tests {
         assert_eq!(
             summary_line(&r),
             "0 findings (0 errors, 0 warnings), 0 input errors, 1 file (1 analyzed, 0 skipped)"
+        );
+        // Test items and target directories are not files: counted apart, or not at all.
+        r.summary.files = 5;
+        for (k, n) in [
+            ("no_relevant_tokens", 2),
+            ("test_modules", 2),
+            ("test_code_items", 7),
+            ("cargo_target_dirs", 1),
+        ] {
+            r.summary.skipped.insert(k.into(), n);
+        }
+        assert_eq!(
+            summary_line(&r),
+            "0 findings (0 errors, 0 warnings), 0 input errors, 5 files (1 analyzed, 4 skipped), \
+             7 test items left out"
         );
     }
 
