@@ -172,7 +172,7 @@ struct RawConfig {
     #[serde(default)]
     include_tests: bool,
     #[serde(default)]
-    rules: BTreeMap<Spanned<String>, Spanned<String>>,
+    rules: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     #[serde(default)]
     overrides: Vec<RawOverride>,
     #[serde(default)]
@@ -187,7 +187,7 @@ struct RawConfig {
 struct RawOverride {
     paths: Vec<Spanned<String>>,
     #[serde(default)]
-    rules: BTreeMap<Spanned<String>, Spanned<String>>,
+    rules: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
 /// Text and display path of the config being parsed, to position errors.
@@ -211,7 +211,7 @@ impl ParseCtx<'_> {
 fn parse_level(
     ctx: &ParseCtx,
     rule: &Spanned<String>,
-    level: &Spanned<String>,
+    level: &Spanned<toml::Value>,
 ) -> Result<(&'static str, Option<Severity>), InputError> {
     let meta = crate::rules::lookup(rule.get_ref()).ok_or_else(|| {
         ctx.error(
@@ -220,17 +220,20 @@ fn parse_level(
         )
     })?;
     let sev = match level.get_ref().as_str() {
-        "off" => None,
-        "warning" => Some(Severity::Warning),
-        "error" => Some(Severity::Error),
+        Some("off") => None,
+        Some("warning") => Some(Severity::Warning),
+        Some("error") => Some(Severity::Error),
         other => {
+            // `CODE = false`: a level is one of three strings.
+            let written = other.map_or_else(|| level.get_ref().to_string(), str::to_string);
             return Err(ctx.error(
                 level.span().start,
                 format!(
-                    "invalid level `{other}` for {}: expected off, warning or error",
-                    meta.code
+                    "invalid level `{written}` for {}: expected \"off\", \"warning\" or \"error\" \
+                     (`{} = \"off\"` turns it off)",
+                    meta.code, meta.code
                 ),
-            ))
+            ));
         }
     };
     Ok((meta.code, sev))
@@ -238,7 +241,7 @@ fn parse_level(
 
 fn parse_levels(
     ctx: &ParseCtx,
-    raw: &BTreeMap<Spanned<String>, Spanned<String>>,
+    raw: &BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 ) -> Result<BTreeMap<&'static str, Option<Severity>>, InputError> {
     // Report the first error in file order, not in key order.
     let mut entries: Vec<_> = raw.iter().collect();
@@ -682,7 +685,17 @@ dedup_tables = ["processed_events", "inbox"]
         let e = err("[rules]\nMA001 = \"warn\"\n");
         assert_eq!(
             e.message,
-            "invalid level `warn` for MA001: expected off, warning or error"
+            "invalid level `warn` for MA001: expected \"off\", \"warning\" or \"error\" \
+             (`MA001 = \"off\"` turns it off)"
+        );
+        assert_eq!((e.line, e.column), (Some(2), Some(9)));
+        // Not a string: the same message, with the value as written.
+        let e = err("[rules]\nMA006 = false\n");
+        assert!(
+            e.message
+                .starts_with("invalid level `false` for MA006: expected \"off\""),
+            "{}",
+            e.message
         );
         assert_eq!((e.line, e.column), (Some(2), Some(9)));
         let e = err("[[overrides]]\npaths = [\"a/**\"]\nrules = { MA01 = \"off\" }\n");

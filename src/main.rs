@@ -67,7 +67,7 @@ enum Command {
     /// action that suppresses a finding on its line.
     Server {
         /// Threads for each analysis [default: one per core].
-        #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        #[arg(long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
     },
     /// Print a shell completion script (`msgaudit completions bash >
@@ -171,7 +171,7 @@ struct CheckArgs {
     /// Threads that read and analyze files [default: one per core]; more than four
     /// per core are lowered to four per core. The output is the same whatever the
     /// number.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
 
     /// Print to stderr the files seen, analyzed and skipped (by reason) and the time
@@ -481,6 +481,21 @@ fn check(args: CheckArgs) -> u8 {
         EXIT_FINDINGS
     } else {
         EXIT_OK
+    }
+}
+
+/// `--jobs N`: a whole number of threads, at least 1.
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err(format!(
+            "0 threads cannot analyze anything: give 1 or more (at most {} here, four per \
+             core; a larger number is lowered to it), or leave --jobs out for one per core",
+            msgaudit::driver::max_jobs()
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "`{text}` is not a whole number of threads (1 or more)"
+        )),
     }
 }
 

@@ -155,7 +155,11 @@ fn bad_config_is_exit_2_with_position() {
     );
     config_error(
         "[rules]\nMA001 = \"warn\"\n",
-        "msgaudit.toml:2:9: error: invalid level `warn` for MA001: expected off, warning or error",
+        "msgaudit.toml:2:9: error: invalid level `warn` for MA001: expected \"off\", \"warning\" or \"error\"",
+    );
+    config_error(
+        "[rules]\nMA001 = false\n",
+        "msgaudit.toml:2:9: error: invalid level `false` for MA001: expected \"off\"",
     );
     config_error(
         "[rules]\nMA099 = \"off\"\n",
@@ -1047,4 +1051,19 @@ fn show_files_and_show_settings() {
         .args(["check", "--show-files", "--show-settings"])
         .assert()
         .code(2);
+}
+
+/// `--jobs 0` says what is allowed.
+#[test]
+fn jobs_zero_says_what_is_allowed() {
+    msgaudit()
+        .args(["check", "--jobs", "0", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("give 1 or more"));
+    msgaudit()
+        .args(["check", "--jobs", "many", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a whole number of threads"));
 }
