@@ -13,9 +13,11 @@
 //! not cross `/` (use `**` for that).
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::support::files::normalize_lexically;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -271,23 +273,6 @@ fn display_path(p: &Path) -> String {
         .and_then(|cwd| p.strip_prefix(&cwd).ok().map(Path::to_path_buf))
         .unwrap_or_else(|| p.to_path_buf());
     shown.to_string_lossy().replace('\\', "/")
-}
-
-/// Removes `.` and resolves `..` without touching the disk.
-fn normalize_lexically(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 impl Config {

@@ -2,10 +2,11 @@
 //! code it takes in by `#[path]` module declarations (SPEC §3).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::frontend::rust;
 use crate::source::{FileKind, SourceFile};
+use crate::support::files::normalize_lexically;
 
 /// The crates' dependencies with the code they take in by `#[path]` (SPEC §3: a
 /// crate is the module tree of its root file): a file that declares `#[path =
@@ -23,7 +24,7 @@ pub(super) fn with_path_modules(
     for f in &rust {
         for (name, rel) in rust::scan::path_module_decls(&f.text) {
             let Some(dir) = f.abs.parent() else { continue };
-            let target = normalize(&dir.join(rel));
+            let target = normalize_lexically(&dir.join(rel));
             let Some(g) = by_abs.get(target.as_path()) else {
                 continue;
             };
@@ -34,21 +35,6 @@ pub(super) fn with_path_modules(
             if !entry.iter().any(|(_, d)| *d == g.crate_key) {
                 entry.push((name.to_string(), g.crate_key.clone()));
             }
-        }
-    }
-    out
-}
-
-/// `path` with `.` and `..` components resolved lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
         }
     }
     out

@@ -4,6 +4,25 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+/// `path` with `.` and `..` taken out by their names, without touching the disk (no
+/// link is followed): `..` at the root stays at the root, and a relative path keeps
+/// the `..` it cannot take out.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() && !out.has_root() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
 /// Why a file that must be a regular file was not read ([`read_regular`]).
 #[derive(Debug)]
 pub enum Refusal {
@@ -141,7 +160,17 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::describe_size;
+    use super::{describe_size, normalize_lexically};
+    use std::path::Path;
+
+    #[test]
+    fn lexical_normalization() {
+        let n = |p: &str| normalize_lexically(Path::new(p));
+        assert_eq!(n("/a/b/../c/./d.rs"), Path::new("/a/c/d.rs"));
+        assert_eq!(n("/../x"), Path::new("/x"));
+        assert_eq!(n("../a/./b"), Path::new("../a/b"));
+        assert_eq!(n("a/../../b"), Path::new("../b"));
+    }
 
     #[test]
     fn sizes_name_their_unit() {

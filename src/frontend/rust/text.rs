@@ -5,7 +5,7 @@
 //! text (`.to_string()`, `String::from`, `&`).
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use syn::punctuated::Punctuated;
 use syn::{Expr, Token};
@@ -13,6 +13,7 @@ use syn::{Expr, Token};
 use super::sql;
 use crate::apis::MacroKind;
 use crate::ir::SqlKind;
+use crate::support::files::normalize_lexically;
 
 /// The texts `include_str!` can name: the SQL files of the analyzed tree, by their
 /// path on disk.
@@ -26,7 +27,7 @@ impl<'a> Included<'a> {
         Included {
             files: files
                 .into_iter()
-                .map(|(p, text)| (normalize(p), text))
+                .map(|(p, text)| (normalize_lexically(p), text))
                 .collect(),
         }
     }
@@ -37,7 +38,10 @@ impl<'a> Included<'a> {
     pub fn resolve(&self, from: &Path, arg: &Expr) -> Option<&'a str> {
         let dir = from.parent()?;
         if let Some(rel) = str_lit(arg) {
-            return self.files.get(&normalize(&dir.join(rel))).copied();
+            return self
+                .files
+                .get(&normalize_lexically(&dir.join(rel)))
+                .copied();
         }
         let Expr::Macro(m) = strip(arg) else {
             return None;
@@ -61,23 +65,8 @@ impl<'a> Included<'a> {
         let rest = parts.map(str_lit).collect::<Option<String>>()?;
         let rest = rest.trim_start_matches('/');
         dir.ancestors()
-            .find_map(|a| self.files.get(&normalize(&a.join(rest))).copied())
+            .find_map(|a| self.files.get(&normalize_lexically(&a.join(rest))).copied())
     }
-}
-
-/// `p` with `.` and `..` taken out by their names (no link is followed).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// How a `format!` argument is named in the text it fills (its source text's last
