@@ -533,3 +533,75 @@ fn jobs_beyond_four_per_core_are_lowered() {
     let cores = std::thread::available_parallelism().unwrap().get();
     assert_eq!(threads, 4 * cores, "{stderr}");
 }
+
+/// The findings of `msgaudit check SPELLING` run in `cwd`, each as
+/// `path-below-fixtures:line:column:code` (the spelling's prefix taken off).
+fn findings_below_fixtures(cwd: &Path, spelling: &str) -> Vec<String> {
+    let out = common::check_output(cwd, &[spelling]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let prefix = if spelling == "." {
+        String::new()
+    } else {
+        // JSON paths drop a leading `./` (SPEC §2).
+        let s = spelling.strip_prefix("./").unwrap_or(spelling);
+        format!("{}/", s.trim_end_matches('/'))
+    };
+    let mut found: Vec<String> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap();
+            let below = path.strip_prefix(&prefix).unwrap_or_else(|| {
+                panic!("`{path}` is not spelled from `{spelling}`");
+            });
+            format!("{below}:{}:{}:{}", f["line"], f["column"], f["code"])
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Issue 38, item 0: findings never depend on how the PATH is spelled. The pipeline
+/// description's stage paths used to lose the leading `/` of an absolute directory,
+/// so `check /abs/fixtures` (and the language server, and `$GITHUB_WORKSPACE`) lost
+/// an MA012 that `check fixtures` reports.
+#[test]
+fn findings_do_not_depend_on_how_the_path_is_spelled() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = repo.join("fixtures");
+    let link_home = tempfile::tempdir().unwrap();
+    let link = link_home.path().join("checkout");
+    std::os::unix::fs::symlink(repo, &link).unwrap();
+
+    let reference = findings_below_fixtures(repo, "fixtures");
+    assert!(
+        reference
+            .iter()
+            .any(|f| f.contains("pipeline_description") && f.ends_with("\"MA012\"")),
+        "the pipeline description's MA012 is among the reference findings"
+    );
+    let spellings: Vec<(std::path::PathBuf, String)> = vec![
+        (repo.to_path_buf(), "./fixtures".into()),
+        (repo.to_path_buf(), "fixtures/".into()),
+        (repo.to_path_buf(), fixtures.to_string_lossy().into_owned()),
+        (repo.to_path_buf(), "fixtures/../fixtures".into()),
+        (fixtures.clone(), ".".into()),
+        (fixtures.join("demo"), "..".into()),
+        (
+            link_home.path().to_path_buf(),
+            link.join("fixtures").to_string_lossy().into_owned(),
+        ),
+        (link.clone(), "fixtures".into()),
+    ];
+    for (cwd, spelling) in spellings {
+        let found = findings_below_fixtures(&cwd, &spelling);
+        let lost: Vec<&String> = reference.iter().filter(|f| !found.contains(f)).collect();
+        let gained: Vec<&String> = found.iter().filter(|f| !reference.contains(f)).collect();
+        assert!(
+            lost.is_empty() && gained.is_empty(),
+            "`msgaudit check {spelling}` in {}: lost {lost:?}, gained {gained:?}",
+            cwd.display()
+        );
+    }
+}

@@ -1,4 +1,5 @@
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::declare_rule;
 use super::pairs::label;
@@ -6,6 +7,7 @@ use crate::analysis::kafka_clients::is_consumer;
 use crate::diagnostic::{Finding, Label};
 use crate::ir::{DedupRetention, KafkaClient, Loc, PipelineStage, ReplayWindow, RetentionFacts};
 use crate::support::duration::{human, UNLIMITED};
+use crate::support::files::normalize_lexically;
 
 declare_rule! {
     /// ## What it does
@@ -87,9 +89,12 @@ pub struct Input<'a> {
     pub stages: &'a [PipelineStage],
 }
 
-/// `path` is `dir` or lies under it (display paths; `.` is the root).
+/// `path` is `dir` or lies under it (display paths; `.` is the root), compared
+/// component by component after `.` and `..` are taken out, so that the answer
+/// does not depend on how the PATH argument was spelled (`a/../a`, `./a`).
 fn within(path: &str, dir: &str) -> bool {
-    dir == "." || dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
+    let dir = normalize_lexically(Path::new(dir));
+    dir.as_os_str().is_empty() || normalize_lexically(Path::new(path)).starts_with(&dir)
 }
 
 /// The longest known window among `topics` and the stages' own windows.

@@ -26,7 +26,10 @@
 //! The schema is strict: unknown keys, values of the wrong shape and durations that
 //! do not parse are input errors with their position.
 
+use std::path::Path;
 use std::sync::Arc;
+
+use crate::support::files::normalize_lexically;
 
 use super::kafka_props;
 use super::tree::{Node, Value};
@@ -166,24 +169,13 @@ impl Cx<'_> {
 
     /// `services/billing` relative to the description's directory, as a display path.
     fn stage_path(&self, rel: &str) -> String {
-        let mut parts: Vec<&str> = if rel.starts_with('/') {
-            Vec::new()
-        } else {
-            self.dir
-                .split('/')
-                .filter(|p| !p.is_empty() && *p != ".")
-                .collect()
-        };
-        for p in rel.split('/') {
-            match p {
-                "" | "." => {}
-                ".." => {
-                    parts.pop();
-                }
-                p => parts.push(p),
-            }
-        }
-        parts.join("/")
+        // A stage's path is relative to the description's directory, spelled as the
+        // walk spells it: an absolute directory keeps its root, so that the stage
+        // matches the crates under it however the PATH argument was written.
+        let joined = Path::new(self.dir).join(rel.trim_start_matches('/'));
+        let normal = normalize_lexically(&joined);
+        let text = normal.to_string_lossy();
+        text.strip_prefix("./").unwrap_or(&text).to_string()
     }
 }
 
@@ -365,6 +357,18 @@ mod tests {
         assert_eq!(s.paths, vec!["services/billing"]);
         assert_eq!(s.consumes, vec!["orders"]);
         assert_eq!(s.dedup.as_ref().unwrap().millis, duration::DAY);
+    }
+
+    #[test]
+    fn an_absolute_directory_keeps_its_root() {
+        let text = "version: 1\nstages:\n  - name: billing\n    path: ../services/billing\n";
+        let docs = super::super::tree::parse(text).unwrap();
+        let mut out = Description::default();
+        lower(&docs[0], "msgaudit-pipeline.yml", "/repo/deploy", &mut out);
+        assert_eq!(out.stages[0].paths, vec!["/repo/services/billing"]);
+        let mut out = Description::default();
+        lower(&docs[0], "msgaudit-pipeline.yml", "./deploy", &mut out);
+        assert_eq!(out.stages[0].paths, vec!["services/billing"]);
     }
 
     #[test]
