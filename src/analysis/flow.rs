@@ -35,8 +35,8 @@ pub use facts::{
     AckBeforeEffect, AckOnFailure, Durability, EffectKind, EvData, EvRef, Facts, PairFact, Relation,
 };
 use state::{
-    error_result, join_opt, live_publishes, union, Applied, Failure, Floating, Joiner, Pending,
-    State, Tx, WriteRec,
+    error_result, join_opt, live_publishes, union, Applied, Failure, Floating, Joiner, List,
+    Pending, State, Tx, WriteRec,
 };
 
 /// How deep calls are followed from an entry function.
@@ -113,7 +113,7 @@ fn finish_tasks(st: &mut State, done: Vec<Floating>) {
             in_broker_transaction,
         };
         if !st.nonidem.contains(&applied) {
-            st.nonidem.push(applied);
+            st.nonidem.insert(applied);
         }
     }
 }
@@ -164,6 +164,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             facts: Vec::new(),
             tasks: 0,
             effects_per_ack: HashMap::new(),
+            others_per_primary: HashMap::new(),
             entry: f.name.clone(),
             reach: &reach,
             relayed: BTreeSet::new(),
@@ -219,6 +220,10 @@ struct Interp<'c> {
     tasks: u32,
     /// The effects recorded after each ack (at most [`MAX_EFFECTS_PER_ACK`]).
     effects_per_ack: HashMap<Loc, BTreeSet<Loc>>,
+    /// The other events recorded with each primary event, per relation (at most
+    /// [`MAX_EFFECTS_PER_ACK`]): a finding is one per primary, and recording every
+    /// pair of a long function would grow with the product of its events.
+    others_per_primary: HashMap<(Relation, Loc), BTreeSet<Loc>>,
     pairs: Vec<PairFact>,
     failures: Vec<AckOnFailure>,
     /// The success and error continuations of the last call into the crate.
@@ -387,7 +392,7 @@ impl<'c> Interp<'c> {
                 // What the iterations made durable or published stays so after the
                 // loop, though each iteration starts over (a batch job writing in
                 // a loop, then publishing once).
-                let (mut done_durable, mut done_publishes) = (Vec::new(), Vec::new());
+                let (mut done_durable, mut done_publishes) = (List::default(), List::default());
                 for _ in 0..2 {
                     let o = self.run(body, head.clone(), fr);
                     let mut back = Joiner::default();
@@ -493,7 +498,7 @@ impl<'c> Interp<'c> {
                     let key = (fr.fn_idx, *c);
                     self.received_clients.insert(key);
                     if !st.received_clients.contains(&key) {
-                        st.received_clients.push(key);
+                        st.received_clients.insert(key);
                     }
                 }
                 // Each message is its own path (SPEC §2): a new message ends the
@@ -552,7 +557,9 @@ impl<'c> Interp<'c> {
                             begin,
                             Vec::new(),
                         ),
-                        None => st.early_offsets.push(ev.clone()),
+                        None => {
+                            st.early_offsets.insert(ev.clone());
+                        }
                     }
                 }
                 // The effects a second run repeats are durable before the ack. One
@@ -605,7 +612,7 @@ impl<'c> Interp<'c> {
                         open: true,
                         idle: *fresh && !*used,
                         outbox: false,
-                        nonidem: Vec::new(),
+                        nonidem: List::default(),
                         known: false,
                         business: false,
                     },
@@ -685,7 +692,7 @@ impl<'c> Interp<'c> {
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {
                     Some(tx) => {
                         if nonidem {
-                            tx.nonidem.push(applied.clone());
+                            tx.nonidem.insert(applied.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
                         tx.business |=
@@ -712,11 +719,11 @@ impl<'c> Interp<'c> {
                                 );
                             }
                             if sql.verb != "DELETE" {
-                                st.durable.push(applied.clone());
+                                st.durable.insert(applied.clone());
                             }
                         }
                         if nonidem {
-                            st.nonidem.push(applied);
+                            st.nonidem.insert(applied);
                         }
                         self.effect_now(&mut st, ev);
                     }
@@ -761,7 +768,7 @@ impl<'c> Interp<'c> {
                     new_cause = Some(Failure::of(ev.clone(), true, &st));
                 }
                 if *non_idempotent {
-                    st.nonidem.push(Applied::new(ev.clone(), &st));
+                    st.nonidem.insert(Applied::new(ev.clone(), &st));
                 }
                 self.claims_before(&mut st, &ev);
                 // A publish inside a Kafka transaction is still a step apart from the
@@ -799,7 +806,7 @@ impl<'c> Interp<'c> {
                             related,
                         );
                     }
-                    st.publishes.push(ev.clone());
+                    st.publishes.insert(ev.clone());
                 }
                 self.effect_now(&mut st, ev);
             }
@@ -815,7 +822,7 @@ impl<'c> Interp<'c> {
                     new_cause = Some(Failure::of(ev.clone(), false, &st));
                 }
                 if *non_idempotent {
-                    st.nonidem.push(Applied::new(ev.clone(), &st));
+                    st.nonidem.insert(Applied::new(ev.clone(), &st));
                 }
                 self.claims_before(&mut st, &ev);
                 if let Some(b) = st.broker_open.clone() {
@@ -888,7 +895,7 @@ impl<'c> Interp<'c> {
             EventKind::ErrorIgnored { told, arm } => {
                 if let Some(mut c) = cause {
                     if *arm && c.publish && !st.failed_publishes.contains(&c.effect) {
-                        st.failed_publishes.push(c.effect.clone());
+                        st.failed_publishes.insert(c.effect.clone());
                     }
                     c.handled = Some(e.loc.clone());
                     c.told = *told;
@@ -902,7 +909,7 @@ impl<'c> Interp<'c> {
                 if let Some(f) = st.failed.as_mut() {
                     f.read_before.retain(|t| !tables.contains(t));
                 }
-                union(&mut st.read_tables, tables)
+                st.read_tables.extend(tables.iter().cloned())
             }
             EventKind::IdGen { .. }
             | EventKind::BrokerOffsets

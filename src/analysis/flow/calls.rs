@@ -93,7 +93,7 @@ impl<'c> Interp<'c> {
                             open: true,
                             idle: false,
                             outbox: false,
-                            nonidem: Vec::new(),
+                            nonidem: List::default(),
                             known: false,
                             business: false,
                         },
@@ -296,7 +296,7 @@ impl<'c> Interp<'c> {
                         .filter(|w| callee.returns_claims.contains(&w.ev.loc))
                         .map(|w| w.ev.clone())
                         .collect();
-                    union(&mut s.unchecked, &claims);
+                    s.unchecked.extend(claims.iter().cloned());
                 }
                 join_opt(&mut fall, s);
             }

@@ -1,7 +1,7 @@
 //! The analysis state on one path: pending acks, open transactions, the current
 //! message's effects; and how two states join where paths meet.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{EvRef, Val};
 use crate::ir::Loc;
@@ -46,7 +46,7 @@ pub(super) struct Tx {
     /// An outbox row is written in it: its commit is not half of a dual write.
     pub(super) outbox: bool,
     /// Its non-idempotent writes, durable when it commits.
-    pub(super) nonidem: Vec<Applied>,
+    pub(super) nonidem: List<Applied>,
     /// Some write in it has SQL the analysis could read (dual writes ignore transactions
     /// whose statements are all unknown, e.g. built at run time).
     pub(super) known: bool,
@@ -109,7 +109,7 @@ impl Failure {
             handled: None,
             publish,
             read_before: if publish {
-                st.read_tables.clone()
+                st.read_tables.iter().cloned().collect()
             } else {
                 Vec::new()
             },
@@ -119,6 +119,11 @@ impl Failure {
         }
     }
 }
+
+/// A list of facts on one path: in the order they happened, each once, with a
+/// hash index, so that joining a long state with a short one (the error exit of
+/// every `?` joined into the function's error return) costs the short one.
+pub(super) type List<T> = indexmap::IndexSet<T, foldhash::fast::FixedState>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Floating {
@@ -143,23 +148,23 @@ pub(super) struct State {
     /// Per message (reset at loop back edges): DB writes made durable, publishes
     /// made outside a Kafka transaction, writes with their transaction, and
     /// claims whose result was discarded.
-    pub(super) durable: Vec<Applied>,
-    pub(super) publishes: Vec<EvRef>,
-    pub(super) writes: Vec<WriteRec>,
-    pub(super) unchecked: Vec<EvRef>,
+    pub(super) durable: List<Applied>,
+    pub(super) publishes: List<EvRef>,
+    pub(super) writes: List<WriteRec>,
+    pub(super) unchecked: List<EvRef>,
     /// Durable non-idempotent effects of the current message.
-    pub(super) nonidem: Vec<Applied>,
+    pub(super) nonidem: List<Applied>,
     /// A message was received on this path (the effects that follow are a handler's).
     pub(super) received: bool,
     /// A message is in hand on this path: received on it, or given to the function
     /// the path starts in (`handle(delivery: Delivery)`).
     pub(super) message: bool,
     /// Consumer offset commits made before any Kafka transaction began on this path.
-    pub(super) early_offsets: Vec<EvRef>,
+    pub(super) early_offsets: List<EvRef>,
     /// Kafka clients (function, index) whose messages were received on this path.
-    pub(super) received_clients: Vec<(usize, u32)>,
+    pub(super) received_clients: List<(usize, u32)>,
     /// Tables whose rows were read on this path (what a relay may publish).
-    pub(super) read_tables: Vec<String>,
+    pub(super) read_tables: List<String>,
     /// The current message's effect failed on this path and the code went on, with
     /// nothing done yet that keeps the message.
     pub(super) failed: Option<Failure>,
@@ -169,33 +174,20 @@ pub(super) struct State {
     pub(super) cause: Option<Failure>,
     /// Publishes that failed on this path: a write after one is compensation (marking
     /// an endpoint dead, recording the failed send), not half of a dual write.
-    pub(super) failed_publishes: Vec<EvRef>,
+    pub(super) failed_publishes: List<EvRef>,
 }
 
 /// Adds to `mine` what `other` has that it lacks. The two states of a join mostly
 /// come from one state before a branch: their common prefix is skipped (shared
-/// events compare by address), so a join costs the prefix plus what the branches
-/// added, not a search of one list per element of the other.
-/// What is left after the prefix is looked up in a hash set when both are long (the
-/// join of many match arms).
-pub(super) fn union<T: Clone + Eq + std::hash::Hash>(mine: &mut Vec<T>, other: &[T]) {
+/// events compare by address), and what is left is looked up in `mine`'s index, so
+/// a join costs the prefix plus what `other` added, never a search of `mine`.
+pub(super) fn union<T: Clone + Eq + std::hash::Hash>(mine: &mut List<T>, other: &List<T>) {
     let common = mine.iter().zip(other).take_while(|(a, b)| a == b).count();
-    let (tail, add) = (mine.len() - common, other.len() - common);
-    if tail.saturating_mul(add) <= 4096 {
-        for x in &other[common..] {
-            if !mine[common..].contains(x) {
-                mine.push(x.clone());
-            }
+    for x in other.iter().skip(common) {
+        if !mine.contains(x) {
+            mine.insert(x.clone());
         }
-        return;
     }
-    let mut have: HashSet<&T> = mine[common..].iter().collect();
-    let new: Vec<T> = other[common..]
-        .iter()
-        .filter(|x| have.insert(x))
-        .cloned()
-        .collect();
-    mine.extend(new);
 }
 
 impl State {
@@ -207,19 +199,19 @@ impl State {
             effects: BTreeSet::new(),
             broker_open: None,
             broker_seen: None,
-            durable: Vec::new(),
-            publishes: Vec::new(),
-            writes: Vec::new(),
-            unchecked: Vec::new(),
-            nonidem: Vec::new(),
+            durable: List::default(),
+            publishes: List::default(),
+            writes: List::default(),
+            unchecked: List::default(),
+            nonidem: List::default(),
             received: false,
             message: false,
-            early_offsets: Vec::new(),
-            received_clients: Vec::new(),
-            read_tables: Vec::new(),
+            early_offsets: List::default(),
+            received_clients: List::default(),
+            read_tables: List::default(),
             failed: None,
             cause: None,
-            failed_publishes: Vec::new(),
+            failed_publishes: List::default(),
         }
     }
 
@@ -359,7 +351,7 @@ pub(super) fn error_result(mut s: State, failed_before: &Option<Failure>) -> Sta
     // On this path the publish did fail: what follows it is compensation.
     if let Some(c) = s.cause.as_ref().filter(|c| c.publish) {
         if !s.failed_publishes.contains(&c.effect) {
-            s.failed_publishes.push(c.effect.clone());
+            s.failed_publishes.insert(c.effect.clone());
         }
     }
     s

@@ -11,6 +11,16 @@ impl<'c> Interp<'c> {
         other: EvRef,
         related: Vec<(EvRef, String)>,
     ) {
+        let seen = self
+            .others_per_primary
+            .entry((relation, primary.loc.clone()))
+            .or_default();
+        if !seen.contains(&other.loc) {
+            if seen.len() >= MAX_EFFECTS_PER_ACK {
+                return;
+            }
+            seen.insert(other.loc.clone());
+        }
         self.pairs.push(PairFact {
             relation,
             primary,
@@ -79,12 +89,12 @@ impl<'c> Interp<'c> {
             self.pair(relation, d, eff, Vec::new());
         }
         if dedup && unchecked {
-            st.unchecked.push(ev.clone());
+            st.unchecked.insert(ev.clone());
         } else if !dedup && !outbox {
             self.claims_before(st, ev);
         }
         if !outbox {
-            st.writes.push(WriteRec {
+            st.writes.insert(WriteRec {
                 ev: ev.clone(),
                 tx,
                 auto,
@@ -132,7 +142,7 @@ impl<'c> Interp<'c> {
             }
             // Deleting what was handled (a relay's bookkeeping) is not a business change.
             if t.business {
-                st.durable.push(commit);
+                st.durable.insert(commit);
             }
         }
         if t.open {
