@@ -123,7 +123,12 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         None => None,
     };
 
-    let pool = driver::thread_pool(options.jobs);
+    let pool = driver::thread_pool(options.jobs).map_err(|message| InputError {
+        path: String::new(),
+        line: None,
+        column: None,
+        message,
+    })?;
     let setup_done = Instant::now();
     // Reading runs on the same pool, so that `--jobs` bounds every thread msgaudit starts.
     let discovery =

@@ -3,6 +3,7 @@
 //! the analysis's facts over the model and hands them to the rules. It sits above
 //! the front ends, the analysis and the rules; none of them imports it.
 
+mod budget;
 pub mod demand;
 pub mod lazy;
 mod link;
@@ -53,20 +54,26 @@ pub fn max_jobs() -> usize {
 /// The pool that reads and analyzes files: `jobs` threads (`None`: one per core, or
 /// `RAYON_NUM_THREADS`), at most [`max_jobs`] (a larger number is lowered to it),
 /// each with a [`STACK_SIZE`] stack. Results never depend on the number of threads:
-/// every parallel step collects in input order.
-pub fn thread_pool(jobs: Option<usize>) -> rayon::ThreadPool {
+/// every parallel step collects in input order. When the system refuses that many
+/// threads (an address-space or process limit), the pool is one thread; the error
+/// is returned only when not even one can start.
+pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
     let asked = jobs.or_else(|| {
         std::env::var("RAYON_NUM_THREADS")
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&n| n > 0)
     });
-    rayon::ThreadPoolBuilder::new()
-        // 0: one per core.
-        .num_threads(asked.map_or(0, |n| n.min(max_jobs())))
-        .stack_size(STACK_SIZE)
-        .build()
-        .expect("cannot start analysis threads")
+    let build = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            // 0: one per core.
+            .num_threads(n)
+            .stack_size(STACK_SIZE)
+            .build()
+    };
+    build(asked.map_or(0, |n| n.min(max_jobs())))
+        .or_else(|_| build(1))
+        .map_err(|e| format!("cannot start an analysis thread: {e}"))
 }
 
 #[derive(Default)]
@@ -298,37 +305,66 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
 
     let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
-    let results: Vec<CrateResult> = pool.install(|| {
-        work.par_iter()
-            .map(|(key, files, named)| {
+    // Crates are admitted by their estimated memory (budget.rs), from scheduling
+    // threads that hand each admitted crate to the pool; the results keep `work`'s
+    // order.
+    let gate = budget::Gate::new(budget::RUN_MEMORY_BUDGET);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<CrateResult>>> =
+        work.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..pool.current_num_threads().max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((key, files, named)) = work.get(i) else {
+                    break;
+                };
                 let _tick = Tick(&bar);
                 if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    return CrateResult::default();
+                    continue;
                 }
+                let parsed: u64 = files
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| named.as_ref().is_none_or(|n| n[*j]))
+                    .map(|(_, f)| f.text.len() as u64)
+                    .sum();
+                let _permit = gate.admit(budget::estimate(parsed));
                 // An internal failure on one crate is reported; the others still run.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    analyze_crate(
-                        key,
-                        files,
-                        &unique_tables,
-                        input.cancel,
-                        rust::Inputs {
-                            apis: input.apis,
-                            included: &included,
-                            include_tests: input.include_tests,
-                            roots: roots.get(key).unwrap_or(&no_roots),
-                            hooks: input.hooks,
-                        },
-                        named
-                            .as_deref()
-                            .zip(lexicon.as_ref())
-                            .map(|(named, lexicon)| Prefilter { named, lexicon }),
-                    )
-                }))
-                .unwrap_or_else(|panic| internal_error(files, panic))
-            })
-            .collect()
+                let result = pool.install(|| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        analyze_crate(
+                            key,
+                            files,
+                            &unique_tables,
+                            input.cancel,
+                            rust::Inputs {
+                                apis: input.apis,
+                                included: &included,
+                                include_tests: input.include_tests,
+                                roots: roots.get(key).unwrap_or(&no_roots),
+                                hooks: input.hooks,
+                            },
+                            named
+                                .as_deref()
+                                .zip(lexicon.as_ref())
+                                .map(|(named, lexicon)| Prefilter { named, lexicon }),
+                        )
+                    }))
+                    .unwrap_or_else(|panic| internal_error(files, panic))
+                });
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+            });
+        }
     });
+    let results: Vec<CrateResult> = slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_default()
+        })
+        .collect();
     // YAML files parse on the same big-stack threads: serde-saphyr recurses once per
     // nesting level (bounded by its budget's `max_depth`).
     let yaml_results: Vec<yaml::Lowered> = pool.install(|| {
@@ -547,7 +583,7 @@ fn analyze_crate(
         outbox: apis.outbox_tables.clone(),
         unique: unique_tables.to_vec(),
     };
-    let (findings, inventory) = cpu::timed(cpu::Phase::Rules, || {
+    let (findings, inventory, over_budget) = cpu::timed(cpu::Phase::Rules, || {
         let mut facts = flow::crate_facts(&lowered.krate, &tables);
         let findings = crate::rules::check_all(&lowered.krate, &facts);
         crate::rules::keep_reported(&mut facts);
@@ -558,7 +594,7 @@ fn analyze_crate(
             apis,
             retention: &lowered.retention,
         });
-        (findings, inventory)
+        (findings, inventory, std::mem::take(&mut facts.over_budget))
     });
     let mut inventory = inventory;
     let mut errors = lowered.errors;
@@ -583,6 +619,18 @@ fn analyze_crate(
             errors.iter().map(|e| e.path.as_str()).collect();
         unparsed_files = own.len().saturating_sub(analyzed + refused.len());
     }
+    // A function with too many paths is named where it is declared (its file was
+    // analyzed: the rest of it is reported).
+    errors.extend(over_budget.into_iter().map(|(name, loc)| InputError {
+        path: loc.path.to_string(),
+        line: Some(loc.span.line),
+        column: Some(loc.span.column),
+        message: format!(
+            "`{name}` has too many paths to analyze within the per-function budget \
+             ({} steps); not analyzed",
+            flow::MAX_WORK_PER_ENTRY
+        ),
+    }));
     let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
         .krate
         .functions

@@ -201,6 +201,9 @@ pub struct Facts {
     pub relays: BTreeMap<String, BTreeSet<String>>,
     /// The tables each write, and each commit, makes durable (by the event's place).
     pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
+    /// Entry functions with too many paths to analyze within the budget
+    /// ([`super::MAX_WORK_PER_ENTRY`]): their facts are left out, and the run says so.
+    pub over_budget: Vec<(String, Loc)>,
 }
 
 impl Facts {

@@ -11,6 +11,7 @@ impl<'c> Interp<'c> {
         other: EvRef,
         related: Vec<(EvRef, String)>,
     ) {
+        self.work += 1;
         let seen = self
             .others_per_primary
             .entry((relation, primary.loc.clone()))
