@@ -31,7 +31,13 @@ fn main() {
             }
         }
     }
-    let pool = msgaudit::driver::thread_pool(jobs);
+    let pool = match msgaudit::driver::thread_pool(jobs) {
+        Ok(pool) => pool,
+        Err(e) => {
+            eprintln!("parse_only: {e}");
+            std::process::exit(2);
+        }
+    };
     let (lines, failed) = pool.install(|| {
         files
             .par_iter()
