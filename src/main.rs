@@ -501,22 +501,23 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 
 /// `msgaudit server`: the language server on stdio, until the client says `exit`.
 fn server(jobs: Option<usize>) -> u8 {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, transport) = msgaudit::server::transport::stdio();
     let options = msgaudit::server::ServerOptions {
         docs_dir: rule_docs_dir(),
         jobs,
     };
-    // `run` drops the connection when it returns: the writer thread then ends, and
-    // the reader has stopped at `exit` (or at the end of the input).
-    match msgaudit::server::run(connection, options) {
-        Ok(()) => {
-            if let Err(e) = io_threads.join() {
-                say!("msgaudit server: {e}");
-                return EXIT_ERROR;
-            }
-            EXIT_OK
+    // `run` drops the connection when it returns: the writer thread then ends once
+    // it has written what it was given. An analysis still running is not waited
+    // for: returning from `main` ends the process.
+    let result = msgaudit::server::run(connection, options);
+    let stopped = transport.finish();
+    match (result, stopped) {
+        (Ok(()), Ok(())) => EXIT_OK,
+        (Err(e), _) => {
+            say!("msgaudit server: {e}");
+            EXIT_ERROR
         }
-        Err(e) => {
+        (Ok(()), Err(e)) => {
             say!("msgaudit server: {e}");
             EXIT_ERROR
         }

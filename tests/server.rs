@@ -239,7 +239,15 @@ fn cli_view(root: &Path, overlay: &[(&Path, &str)]) -> BTreeMap<String, Vec<(Str
         overlay: std::sync::Arc::new(
             overlay
                 .iter()
-                .map(|(p, t)| (fs::canonicalize(p).unwrap(), t.to_string()))
+                .map(|(p, t)| {
+                    // A file not on disk: its directory's canonical path.
+                    let real = fs::canonicalize(p).unwrap_or_else(|_| {
+                        fs::canonicalize(p.parent().unwrap())
+                            .unwrap()
+                            .join(p.file_name().unwrap())
+                    });
+                    (real, t.to_string())
+                })
                 .collect(),
         ),
         ..msgaudit::Options::default()
@@ -784,3 +792,7 @@ fn a_cancelled_run_returns_no_report() {
     let err = msgaudit::check(std::slice::from_ref(&demo), &options).unwrap_err();
     assert_eq!(err, msgaudit::cancelled());
 }
+
+// Issue 38, items 5-9: the server is never crashed or hung by its input.
+#[path = "server/hostile.rs"]
+mod hostile;

@@ -2,8 +2,8 @@
 //! `lsp-server` and `lsp-types`.
 //!
 //! The server analyzes the workspace root (the first workspace folder, else the root
-//! URI; without either, the directory above the first opened file that holds
-//! `msgaudit.toml`, `Cargo.lock` or `.git`, else that file's directory) with
+//! URI; without either, the crate of the first opened file, its nearest directory
+//! with a `Cargo.toml` below any repository root, else that file alone) with
 //! [`crate::check`], the function behind
 //! `msgaudit check`, with the editor's unsaved buffers of Rust and YAML files as an
 //! overlay ([`crate::source::Overlay`]): what it publishes is what `msgaudit check
@@ -27,7 +27,9 @@
 //! local Markdown file of the rule's `msgaudit explain` text, see
 //! [`ServerOptions::docs_dir`]).
 
+mod actions;
 pub mod convert;
+pub mod transport;
 mod worker;
 
 use worker::{worker, Job, Outcome};
@@ -149,8 +151,15 @@ pub fn run(
     connection: Connection,
     options: ServerOptions,
 ) -> Result<(), Box<dyn Error + Send + Sync>> {
-    let (id, params) = connection.initialize_start()?;
-    let params: lsp::InitializeParams = serde_json::from_value(params)?;
+    // An `initialize` whose params are not InitializeParams is refused; the client
+    // may send another.
+    let (id, params) = loop {
+        let (id, params) = connection.initialize_start()?;
+        match serde_json::from_value::<lsp::InitializeParams>(params) {
+            Ok(params) => break (id, params),
+            Err(e) => connection.sender.send(invalid(id, e).into())?,
+        }
+    };
     let encoding = Encoding::negotiate(
         params
             .capabilities
@@ -205,9 +214,11 @@ pub fn run(
         published: Published::default(),
     };
     let result = server.main_loop(&connection, &out_rx);
+    // A run in progress is cancelled (see `main_loop`) and not waited for: the
+    // worker ends when it sees its job channel closed, and the binary exits without
+    // waiting for it, so that `exit` ends the process at once.
     drop(server);
-    // The worker ends when its job channel closes; a run in progress finishes first.
-    let _ = worker.join();
+    drop(worker);
     result
 }
 
@@ -267,17 +278,24 @@ fn watch_files(connection: &Connection) -> Result<(), Box<dyn Error + Send + Syn
     Ok(())
 }
 
-/// The root for a file opened without a workspace: the nearest directory above it
-/// holding `msgaudit.toml`, `Cargo.lock` or `.git`, else its own directory.
+/// What to analyze for a file opened without a workspace: its crate, the nearest
+/// directory above it with a `Cargo.toml`, looked for no higher than a repository
+/// root (a directory with `.git`) and never at the file system root; without one,
+/// the file alone (opening `/tmp/h.rs` never analyzes all of `/tmp`).
 fn root_for_file(path: &Path) -> Option<PathBuf> {
     let dir = path.parent()?;
-    let marked = dir.ancestors().find(|d| {
-        d.parent().is_some()
-            && ["msgaudit.toml", "Cargo.lock", ".git"]
-                .iter()
-                .any(|m| d.join(m).exists())
-    });
-    Some(marked.unwrap_or(dir).to_path_buf())
+    for d in dir.ancestors() {
+        if d.parent().is_none() {
+            break;
+        }
+        if d.join("Cargo.toml").is_file() {
+            return Some(d.to_path_buf());
+        }
+        if d.join(".git").exists() {
+            break;
+        }
+    }
+    Some(path.to_path_buf())
 }
 
 fn capabilities(encoding: Encoding) -> lsp::ServerCapabilities {
@@ -325,6 +343,20 @@ fn write_rule_docs(dir: &Path) -> Option<PathBuf> {
     Some(dir)
 }
 
+/// `path` made canonical; when it does not exist, its nearest existing ancestor is,
+/// and the rest is kept as written.
+fn canonical(path: PathBuf) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(&path) {
+        return real;
+    }
+    for dir in path.ancestors().skip(1) {
+        if let (Ok(real), Ok(rest)) = (std::fs::canonicalize(dir), path.strip_prefix(dir)) {
+            return real.join(rest);
+        }
+    }
+    path
+}
+
 /// The kind of a file the server tracks buffers of.
 fn tracked_kind(path: &Path) -> Option<FileKind> {
     match FileKind::from_path(path)? {
@@ -346,7 +378,10 @@ impl Server {
             };
             select! {
                 recv(connection.receiver) -> msg => {
-                    let Ok(msg) = msg else { return Ok(()) };
+                    let Ok(msg) = msg else {
+                        self.cancel_run();
+                        return Ok(());
+                    };
                     match msg {
                         Message::Request(req) => {
                             // After `shutdown`, only `exit` is expected; whatever
@@ -360,6 +395,7 @@ impl Server {
                             } else if req.method == lsp::request::Shutdown::METHOD {
                                 self.shut_down = true;
                                 self.deadline = None;
+                                self.cancel_run();
                                 Response::new_ok(req.id, ())
                             } else {
                                 self.on_request(req)
@@ -368,6 +404,7 @@ impl Server {
                         }
                         Message::Notification(n) => {
                             if n.method == lsp::notification::Exit::METHOD {
+                                self.cancel_run();
                                 return Ok(());
                             }
                             if !self.shut_down {
@@ -415,14 +452,19 @@ impl Server {
         });
     }
 
+    /// Stops the run under way, if any, early (its result is no longer wanted).
+    fn cancel_run(&mut self) {
+        if let Some(cancel) = self.running.take() {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// A run at once, or after the quiet period.
     fn schedule(&mut self, now: bool) {
         self.edits += 1;
         // The run under way analyzes texts that are no longer the editor's: its
         // result would be dropped, so it stops early.
-        if let Some(cancel) = self.running.take() {
-            cancel.store(true, Ordering::Relaxed);
-        }
+        self.cancel_run();
         let at = if now {
             Instant::now()
         } else {
@@ -514,11 +556,12 @@ impl Server {
         }
     }
 
-    /// The canonical path of a tracked document (a Rust or YAML file).
+    /// The canonical path of a tracked document (a Rust or YAML file); of one not on
+    /// disk (a new buffer never saved), its canonical directory's.
     fn doc_path(&self, uri: &lsp::Uri) -> Option<PathBuf> {
         let path = convert::uri_to_path(uri)?;
         tracked_kind(&path)?;
-        Some(std::fs::canonicalize(&path).unwrap_or(path))
+        Some(canonical(path))
     }
 
     fn on_request(&mut self, req: Request) -> Response {
@@ -644,7 +687,7 @@ impl Server {
                 continue;
             };
             let version = convert::uri_to_path(&uri)
-                .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+                .map(canonical)
                 .and_then(|p| versions.get(&p).copied());
             notify::<lsp::notification::PublishDiagnostics>(
                 connection,
@@ -733,198 +776,6 @@ impl Server {
             message: e.message.clone(),
             ..lsp::Diagnostic::default()
         }
-    }
-
-    /// The published findings of the document at `uri` whose lines `range` touches.
-    fn findings_at(&self, uri: &lsp::Uri, lines: (u32, u32)) -> Vec<&Finding> {
-        let Some(path) = convert::uri_to_path(uri).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
-        else {
-            return Vec::new();
-        };
-        let report = &self.published.report;
-        self.published
-            .by_path
-            .get(&path)
-            .into_iter()
-            .flatten()
-            .map(|&i| &report.findings[i])
-            .filter(|f| {
-                let end = f.span.end_line.max(f.span.line);
-                f.span.line <= lines.1 && end >= lines.0
-            })
-            .collect()
-    }
-
-    fn hover(&self, p: &lsp::HoverParams) -> Option<lsp::Hover> {
-        let uri = &p.text_document_position_params.text_document.uri;
-        let pos = p.text_document_position_params.position;
-        let path = convert::uri_to_path(uri)?;
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
-        let display = path.to_str()?;
-        let text = self.source(&self.published.report, display);
-        let (line, column) = convert::line_column(text, pos, self.encoding);
-        let under: Vec<&Finding> = self
-            .findings_at(uri, (line, line))
-            .into_iter()
-            .filter(|f| {
-                let s = &f.span;
-                let (end_line, end_column) = if s.end_line == 0 {
-                    (s.line, s.column)
-                } else {
-                    (s.end_line, s.end_column)
-                };
-                (line, column) >= (s.line, s.column) && (line, column) <= (end_line, end_column)
-            })
-            .collect();
-        if under.is_empty() {
-            return None;
-        }
-        let mut value = String::new();
-        for f in under {
-            if !value.is_empty() {
-                value.push_str("\n\n---\n\n");
-            }
-            value.push_str(&format!("**{}** {}\n\n", f.code, f.message));
-            if let Some(rule) = crate::rules::lookup(f.code) {
-                value.push_str(&crate::emit::explain(rule));
-            }
-        }
-        Some(lsp::Hover {
-            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
-                kind: lsp::MarkupKind::Markdown,
-                value,
-            }),
-            range: None,
-        })
-    }
-
-    /// "Suppress CODE on this line" for each finding on the requested lines: a
-    /// `msgaudit:allow(CODE) reason` comment on a new line above, indented as the
-    /// finding's line.
-    fn code_actions(&self, p: &lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
-        // A client asking for other kinds only (`source.organizeImports`) gets none.
-        if let Some(only) = &p.context.only {
-            let quickfix = lsp::CodeActionKind::QUICKFIX;
-            let wanted = only.iter().any(|k| {
-                quickfix.as_str() == k.as_str()
-                    || quickfix.as_str().starts_with(&format!("{}.", k.as_str()))
-            });
-            if !wanted {
-                return Vec::new();
-            }
-        }
-        let uri = &p.text_document.uri;
-        let lines = (p.range.start.line + 1, p.range.end.line + 1);
-        let Some(path) = convert::uri_to_path(uri).map(|p| std::fs::canonicalize(&p).unwrap_or(p))
-        else {
-            return Vec::new();
-        };
-        let Some(kind) = tracked_kind(&path) else {
-            return Vec::new();
-        };
-        let marker = if kind == FileKind::Yaml { "#" } else { "//" };
-        // The current text: the open buffer's, else the analyzed one.
-        let text = match self.docs.get(&path) {
-            Some(doc) => doc.text.as_str(),
-            None => self.source(&self.published.report, path.to_str().unwrap_or("")),
-        };
-        let mut seen = HashSet::new();
-        let mut actions = Vec::new();
-        let analyzed = self.source(&self.published.report, path.to_str().unwrap_or(""));
-        for f in self.findings_at(uri, lines) {
-            if f.code == crate::rules::UNUSED_SUPPRESSION.code {
-                // Only where the buffer is still the text analyzed: the edit deletes by
-                // position.
-                if text == analyzed {
-                    actions.extend(self.remove_suppression(uri, text, f));
-                }
-                continue;
-            }
-            if !seen.insert((f.code, f.span.line)) {
-                continue;
-            }
-            let line = f.span.line - 1;
-            let current = convert::line_text(text, line as usize);
-            let indent: String = current.chars().take_while(|c| c.is_whitespace()).collect();
-            let at = lsp::Position::new(line, 0);
-            let edit = lsp::TextEdit {
-                range: lsp::Range::new(at, at),
-                new_text: format!("{indent}{marker} msgaudit:allow({}) reason\n", f.code),
-            };
-            let diagnostic = self.diagnostic(&self.published.report, f);
-            actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!("Suppress {} ({}) on this line", f.code, f.name),
-                kind: Some(lsp::CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![diagnostic]),
-                edit: Some(lsp::WorkspaceEdit {
-                    changes: Some(std::iter::once((uri.clone(), vec![edit])).collect()),
-                    ..lsp::WorkspaceEdit::default()
-                }),
-                ..lsp::CodeAction::default()
-            }));
-        }
-        actions
-    }
-}
-
-impl Server {
-    /// "Remove the unused suppression" for an unused-suppression finding on a comment
-    /// that names one rule (of a comment naming several, only the user knows which to
-    /// keep): its whole line when the comment is alone on it, else the comment and the
-    /// spaces before it.
-    fn remove_suppression(
-        &self,
-        uri: &lsp::Uri,
-        text: &str,
-        f: &Finding,
-    ) -> Option<lsp::CodeActionOrCommand> {
-        let s = f.span;
-        if s.line == 0 || s.end_line != s.line {
-            return None;
-        }
-        let line: Vec<char> = convert::line_text(text, s.line as usize - 1)
-            .chars()
-            .collect();
-        let start = (s.column as usize).checked_sub(1)?;
-        let end = (s.end_column as usize).checked_sub(1)?.min(line.len());
-        let comment: String = line.get(start..end)?.iter().collect();
-        let (_, args) = comment.split_once("msgaudit:allow(")?;
-        let (list, _) = args.split_once(')')?;
-        if list.split(',').filter(|i| !i.trim().is_empty()).count() != 1 {
-            return None;
-        }
-        let before: String = line[..start].iter().collect();
-        let range = if before.trim().is_empty() {
-            lsp::Range::new(
-                lsp::Position::new(s.line - 1, 0),
-                lsp::Position::new(s.line, 0),
-            )
-        } else {
-            let kept = before.trim_end().chars().count() as u32;
-            lsp::Range::new(
-                convert::position(text, s.line, kept + 1, self.encoding),
-                convert::position(text, s.line, end as u32 + 1, self.encoding),
-            )
-        };
-        Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-            title: "Remove the unused suppression".into(),
-            kind: Some(lsp::CodeActionKind::QUICKFIX),
-            diagnostics: Some(vec![self.diagnostic(&self.published.report, f)]),
-            edit: Some(lsp::WorkspaceEdit {
-                changes: Some(
-                    std::iter::once((
-                        uri.clone(),
-                        vec![lsp::TextEdit {
-                            range,
-                            new_text: String::new(),
-                        }],
-                    ))
-                    .collect(),
-                ),
-                ..lsp::WorkspaceEdit::default()
-            }),
-            ..lsp::CodeAction::default()
-        }))
     }
 }
 

@@ -558,8 +558,9 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
 }
 
 /// Texts that replace files on disk for one run (an editor's unsaved buffers, for
-/// `msgaudit server`), keyed by canonical path. Only files that discovery finds are
-/// replaced: a buffer never saved to disk is not analyzed.
+/// `msgaudit server`), keyed by canonical path (of a file not on disk: its
+/// directory's canonical path joined with its name). A buffer never saved to disk
+/// is analyzed where the walk would find it if it were saved.
 pub type Overlay = BTreeMap<PathBuf, String>;
 
 /// An overlay's text, checked as [`read_file`] checks a file's.
@@ -580,6 +581,57 @@ fn overlay_text(display: &str, text: &str, kind: FileKind, max_bytes: u64) -> Re
     match text.strip_prefix('\u{feff}') {
         Some(rest) => ReadOutcome::Text(rest.to_string(), true),
         None => ReadOutcome::Text(text.to_string(), false),
+    }
+}
+
+/// Makes candidates of the buffers in `overlay` that are not on disk (an editor's
+/// new file, never saved), where the walk would have found them: under a directory
+/// PATH, in no version control or Cargo target directory, neither excluded nor
+/// ignored. They then belong to the crate their path would.
+fn add_unsaved(
+    walker: &mut Walker,
+    dirs: &[DirPath],
+    rules: &mut Rules,
+    config: &Config,
+    overlay: &Overlay,
+) {
+    for path in overlay.keys() {
+        if walker.candidates.contains_key(path) || fs::symlink_metadata(path).is_ok() {
+            continue;
+        }
+        let Some(kind) = FileKind::from_path(path) else {
+            continue;
+        };
+        let Some(d) = outermost(dirs, path) else {
+            continue;
+        };
+        let Ok(rel) = path.strip_prefix(&d.real) else {
+            continue;
+        };
+        let parts: Vec<_> = rel.components().collect();
+        let mut sub = PathBuf::new();
+        let dropped = parts.iter().enumerate().any(|(i, part)| {
+            sub.push(part);
+            let is_dir = i + 1 < parts.len();
+            let real = d.real.join(&sub);
+            (is_dir
+                && (part
+                    .as_os_str()
+                    .to_str()
+                    .is_some_and(|n| VCS_DIRS.contains(&n))
+                    || rules.is_cargo_target(&real)))
+                || config.is_excluded(&d.arg.join(&sub), is_dir)
+                || rules.is_ignored(&real, is_dir)
+        });
+        if !dropped {
+            walker.candidates.insert(
+                path.clone(),
+                Candidate {
+                    kind,
+                    named: BTreeSet::new(),
+                },
+            );
+        }
     }
 }
 
@@ -612,6 +664,7 @@ pub fn discover_with(
             Rules::new(&[]),
         ),
     };
+    add_unsaved(&mut walker, &dirs, &mut rules, config, overlay);
     for e in std::mem::take(&mut rules.errors) {
         walker.errors.push(InputError {
             path: display_under(&dirs, &e.path),

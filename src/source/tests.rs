@@ -22,8 +22,15 @@ fn an_overlay_replaces_the_text_on_disk() {
     let mut overlay = Overlay::new();
     overlay.insert(real("a.rs"), "\u{feff}fn in_buffer() {}\n".into());
     overlay.insert(real("c.yaml"), "a: {{ templated }}\n".into());
-    // Not on disk: not found by the walk, so not analyzed.
-    overlay.insert(r.join("new.rs"), "fn new() {}\n".into());
+    // Not on disk: analyzed where the walk would find it; not in an ignored
+    // directory, nor outside the PATHs.
+    overlay.insert(real(".").join("new.rs"), "fn new() {}\n".into());
+    write(r, ".ignore", b"gen/\n");
+    overlay.insert(real(".").join("gen/x.rs"), "fn x() {}\n".into());
+    overlay.insert(
+        PathBuf::from("/nonexistent-msgaudit/z.rs"),
+        "fn z() {}\n".into(),
+    );
     let d = discover_with(
         &[r.to_path_buf()],
         &Config::default(),
@@ -39,7 +46,8 @@ fn an_overlay_replaces_the_text_on_disk() {
         texts,
         [
             ("a.rs", "fn in_buffer() {}\n", true),
-            ("b.rs", "fn b() {}\n", false)
+            ("b.rs", "fn b() {}\n", false),
+            ("new.rs", "fn new() {}\n", false)
         ]
     );
     assert_eq!(d.skipped.get("templated_yaml"), Some(&1));
