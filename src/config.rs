@@ -1,7 +1,8 @@
 //! `msgaudit.toml`, `--select`/`--ignore`, and per-rule, per-path severities.
 //!
 //! The config is found by `--config FILE`, or else as `msgaudit.toml` in the
-//! directory of the first PATH or any of its ancestors. The schema is strict: unknown
+//! directory of the first PATH or any of its ancestors up to the repository root
+//! (outside a repository, only in that directory). The schema is strict: unknown
 //! keys, unknown rules and invalid levels are errors that carry the config's path
 //! and the 1-based line and column of the offending text. An error does not stop a
 //! run: the entry in error is left out, or, when the file is not valid TOML or does
@@ -415,6 +416,12 @@ impl Config {
         })
     }
 
+    /// The `msgaudit.toml` that applies to `first_path`: the first one in its directory
+    /// (the directory itself when it is one) or a directory above, up to the repository
+    /// root (the nearest directory holding `.git`, as for ignore files); outside a
+    /// repository, only in that directory. A config above the repository could be
+    /// anyone's (`/tmp/msgaudit.toml`). Anything by that name counts, so that a FIFO
+    /// or a link to a device is an error, not ignored.
     fn find(first_path: &Path) -> Option<PathBuf> {
         let start = first_path.canonicalize().ok()?;
         let start = if start.is_file() {
@@ -422,10 +429,17 @@ impl Config {
         } else {
             start
         };
-        start
-            .ancestors()
-            .map(|dir| dir.join(CONFIG_FILE_NAME))
-            .find(|candidate| candidate.is_file())
+        let in_repository = start.ancestors().any(crate::source::is_repository_root);
+        for dir in start.ancestors() {
+            let candidate = dir.join(CONFIG_FILE_NAME);
+            if candidate.symlink_metadata().is_ok() {
+                return Some(candidate);
+            }
+            if !in_repository || crate::source::is_repository_root(dir) {
+                return None;
+            }
+        }
+        None
     }
 
     /// Parses config text; `path` is used in error messages. `root` is left unset.

@@ -29,7 +29,8 @@ pub use report::{Report, Summary, Timings};
 /// What a `check` run should do, besides the paths.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// `--config FILE`; when `None`, `msgaudit.toml` is searched upward from the first path.
+    /// `--config FILE`; when `None`, `msgaudit.toml` is searched upward from the first
+    /// path, up to the repository root.
     pub config: Option<PathBuf>,
     /// `--select`: when non-empty, only these rules (codes or names) run.
     pub select: Vec<String>,

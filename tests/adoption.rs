@@ -136,6 +136,8 @@ fn baseline_survives_inserted_lines_and_new_findings_are_reported() {
 fn baseline_paths_are_relative_to_the_config_directory() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
+    // A repository: the config is found from `svc` up to its root.
+    fs::create_dir_all(root.join(".git")).unwrap();
     write(&root, "msgaudit.toml", "");
     write(&root, "svc/src/consumer.rs", TPL_COMMIT);
     let abs = root.canonicalize().unwrap();

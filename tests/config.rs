@@ -5,7 +5,7 @@
 //! home.
 
 mod common;
-use common::{msgaudit_at_home, write};
+use common::{git_repo, mkfifo, msgaudit_at_home, write};
 
 use std::path::Path;
 
@@ -163,4 +163,103 @@ fn an_entry_in_error_is_left_out_and_the_rest_of_the_config_applies() {
     );
     assert!(errs.iter().all(|e| e.ends_with(left_out)), "{errs:?}");
     assert!(errs[2].contains("unknown rule `MA099`"), "{errs:?}");
+}
+
+// ----- 4. the config is searched up to the repository root, never above ------------
+
+/// A `msgaudit.toml` above the repository (a parent directory, `/tmp`) is not the
+/// repository's: it once turned MA001 off, exit 0. The repository's own config still
+/// applies from a subdirectory.
+#[test]
+fn a_config_above_the_repository_root_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path();
+    write(outer, "msgaudit.toml", "[rules]\nMA001 = \"off\"\n");
+    let repo = outer.join("repo");
+    git_repo(&repo);
+    write(&repo, "src/consumer.rs", BAD);
+    let ma001 = |path: &str| vec![("MA001".to_string(), "error".to_string(), path.to_string())];
+    for (cwd, path, shown) in [
+        (&repo, ".", "src/consumer.rs"),
+        (&repo, "src", "src/consumer.rs"),
+        (&repo.join("src"), "consumer.rs", "consumer.rs"),
+    ] {
+        let (code, v) = check(cwd, &[path]);
+        assert_eq!((code, findings(&v)), (1, ma001(shown)), "{path}: {v}");
+    }
+    // The repository's own config, found from a subdirectory.
+    write(&repo, "msgaudit.toml", "[rules]\nMA001 = \"warning\"\n");
+    let (code, v) = check(&repo.join("src"), &["consumer.rs"]);
+    assert_eq!(
+        (code, findings(&v)),
+        (
+            1,
+            vec![("MA001".into(), "warning".into(), "consumer.rs".into())]
+        ),
+        "{v}"
+    );
+}
+
+/// Outside any repository only the PATH's own directory is searched: a config in the
+/// directory above once turned MA001 off.
+#[test]
+fn outside_a_repository_only_the_path_directory_is_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path();
+    write(outer, "msgaudit.toml", "[rules]\nMA001 = \"off\"\n");
+    write(outer, "proj/consumer.rs", BAD);
+    let (code, v) = check(outer, &["proj"]);
+    assert_eq!(
+        (code, findings(&v)),
+        (
+            1,
+            vec![("MA001".into(), "error".into(), "proj/consumer.rs".into())]
+        ),
+        "{v}"
+    );
+    let (code, v) = check(&outer.join("proj"), &["."]);
+    assert_eq!((code, findings(&v).len()), (1, 1), "{v}");
+    // In the PATH's directory, it applies.
+    let (code, v) = check(outer, &["."]);
+    assert_eq!((code, findings(&v).len()), (0, 0), "{v}");
+}
+
+/// A found `msgaudit.toml` that is not a regular file (a FIFO, a link to `/dev/zero`,
+/// a directory) was silently skipped; it is an error naming it, as with `--config`,
+/// and the tree is analyzed with the defaults.
+#[cfg(unix)]
+#[test]
+fn a_found_config_that_is_not_a_regular_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    git_repo(&repo);
+    write(&repo, "src/consumer.rs", BAD);
+    let config = repo.join("msgaudit.toml");
+    let mut kinds = vec!["symlink to /dev/zero", "directory"];
+    if mkfifo(&config) {
+        kinds.insert(0, "FIFO");
+    }
+    for kind in kinds {
+        match kind {
+            "symlink to /dev/zero" => std::os::unix::fs::symlink("/dev/zero", &config).unwrap(),
+            "directory" => std::fs::create_dir(&config).unwrap(),
+            _ => {}
+        }
+        let (code, v) = check(&repo, &["src"]);
+        assert_eq!(code, 2, "{kind}: {v}");
+        assert_eq!(
+            errors(&v),
+            [
+                "msgaudit.toml:null:null: config file is not a regular file (the config is not \
+              applied: this run uses the default settings)"
+            ],
+            "{kind}"
+        );
+        assert_eq!(findings(&v).len(), 1, "{kind}: {v}");
+        if config.is_dir() {
+            std::fs::remove_dir(&config).unwrap();
+        } else {
+            std::fs::remove_file(&config).unwrap();
+        }
+    }
 }
