@@ -215,6 +215,9 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.summary.suppressed = suppressed;
     report.findings = findings;
     for f in &discovery.files {
+        if let Some(raw) = source::raw_display(&f.path, &f.abs) {
+            report.raw_paths.insert(f.path.clone(), raw);
+        }
         report.sources.insert(f.path.clone(), f.text.clone());
         if f.bom {
             report.bom.insert(f.path.clone());
