@@ -283,6 +283,8 @@ fn gitignored_file_is_skipped_unless_named() {
 #[test]
 fn exclude_globs_are_relative_to_the_config() {
     let t = tempfile::tempdir().unwrap();
+    // A repository: the config is found from `svc` up to its root.
+    std::fs::create_dir(t.path().join(".git")).unwrap();
     write(
         t.path(),
         "msgaudit.toml",
