@@ -429,13 +429,15 @@ impl Config {
         } else {
             start
         };
-        let in_repository = start.ancestors().any(crate::source::is_repository_root);
+        let in_repository = start
+            .ancestors()
+            .any(crate::support::files::is_repository_root);
         for dir in start.ancestors() {
             let candidate = dir.join(CONFIG_FILE_NAME);
             if candidate.symlink_metadata().is_ok() {
                 return Some(candidate);
             }
-            if !in_repository || crate::source::is_repository_root(dir) {
+            if !in_repository || crate::support::files::is_repository_root(dir) {
                 return None;
             }
         }

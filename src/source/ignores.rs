@@ -176,7 +176,7 @@ impl Rules {
         if let Some(&b) = self.has_git.get(dir) {
             return b;
         }
-        let b = is_repository_root(dir);
+        let b = crate::support::files::is_repository_root(dir);
         self.has_git.insert(dir.to_path_buf(), b);
         b
     }
@@ -353,13 +353,6 @@ impl Rules {
             return;
         }
     }
-}
-
-/// Whether `dir` is the root of a git repository: it holds `.git` (a directory, or a
-/// file for a worktree or a submodule; a link is not followed). The root bounds which
-/// ignore files count here, and where `msgaudit.toml` is searched.
-pub fn is_repository_root(dir: &Path) -> bool {
-    dir.join(".git").symlink_metadata().is_ok()
 }
 
 /// The directory holding the repository's `info/exclude`: `.git` itself, or for a

@@ -35,7 +35,7 @@ use crate::diagnostic::InputError;
 use crate::support::files::{describe_size, read_regular, Refusal};
 use crate::support::lines::line_col;
 use ignores::Rules;
-pub use ignores::{is_repository_root, IGNORE_FILE_MAX_BYTES, IGNORE_TOTAL_MAX_BYTES};
+pub use ignores::{IGNORE_FILE_MAX_BYTES, IGNORE_TOTAL_MAX_BYTES};
 
 /// Files larger than this are not read (an input error), unless `max_file_size` in
 /// the config or `--max-file-size` sets another limit: 10 MiB.

@@ -23,6 +23,13 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `dir` is the root of a git repository: it holds `.git` (a directory, or a
+/// file for a worktree or a submodule; a link is not followed). The root bounds which
+/// ignore files count here, and where `msgaudit.toml` is searched.
+pub fn is_repository_root(dir: &Path) -> bool {
+    dir.join(".git").symlink_metadata().is_ok()
+}
+
 /// Why a file that must be a regular file was not read ([`read_regular`]).
 #[derive(Debug)]
 pub enum Refusal {
