@@ -1,9 +1,12 @@
 //! `msgaudit.toml`, `--select`/`--ignore`, and per-rule, per-path severities.
 //!
 //! The config is found by `--config FILE`, or else as `msgaudit.toml` in the
-//! directory of the first PATH or any of its ancestors. The schema is strict:
-//! unknown keys, unknown rules and invalid levels are errors that carry the
-//! config's path and the 1-based line and column of the offending text.
+//! directory of the first PATH or any of its ancestors up to the repository root
+//! (outside a repository, only in that directory). The schema is strict: unknown
+//! keys, unknown rules and invalid levels are errors that carry the config's path
+//! and the 1-based line and column of the offending text. An error does not stop a
+//! run: the entry in error is left out, or, when the file is not valid TOML or does
+//! not fit the schema, the defaults apply ([`Config::load`]).
 //!
 //! Path globs (`exclude`, `[[overrides]] paths`) are relative to the config
 //! file's directory. A path is matched by resolving it against that directory
@@ -61,7 +64,9 @@ pub struct PathGlobs {
 }
 
 impl PathGlobs {
-    fn build(globs: &[Spanned<String>], ctx: &ParseCtx) -> Result<PathGlobs, InputError> {
+    /// Compiles `globs`; a glob that does not compile is an error in `errors` and is
+    /// left out (the others still apply).
+    fn build(globs: &[Spanned<String>], ctx: &ParseCtx, errors: &mut Vec<InputError>) -> PathGlobs {
         let mut full = GlobSetBuilder::new();
         let mut name = GlobSetBuilder::new();
         let mut dir = GlobSetBuilder::new();
@@ -81,15 +86,32 @@ impl PathGlobs {
             };
             if pat.contains('/') {
                 let pat = pat.trim_start_matches('/');
-                full.add(compile(pat)?);
-                n_full += 1;
-                if let Some(prefix) = pat.strip_suffix("/**") {
-                    dir.add(compile(prefix)?);
-                    n_dir += 1;
+                let compiled = compile(pat).and_then(|glob| {
+                    let prefix = match pat.strip_suffix("/**") {
+                        Some(prefix) => Some(compile(prefix)?),
+                        None => None,
+                    };
+                    Ok((glob, prefix))
+                });
+                match compiled {
+                    Ok((glob, prefix)) => {
+                        full.add(glob);
+                        n_full += 1;
+                        if let Some(prefix) = prefix {
+                            dir.add(prefix);
+                            n_dir += 1;
+                        }
+                    }
+                    Err(e) => errors.push(e),
                 }
             } else {
-                name.add(compile(pat)?);
-                n_name += 1;
+                match compile(pat) {
+                    Ok(glob) => {
+                        name.add(glob);
+                        n_name += 1;
+                    }
+                    Err(e) => errors.push(e),
+                }
             }
         }
         let finish = |b: GlobSetBuilder, n: usize| -> Option<GlobSet> {
@@ -99,11 +121,11 @@ impl PathGlobs {
                 b.build().ok()
             }
         };
-        Ok(PathGlobs {
+        PathGlobs {
             full: finish(full, n_full),
             name: finish(name, n_name),
             dir: finish(dir, n_dir),
-        })
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -192,6 +214,18 @@ struct RawOverride {
     rules: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
+/// A config read leniently ([`Config::load`], [`Config::parse_lenient`]).
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// What applies: the valid part of the file, or the default config.
+    pub config: Config,
+    /// The config's errors, in file order, each naming the file.
+    pub errors: Vec<InputError>,
+    /// Whether nothing of the file applies (it could not be read, was not TOML or did
+    /// not fit the schema).
+    pub whole: bool,
+}
+
 /// Text and display path of the config being parsed, to position errors.
 struct ParseCtx<'a> {
     path: &'a str,
@@ -241,29 +275,39 @@ fn parse_level(
     Ok((meta.code, sev))
 }
 
+/// The levels of a `rules` table. An entry in error (an unknown rule, an invalid
+/// level, a rule set twice) is an error in `errors` and is left out.
 fn parse_levels(
     ctx: &ParseCtx,
     raw: &BTreeMap<Spanned<String>, Spanned<toml::Value>>,
-) -> Result<BTreeMap<&'static str, Option<Severity>>, InputError> {
-    // Report the first error in file order, not in key order.
+    errors: &mut Vec<InputError>,
+) -> BTreeMap<&'static str, Option<Severity>> {
+    // Report errors in file order, not in key order.
     let mut entries: Vec<_> = raw.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     let mut out = BTreeMap::new();
     let mut written: BTreeMap<&'static str, &str> = BTreeMap::new();
     for (rule, level) in entries {
-        let (code, sev) = parse_level(ctx, rule, level)?;
+        let (code, sev) = match parse_level(ctx, rule, level) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         if let Some(first) = written.insert(code, rule.get_ref()) {
-            return Err(ctx.error(
+            errors.push(ctx.error(
                 rule.span().start,
                 format!(
                     "rule {code} is set twice (as `{first}` and as `{}`)",
                     rule.get_ref()
                 ),
             ));
+            continue;
         }
         out.insert(code, sev);
     }
-    Ok(out)
+    out
 }
 
 /// Path of `p` relative to the current directory when it is inside it, `/`-separated.
@@ -277,39 +321,70 @@ fn display_path(p: &Path) -> String {
 
 impl Config {
     /// Loads `explicit` (an error when it does not exist), or else the first
-    /// `msgaudit.toml` found upward from `first_path` (from its directory when it
-    /// is a file). No config found is the default config.
-    pub fn load(explicit: Option<&Path>, first_path: &Path) -> Result<Config, InputError> {
+    /// `msgaudit.toml` found upward from `first_path` (see [`Config::find`]). No config
+    /// found is the default config.
+    ///
+    /// A config in error never stops the run: a file that cannot be read or parsed is
+    /// the default config, an entry in error is left out ([`Config::parse_lenient`]),
+    /// and each error, positioned in the file, says which.
+    pub fn load(explicit: Option<&Path>, first_path: &Path) -> Parsed {
         let file = match explicit {
-            Some(p) => {
-                if !p.is_file() {
-                    return Err(InputError {
-                        path: p.to_string_lossy().replace('\\', "/"),
-                        line: None,
-                        column: None,
-                        message: if p.exists() {
-                            "config file is not a regular file".to_string()
-                        } else {
-                            "config file not found".to_string()
-                        },
-                    });
-                }
-                Some((p.to_path_buf(), p.to_string_lossy().replace('\\', "/")))
-            }
+            Some(p) => Some((p.to_path_buf(), p.to_string_lossy().replace('\\', "/"))),
             None => Self::find(first_path).map(|p| {
                 let shown = display_path(&p);
                 (p, shown)
             }),
         };
         let Some((file, shown)) = file else {
-            return Ok(Config::default());
+            return Parsed {
+                config: Config::default(),
+                errors: Vec::new(),
+                whole: false,
+            };
         };
-        // Read like a source file: a regular file (a link to one is followed, as the
-        // config may be shared), never more than a config could sensibly hold.
+        let root = file
+            .canonicalize()
+            .ok()
+            .and_then(|f| f.parent().map(Path::to_path_buf));
+        let mut parsed = match Self::read(&file, &shown) {
+            Ok(text) => Self::parse_lenient(&text, &shown),
+            Err(e) => Parsed {
+                config: Config::default(),
+                errors: vec![e],
+                whole: true,
+            },
+        };
+        if parsed.whole {
+            parsed.config.file = Some(shown.clone());
+        }
+        // The directory stays the project root (baselines are relative to it) even
+        // when nothing in the file applies.
+        parsed.config.root = root;
+        let consequence = if parsed.whole {
+            "the config is not applied: this run uses the default settings"
+        } else {
+            "this entry is left out: the rest of the config applies"
+        };
+        for e in &mut parsed.errors {
+            e.message = format!("{} ({consequence})", e.message);
+        }
+        parsed
+    }
+
+    /// The text of the config file `file` (shown as `shown` in errors). Read like a
+    /// source file: a regular file (a link to one is followed, as the config may be
+    /// shared), never more than a config could sensibly hold.
+    fn read(file: &Path, shown: &str) -> Result<String, InputError> {
+        let unpositioned = |message: String| InputError {
+            path: shown.to_string(),
+            line: None,
+            column: None,
+            message,
+        };
         let text =
-            crate::support::files::read_regular(&file, MAX_CONFIG_BYTES, true).map_err(|r| {
+            crate::support::files::read_regular(file, MAX_CONFIG_BYTES, true).map_err(|r| {
                 use crate::support::files::Refusal;
-                let message = match r {
+                unpositioned(match r {
                     Refusal::TooLarge(size) => format!(
                         "config file too large ({}; the limit is {MAX_CONFIG_BYTES} bytes)",
                         size.map_or_else(
@@ -317,40 +392,36 @@ impl Config {
                             |n| format!("{n} bytes")
                         )
                     ),
+                    Refusal::Missing if file.symlink_metadata().is_ok() => {
+                        "config file is a symlink to nothing".to_string()
+                    }
                     Refusal::Missing => "config file not found".to_string(),
                     Refusal::NotRegular | Refusal::Symlink => {
                         "config file is not a regular file".to_string()
                     }
                     Refusal::Io(e) => format!("cannot read config: {e}"),
-                };
-                InputError {
-                    path: shown.clone(),
-                    line: None,
-                    column: None,
-                    message,
-                }
+                })
             })?;
-        let text = String::from_utf8(text).map_err(|e| {
+        String::from_utf8(text).map_err(|e| {
             let bytes = e.as_bytes();
             let valid = e.utf8_error().valid_up_to();
             let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or("");
             let (line, column) = line_col(prefix, valid);
             InputError {
-                path: shown.clone(),
+                path: shown.to_string(),
                 line: Some(line),
                 column: Some(column),
                 message: "invalid UTF-8 in config".to_string(),
             }
-        })?;
-        let root = file
-            .canonicalize()
-            .ok()
-            .and_then(|f| f.parent().map(Path::to_path_buf));
-        let mut config = Self::parse(&text, &shown)?;
-        config.root = root;
-        Ok(config)
+        })
     }
 
+    /// The `msgaudit.toml` that applies to `first_path`: the first one in its directory
+    /// (the directory itself when it is one) or a directory above, up to the repository
+    /// root (the nearest directory holding `.git`, as for ignore files); outside a
+    /// repository, only in that directory. A config above the repository could be
+    /// anyone's (`/tmp/msgaudit.toml`). Anything by that name counts, so that a FIFO
+    /// or a link to a device is an error, not ignored.
     fn find(first_path: &Path) -> Option<PathBuf> {
         let start = first_path.canonicalize().ok()?;
         let start = if start.is_file() {
@@ -358,41 +429,71 @@ impl Config {
         } else {
             start
         };
-        start
+        let in_repository = start
             .ancestors()
-            .map(|dir| dir.join(CONFIG_FILE_NAME))
-            .find(|candidate| candidate.is_file())
+            .any(crate::support::files::is_repository_root);
+        for dir in start.ancestors() {
+            let candidate = dir.join(CONFIG_FILE_NAME);
+            if candidate.symlink_metadata().is_ok() {
+                return Some(candidate);
+            }
+            if !in_repository || crate::support::files::is_repository_root(dir) {
+                return None;
+            }
+        }
+        None
     }
 
     /// Parses config text; `path` is used in error messages. `root` is left unset.
+    /// The first error in file order, if any, is the result.
     pub fn parse(text: &str, path: &str) -> Result<Config, InputError> {
+        let parsed = Self::parse_lenient(text, path);
+        match parsed.errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(parsed.config),
+        }
+    }
+
+    /// Parses config text, keeping what is valid: a text that is not TOML or does not
+    /// fit the schema (an unknown key, a value of the wrong type) is the default config;
+    /// an entry in error inside it (an unknown rule, an invalid level or glob, an
+    /// unknown API kind, an invalid `max_file_size`) is left out and the rest applies.
+    /// The errors are in file order.
+    pub fn parse_lenient(text: &str, path: &str) -> Parsed {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let ctx = ParseCtx { path, text };
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let start = e.span().map(|s| s.start).unwrap_or(0);
-            let message: Vec<&str> = e
-                .message()
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            ctx.error(start, message.join(": "))
-        })?;
-
-        let exclude_globs = PathGlobs::build(&raw.exclude, &ctx)?;
-        let rules = parse_levels(&ctx, &raw.rules)?;
+        let raw: RawConfig = match toml::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let start = e.span().map(|s| s.start).unwrap_or(0);
+                let message: Vec<&str> = e
+                    .message()
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                return Parsed {
+                    config: Config::default(),
+                    errors: vec![ctx.error(start, message.join(": "))],
+                    whole: true,
+                };
+            }
+        };
+        let mut errors = Vec::new();
+        let exclude_globs = PathGlobs::build(&raw.exclude, &ctx, &mut errors);
+        let rules = parse_levels(&ctx, &raw.rules, &mut errors);
         let mut overrides = Vec::new();
         for o in &raw.overrides {
             overrides.push(Override {
-                paths: PathGlobs::build(&o.paths, &ctx)?,
+                paths: PathGlobs::build(&o.paths, &ctx, &mut errors),
                 patterns: o.paths.iter().map(|p| p.get_ref().clone()).collect(),
-                rules: parse_levels(&ctx, &o.rules)?,
+                rules: parse_levels(&ctx, &o.rules, &mut errors),
             });
         }
         let mut lists = BTreeMap::new();
         for (kind, entries) in &raw.apis {
             if !API_KINDS.contains(&kind.get_ref().as_str()) {
-                return Err(ctx.error(
+                errors.push(ctx.error(
                     kind.span().start,
                     format!(
                         "unknown API kind `{}`: expected one of {}",
@@ -400,6 +501,7 @@ impl Config {
                         API_KINDS.join(", ")
                     ),
                 ));
+                continue;
             }
             lists.insert(kind.get_ref().clone(), entries.clone());
         }
@@ -419,12 +521,17 @@ impl Config {
                         other.type_str()
                     )),
                 };
-                Some(parsed.map_err(|m| {
-                    ctx.error(v.span().start, format!("invalid `max_file_size`: {m}"))
-                })?)
+                parsed
+                    .map_err(|m| {
+                        errors.push(
+                            ctx.error(v.span().start, format!("invalid `max_file_size`: {m}")),
+                        );
+                    })
+                    .ok()
             }
         };
-        Ok(Config {
+        errors.sort_by_key(|e| (e.line, e.column));
+        let config = Config {
             root: None,
             file: Some(path.to_string()),
             exclude: raw.exclude.iter().map(|g| g.get_ref().clone()).collect(),
@@ -437,7 +544,12 @@ impl Config {
             overrides,
             exclude_globs,
             max_file_size,
-        })
+        };
+        Parsed {
+            config,
+            errors,
+            whole: false,
+        }
     }
 
     /// The path of `path` (a display path, relative to the current directory, or

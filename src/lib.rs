@@ -29,7 +29,8 @@ pub use report::{Report, Summary, Timings};
 /// What a `check` run should do, besides the paths.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// `--config FILE`; when `None`, `msgaudit.toml` is searched upward from the first path.
+    /// `--config FILE`; when `None`, `msgaudit.toml` is searched upward from the first
+    /// path, up to the repository root.
     pub config: Option<PathBuf>,
     /// `--select`: when non-empty, only these rules (codes or names) run.
     pub select: Vec<String>,
@@ -104,15 +105,39 @@ fn max_file_bytes(options: &Options, config: &config::Config) -> u64 {
         .unwrap_or(source::MAX_FILE_BYTES)
 }
 
-/// Runs the whole analysis. `Err` is a usage or configuration error that stops the
-/// run before any file is read (exit code 2); input errors in individual files are
-/// in `Report::errors` instead, and the rest of the tree is still analyzed.
+/// The config of a run and its errors ([`config::Config::load`]), with the APIs it
+/// adds: an `[apis]` entry in error leaves the config's APIs out (the built-in ones
+/// apply) and is one more error.
+fn load_config(
+    paths: &[PathBuf],
+    options: &Options,
+) -> (config::Config, apis::Apis, Vec<InputError>) {
+    let config::Parsed {
+        config, mut errors, ..
+    } = config::Config::load(options.config.as_deref(), &paths[0]);
+    let apis = apis::Apis::with_user(&config.apis).unwrap_or_else(|e| {
+        errors.push(InputError {
+            message: format!(
+                "{} (the config's [apis] are not applied: this run uses the built-in APIs)",
+                e.message
+            ),
+            ..e
+        });
+        apis::Apis::with_user(&apis::ApiConfig::default())
+            .expect("the built-in APIs alone are valid")
+    });
+    (config, apis, errors)
+}
+
+/// Runs the whole analysis. `Err` is a usage error that stops the run before any
+/// file is read (exit code 2); input errors in individual files, and errors in the
+/// config (which then applies in part or not at all), are in `Report::errors`
+/// instead, and the tree is still analyzed.
 pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
     let start = Instant::now();
     let paths = paths_or_dot(paths);
-    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
-    let apis = apis::Apis::with_user(&config.apis)?;
+    let (config, apis, config_errors) = load_config(paths, options);
     let max_file_bytes = max_file_bytes(options, &config);
     let baseline = match &options.baseline {
         Some(file) => Some(baseline::Baseline::load(file, max_file_bytes)?),
@@ -163,6 +188,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         *report.summary.skipped.entry(reason.clone()).or_default() += n;
     }
     report.summary.analyzed = output.analyzed;
+    report.errors.extend(config_errors);
     report.errors.extend(discovery.errors);
     report.errors.extend(output.errors);
 
@@ -194,6 +220,9 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.summary.suppressed = suppressed;
     report.findings = findings;
     for f in &discovery.files {
+        if let Some(raw) = source::raw_display(&f.path, &f.abs) {
+            report.raw_paths.insert(f.path.clone(), raw);
+        }
         report.sources.insert(f.path.clone(), f.text.clone());
         if f.bom {
             report.bom.insert(f.path.clone());
@@ -300,11 +329,18 @@ pub fn show_files(
     options: &Options,
 ) -> Result<(Vec<String>, Vec<InputError>), InputError> {
     let paths = paths_or_dot(paths);
-    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
+    let config::Parsed {
+        config,
+        errors: config_errors,
+        ..
+    } = config::Config::load(options.config.as_deref(), &paths[0]);
     let max_file_bytes = max_file_bytes(options, &config);
     let discovery = source::discover_with(paths, &config, max_file_bytes, &options.overlay);
     let files = discovery.files.into_iter().map(|f| f.path).collect();
-    Ok((files, discovery.errors))
+    Ok((
+        files,
+        config_errors.into_iter().chain(discovery.errors).collect(),
+    ))
 }
 
 /// `check --show-settings`: the settings a check of `paths` would run with, each
@@ -312,7 +348,13 @@ pub fn show_files(
 pub fn show_settings(paths: &[PathBuf], options: &Options) -> Result<String, InputError> {
     use std::fmt::Write;
     let paths = paths_or_dot(paths);
-    let config = config::Config::load(options.config.as_deref(), &paths[0])?;
+    // The settings of a config in error would not be the config's: the error is the
+    // answer.
+    let parsed = config::Config::load(options.config.as_deref(), &paths[0]);
+    if let Some(e) = parsed.errors.into_iter().next() {
+        return Err(e);
+    }
+    let config = parsed.config;
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let file = config.file.clone();
     let from_config = || format!("from {}", file.as_deref().unwrap_or("the config"));

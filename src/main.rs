@@ -344,7 +344,7 @@ fn render(report: &Report, format: Format, color: bool, link_base: Option<&str>)
     }
 }
 
-/// A run that stops before analyzing (a bad config or selection) still prints a
+/// A run that stops before analyzing (a bad selection, baseline or --diff-base) still prints a
 /// machine-readable format's document, with the error in it: a CI step that parses
 /// standard output gets the reason, not nothing. (It is on standard error already.)
 fn print_error_document(e: InputError, format: Format) {

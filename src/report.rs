@@ -57,6 +57,9 @@ pub struct Report {
     pub timings: Timings,
     /// Display path -> file text (BOM removed), for emitters that show source snippets.
     pub sources: BTreeMap<String, String>,
+    /// Display path -> the bytes of the path, for display paths that escape bytes
+    /// (`\x09`): links percent-encode the bytes ([`crate::source::raw_display`]).
+    pub raw_paths: BTreeMap<String, Vec<u8>>,
     /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
     pub bom: BTreeSet<String>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).

@@ -136,6 +136,8 @@ fn baseline_survives_inserted_lines_and_new_findings_are_reported() {
 fn baseline_paths_are_relative_to_the_config_directory() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
+    // A repository: the config is found from `svc` up to its root.
+    fs::create_dir_all(root.join(".git")).unwrap();
     write(&root, "msgaudit.toml", "");
     write(&root, "svc/src/consumer.rs", TPL_COMMIT);
     let abs = root.canonicalize().unwrap();
@@ -289,6 +291,76 @@ fn writing_a_baseline_is_atomic_and_leaves_no_temporary_file() {
             ["adir", "baseline.json", "fifo", "msgaudit.toml", "src"]
         );
     }
+}
+
+/// `-o FILE` and `--write-baseline FILE` once replaced a read-only file and gave it
+/// mode 0644 (a 0600 baseline became world-readable). The file keeps its mode; a
+/// read-only one is refused, as `cp` refuses it, and left as it was (exit 2).
+#[cfg(unix)]
+#[test]
+fn written_files_keep_their_mode_and_read_only_ones_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "msgaudit.toml", "");
+    write(root, "src/consumer.rs", TPL_COMMIT);
+    let mode = |name: &str| fs::metadata(root.join(name)).unwrap().permissions().mode() & 0o777;
+    let chmod = |name: &str, mode: u32| {
+        fs::set_permissions(root.join(name), fs::Permissions::from_mode(mode)).unwrap();
+    };
+    for (flag, what) in [("--write-baseline", "baseline"), ("-o", "report")] {
+        let file = format!("{what}.out");
+        write(root, &file, "old");
+        chmod(&file, 0o600);
+        let (code, _, stderr) = check_json(root, &[".", flag, &file]);
+        assert!(code == 0 || code == 1, "{flag}: {code} {stderr}");
+        assert_ne!(
+            fs::read_to_string(root.join(&file)).unwrap(),
+            "old",
+            "{flag}"
+        );
+        assert_eq!(mode(&file), 0o600, "{flag}");
+        chmod(&file, 0o664);
+        let (code, _, stderr) = check_json(root, &[".", flag, &file]);
+        assert!(code == 0 || code == 1, "{flag}: {code} {stderr}");
+        assert_eq!(mode(&file), 0o664, "{flag}");
+
+        // Read-only: refused, untouched, whoever runs it (root too).
+        write(root, &file, "old");
+        chmod(&file, 0o444);
+        let out = msgaudit()
+            .current_dir(root)
+            .args(["check", "--format", "json", ".", flag, &file])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{file}: cannot write {what}: the file is read-only; msgaudit leaves it as it is"
+            )) || stderr.contains(&format!(
+                "{file}: error: cannot write {what}: the file is read-only; msgaudit leaves it \
+                 as it is"
+            )),
+            "{flag}: {stderr}"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join(&file)).unwrap(),
+            "old",
+            "{flag}"
+        );
+        assert_eq!(mode(&file), 0o444, "{flag}");
+    }
+    // No temporary file left behind.
+    let mut names: Vec<String> = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["baseline.out", "msgaudit.toml", "report.out", "src"]
+    );
 }
 
 #[test]

@@ -448,6 +448,60 @@ fn sarif_uris_percent_encode_file_names() {
     assert_eq!(decoded, expected);
 }
 
+/// A control character or a byte that is not UTF-8 in a file name prints as `\xNN`;
+/// a link once percent-encoded that escape (`tab%5Cx09x.rs`, and a checklist link to
+/// a name with byte 0xFF led nowhere). Links encode the name's own bytes; a name
+/// with a real backslash keeps it.
+#[cfg(unix)]
+#[test]
+fn links_encode_the_bytes_of_escaped_file_names() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("src")).unwrap();
+    let names: [&[u8]; 3] = [b"src/tab\tx.rs", b"src/ff\xFFx.rs", b"src/lit\\x41.rs"];
+    for name in names {
+        let path = root.join(std::ffi::OsStr::from_bytes(name));
+        fs::write(path, handler("events", "")).unwrap();
+    }
+    let expected = ["src/ff%FFx.rs", "src/lit%5Cx41.rs", "src/tab%09x.rs"];
+    let (code, out) = check(root, "sarif", &["."]);
+    assert_eq!(code, 1, "{out}");
+    let log: Value = serde_json::from_str(&out).unwrap();
+    let mut uris: Vec<&str> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    uris.sort();
+    uris.dedup();
+    assert_eq!(uris, expected);
+    let mut decoded: Vec<Vec<u8>> = uris.iter().map(|u| percent_decode(u)).collect();
+    decoded.sort();
+    let mut raw: Vec<Vec<u8>> = names.iter().map(|n| n.to_vec()).collect();
+    raw.sort();
+    assert_eq!(decoded, raw);
+    // The checklist links the same files by the same bytes.
+    let out = msgaudit()
+        .current_dir(root)
+        .args(["checklist", "."])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    for uri in expected {
+        assert!(
+            md.contains(&format!("]({uri}#L")),
+            "{uri} not linked:\n{md}"
+        );
+    }
+    assert!(!md.contains("%5Cx09") && !md.contains("%5CxFF"), "{md}");
+}
+
 #[test]
 fn rustc_json_byte_offsets_count_the_bom() {
     let dir = tempfile::tempdir().unwrap();

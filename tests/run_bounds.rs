@@ -368,8 +368,12 @@ fn a_config_is_read_like_a_source_file() {
     ] {
         let out = check_output(dir.path(), &["--config", config]);
         assert_eq!(out.status.code(), Some(2), "{config}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(message), "{config}: {stderr}");
+        // An input error of the run, which is still analyzed with the defaults.
+        let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+        let e = &v["errors"][0];
+        assert_eq!(e["path"], config, "{v}");
+        assert!(e["message"].as_str().unwrap().contains(message), "{v}");
+        assert!(v["summary"]["analyzed"].as_u64().unwrap() > 0, "{v}");
     }
 }
 

@@ -134,6 +134,10 @@ fn item(out: &mut String, ok: bool, question: &str, answer: &str) {
 }
 
 pub fn render(report: &Report) -> String {
+    escape::with_raw_paths(&report.raw_paths, || render_body(report))
+}
+
+fn render_body(report: &Report) -> String {
     let inv = &report.inventory;
     let mut out = String::from("## msgaudit review checklist\n\n");
     let _ = writeln!(

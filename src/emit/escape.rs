@@ -202,9 +202,37 @@ pub fn markdown_code(code: &str) -> String {
 /// percent-encoded, so that a segment never holds a reserved or unsafe character
 /// (`\`, `:`, `#`, `?`, `%`, a space, ...) as itself. `keep_colon_at` keeps the
 /// colon of a Windows drive (`C:`), which SARIF's `file:///C:/x` needs.
+///
+/// A display path that escapes bytes (`tab\x09x.rs`) is encoded from the path's own
+/// bytes (`tab%09x.rs`), as [`with_raw_paths`] gives them.
 pub fn uri_path(path: &str, keep_colon_at: Option<usize>) -> String {
+    RAW_PATHS.with(|raw| match raw.borrow().get(path) {
+        Some(bytes) => uri_bytes(bytes, keep_colon_at),
+        None => uri_bytes(path.as_bytes(), keep_colon_at),
+    })
+}
+
+thread_local! {
+    /// The `Report::raw_paths` of the rendering under way ([`with_raw_paths`]).
+    static RAW_PATHS: std::cell::RefCell<std::collections::BTreeMap<String, Vec<u8>>> =
+        const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
+}
+
+/// Runs `render` with `raw` (display path -> the path's bytes) used by [`uri_path`].
+pub fn with_raw_paths<T>(
+    raw: &std::collections::BTreeMap<String, Vec<u8>>,
+    render: impl FnOnce() -> T,
+) -> T {
+    let before = RAW_PATHS.with(|r| std::mem::replace(&mut *r.borrow_mut(), raw.clone()));
+    let out = render();
+    RAW_PATHS.with(|r| *r.borrow_mut() = before);
+    out
+}
+
+/// [`uri_path`] of a path's bytes.
+fn uri_bytes(path: &[u8], keep_colon_at: Option<usize>) -> String {
     let mut out = String::with_capacity(path.len());
-    for (i, &b) in path.as_bytes().iter().enumerate() {
+    for (i, &b) in path.iter().enumerate() {
         let keep = b.is_ascii_alphanumeric()
             || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
             || (b == b':' && keep_colon_at == Some(i));

@@ -40,7 +40,7 @@ pub const FINGERPRINT_KEY: &str = "msgaudit/v1";
 
 /// The report as one pretty-printed SARIF document, with a final newline.
 pub fn render(report: &Report) -> String {
-    let log = to_sarif(report);
+    let log = escape::with_raw_paths(&report.raw_paths, || to_sarif(report));
     // Serializing these types cannot fail: every map has string keys.
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
     s.push('\n');

@@ -176,7 +176,7 @@ impl Rules {
         if let Some(&b) = self.has_git.get(dir) {
             return b;
         }
-        let b = dir.join(".git").symlink_metadata().is_ok();
+        let b = crate::support::files::is_repository_root(dir);
         self.has_git.insert(dir.to_path_buf(), b);
         b
     }

@@ -144,6 +144,43 @@ fn printable(path: &Path) -> String {
     }
 }
 
+/// The bytes of the path a display path stands for, when it escapes some (`\xNN`):
+/// each component of `display`, from the last, is the name of the matching component
+/// of `abs` when that name prints as it (so a name with a real `\` is never taken for
+/// an escape); the components above those are kept as printed. `None` when nothing
+/// is escaped. Links percent-encode these bytes, not the escapes.
+pub fn raw_display(display: &str, abs: &Path) -> Option<Vec<u8>> {
+    if !display.contains('\\') {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut names = abs.components().rev();
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        let mut matching = true;
+        for shown in display.rsplit('/') {
+            let name = if matching { names.next() } else { None };
+            match name {
+                Some(c) if printable(Path::new(c.as_os_str())) == shown => {
+                    parts.push(c.as_os_str().as_bytes().to_vec());
+                }
+                _ => {
+                    matching = false;
+                    parts.push(shown.as_bytes().to_vec());
+                }
+            }
+        }
+        parts.reverse();
+        Some(parts.join(&b'/'))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = abs;
+        None
+    }
+}
+
 /// Turns a path as given on the command line into its display form: `/`
 /// separators, `.` components dropped (`./src` → `src`, `.` → ``).
 fn display_of(path: &Path) -> String {

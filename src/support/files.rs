@@ -23,6 +23,13 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `dir` is the root of a git repository: it holds `.git` (a directory, or a
+/// file for a worktree or a submodule; a link is not followed). The root bounds which
+/// ignore files count here, and where `msgaudit.toml` is searched.
+pub fn is_repository_root(dir: &Path) -> bool {
+    dir.join(".git").symlink_metadata().is_ok()
+}
+
 /// Why a file that must be a regular file was not read ([`read_regular`]).
 #[derive(Debug)]
 pub enum Refusal {
@@ -106,12 +113,42 @@ pub fn describe_size(bytes: u64) -> String {
 /// Writes `text` to `path` atomically: a new temporary file in the same
 /// directory, flushed to disk, then renamed over `path`. The temporary file is
 /// removed when any step fails. A `path` that exists and is not a regular file
-/// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it.
+/// (`/dev/null`, a FIFO, a directory) is refused: the rename would replace it. So is
+/// a regular file the user could not write in place: one without write permission
+/// (also for root) or one the system refuses to open for writing, as `cp` refuses
+/// it. A file that can be written keeps its permissions (a `0600` baseline stays
+/// private).
 pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
-    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(format!(
-            "cannot write {what}: the path exists and is not a regular file"
-        ));
+    let existing = match fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(format!(
+                "cannot write {what}: the path exists and is not a regular file"
+            ))
+        }
+        Ok(m) => Some(m.permissions()),
+        Err(_) => None,
+    };
+    if let Some(permissions) = &existing {
+        // A file without write permission is read-only on purpose, even for root; for
+        // the rest, opening for writing (without truncating) asks the system what `cp`
+        // would (a file of another user).
+        let refused = if permissions.readonly() {
+            Some("the file is read-only".to_string())
+        } else {
+            match fs::OpenOptions::new().write(true).open(path) {
+                Ok(_) => None,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    Some("permission denied".to_string())
+                }
+                Err(e) => Some(e.to_string()),
+            }
+        };
+        if let Some(why) = refused {
+            return Err(format!(
+                "cannot write {what}: {why}; msgaudit leaves it as it is (make it writable, \
+                 or write to another file)"
+            ));
+        }
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -132,11 +169,15 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
             ".{name}.{}.{stamp}.{attempt}.tmp",
             std::process::id()
         ));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        // Never more open than the file it replaces, not even while it is written.
+        #[cfg(unix)]
+        if let Some(permissions) = &existing {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            options.mode(permissions.mode() & 0o777);
+        }
+        match options.open(&tmp) {
             Ok(f) => break (tmp, f),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
                 attempt += 1;
@@ -144,8 +185,13 @@ pub fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), String> {
             Err(e) => return Err(format!("cannot write {what}: {e}")),
         }
     };
-    let written = file
-        .write_all(text.as_bytes())
+    // The umask may have taken bits the file had (`0664`): its permissions exactly.
+    let kept = match &existing {
+        Some(permissions) => file.set_permissions(permissions.clone()),
+        None => Ok(()),
+    };
+    let written = kept
+        .and_then(|()| file.write_all(text.as_bytes()))
         .and_then(|()| file.sync_all())
         .and_then(|()| {
             drop(file);
