@@ -699,6 +699,7 @@ struct Shard<'a> {
 
 impl<'a> Shard<'a> {
     fn new(inputs: Inputs<'a>) -> Self {
+        LIVE_SHARDS.with(|n| n.set(n.get() + 1));
         Shard {
             apis: inputs.apis,
             included: inputs.included,
@@ -971,11 +972,25 @@ impl<'a> Shard<'a> {
     }
 }
 
+thread_local! {
+    /// Shards alive on this thread. A pool thread waiting inside one crate's
+    /// analysis may run another crate's whole analysis on top of it (work stealing):
+    /// the positions of the outer crate's trees must outlive the inner one.
+    static LIVE_SHARDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Drop for Shard<'_> {
     fn drop(&mut self) {
         self.parsed.clear();
-        // Positions of the dropped trees are no longer needed on this thread.
-        proc_macro2::extra::invalidate_current_thread_spans();
+        // Positions of the dropped trees are no longer needed on this thread, once
+        // no other shard here holds trees.
+        let live = LIVE_SHARDS.with(|n| {
+            n.set(n.get().saturating_sub(1));
+            n.get()
+        });
+        if live == 0 {
+            proc_macro2::extra::invalidate_current_thread_spans();
+        }
     }
 }
 
