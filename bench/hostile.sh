@@ -2,7 +2,10 @@
 # Times msgaudit on the hostile shapes of tests/run_bounds.rs at bench sizes: nested
 # loops, thousands of receive/effect/ack triples, one message acked between thousands
 # of effects, sequential ifs, match arms, async blocks, functions calling all later
-# ones, and dense tokens at the token bound.
+# ones, and dense tokens at the token bound; issue 38's shapes: 4 000 acking `if`s in
+# a row (one receive, each branch acks then writes), 3 000 labelled blocks that break
+# after an ack, 10 000 receive/write/ack triples with `?` (ack first, and in a
+# transaction); and, run at --jobs 1/2/4/8, six crates of 100 000 small functions.
 #
 #   bench/hostile.sh [BASE_BINARY]
 #
@@ -51,11 +54,28 @@ fan += "async fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool) {\n" + R 
 crate("fan_100", fan)
 crate("braces_at_bound", handler(R + "{}" * 495_000 + "\n" + A))
 crate("semicolons_10mb", handler(R + ";" * 10_000_000 + "\n" + A))
+crate("acking_ifs_4000", handler(R + "".join(f"if c {{ {A}{I} }}\n" for i in range(4000))))
+crate("labelled_breaks_3000", handler("".join(
+    f"'l{i}: {{ {R}{A} if c {{ break 'l{i}; }} {I} }}\n" for i in range(3000))))
+IQ = I.replace(".unwrap();", "?;")
+def fallible(body):
+    return HDR + ("async fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool) "
+                  "-> anyhow::Result<()> {\n") + body + "Ok(())\n}\n"
+crate("triples_ack_first_10000", fallible((R + A + IQ) * 10000))
+crate("triples_in_tx_10000", fallible((R + "let mut tx = pool.begin().await?;\n"
+      + IQ.replace("&pool", "&mut *tx") + "tx.commit().await?;\n" + A) * 10000))
+wide = root + "/.wide"
+for k in range(6):
+    os.makedirs(f"{wide}/c{k}/src")
+    open(f"{wide}/c{k}/Cargo.toml", "w").write(
+        f'[package]\nname = "c{k}"\nversion = "0.1.0"\n[dependencies]\nlapin = "2"\n')
+    open(f"{wide}/c{k}/src/main.rs", "w").write(
+        HDR + "".join(f"fn f{i}() {{ }}\n" for i in range(100000)))
 EOF
 
-run() { # BINARY DIR -> "seconds MiB" (a timeout shows as its limit)
+run() { # BINARY DIR [ARGS] -> "seconds MiB" (a timeout shows as its limit)
     /usr/bin/time -o "$TREE/.time" -f '%e %M' timeout "$TIMEOUT" "$1" check "$2" \
-        --format json > /dev/null 2> /dev/null || true
+        --format json "${@:3}" > /dev/null 2> /dev/null || true
     tail -1 "$TREE/.time" | awk '{ printf "%s %.0f", $1, $2 / 1024 }'
 }
 
@@ -66,5 +86,11 @@ for dir in "$TREE"/*/; do
     name=$(basename "$dir")
     printf '%-18s %18s' "$name" "$(run "$NEW" "$dir")"
     [ -n "$BASE" ] && printf ' %18s' "$(run "$BASE" "$dir")"
+    echo
+done
+for jobs in 1 2 4 8; do
+    name="six_wide_jobs_$jobs"
+    printf '%-18s %18s' "$name" "$(run "$NEW" "$TREE/.wide" --jobs "$jobs")"
+    [ -n "$BASE" ] && printf ' %18s' "$(run "$BASE" "$TREE/.wide" --jobs "$jobs")"
     echo
 done

@@ -339,6 +339,31 @@ fn rule_codes_are_spelled_only_in_the_rules() {
     );
 }
 
+/// One dispatcher (issue 41): outside `src/rules/`, code reaches the rules through
+/// `rules::check_crate`, `rules::check_tree` and the registry, never a rule's module
+/// (`rules::ma012_…::check`), so a rule added to `rules::RULES` runs everywhere.
+#[test]
+fn no_rule_module_is_named_outside_the_rules() {
+    let mut named = Vec::new();
+    for (rel, text) in sources_outside_rules() {
+        for (n, line) in code_of(&text).lines().enumerate() {
+            let hit = line.match_indices("rules::ma").any(|(i, _)| {
+                line.as_bytes()
+                    .get(i + "rules::ma".len()..i + "rules::ma".len() + 3)
+                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+            });
+            if hit {
+                named.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "rule modules named outside src/rules/:\n{}",
+        named.join("\n")
+    );
+}
+
 /// Comments and doc comments outside `src/rules/` name what a rule is about (an ack
 /// after a failure, the dedup window against the replay window), not its code; an
 /// example of an output format shows a placeholder (`error[MA0NN]`). Test code may

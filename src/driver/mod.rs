@@ -432,22 +432,13 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .map(|c| (c.dir.clone(), c.client.clone())),
     );
     out.findings
-        .extend(crate::rules::ma012_dedup_retention_window::check(
-            &crate::rules::ma012_dedup_retention_window::Input {
-                crates: &retention,
-                clients: &clients,
-                windows: &windows,
-                stages: &stages,
-            },
-        ));
-    out.findings
-        .extend(crate::rules::ma004_missing_read_committed::check(&clients));
-    out.findings
-        .extend(crate::rules::ma007_auto_ack::check_config(&config_clients));
-    out.findings
-        .extend(crate::rules::ma008_unconfirmed_publish::check_config(
-            &config_clients,
-        ));
+        .extend(crate::rules::check_tree(&crate::rules::TreeInput {
+            crates: &retention,
+            clients: &clients,
+            windows: &windows,
+            stages: &stages,
+            config_clients: &config_clients,
+        }));
     out
 }
 
@@ -585,7 +576,10 @@ fn analyze_crate(
     };
     let (findings, inventory, over_budget) = cpu::timed(cpu::Phase::Rules, || {
         let mut facts = flow::crate_facts(&lowered.krate, &tables);
-        let findings = crate::rules::check_all(&lowered.krate, &facts);
+        let findings = crate::rules::check_crate(&crate::rules::CrateInput {
+            krate: &lowered.krate,
+            facts: &facts,
+        });
         crate::rules::keep_reported(&mut facts);
         let inventory = inventory::crate_inventory(&inventory::CrateInput {
             krate: &lowered.krate,

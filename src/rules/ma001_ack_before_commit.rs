@@ -233,3 +233,16 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
         help,
     }
 }
+
+/// MA001 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA001
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.facts)
+    }
+}

@@ -140,3 +140,16 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     }
     out
 }
+
+/// MA002 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA002
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.krate, cx.facts)
+    }
+}

@@ -171,3 +171,16 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
     }
     out
 }
+
+/// MA004 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA004
+    }
+
+    fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
+        check(tree.clients)
+    }
+}

@@ -219,3 +219,20 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
     }
     out
 }
+
+/// MA007 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA007
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.krate, cx.facts)
+    }
+
+    fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
+        check_config(tree.config_clients)
+    }
+}

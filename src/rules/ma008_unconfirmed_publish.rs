@@ -170,3 +170,20 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
             .into(),
     })
 }
+
+/// MA008 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA008
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.krate)
+    }
+
+    fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
+        check_config(tree.config_clients)
+    }
+}

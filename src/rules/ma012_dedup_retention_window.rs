@@ -223,3 +223,21 @@ fn finding(r: &DedupRetention, w: &ReplayWindow, via: Option<&PipelineStage>) ->
         },
     }
 }
+
+/// MA012 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA012
+    }
+
+    fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
+        check(&Input {
+            crates: tree.crates,
+            clients: tree.clients,
+            windows: tree.windows,
+            stages: tree.stages,
+        })
+    }
+}

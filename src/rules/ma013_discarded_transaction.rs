@@ -92,3 +92,16 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
     }
     out
 }
+
+/// MA013 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA013
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.krate)
+    }
+}

@@ -173,3 +173,16 @@ fn finding(mut facts: Vec<&AckOnFailure>) -> Finding {
         help,
     }
 }
+
+/// MA014 as the dispatcher runs it ([`super::Rule`]).
+pub struct Check;
+
+impl super::Rule for Check {
+    fn meta(&self) -> &'static super::RuleMeta {
+        &MA014
+    }
+
+    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
+        check(cx.facts)
+    }
+}

@@ -113,6 +113,68 @@ pub const PRECEDENCE: &[(&str, &str)] = &[
     ("MA001", "MA014"),
 ];
 
+/// What a rule checks one crate with: its model and the flow analysis's facts.
+pub struct CrateInput<'a> {
+    pub krate: &'a crate::ir::Crate,
+    pub facts: &'a crate::analysis::flow::Facts,
+}
+
+/// What a rule checks the whole tree with, once every crate and YAML file is read:
+/// per crate its retention facts, every Kafka client (Rust ones keyed by their
+/// package, YAML ones by their directory), replay windows, pipeline stages, and the
+/// clients configured in YAML.
+pub struct TreeInput<'a> {
+    pub crates: &'a [(String, crate::ir::RetentionFacts)],
+    pub clients: &'a [(String, crate::ir::KafkaClient)],
+    pub windows: &'a [crate::ir::ReplayWindow],
+    pub stages: &'a [crate::ir::PipelineStage],
+    pub config_clients: &'a [crate::ir::ConfigClient],
+}
+
+/// A rule: its metadata, and its checks. A rule checks one crate at a time, the
+/// whole tree (rules that link files: topics, pipeline descriptions, YAML clients),
+/// or both; and says which of the flow analysis's relations it reports (what the
+/// review inventory reads as a path's defects). The dispatcher ([`check_crate`],
+/// [`check_tree`]) runs every rule of [`RULES`]; nothing else names a rule.
+pub trait Rule: Sync {
+    fn meta(&self) -> &'static RuleMeta;
+
+    fn check_crate(&self, _cx: &CrateInput) -> Vec<crate::diagnostic::Finding> {
+        Vec::new()
+    }
+
+    fn check_tree(&self, _tree: &TreeInput) -> Vec<crate::diagnostic::Finding> {
+        Vec::new()
+    }
+
+    /// Whether this rule reports the relation `p` (a defect of its path).
+    fn reports(
+        &self,
+        _p: &crate::analysis::flow::PairFact,
+        _facts: &crate::analysis::flow::Facts,
+    ) -> bool {
+        false
+    }
+}
+
+/// Every rule's checks, in code order.
+pub static RULES: [&dyn Rule; 14] = [
+    &ma001_ack_before_commit::Check,
+    &ma002_fresh_id_per_attempt::Check,
+    &ma003_split_dedup_transaction::Check,
+    &ma004_missing_read_committed::Check,
+    &ma005_unchecked_dedup_claim::Check,
+    &ma006_dual_write::Check,
+    &ma007_auto_ack::Check,
+    &ma008_unconfirmed_publish::Check,
+    &ma009_effect_in_broker_transaction::Check,
+    &ma010_offsets_outside_transaction::Check,
+    &ma011_non_idempotent_effect::Check,
+    &ma012_dedup_retention_window::Check,
+    &ma013_discarded_transaction::Check,
+    &ma014_ack_on_failure::Check,
+];
+
 /// Drops the findings that a finding of a winning rule at the same place replaces.
 fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
     let at = |f: &crate::diagnostic::Finding, code: &str| {
@@ -131,54 +193,40 @@ fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
     out.retain(|_| keep.next().unwrap_or(true));
 }
 
-/// Runs every rule over one crate's model and facts.
-/// The rules that decide over the flow analysis's relations, each by its own query.
-const RELATION_QUERIES: [fn(
-    &crate::analysis::flow::PairFact,
-    &crate::analysis::flow::Facts,
-) -> bool; 6] = [
-    ma003_split_dedup_transaction::reports,
-    ma005_unchecked_dedup_claim::reports,
-    ma006_dual_write::reports,
-    ma009_effect_in_broker_transaction::reports,
-    ma010_offsets_outside_transaction::reports,
-    ma011_non_idempotent_effect::reports,
-];
-
 /// Keeps the relations some rule reports: what the review inventory and the
 /// guarantee read as defects of a path, the rules' decision and not the analysis's.
 pub fn keep_reported(facts: &mut crate::analysis::flow::Facts) {
     let keep: Vec<bool> = facts
         .pairs
         .iter()
-        .map(|p| RELATION_QUERIES.iter().any(|reports| reports(p, facts)))
+        .map(|p| RULES.iter().any(|r| r.reports(p, facts)))
         .collect();
     let mut keep = keep.into_iter();
     facts.pairs.retain(|_| keep.next().unwrap_or(false));
 }
 
-pub fn check_all(
-    krate: &crate::ir::Crate,
-    facts: &crate::analysis::flow::Facts,
-) -> Vec<crate::diagnostic::Finding> {
-    let mut out = ma001_ack_before_commit::check(facts);
-    out.extend(ma002_fresh_id_per_attempt::check(krate, facts));
-    out.extend(ma003_split_dedup_transaction::check(facts));
-    out.extend(ma005_unchecked_dedup_claim::check(facts));
-    out.extend(ma006_dual_write::check(facts));
-    // Auto-acknowledgement matters only for consumers with side effects.
-    out.extend(ma007_auto_ack::check(krate, facts));
-    out.extend(ma008_unconfirmed_publish::check(krate));
-    out.extend(ma009_effect_in_broker_transaction::check(facts));
-    out.extend(ma010_offsets_outside_transaction::check(facts));
-    out.extend(ma011_non_idempotent_effect::check(facts));
-    out.extend(ma013_discarded_transaction::check(krate));
-    out.extend(ma014_ack_on_failure::check(facts));
-    apply_precedence(&mut out);
-    for f in &mut out {
+/// Runs every rule over one crate's model and facts, then the precedence between
+/// rules (one defect, one finding).
+pub fn check_crate(cx: &CrateInput) -> Vec<crate::diagnostic::Finding> {
+    let mut out: Vec<crate::diagnostic::Finding> =
+        RULES.iter().flat_map(|r| r.check_crate(cx)).collect();
+    finish(&mut out);
+    out
+}
+
+/// Runs every rule's check of the whole tree, then the precedence between rules.
+pub fn check_tree(tree: &TreeInput) -> Vec<crate::diagnostic::Finding> {
+    let mut out: Vec<crate::diagnostic::Finding> =
+        RULES.iter().flat_map(|r| r.check_tree(tree)).collect();
+    finish(&mut out);
+    out
+}
+
+fn finish(out: &mut Vec<crate::diagnostic::Finding>) {
+    apply_precedence(out);
+    for f in out.iter_mut() {
         f.bound_labels();
     }
-    out
 }
 
 /// Finds a rule by code (`MA001`, case-insensitive) or kebab-case name (`ack-before-commit`).
@@ -280,6 +328,17 @@ mod tests {
             .map(|p| p.primary.loc.span.line)
             .collect();
         assert_eq!(kept, [5, 7]);
+    }
+
+    #[test]
+    fn every_rule_has_one_check_in_code_order() {
+        let codes: Vec<&str> = RULES.iter().map(|r| r.meta().code).collect();
+        let declared: Vec<&str> = ALL
+            .iter()
+            .map(|r| r.code)
+            .filter(|c| *c != UNUSED_SUPPRESSION.code)
+            .collect();
+        assert_eq!(codes, declared);
     }
 
     #[test]
