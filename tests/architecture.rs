@@ -364,6 +364,34 @@ fn no_rule_module_is_named_outside_the_rules() {
     );
 }
 
+/// One finding builder (issue 41): a rule makes its findings with
+/// `RuleMeta::finding`, which fills the code, name, severity and boundary from the
+/// rule's metadata; no rule file spells a `Finding { … }` literal.
+#[test]
+fn rules_build_findings_through_their_metadata() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files.sort();
+    let mut literals = Vec::new();
+    for f in files.iter().filter(|f| !f.ends_with("mod.rs")) {
+        for (n, line) in code_of(&std::fs::read_to_string(f).unwrap())
+            .lines()
+            .enumerate()
+        {
+            let t = line.trim_end();
+            if t.ends_with("Finding {") && !t.contains("->") {
+                literals.push(format!("{}:{}: {}", f.display(), n + 1, t.trim()));
+            }
+        }
+    }
+    assert!(
+        literals.is_empty(),
+        "Finding literals in rule files:\n{}",
+        literals.join("\n")
+    );
+}
+
 /// Comments and doc comments outside `src/rules/` name what a rule is about (an ack
 /// after a failure, the dedup window against the replay window), not its code; an
 /// example of an output format shows a placeholder (`error[MA0NN]`). Test code may

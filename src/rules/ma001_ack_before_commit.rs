@@ -220,18 +220,7 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
     }
     labels.sort();
 
-    Finding {
-        code: MA001.code,
-        name: MA001.name,
-        severity: MA001.default_severity,
-        path: ack.loc.path.to_string(),
-        span: ack.loc.span,
-        message,
-        boundary: MA001.boundary.to_string(),
-        window,
-        labels,
-        help,
-    }
+    MA001.finding(&ack.loc, message, window, labels, help)
 }
 
 /// MA001 as the dispatcher runs it ([`super::Rule`]).

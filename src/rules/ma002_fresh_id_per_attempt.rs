@@ -122,20 +122,15 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             };
             labels.push(label(&flow.sink, "the fresh id identifies this call"));
             labels.sort();
-            out.push(Finding {
-                code: MA002.code,
-                name: MA002.name,
-                severity: MA002.default_severity,
-                path: flow.idgen.path.to_string(),
-                span: flow.idgen.span,
+            out.push(MA002.finding(
+                &flow.idgen,
                 message,
-                boundary: MA002.boundary.to_string(),
                 window,
                 labels,
-                help: "make the id once, before the retry (or take the message's own id), and reuse it on every \
+                "make the id once, before the retry (or take the message's own id), and reuse it on every \
                        attempt"
                     .into(),
-            });
+            ));
         }
     }
     out

@@ -154,20 +154,15 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
             ),
         };
         labels.sort();
-        out.push(Finding {
-            code: MA004.code,
-            name: MA004.name,
-            severity: MA004.default_severity,
-            path: loc.path.to_string(),
-            span: loc.span,
+        out.push(MA004.finding(
+            loc,
             message,
-            boundary: MA004.boundary.to_string(),
-            window: "records of open and aborted transactions are delivered: the consumer acts on work that \
+            "records of open and aborted transactions are delivered: the consumer acts on work that \
                      was rolled back, and on duplicates the producer retried"
                 .into(),
             labels,
-            help: help.into(),
-        });
+            help.into(),
+        ));
     }
     out
 }

@@ -103,19 +103,14 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
     });
     let mut out = Vec::new();
     let finding = |loc: &crate::ir::Loc, message: String, labels| {
-        Finding {
-        code: MA007.code,
-        name: MA007.name,
-        severity: MA007.default_severity,
-        path: loc.path.to_string(),
-        span: loc.span,
-        message,
-        boundary: MA007.boundary.to_string(),
-        window: "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
+        MA007.finding(
+            loc,
+            message,
+            "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
             .into(),
-        labels,
-        help: "turn automatic acknowledgement off and acknowledge each message after its effect commits".into(),
-    }
+            labels,
+            "turn automatic acknowledgement off and acknowledge each message after its effect commits".into(),
+        )
     };
     for (fi, f) in krate.functions.iter().enumerate() {
         for (ci, c) in f.kafka_clients.iter().enumerate() {
@@ -198,24 +193,19 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
         } else {
             ""
         };
-        out.push(Finding {
-            code: MA007.code,
-            name: MA007.name,
-            severity: MA007.default_severity,
-            path: p.loc.path.to_string(),
-            span: p.loc.span,
-            message: format!(
+        out.push(MA007.finding(
+            &p.loc,
+            format!(
                 "consumer sets `enable.auto.commit=true`{framework}: offsets are committed on a timer, not \
                  after the effect"
             ),
-            boundary: MA007.boundary.to_string(),
-            window: "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
+            "progress is recorded whether or not the effect happened: a crash loses the messages in flight"
                 .into(),
-            labels: vec![label(&c.new_loc, "the consumer's configuration starts here")],
-            help: "set `enable.auto.commit` to `false` and commit each message's offset after its effect commits \
+            vec![label(&c.new_loc, "the consumer's configuration starts here")],
+            "set `enable.auto.commit` to `false` and commit each message's offset after its effect commits \
                    (in Spring, remove the setting: the listener container commits after the listener returns)"
                 .into(),
-        });
+        ));
     }
     out
 }

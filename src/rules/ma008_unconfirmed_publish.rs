@@ -110,20 +110,15 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
             ),
             _ => continue,
         };
-        out.push(Finding {
-            code: MA008.code,
-            name: MA008.name,
-            severity: MA008.default_severity,
-            path: loc.path.to_string(),
-            span: loc.span,
+        out.push(MA008.finding(
+            loc,
             message,
-            boundary: MA008.boundary.to_string(),
-            window: "a message the broker never accepted (or nacked) counts as sent: it is lost".into(),
+            "a message the broker never accepted (or nacked) counts as sent: it is lost".into(),
             labels,
-            help: "call `channel.confirm_select(..)` where the channel is made and await the confirmation \
+            "call `channel.confirm_select(..)` where the channel is made and await the confirmation \
                    (`basic_publish(..).await?.await?`), treating a nack as a failure"
                 .into(),
-        });
+        ));
     }
     for f in &krate.functions {
         out.extend(f.kafka_clients.iter().filter_map(kafka_producer));
@@ -155,20 +150,13 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
         "the producer's configuration starts here",
     ));
     labels.sort();
-    Some(Finding {
-        code: MA008.code,
-        name: MA008.name,
-        severity: MA008.default_severity,
-        path: first.loc.path.to_string(),
-        span: first.loc.span,
-        message: format!("producer sets {why}"),
-        boundary: MA008.boundary.to_string(),
-        window: "a broker failover or a lost acknowledgement loses the record or writes it twice"
-            .into(),
+    Some(MA008.finding(
+        &first.loc,
+        format!("producer sets {why}"),
+        "a broker failover or a lost acknowledgement loses the record or writes it twice".into(),
         labels,
-        help: "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)"
-            .into(),
-    })
+        "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)".into(),
+    ))
 }
 
 /// MA008 as the dispatcher runs it ([`super::Rule`]).

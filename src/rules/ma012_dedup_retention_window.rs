@@ -201,27 +201,22 @@ fn finding(r: &DedupRetention, w: &ReplayWindow, via: Option<&PipelineStage>) ->
             format!("{} drops dedup records after {kept}", r.store),
         ));
     }
-    Finding {
-        code: MA012.code,
-        name: MA012.name,
-        severity: MA012.default_severity,
-        path: r.loc.path.to_string(),
-        span: r.loc.span,
-        message: format!("dedup records kept {kept}, but {source}"),
-        boundary: MA012.boundary.to_string(),
-        window: format!(
+    MA012.finding(
+        &r.loc,
+        format!("dedup records kept {kept}, but {source}"),
+        format!(
             "a redelivery or replay of a message older than {kept} finds no dedup record: \
              its effect is applied twice"
         ),
         labels,
-        help: if w.millis == UNLIMITED {
+        if w.millis == UNLIMITED {
             "keep dedup records as long as the topic keeps its records, or give the topic a finite retention".into()
         } else {
             format!(
                 "keep dedup records at least {window} (the replay window), or shorten the topic's retention"
             )
         },
-    }
+    )
 }
 
 /// MA012 as the dispatcher runs it ([`super::Rule`]).

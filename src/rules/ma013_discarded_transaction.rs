@@ -66,27 +66,22 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                 ..
             } = &e.kind
             {
-                out.push(Finding {
-                        code: MA013.code,
-                        name: MA013.name,
-                        severity: MA013.default_severity,
-                        path: e.loc.path.to_string(),
-                        span: e.loc.span,
-                        message: format!(
+                out.push(MA013.finding(
+                    &e.loc,
+                    format!(
                             "the transaction begun by {} is never used: the writes in `{}` run in autocommit, one by one",
                             code(&e.text),
                             f.name
                         ),
-                        boundary: MA013.boundary.to_string(),
-                        window: "a crash or error between two writes leaves part of the change committed: \
+                    "a crash or error between two writes leaves part of the change committed: \
                                  the first writes stay without the rest (an order without its lines, \
                                  a dedup record without its effect)"
                             .into(),
-                        labels: vec![label(&f.loc, "in this function")],
-                        help: "run the queries on the transaction (sqlx `.execute(&mut *tx)`, tokio-postgres \
+                    vec![label(&f.loc, "in this function")],
+                    "run the queries on the transaction (sqlx `.execute(&mut *tx)`, tokio-postgres \
                                `tx.execute(..)`), or drop the `begin` if no atomicity is needed"
                             .into(),
-                    });
+                ));
             }
         }
     }

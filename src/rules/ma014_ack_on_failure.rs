@@ -160,18 +160,7 @@ fn finding(mut facts: Vec<&AckOnFailure>) -> Finding {
         }
     }
     labels.sort();
-    Finding {
-        code: MA014.code,
-        name: MA014.name,
-        severity: MA014.default_severity,
-        path: ack.loc.path.to_string(),
-        span: ack.loc.span,
-        message,
-        boundary: MA014.boundary.to_string(),
-        window,
-        labels,
-        help,
-    }
+    MA014.finding(&ack.loc, message, window, labels, help)
 }
 
 /// MA014 as the dispatcher runs it ([`super::Rule`]).

@@ -39,6 +39,32 @@ pub struct RuleMeta {
     pub doc: &'static str,
 }
 
+impl RuleMeta {
+    /// A finding of this rule at `at` (its primary location), with the rule's code,
+    /// name, default severity and boundary: the one way a rule makes a finding.
+    pub fn finding(
+        &self,
+        at: &crate::ir::Loc,
+        message: String,
+        window: String,
+        labels: Vec<crate::diagnostic::Label>,
+        help: String,
+    ) -> crate::diagnostic::Finding {
+        crate::diagnostic::Finding {
+            code: self.code,
+            name: self.name,
+            severity: self.default_severity,
+            path: at.path.to_string(),
+            span: at.span,
+            message,
+            boundary: self.boundary.to_string(),
+            window,
+            labels,
+            help,
+        }
+    }
+}
+
 /// Declares a rule's metadata from a doc comment, clippy style: the doc comment is
 /// the explanation that `msgaudit explain` prints.
 macro_rules! declare_rule {

@@ -90,18 +90,7 @@ pub fn report(
                 }
             }
             labels.sort();
-            Finding {
-                code: meta.code,
-                name: meta.name,
-                severity: meta.default_severity,
-                path: first.primary.loc.path.to_string(),
-                span: first.primary.loc.span,
-                message: w.message,
-                boundary: meta.boundary.to_string(),
-                window: w.window,
-                labels,
-                help: w.help,
-            }
+            meta.finding(&first.primary.loc, w.message, w.window, labels, w.help)
         })
         .collect()
 }
