@@ -101,22 +101,7 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
     })
 }
 
-/// MA011 as the dispatcher runs it ([`super::Rule`]).
-pub struct Check;
-
-impl super::Rule for Check {
-    fn meta(&self) -> &'static super::RuleMeta {
-        &MA011
-    }
-
-    fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
-        check(cx.facts)
-    }
-
-    fn reports(&self, p: &PairFact, facts: &Facts) -> bool {
-        reports(p, facts)
-    }
-}
+super::relation_rule!(MA011);
 
 #[cfg(test)]
 mod tests {

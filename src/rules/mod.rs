@@ -94,6 +94,35 @@ macro_rules! declare_rule {
 }
 pub(crate) use declare_rule;
 
+/// The `Check` of a rule over the flow analysis's relations: `check(facts)` makes its
+/// findings and `reports(pair, facts)` says which relations it reports, both
+/// functions of the rule's own file.
+macro_rules! relation_rule {
+    ($meta:ident) => {
+        #[doc = concat!(stringify!($meta), " as the dispatcher runs it ([`super::Rule`]).")]
+        pub struct Check;
+
+        impl super::Rule for Check {
+            fn meta(&self) -> &'static super::RuleMeta {
+                &$meta
+            }
+
+            fn check_crate(&self, cx: &super::CrateInput) -> Vec<$crate::diagnostic::Finding> {
+                check(cx.facts)
+            }
+
+            fn reports(
+                &self,
+                p: &$crate::analysis::flow::PairFact,
+                facts: &$crate::analysis::flow::Facts,
+            ) -> bool {
+                reports(p, facts)
+            }
+        }
+    };
+}
+pub(crate) use relation_rule;
+
 /// The unused-suppression diagnostic of SPEC §4.
 pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     code: "MA900",
