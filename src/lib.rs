@@ -276,6 +276,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         threads: pool.current_num_threads(),
         cpu: support::cpu::since(cpu_before),
         unparsed_bodies: output.unparsed_bodies,
+        peak_crates: output.peak_crates,
     };
     Ok(report)
 }

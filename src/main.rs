@@ -285,6 +285,10 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
         lines.push(format!("skipped ({reason}): {n}"));
     }
     lines.push(format!("function bodies not parsed: {}", t.unparsed_bodies));
+    lines.push(format!(
+        "crates analyzed at one time, at most: {}",
+        t.peak_crates
+    ));
     lines.push(format!("input errors: {}", s.errors));
     // Findings per rule, most first (ruff's `--statistics`), then by code.
     let mut per_rule: BTreeMap<(&str, &str), usize> = BTreeMap::new();

@@ -45,6 +45,8 @@ pub struct Timings {
     pub cpu: Vec<(&'static str, Duration)>,
     /// Function bodies of parsed files that the prefilter left unparsed.
     pub unparsed_bodies: usize,
+    /// The most crates analyzed at one time (admitted within the memory budget).
+    pub peak_crates: usize,
 }
 
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.

@@ -459,3 +459,53 @@ fn a_function_over_the_budget_is_named_and_the_run_goes_on() {
         "{e}"
     );
 }
+
+/// Issue 38, item 2: crates are admitted into the pool by their estimated memory, so
+/// memory does not grow with `--jobs`. With a budget that fits one crate
+/// (`MSGAUDIT_MEMORY_BUDGET_MIB`, a test hook), `--jobs 4` analyzes one crate at a
+/// time, and finds what an unbounded run finds.
+#[test]
+fn crates_are_admitted_within_the_memory_budget_whatever_the_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in 0..4 {
+        write(dir.path(), &format!("c{k}/Cargo.toml"), CARGO);
+        let fns: String = (0..2_000).map(|i| format!("fn f{i}() {{ }}\n")).collect();
+        write(
+            dir.path(),
+            &format!("c{k}/src/main.rs"),
+            format!("{}{fns}", handler(&format!("{RECEIVE}{ACK}{INSERT}"))),
+        );
+    }
+    let run = |budget: Option<&str>| {
+        let mut cmd = common::msgaudit();
+        cmd.current_dir(dir.path()).args([
+            "check",
+            "--format",
+            "json",
+            "--jobs",
+            "4",
+            "--statistics",
+        ]);
+        if let Some(b) = budget {
+            cmd.env("MSGAUDIT_MEMORY_BUDGET_MIB", b);
+        }
+        cmd.output().unwrap()
+    };
+    let bounded = run(Some("1"));
+    let stderr = String::from_utf8_lossy(&bounded.stderr);
+    assert!(
+        stderr.contains("crates analyzed at one time, at most: 1\n"),
+        "{stderr}"
+    );
+    let free = run(None);
+    assert_eq!(bounded.status.code(), Some(1));
+    assert_eq!(bounded.stdout, free.stdout, "admission changes no finding");
+    let v: Value = serde_json::from_slice(&bounded.stdout).unwrap();
+    for k in 0..4 {
+        assert_eq!(
+            findings_in(&v, &format!("c{k}/src/main.rs")).len(),
+            1,
+            "{v}"
+        );
+    }
+}

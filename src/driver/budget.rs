@@ -34,6 +34,8 @@ pub struct Gate {
     /// The estimates of the crates running now, and how many there are.
     held: Mutex<(u64, usize)>,
     freed: Condvar,
+    /// The most crates that ran at one time (`--statistics`).
+    peak: std::sync::atomic::AtomicUsize,
 }
 
 /// The budget a running crate holds; given back when dropped.
@@ -48,7 +50,13 @@ impl Gate {
             budget,
             held: Mutex::new((0, 0)),
             freed: Condvar::new(),
+            peak: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// The most crates that held the budget at one time.
+    pub fn peak(&self) -> usize {
+        self.peak.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits until `cost` fits beside what runs now (or nothing runs), and takes it.
@@ -59,6 +67,8 @@ impl Gate {
         }
         held.0 = held.0.saturating_add(cost);
         held.1 += 1;
+        self.peak
+            .fetch_max(held.1, std::sync::atomic::Ordering::Relaxed);
         Permit { gate: self, cost }
     }
 }
@@ -98,5 +108,6 @@ mod tests {
         let peak = peak.load(Ordering::SeqCst);
         assert!(peak == 250 || peak <= 100, "peak {peak}");
         assert_eq!(gate.held.lock().unwrap().1, 0);
+        assert!(gate.peak() >= 1 && gate.peak() <= 3, "{}", gate.peak());
     }
 }

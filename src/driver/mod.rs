@@ -86,6 +86,8 @@ pub struct AnalysisOutput {
     pub inventory: inventory::Inventory,
     /// Function bodies of parsed files left unparsed (`lazy`).
     pub unparsed_bodies: usize,
+    /// The most crates analyzed at one time (the memory budget admits them).
+    pub peak_crates: usize,
 }
 
 fn prefilter(apis: &Apis) -> AhoCorasick {
@@ -308,7 +310,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     // Crates are admitted by their estimated memory (budget.rs), from scheduling
     // threads that hand each admitted crate to the pool; the results keep `work`'s
     // order.
-    let gate = budget::Gate::new(budget::RUN_MEMORY_BUDGET);
+    let gate = budget::Gate::new(
+        input
+            .hooks
+            .memory_budget_mib
+            .map_or(budget::RUN_MEMORY_BUDGET, |m| m.saturating_mul(1 << 20)),
+    );
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<CrateResult>>> =
         work.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -357,6 +364,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             });
         }
     });
+    out.peak_crates = gate.peak();
     let results: Vec<CrateResult> = slots
         .into_iter()
         .map(|m| {

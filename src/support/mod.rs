@@ -24,6 +24,9 @@ pub struct DevHooks {
     /// `MSGAUDIT_FAULT_INJECT=suffix`: lowering a file whose path ends so panics
     /// (tests of the isolation of internal errors).
     pub fault_inject: Option<String>,
+    /// `MSGAUDIT_MEMORY_BUDGET_MIB=n`: the run's memory budget for crates analyzed at
+    /// one time (tests of the admission; default `driver::budget::RUN_MEMORY_BUDGET`).
+    pub memory_budget_mib: Option<u64>,
 }
 
 impl DevHooks {
@@ -35,6 +38,7 @@ impl DevHooks {
             debug_ir: var("MSGAUDIT_DEBUG_IR"),
             shard_min_files: var("MSGAUDIT_SHARD_MIN_FILES").and_then(|v| v.parse().ok()),
             fault_inject: var("MSGAUDIT_FAULT_INJECT"),
+            memory_budget_mib: var("MSGAUDIT_MEMORY_BUDGET_MIB").and_then(|v| v.parse().ok()),
         }
     }
 }
