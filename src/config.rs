@@ -599,6 +599,24 @@ impl Config {
         self.exclude_globs.matches(&rel, is_dir)
     }
 
+    /// Whether rule `code` is off for every path: turned off in `[rules]` (or by
+    /// default) and turned on by no `[[overrides]]` entry. Such a rule need not run.
+    pub fn off_everywhere(&self, code: &str) -> bool {
+        let Some(meta) = crate::rules::lookup(code) else {
+            return true;
+        };
+        let base = self
+            .rules
+            .get(meta.code)
+            .copied()
+            .unwrap_or(Some(meta.default_severity));
+        base.is_none()
+            && !self
+                .overrides
+                .iter()
+                .any(|o| o.rules.get(meta.code).is_some_and(Option::is_some))
+    }
+
     /// Severity of rule `code` for a finding in `path`; `None` means the rule is off there.
     ///
     /// The rule's default, then `[rules]`, then every `[[overrides]]` entry whose
@@ -953,5 +971,21 @@ rules = { MA006 = "warning" }
         assert!(!s.enabled("MA001") && !s.enabled("MA900"));
         assert!(Selection::new(&["M".to_string()], &[]).is_err());
         assert!(Selection::new(&["MA0*".to_string()], &[]).is_err());
+    }
+
+    #[test]
+    fn a_rule_is_off_everywhere_unless_an_override_turns_it_on() {
+        let c = |text: &str| Config::parse(text, "msgaudit.toml").unwrap();
+        assert!(!c("").off_everywhere("MA007"));
+        let off = c("[rules]\nMA007 = \"off\"\n");
+        assert!(off.off_everywhere("MA007") && off.off_everywhere("auto-ack"));
+        assert!(!off.off_everywhere("MA001"));
+        let back_on = c(
+            "[rules]\nMA007 = \"off\"\n[[overrides]]\npaths = [\"legacy/**\"]\nrules = { MA007 = \"warning\" }\n",
+        );
+        assert!(!back_on.off_everywhere("MA007"));
+        let off_in_part =
+            c("[[overrides]]\npaths = [\"legacy/**\"]\nrules = { MA007 = \"off\" }\n");
+        assert!(!off_in_part.off_everywhere("MA007"));
     }
 }

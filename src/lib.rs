@@ -163,6 +163,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         return Err(cancelled());
     }
     let cpu_before = support::cpu::snapshot();
+    // Rules that are off for every path (`--select`/`--ignore`, the config) do not run.
+    let running = |code: &str| selection.enabled(code) && !config.off_everywhere(code);
     let output = driver::analyze(&driver::AnalysisInput {
         files: &discovery.files,
         apis: &apis,
@@ -173,6 +175,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         deps: &discovery.crate_deps,
         hooks: &options.hooks,
         cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),
+        running: &running,
     });
     if options.cancelled() {
         return Err(cancelled());

@@ -39,6 +39,8 @@ pub struct AnalysisInput<'a> {
     /// Set when the run's result is no longer wanted (an editor's newer edit): the
     /// crates not yet analyzed are skipped, and what was found is incomplete.
     pub cancel: &'a std::sync::atomic::AtomicBool,
+    /// Whether a rule (by code) runs: a rule off for every path is skipped.
+    pub running: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 /// Threads per core the pool may have at most: more only costs time (each thread has
@@ -345,6 +347,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                             files,
                             &unique_tables,
                             input.cancel,
+                            input.running,
                             rust::Inputs {
                                 apis: input.apis,
                                 included: &included,
@@ -439,14 +442,16 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             .iter()
             .map(|c| (c.dir.clone(), c.client.clone())),
     );
-    out.findings
-        .extend(crate::rules::check_tree(&crate::rules::TreeInput {
+    out.findings.extend(crate::rules::check_tree(
+        &crate::rules::TreeInput {
             crates: &retention,
             clients: &clients,
             windows: &windows,
             stages: &stages,
             config_clients: &config_clients,
-        }));
+        },
+        input.running,
+    ));
     out
 }
 
@@ -532,6 +537,7 @@ fn analyze_crate(
     files: &[&SourceFile],
     unique_tables: &[String],
     cancel: &std::sync::atomic::AtomicBool,
+    running: &dyn Fn(&str) -> bool,
     inputs: rust::Inputs,
     prefilter: Option<Prefilter>,
 ) -> CrateResult {
@@ -584,10 +590,13 @@ fn analyze_crate(
     };
     let (findings, inventory, over_budget) = cpu::timed(cpu::Phase::Rules, || {
         let mut facts = flow::crate_facts(&lowered.krate, &tables);
-        let findings = crate::rules::check_crate(&crate::rules::CrateInput {
-            krate: &lowered.krate,
-            facts: &facts,
-        });
+        let findings = crate::rules::check_crate(
+            &crate::rules::CrateInput {
+                krate: &lowered.krate,
+                facts: &facts,
+            },
+            running,
+        );
         crate::rules::keep_reported(&mut facts);
         let inventory = inventory::crate_inventory(&inventory::CrateInput {
             krate: &lowered.krate,
