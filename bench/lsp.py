@@ -33,6 +33,29 @@ def uri_of(path):
     return "file://" + urllib.parse.quote(os.path.realpath(path))
 
 
+def frame(body):
+    """One LSP message: the header, then the body (bytes)."""
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_messages(out, put):
+    """Reads LSP messages from `out` and gives each, decoded, to `put`, until the
+    stream ends (bench/lsp_hostile.py shares it)."""
+    while True:
+        length = None
+        while True:
+            line = out.readline()
+            if not line:
+                return
+            line = line.strip()
+            if not line:
+                break
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        put(json.loads(out.read(length)))
+
+
 class Server:
     def __init__(self, binary, root):
         self.proc = subprocess.Popen(
@@ -55,24 +78,10 @@ class Server:
         self.notify("initialized", {})
 
     def _read(self):
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                name, _, value = line.partition(b":")
-                if name.lower() == b"content-length":
-                    length = int(value)
-            self.messages.put(json.loads(out.read(length)))
+        read_messages(self.proc.stdout, self.messages.put)
 
     def send(self, message):
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(frame(json.dumps(message).encode()))
         self.proc.stdin.flush()
 
     def notify(self, method, params):

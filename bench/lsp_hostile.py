@@ -32,21 +32,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
+
+from lsp import frame, read_messages, uri_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HANDLER = os.path.join(
     HERE, "..", "fixtures", "ma001_ack_before_commit",
     "bad_lapin_qualified_acker_ack_before_insert.rs",
 )
-
-
-def uri_of(path):
-    return "file://" + urllib.parse.quote(os.path.realpath(path))
-
-
-def frame(body):
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 class Proc:
@@ -61,21 +54,8 @@ class Proc:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    self.messages.put(None)
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                name, _, value = line.partition(b":")
-                if name.lower() == b"content-length":
-                    length = int(value)
-            self.messages.put(json.loads(out.read(length)))
+        read_messages(self.proc.stdout, self.messages.put)
+        self.messages.put(None)
 
     def raw(self, data):
         self.proc.stdin.write(data)

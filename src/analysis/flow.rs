@@ -111,6 +111,19 @@ impl Frame<'_> {
     }
 }
 
+/// Records `other` among the events seen with one primary event, unless
+/// [`MAX_EFFECTS_PER_ACK`] others are already there: whether `other` is recorded.
+fn within_cap(seen: &mut BTreeSet<Loc>, other: &Loc) -> bool {
+    if seen.contains(other) {
+        return true;
+    }
+    if seen.len() >= MAX_EFFECTS_PER_ACK {
+        return false;
+    }
+    seen.insert(other.clone());
+    true
+}
+
 /// Tasks awaited: their non-idempotent effects are now the path's, applied before
 /// whatever acks next (non-idempotent effects).
 fn finish_tasks(st: &mut State, done: Vec<Floating>) {
@@ -297,11 +310,8 @@ impl<'c> Interp<'c> {
         // An ack followed by thousands of effects is one finding with its first
         // effects; recording every pair would grow with their product.
         let seen = self.effects_per_ack.entry(p.ev.loc.clone()).or_default();
-        if !seen.contains(&effect.loc) {
-            if seen.len() >= MAX_EFFECTS_PER_ACK {
-                return;
-            }
-            seen.insert(effect.loc.clone());
+        if !within_cap(seen, &effect.loc) {
+            return;
         }
         self.facts.push(AckBeforeEffect {
             ack: p.ev.clone(),

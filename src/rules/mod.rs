@@ -267,13 +267,7 @@ pub fn check_crate(
     cx: &CrateInput,
     running: &dyn Fn(&str) -> bool,
 ) -> Vec<crate::diagnostic::Finding> {
-    let mut out: Vec<crate::diagnostic::Finding> = RULES
-        .iter()
-        .filter(|r| running(r.meta().code))
-        .flat_map(|r| r.check_crate(cx))
-        .collect();
-    finish(&mut out);
-    out
+    dispatch(running, |r| r.check_crate(cx))
 }
 
 /// Runs the check of the whole tree of every rule that `running` allows, then the
@@ -282,10 +276,19 @@ pub fn check_tree(
     tree: &TreeInput,
     running: &dyn Fn(&str) -> bool,
 ) -> Vec<crate::diagnostic::Finding> {
+    dispatch(running, |r| r.check_tree(tree))
+}
+
+/// `check` of every rule that `running` allows, in code order, then the precedence
+/// and the label bound.
+fn dispatch(
+    running: &dyn Fn(&str) -> bool,
+    check: impl Fn(&dyn Rule) -> Vec<crate::diagnostic::Finding>,
+) -> Vec<crate::diagnostic::Finding> {
     let mut out: Vec<crate::diagnostic::Finding> = RULES
         .iter()
         .filter(|r| running(r.meta().code))
-        .flat_map(|r| r.check_tree(tree))
+        .flat_map(|r| check(*r))
         .collect();
     finish(&mut out);
     out

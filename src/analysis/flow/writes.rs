@@ -16,11 +16,8 @@ impl<'c> Interp<'c> {
             .others_per_primary
             .entry((relation, primary.loc.clone()))
             .or_default();
-        if !seen.contains(&other.loc) {
-            if seen.len() >= MAX_EFFECTS_PER_ACK {
-                return;
-            }
-            seen.insert(other.loc.clone());
+        if !within_cap(seen, &other.loc) {
+            return;
         }
         self.pairs.push(PairFact {
             relation,
