@@ -134,6 +134,7 @@ fn finish_tasks(st: &mut State, done: Vec<Floating>) {
         let applied = Applied {
             ev: f.effect,
             in_broker_transaction,
+            deletes_only: false,
         };
         if !st.nonidem.contains(&applied) {
             st.nonidem.insert(applied);
@@ -654,7 +655,7 @@ impl<'c> Interp<'c> {
                         outbox: false,
                         nonidem: List::default(),
                         known: false,
-                        business: false,
+                        non_delete: false,
                     },
                 );
             }
@@ -735,32 +736,26 @@ impl<'c> Interp<'c> {
                             tx.nonidem.insert(applied.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
-                        tx.business |=
+                        tx.non_delete |=
                             sql.kind == crate::ir::SqlKind::Write && sql.verb != "DELETE";
                         tx.writes.push(ev);
                         tx.outbox |= outbox;
                     }
                     None => {
                         if !outbox && sql.kind == crate::ir::SqlKind::Write {
-                            // Publish, then delete what was published: a relay's bookkeeping.
-                            let earlier = if sql.verb == "DELETE" {
-                                Vec::new()
-                            } else {
-                                live_publishes(&st)
-                            };
-                            for p in earlier {
+                            let change = applied.clone().deleting(sql.verb == "DELETE");
+                            for p in live_publishes(&st) {
                                 self.pair(
                                     Relation::PublishApartFromDbChange {
-                                        change_in_broker_transaction: applied.in_broker_transaction,
+                                        change_in_broker_transaction: change.in_broker_transaction,
+                                        change_deletes_only: change.deletes_only,
                                     },
                                     p,
                                     ev.clone(),
                                     Vec::new(),
                                 );
                             }
-                            if sql.verb != "DELETE" {
-                                st.durable.insert(applied.clone());
-                            }
+                            st.durable.insert(change);
                         }
                         if nonidem {
                             st.nonidem.insert(applied);
@@ -819,6 +814,7 @@ impl<'c> Interp<'c> {
                         self.pair(
                             Relation::PublishApartFromDbChange {
                                 change_in_broker_transaction: d.in_broker_transaction,
+                                change_deletes_only: d.deletes_only,
                             },
                             ev.clone(),
                             d.ev,
@@ -828,7 +824,7 @@ impl<'c> Interp<'c> {
                     let open: Vec<Tx> = st
                         .txs
                         .values()
-                        .filter(|t| t.open && t.business && !t.outbox)
+                        .filter(|t| t.open && t.known && !t.outbox)
                         .cloned()
                         .collect();
                     for t in open {
@@ -840,6 +836,7 @@ impl<'c> Interp<'c> {
                         self.pair(
                             Relation::PublishApartFromDbChange {
                                 change_in_broker_transaction: false,
+                                change_deletes_only: !t.non_delete,
                             },
                             ev.clone(),
                             t.writes[0].clone(),

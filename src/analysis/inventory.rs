@@ -691,7 +691,7 @@ fn consumer(
         .facts
         .pairs
         .iter()
-        .filter(|p| p.entry == f.name && !input.facts.relay_bookkeeping(p))
+        .filter(|p| p.entry == f.name)
         .cloned()
         .collect();
     if !c.dedup.is_empty() {

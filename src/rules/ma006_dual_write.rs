@@ -76,18 +76,43 @@ declare_rule! {
     };
 }
 
-/// A publish and a database change made durable as two steps, except a relay's
-/// writes to the tables it relays (its bookkeeping: marking what it published,
-/// maintaining its queue), an append to a capped stream (a lossy log by design:
-/// no guarantee rests on it, SPEC §2), and a change made inside a Kafka
-/// transaction (MA009 reports that it is not covered by it).
+/// A publish and a database change made durable as two steps, except where the
+/// change is not a business change or the publish carries no guarantee.
 pub fn reports(p: &PairFact, facts: &Facts) -> bool {
-    p.relation
-        == Relation::PublishApartFromDbChange {
-            change_in_broker_transaction: false,
-        }
-        && !facts.relay_bookkeeping(p)
+    let Relation::PublishApartFromDbChange {
+        change_in_broker_transaction,
+        change_deletes_only,
+    } = p.relation
+    else {
+        return false;
+    };
+    !change_in_broker_transaction
+        && !change_deletes_only
+        && !relay_bookkeeping(p, facts)
         && !p.primary.capped
+}
+
+// Why each exception is not a dual write:
+//
+// - `change_in_broker_transaction`: the change is made inside a Kafka transaction;
+//   MA009 reports that the transaction does not cover it.
+// - `change_deletes_only`: deleting rows that were handled (a relay deleting what it
+//   published, a queue consumed) changes no business state a consumer could miss.
+// - `relay_bookkeeping`: a relay marking the rows it published.
+// - `capped`: an append to a capped stream is a lossy log by design (SPEC §2): no
+//   guarantee rests on it.
+
+/// The change of `p` writes only tables its entry relays: rows read from them,
+/// published, then updated or deleted (SPEC §2, "Outbox"), so the change is the
+/// relay's bookkeeping (marking what it published, maintaining its queue).
+pub fn relay_bookkeeping(p: &PairFact, facts: &Facts) -> bool {
+    let (Some(relayed), Some(written)) = (
+        facts.relays.get(&p.entry),
+        facts.durable_tables.get(&p.other.loc),
+    ) else {
+        return false;
+    };
+    !written.is_empty() && written.is_subset(relayed)
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {
@@ -112,3 +137,70 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
 }
 
 super::relation_rule!(MA006);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::pairs::fact;
+
+    fn apart(in_broker: bool, deletes_only: bool) -> Relation {
+        Relation::PublishApartFromDbChange {
+            change_in_broker_transaction: in_broker,
+            change_deletes_only: deletes_only,
+        }
+    }
+
+    #[test]
+    fn a_publish_apart_from_a_business_change_is_reported() {
+        assert!(reports(
+            &fact(apart(false, false), (3, 5)),
+            &Facts::default()
+        ));
+    }
+
+    #[test]
+    fn a_change_in_a_broker_transaction_is_left_to_ma009() {
+        assert!(!reports(
+            &fact(apart(true, false), (3, 5)),
+            &Facts::default()
+        ));
+    }
+
+    #[test]
+    fn deleting_handled_rows_is_not_a_business_change() {
+        assert!(!reports(
+            &fact(apart(false, true), (3, 5)),
+            &Facts::default()
+        ));
+    }
+
+    #[test]
+    fn a_relay_marking_the_rows_it_published_is_bookkeeping() {
+        let p = fact(apart(false, false), (3, 5));
+        let mut facts = Facts::default();
+        facts
+            .durable_tables
+            .insert(p.other.loc.clone(), ["outgoing".to_string()].into());
+        assert!(reports(&p, &facts), "no relay known: a dual write");
+        facts
+            .relays
+            .insert(p.entry.clone(), ["outgoing".to_string()].into());
+        assert!(relay_bookkeeping(&p, &facts));
+        assert!(!reports(&p, &facts));
+        // A change to a table it does not relay is still a business change.
+        facts.durable_tables.insert(
+            p.other.loc.clone(),
+            ["outgoing".to_string(), "orders".to_string()].into(),
+        );
+        assert!(reports(&p, &facts));
+    }
+
+    #[test]
+    fn an_append_to_a_capped_stream_carries_no_guarantee() {
+        let mut p = fact(apart(false, false), (3, 5));
+        let mut data = (*p.primary).clone();
+        data.capped = true;
+        p.primary = crate::analysis::flow::EvRef::new(data);
+        assert!(!reports(&p, &Facts::default()));
+    }
+}

@@ -95,7 +95,7 @@ impl<'c> Interp<'c> {
                             outbox: false,
                             nonidem: List::default(),
                             known: false,
-                            business: false,
+                            non_delete: false,
                         },
                     );
                 }

@@ -138,6 +138,8 @@ pub enum Relation {
     PublishApartFromDbChange {
         /// The database change is made inside a broker transaction open on the path.
         change_in_broker_transaction: bool,
+        /// Every known statement of the database change is a `DELETE`.
+        change_deletes_only: bool,
     },
     /// `primary` (a dedup record) and `other` (an effect written to the database)
     /// are written on one path, in either order.
@@ -197,24 +199,11 @@ pub struct Facts {
     /// Per function: it applies an effect, directly or through calls.
     pub effectful: Vec<bool>,
     /// Per entry function: the tables it relays (rows read from them, published, then
-    /// updated or deleted after the publish on the same path; SPEC §2, "Outbox").
+    /// updated or deleted after the publish on the same path).
     pub relays: BTreeMap<String, BTreeSet<String>>,
     /// The tables each write, and each commit, makes durable (by the event's place).
     pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
     /// Entry functions with too many paths to analyze within the budget
     /// ([`super::MAX_WORK_PER_ENTRY`]): their facts are left out, and the run says so.
     pub over_budget: Vec<(String, Loc)>,
-}
-
-impl Facts {
-    /// The other side of `p` writes only tables its entry relays (SPEC §2, "Outbox").
-    pub fn relay_bookkeeping(&self, p: &PairFact) -> bool {
-        let (Some(relayed), Some(written)) = (
-            self.relays.get(&p.entry),
-            self.durable_tables.get(&p.other.loc),
-        ) else {
-            return false;
-        };
-        !written.is_empty() && written.is_subset(relayed)
-    }
 }

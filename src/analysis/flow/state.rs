@@ -13,6 +13,8 @@ use crate::ir::Loc;
 pub(super) struct Applied {
     pub(super) ev: EvRef,
     pub(super) in_broker_transaction: bool,
+    /// The change only deletes rows (every known statement of it is a `DELETE`).
+    pub(super) deletes_only: bool,
 }
 
 impl Applied {
@@ -20,6 +22,15 @@ impl Applied {
         Applied {
             ev,
             in_broker_transaction: st.broker_open.is_some(),
+            deletes_only: false,
+        }
+    }
+
+    /// The same change, saying whether it only deletes rows.
+    pub(super) fn deleting(self, deletes_only: bool) -> Applied {
+        Applied {
+            deletes_only,
+            ..self
         }
     }
 }
@@ -50,9 +61,8 @@ pub(super) struct Tx {
     /// Some write in it has SQL the analysis could read (dual writes ignore transactions
     /// whose statements are all unknown, e.g. built at run time).
     pub(super) known: bool,
-    /// Some known write in it is not a DELETE: it changes business state rather than
-    /// removing a row that was handled (a relay deleting what it published).
-    pub(super) business: bool,
+    /// Some known write in it is not a `DELETE`.
+    pub(super) non_delete: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -252,7 +262,7 @@ impl State {
                     mine.idle &= t.idle;
                     mine.outbox |= t.outbox;
                     mine.known |= t.known;
-                    mine.business |= t.business;
+                    mine.non_delete |= t.non_delete;
                     union(&mut mine.nonidem, &t.nonidem);
                     for w in &t.writes {
                         if !mine.writes.contains(w) {

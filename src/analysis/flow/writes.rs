@@ -116,19 +116,14 @@ impl<'c> Interp<'c> {
             }
         }
         if t.open && t.known && !t.outbox {
-            // The transaction's writes become durable: half of a dual write with any
-            // publish on this path.
-            // Publish, then delete what was published: a relay's bookkeeping.
-            let commit = Applied::new(ev.clone(), st);
-            let earlier = if t.business {
-                live_publishes(st)
-            } else {
-                Vec::new()
-            };
-            for p in earlier {
+            // The transaction's writes become durable: a database change apart from
+            // any publish on this path.
+            let commit = Applied::new(ev.clone(), st).deleting(!t.non_delete);
+            for p in live_publishes(st) {
                 self.pair(
                     Relation::PublishApartFromDbChange {
                         change_in_broker_transaction: commit.in_broker_transaction,
+                        change_deletes_only: commit.deletes_only,
                     },
                     p,
                     ev.clone(),
@@ -138,10 +133,7 @@ impl<'c> Interp<'c> {
                         .collect(),
                 );
             }
-            // Deleting what was handled (a relay's bookkeeping) is not a business change.
-            if t.business {
-                st.durable.insert(commit);
-            }
+            st.durable.insert(commit);
         }
         if t.open {
             union(&mut st.nonidem, &t.nonidem);
