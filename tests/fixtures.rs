@@ -4,14 +4,17 @@
 //! line above; a fixture without marks must produce no finding. A fixture is a
 //! `.rs`/`.yml` file directly in a rule folder, or a sub-folder (a small crate).
 //!
-//! Beside each folder, `fixtures/<folder>.short` and `fixtures/<folder>.human` hold
-//! its fixtures' committed renderings (messages, labels, windows, help), clippy's
-//! blessed `.stderr` style: any change of wording or of a label's place fails
-//! `every_fixture_folder_renders_as_committed` until the renderings are blessed
-//! again with `MSGAUDIT_BLESS=1 cargo test --test fixtures`, so that it shows in
-//! review.
+//! Each fixture's committed renderings (messages, labels, windows, help) are in
+//! `tests/snapshots/fixtures/<folder>/<fixture>.short` and `.human`, clippy's blessed
+//! `.stderr` style, one pair per fixture so that a diff names the case: any change
+//! of wording or of a label's place fails `every_fixture_renders_as_committed` until
+//! the renderings are blessed again with `MSGAUDIT_BLESS=1 cargo test --test
+//! fixtures`, so that it shows in review.
+//!
+//! `MSGAUDIT_FIXTURE=ma006` runs only the fixtures whose path contains `ma006` (a
+//! rule folder, a file name, a shape), for fast feedback on one rule.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -99,6 +102,16 @@ fn cases() -> Vec<PathBuf> {
             }
         }
     }
+    // A filter for fast feedback on one rule or shape; every test of this file reads
+    // the same cases, so a filtered run checks (or blesses) only those.
+    if let Some(filter) = std::env::var_os("MSGAUDIT_FIXTURE") {
+        let filter = filter.to_string_lossy().into_owned();
+        cases.retain(|c| display(c).contains(&filter));
+        assert!(
+            !cases.is_empty(),
+            "MSGAUDIT_FIXTURE={filter} matches no fixture"
+        );
+    }
     cases
 }
 
@@ -172,38 +185,31 @@ fn every_fixture_matches_its_marks() {
     );
 }
 
-/// The renderings of a fixture folder's cases, in order, each under its path.
-fn renderings() -> BTreeMap<PathBuf, [String; 2]> {
-    let mut out: BTreeMap<PathBuf, [String; 2]> = BTreeMap::new();
-    for (case, report) in runs() {
-        let folder = if case.file_name().is_some_and(|n| n == "demo") {
-            case.clone()
-        } else {
-            case.parent().expect("a case is in a folder").to_path_buf()
-        };
-        let entry = out.entry(folder).or_default();
-        for (text, format) in entry.iter_mut().zip([Format::Short, Format::Human]) {
-            text.push_str(&format!("==> {} <==\n", display(case)));
-            text.push_str(&render(report, format));
-            text.push('\n');
-        }
-    }
-    out
+/// Where a fixture's committed rendering in `ext` (`short`, `human`) lives:
+/// `tests/snapshots/fixtures/<folder>/<fixture>.<ext>` (the demo directly under
+/// `fixtures/`).
+fn rendering_path(case: &Path, ext: &str) -> PathBuf {
+    let rel = case.strip_prefix("fixtures").unwrap_or(case);
+    let mut name = rel.as_os_str().to_owned();
+    name.push(format!(".{ext}"));
+    Path::new("tests/snapshots/fixtures").join(name)
 }
 
 #[test]
-fn every_fixture_folder_renders_as_committed() {
+fn every_fixture_renders_as_committed() {
     let bless = std::env::var_os("MSGAUDIT_BLESS").is_some();
     let mut stale = Vec::new();
-    for (folder, texts) in renderings() {
-        for (text, ext) in texts.iter().zip(["short", "human"]) {
-            let path = folder.with_extension(ext);
+    for (case, report) in runs() {
+        for (format, ext) in [(Format::Short, "short"), (Format::Human, "human")] {
+            let text = render(report, format);
+            let path = rendering_path(case, ext);
             if bless {
-                fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                fs::write(&path, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 continue;
             }
             let committed = fs::read_to_string(&path).unwrap_or_default();
-            if committed != *text {
+            if committed != text {
                 let first = committed
                     .lines()
                     .zip(text.lines())
@@ -224,6 +230,54 @@ fn every_fixture_folder_renders_as_committed() {
         "renderings changed (review, then bless with `MSGAUDIT_BLESS=1 cargo test --test fixtures`):\n{}",
         stale.join("\n")
     );
+}
+
+/// Every committed rendering belongs to a fixture: a fixture renamed or removed
+/// leaves none behind (skipped when a filter runs only some fixtures).
+#[test]
+fn no_rendering_without_its_fixture() {
+    if std::env::var_os("MSGAUDIT_FIXTURE").is_some() {
+        return;
+    }
+    let expected: BTreeSet<PathBuf> = runs()
+        .iter()
+        .flat_map(|(case, _)| ["short", "human"].map(|ext| rendering_path(case, ext)))
+        .collect();
+    let mut committed = Vec::new();
+    collect_renderings(Path::new("tests/snapshots/fixtures"), &mut committed);
+    let orphans: Vec<String> = committed
+        .into_iter()
+        .filter(|p| !expected.contains(p))
+        .map(|p| display(&p))
+        .collect();
+    if std::env::var_os("MSGAUDIT_BLESS").is_some() {
+        for o in &orphans {
+            fs::remove_file(o).unwrap();
+        }
+        return;
+    }
+    assert!(
+        orphans.is_empty(),
+        "renderings of no fixture (bless to remove them):\n{}",
+        orphans.join("\n")
+    );
+}
+
+fn collect_renderings(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_renderings(&p, out);
+        } else if matches!(
+            p.extension().and_then(|x| x.to_str()),
+            Some("short" | "human")
+        ) {
+            out.push(p);
+        }
+    }
 }
 
 #[test]
