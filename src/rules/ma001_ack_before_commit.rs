@@ -1,9 +1,10 @@
 use std::collections::BTreeMap;
 
 use super::declare_rule;
+use super::group::{by_primary, Labels};
 use super::pairs::{call_text, code};
 use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts};
-use crate::diagnostic::{Finding, Label};
+use crate::diagnostic::Finding;
 use crate::ir::Loc;
 
 declare_rule! {
@@ -83,11 +84,14 @@ declare_rule! {
 pub fn check(facts: &Facts) -> Vec<Finding> {
     // (A consumer commit in a consume-transform-produce path with a transactional
     // producer is MA010's: see `super::PRECEDENCE`.)
-    let mut by_ack: BTreeMap<&Loc, Vec<&AckBeforeEffect>> = BTreeMap::new();
-    for f in &facts.acks {
-        by_ack.entry(&f.ack.loc).or_default().push(f);
-    }
-    by_ack.into_values().map(finding).collect()
+    by_primary(&facts.acks, |f| &f.ack.loc, depth)
+        .into_iter()
+        .map(finding)
+        .collect()
+}
+
+fn depth(f: &AckBeforeEffect) -> usize {
+    f.ack.via.len() + f.effect.via.len()
 }
 
 fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
@@ -95,13 +99,10 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
     // The same (ack, effect) pair is found from every entry function that reaches it;
     // keep the one seen from the closest entry, so labels show only the calls that
     // connect the ack with its effect.
+    // The group comes closest first: the first fact seen per effect is its closest.
     let mut closest: BTreeMap<&Loc, &AckBeforeEffect> = BTreeMap::new();
-    let depth = |f: &AckBeforeEffect| f.ack.via.len() + f.effect.via.len();
     for f in facts {
-        let e = closest.entry(&f.effect.loc).or_insert(f);
-        if (depth(f), f) < (depth(e), *e) {
-            *e = f;
-        }
+        closest.entry(&f.effect.loc).or_insert(f);
     }
     let mut facts: Vec<&AckBeforeEffect> = closest.into_values().collect();
     facts.sort();
@@ -158,17 +159,8 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
         ),
     };
 
-    let mut labels: Vec<Label> = Vec::new();
-    let mut push = |loc: &Loc, msg: String| {
-        let l = Label {
-            path: loc.path.to_string(),
-            span: loc.span,
-            message: msg,
-        };
-        if !labels.iter().any(|x| x.path == l.path && x.span == l.span) {
-            labels.push(l);
-        }
-    };
+    let mut labels = Labels::default();
+    let mut push = |loc: &Loc, msg: String| labels.push(loc, msg);
     for f in &facts {
         for site in &f.ack.via {
             push(
@@ -218,9 +210,7 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
             }
         }
     }
-    labels.sort();
-
-    MA001.finding(&ack.loc, message, window, labels, help)
+    MA001.finding(&ack.loc, message, window, labels.sorted(), help)
 }
 
 /// MA001 as the dispatcher runs it ([`super::Rule`]).

@@ -1,10 +1,8 @@
-use std::collections::BTreeMap;
-
 use super::declare_rule;
-use super::pairs::{call_text, code, label};
+use super::group::{by_primary, Labels};
+use super::pairs::{call_text, code};
 use crate::analysis::flow::{AckOnFailure, Facts};
-use crate::diagnostic::{Finding, Label};
-use crate::ir::Loc;
+use crate::diagnostic::Finding;
 
 declare_rule! {
     /// ## What it does
@@ -99,16 +97,18 @@ declare_rule! {
 /// One finding per ack, at the ack, labelled with the failed effect, where its error
 /// was handled and the calls that reach them.
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    let mut by_ack: BTreeMap<&Loc, Vec<&AckOnFailure>> = BTreeMap::new();
-    for f in &facts.failures {
-        by_ack.entry(&f.ack.loc).or_default().push(f);
-    }
-    by_ack.into_values().map(finding).collect()
+    by_primary(&facts.failures, |f| &f.ack.loc, depth)
+        .into_iter()
+        .map(finding)
+        .collect()
 }
 
-fn finding(mut facts: Vec<&AckOnFailure>) -> Finding {
-    // The fact seen from the closest entry explains best.
-    facts.sort_by_key(|f| (f.ack.via.len() + f.failed.via.len(), (*f).clone()));
+fn depth(f: &AckOnFailure) -> usize {
+    f.ack.via.len() + f.failed.via.len()
+}
+
+/// The facts of one ack, the closest entry's first (it explains best).
+fn finding(facts: Vec<&AckOnFailure>) -> Finding {
     let first = facts[0];
     let ack = &first.ack;
     let what = if ack.describe.is_empty() {
@@ -131,36 +131,29 @@ fn finding(mut facts: Vec<&AckOnFailure>) -> Finding {
                 nack or reject it with requeue, or publish it to a dead-letter or retry topic \
                 before the ack"
         .to_string();
-    let mut labels: Vec<Label> = Vec::new();
-    let mut push = |l: Label| {
-        if !labels.iter().any(|x| x.path == l.path && x.span == l.span) {
-            labels.push(l);
-        }
-    };
-    let depth = first.ack.via.len() + first.failed.via.len();
+    let mut labels = Labels::default();
     for f in &facts {
-        push(label(
+        labels.push(
             &f.failed.loc,
             format!("the {} can fail here", f.failed.describe),
-        ));
+        );
         if let Some(h) = &f.handled {
-            push(label(h, "its error is handled here and the code goes on"));
+            labels.push(h, "its error is handled here and the code goes on");
         }
-        if f.ack.via.len() + f.failed.via.len() != depth {
+        if depth(f) != depth(first) {
             continue;
         }
         for site in &f.ack.via {
-            push(label(
+            labels.push(
                 site,
                 format!("the ack is reached through this call in `{}`", f.entry),
-            ));
+            );
         }
         for site in &f.failed.via {
-            push(label(site, "the failing effect runs inside this call"));
+            labels.push(site, "the failing effect runs inside this call");
         }
     }
-    labels.sort();
-    MA014.finding(&ack.loc, message, window, labels, help)
+    MA014.finding(&ack.loc, message, window, labels.sorted(), help)
 }
 
 /// MA014 as the dispatcher runs it ([`super::Rule`]).

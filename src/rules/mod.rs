@@ -4,6 +4,7 @@
 
 use crate::diagnostic::{Concern, Consequence, Severity};
 
+mod group;
 pub mod ma001_ack_before_commit;
 pub mod ma002_fresh_id_per_attempt;
 pub mod ma003_split_dedup_transaction;

@@ -3,11 +3,10 @@
 //! guard): group the facts by primary location, one finding each, with a label for
 //! every related event and for the calls that reach them.
 
-use std::collections::BTreeMap;
-
 use crate::analysis::flow::{EvRef, Facts, PairFact};
 use crate::diagnostic::{Finding, Label};
 use crate::ir::Loc;
+use crate::rules::group::{by_primary, Labels};
 use crate::rules::RuleMeta;
 
 /// The words of one finding, built from the facts about its primary event.
@@ -52,47 +51,41 @@ pub fn report(
     reports: fn(&PairFact, &Facts) -> bool,
     word: impl Fn(&PairFact) -> Wording,
 ) -> Vec<Finding> {
-    let mut by_primary: BTreeMap<&Loc, Vec<&PairFact>> = BTreeMap::new();
-    for f in facts.pairs.iter().filter(|p| reports(p, facts)) {
-        by_primary.entry(&f.primary.loc).or_default().push(f);
-    }
-    by_primary
-        .into_values()
-        .map(|mut group| {
-            // The fact seen from the closest entry explains best.
-            group.sort_by_key(|f| (f.primary.via.len() + f.other.via.len(), (*f).clone()));
-            let first = group[0];
-            let w = word(first);
-            let mut labels: Vec<Label> = Vec::new();
-            let mut push = |l: Label| {
-                if !labels.iter().any(|x| x.path == l.path && x.span == l.span) {
-                    labels.push(l);
+    let depth = |f: &PairFact| f.primary.via.len() + f.other.via.len();
+    by_primary(
+        facts.pairs.iter().filter(|p| reports(p, facts)),
+        |f| &f.primary.loc,
+        depth,
+    )
+    .into_iter()
+    .map(|group| {
+        // The fact seen from the closest entry explains best.
+        let first = group[0];
+        let w = word(first);
+        let mut labels = Labels::default();
+        for f in &group {
+            labels.push(&f.other.loc, word(f).other_label);
+            for (ev, text) in &f.related {
+                labels.push(&ev.loc, text.clone());
+            }
+            if depth(f) == depth(first) {
+                for site in &f.primary.via {
+                    labels.push(site, format!("reached through this call in `{}`", f.entry));
                 }
-            };
-            for f in &group {
-                let w = word(f);
-                push(label(&f.other.loc, w.other_label));
-                for (ev, text) in &f.related {
-                    push(label(&ev.loc, text.clone()));
-                }
-                if f.primary.via.len() + f.other.via.len()
-                    == first.primary.via.len() + first.other.via.len()
-                {
-                    for site in &f.primary.via {
-                        push(label(
-                            site,
-                            format!("reached through this call in `{}`", f.entry),
-                        ));
-                    }
-                    for site in &f.other.via {
-                        push(label(site, "the related step happens inside this call"));
-                    }
+                for site in &f.other.via {
+                    labels.push(site, "the related step happens inside this call");
                 }
             }
-            labels.sort();
-            meta.finding(&first.primary.loc, w.message, w.window, labels, w.help)
-        })
-        .collect()
+        }
+        meta.finding(
+            &first.primary.loc,
+            w.message,
+            w.window,
+            labels.sorted(),
+            w.help,
+        )
+    })
+    .collect()
 }
 
 /// A pair fact between two events at `lines`, for the rules' query tests.
