@@ -176,14 +176,18 @@ pub struct CrateInput<'a> {
 
 /// What a rule checks the whole tree with, once every crate and YAML file is read:
 /// per crate its retention facts, every Kafka client (Rust ones keyed by their
-/// package, YAML ones by their directory), replay windows, pipeline stages, and the
-/// clients configured in YAML.
+/// package, YAML ones by their directory), replay windows, pipeline stages, the
+/// clients configured in YAML, and serverless event source mappings and batch handlers.
 pub struct TreeInput<'a> {
     pub crates: &'a [(String, crate::ir::RetentionFacts)],
     pub clients: &'a [(String, crate::ir::KafkaClient)],
     pub windows: &'a [crate::ir::ReplayWindow],
     pub stages: &'a [crate::ir::PipelineStage],
     pub config_clients: &'a [crate::ir::ConfigClient],
+    /// Event source mappings of serverless deploy files.
+    pub mappings: &'a [crate::ir::EventSourceMapping],
+    /// Serverless batch handlers of every crate.
+    pub handlers: &'a [crate::ir::BatchHandler],
 }
 
 /// A rule: its metadata, and its checks. A rule checks one crate at a time, the

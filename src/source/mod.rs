@@ -110,6 +110,9 @@ pub struct Discovery {
     pub outside_deps: BTreeSet<String>,
     /// Crates (Cargo targets, or files with no `Cargo.toml`) with a Rust file read.
     pub crates: usize,
+    /// The names of each crate's binary (by crate key): its Cargo target's, its
+    /// package's and the package's `[[bin]]` names, which deploy files name it by.
+    pub target_names: BTreeMap<String, Vec<String>>,
     /// Cargo workspaces (manifests with a `[workspace]` table inside the PATH
     /// arguments) that hold a package with a file read.
     pub workspaces: usize,
@@ -827,6 +830,14 @@ pub fn discover_with(
     );
     out.crate_deps = deps;
     out.outside_deps = outside;
+    // A resolver of its own: the manifests' errors are reported once, above.
+    let mut names = cargo::Resolver::default();
+    for f in out.files.iter().filter(|f| f.kind == FileKind::Rust) {
+        if !out.target_names.contains_key(&f.crate_key) {
+            let n = names.target_names(&f.abs);
+            out.target_names.insert(f.crate_key.clone(), n);
+        }
+    }
     out.crates = out
         .files
         .iter()
