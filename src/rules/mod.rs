@@ -18,6 +18,7 @@ pub mod ma011_non_idempotent_effect;
 pub mod ma012_dedup_retention_window;
 pub mod ma013_discarded_transaction;
 pub mod ma014_ack_on_failure;
+pub mod ma015_batch_failures_not_reported;
 mod pairs;
 
 /// Static description of one rule. `doc` is the rule's full explanation, written as
@@ -139,7 +140,7 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
 };
 
 /// Every rule, in code order.
-pub static ALL: [&RuleMeta; 15] = [
+pub static ALL: [&RuleMeta; 16] = [
     &ma001_ack_before_commit::MA001,
     &ma002_fresh_id_per_attempt::MA002,
     &ma003_split_dedup_transaction::MA003,
@@ -154,6 +155,7 @@ pub static ALL: [&RuleMeta; 15] = [
     &ma012_dedup_retention_window::MA012,
     &ma013_discarded_transaction::MA013,
     &ma014_ack_on_failure::MA014,
+    &ma015_batch_failures_not_reported::MA015,
     &UNUSED_SUPPRESSION,
 ];
 
@@ -217,7 +219,7 @@ pub trait Rule: Sync {
 }
 
 /// Every rule's checks, in code order.
-pub static RULES: [&dyn Rule; 14] = [
+pub static RULES: [&dyn Rule; 15] = [
     &ma001_ack_before_commit::Check,
     &ma002_fresh_id_per_attempt::Check,
     &ma003_split_dedup_transaction::Check,
@@ -232,6 +234,7 @@ pub static RULES: [&dyn Rule; 14] = [
     &ma012_dedup_retention_window::Check,
     &ma013_discarded_transaction::Check,
     &ma014_ack_on_failure::Check,
+    &ma015_batch_failures_not_reported::Check,
 ];
 
 /// Drops the findings that a finding of a winning rule at the same place replaces.
