@@ -650,3 +650,79 @@ pub struct RetentionFacts {
     /// Topics the crate's consumers subscribe to (`subscribe(&["orders"])`).
     pub consumer_topics: Vec<String>,
 }
+
+/// The kind of records a serverless batch carries (SPEC §2, serverless event sources):
+/// what links an event source mapping to a handler when no binary name does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BatchSource {
+    Sqs,
+    Kinesis,
+    DynamoDb,
+    Kafka,
+}
+
+impl BatchSource {
+    /// The word the API packs and messages use (`sqs`, `kinesis`, `dynamodb`, `kafka`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchSource::Sqs => "sqs",
+            BatchSource::Kinesis => "kinesis",
+            BatchSource::DynamoDb => "dynamodb",
+            BatchSource::Kafka => "kafka",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BatchSource> {
+        [
+            BatchSource::Sqs,
+            BatchSource::Kinesis,
+            BatchSource::DynamoDb,
+            BatchSource::Kafka,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// How messages name the service's source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BatchSource::Sqs => "SQS",
+            BatchSource::Kinesis => "Kinesis",
+            BatchSource::DynamoDb => "DynamoDB Streams",
+            BatchSource::Kafka => "Kafka",
+        }
+    }
+}
+
+/// An event source mapping read from deploy YAML (AWS SAM, CloudFormation, the
+/// Serverless Framework): a serverless function triggered by batches of records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSourceMapping {
+    /// The event's block: its `Properties:` key (SAM, CloudFormation) or its
+    /// `sqs:`/`stream:` entry (Serverless).
+    pub loc: Loc,
+    /// The records' source, when the YAML tells it.
+    pub source: Option<BatchSource>,
+    /// `FunctionResponseTypes: [ReportBatchItemFailures]` (`functionResponseType`).
+    pub reports_failures: bool,
+    /// The names that link it to a Rust binary: the function's `CodeUri` (last path
+    /// component), `Metadata.BuildProperties.Binary`, `Handler`, the Serverless
+    /// `handler`; the function's logical name last.
+    pub names: Vec<String>,
+    /// How the function is named in messages (its logical id or key).
+    pub function: String,
+}
+
+/// A serverless batch handler of a crate: a function handed to the Lambda runtime
+/// whose event is a batch of records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchHandler {
+    pub name: String,
+    pub loc: Loc,
+    pub source: BatchSource,
+    /// Where it returns a partial-batch response (the per-record failures), if it does.
+    pub partial_return: Option<Loc>,
+    /// The names of the crate it is built into: its Cargo target, its package and the
+    /// package's `[[bin]]` names (what a deploy file names it by).
+    pub names: Vec<String>,
+}

@@ -543,6 +543,17 @@ fn pack_names() -> BTreeSet<String> {
                 names.extend(keys.into_iter().flat_map(|t| t.keys().cloned()));
             }
         }
+        if let Some(l) = pack.get("lambda") {
+            names.extend(strings(l.get("handler_wrappers")));
+            names.extend(strings(l.get("event_wrappers")));
+        }
+        for b in entries(&pack, "batch_events") {
+            for list in ["events", "responses"] {
+                for path in strings(b.get(list)) {
+                    names.extend(path.rsplit("::").next().map(str::to_string));
+                }
+            }
+        }
         if let Some(t) = pack.get("topics") {
             for path in strings(t.get("create")) {
                 names.extend(path.split("::").map(str::to_string));

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::diagnostic::InputError;
 
+pub mod serverless;
 mod statements;
 mod std_names;
 
@@ -46,6 +47,7 @@ pub const PACKS: &[(&str, &str)] = &[
     ("rusqlite.toml", include_str!("../../rules/rusqlite.toml")),
     ("diesel.toml", include_str!("../../rules/diesel.toml")),
     ("sea_orm.toml", include_str!("../../rules/sea_orm.toml")),
+    ("lambda.toml", include_str!("../../rules/lambda.toml")),
     ("effects.toml", include_str!("../../rules/effects.toml")),
     ("runtime.toml", include_str!("../../rules/runtime.toml")),
 ];
@@ -522,6 +524,9 @@ struct Pack {
     arg_words: Vec<ArgWordSpec>,
     #[serde(default)]
     lock_keys: Vec<String>,
+    lambda: Option<serverless::RuntimeSpec>,
+    #[serde(default)]
+    batch_events: Vec<serverless::BatchEventSpec>,
 }
 
 /// The verbs an ORM call (`sql = "method"`) may give its statement.
@@ -687,6 +692,8 @@ pub struct Apis {
     pub lock_keys: Vec<String>,
     /// How a query DSL names a table (`orders::table`; `[dsl_tables]`).
     pub dsl_tables: DslTableNames,
+    /// Serverless runtimes and their batch events (`[lambda]`, `[[batch_events]]`).
+    pub serverless: serverless::Serverless,
 }
 
 /// Keys the config's `[apis]` table accepts besides the table lists.
@@ -791,6 +798,7 @@ impl Apis {
             self.topics.records.extend(t.records);
         }
         self.retry_methods.extend(pack.retry_methods);
+        self.serverless.add(pack.lambda, pack.batch_events);
         self.std.methods.extend(pack.std_methods);
         self.std.aliases.extend(pack.alias_methods);
         self.std.passthrough.extend(pack.passthrough);

@@ -35,6 +35,9 @@ pub struct AnalysisInput<'a> {
     pub progress: bool,
     /// Each crate's dependencies inside the tree: (import name, crate key).
     pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
+    /// Each crate's binary names (Cargo target, package, `[[bin]]`s), by crate key:
+    /// what deploy files name a serverless handler by.
+    pub targets: &'a BTreeMap<String, Vec<String>>,
     pub hooks: &'a crate::support::DevHooks,
     /// Set when the run's result is no longer wanted (an editor's newer edit): the
     /// crates not yet analyzed are skipped, and what was found is incomplete.
@@ -387,9 +390,6 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                     cpu::timed(cpu::Phase::Yaml, || yaml::lower_file(f))
                 }))
                 .unwrap_or_else(|_| yaml::Lowered {
-                    windows: Vec::new(),
-                    stages: Vec::new(),
-                    clients: Vec::new(),
                     errors: vec![InputError {
                         path: f.path.clone(),
                         line: None,
@@ -397,6 +397,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                         message: "internal error while analyzing this YAML file; please report"
                             .into(),
                     }],
+                    ..Default::default()
                 })
             })
             .collect()
@@ -404,7 +405,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     bar.finish_and_clear();
     let mut clients = Vec::new();
     let mut retention = Vec::new();
+    let mut handlers = Vec::new();
     for r in results {
+        handlers.extend(r.handlers.into_iter().map(|(key, mut h)| {
+            h.names = input.targets.get(&key).cloned().unwrap_or_default();
+            h
+        }));
         out.findings.extend(r.findings);
         out.inventory.extend(r.inventory);
         retention.push((r.key, r.retention));
@@ -426,7 +432,14 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut config_clients = Vec::new();
     let mut windows = Vec::new();
     let mut stages = Vec::new();
+    let mut mappings = Vec::new();
     for r in yaml_results {
+        mappings.extend(r.mappings);
+        if r.unread_deploy > 0 {
+            *out.skipped
+                .entry("deploy_template_not_read".into())
+                .or_default() += r.unread_deploy;
+        }
         windows.extend(r.windows);
         stages.extend(r.stages);
         if r.errors.is_empty() {
@@ -449,6 +462,8 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
             windows: &windows,
             stages: &stages,
             config_clients: &config_clients,
+            mappings: &mappings,
+            handlers: &handlers,
         },
         input.running,
     ));
@@ -523,6 +538,8 @@ struct CrateResult {
     /// Kafka clients, for linking consumers and producers across the tree
     /// (read_committed for transactional topics).
     clients: Vec<(String, crate::ir::KafkaClient)>,
+    /// Serverless batch handlers, each with its crate key (for its binary's names).
+    handlers: Vec<(String, crate::ir::BatchHandler)>,
     errors: Vec<InputError>,
     analyzed: usize,
     skipped_tests: usize,
@@ -659,7 +676,17 @@ fn analyze_crate(
         .flat_map(|f| f.kafka_sent_topics.iter().cloned())
         .collect();
     attribute_sent_topics(&mut clients, &sent);
+    let own_files: Vec<&SourceFile> = files
+        .iter()
+        .copied()
+        .filter(|f| f.crate_key == key)
+        .collect();
+    let handlers = rust::lambda::batch_handlers(&own_files, apis)
+        .into_iter()
+        .map(|h| (key.to_string(), h))
+        .collect();
     CrateResult {
+        handlers,
         key: package,
         retention: lowered.retention,
         findings,

@@ -19,6 +19,7 @@ pub mod ma011_non_idempotent_effect;
 pub mod ma012_dedup_retention_window;
 pub mod ma013_discarded_transaction;
 pub mod ma014_ack_on_failure;
+pub mod ma015_batch_failures_not_reported;
 mod pairs;
 
 /// Static description of one rule. `doc` is the rule's full explanation, written as
@@ -140,7 +141,7 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
 };
 
 /// Every rule, in code order.
-pub static ALL: [&RuleMeta; 15] = [
+pub static ALL: [&RuleMeta; 16] = [
     &ma001_ack_before_commit::MA001,
     &ma002_fresh_id_per_attempt::MA002,
     &ma003_split_dedup_transaction::MA003,
@@ -155,6 +156,7 @@ pub static ALL: [&RuleMeta; 15] = [
     &ma012_dedup_retention_window::MA012,
     &ma013_discarded_transaction::MA013,
     &ma014_ack_on_failure::MA014,
+    &ma015_batch_failures_not_reported::MA015,
     &UNUSED_SUPPRESSION,
 ];
 
@@ -177,14 +179,18 @@ pub struct CrateInput<'a> {
 
 /// What a rule checks the whole tree with, once every crate and YAML file is read:
 /// per crate its retention facts, every Kafka client (Rust ones keyed by their
-/// package, YAML ones by their directory), replay windows, pipeline stages, and the
-/// clients configured in YAML.
+/// package, YAML ones by their directory), replay windows, pipeline stages, the
+/// clients configured in YAML, and serverless event source mappings and batch handlers.
 pub struct TreeInput<'a> {
     pub crates: &'a [(String, crate::ir::RetentionFacts)],
     pub clients: &'a [(String, crate::ir::KafkaClient)],
     pub windows: &'a [crate::ir::ReplayWindow],
     pub stages: &'a [crate::ir::PipelineStage],
     pub config_clients: &'a [crate::ir::ConfigClient],
+    /// Event source mappings of serverless deploy files.
+    pub mappings: &'a [crate::ir::EventSourceMapping],
+    /// Serverless batch handlers of every crate.
+    pub handlers: &'a [crate::ir::BatchHandler],
 }
 
 /// A rule: its metadata, and its checks. A rule checks one crate at a time, the
@@ -214,7 +220,7 @@ pub trait Rule: Sync {
 }
 
 /// Every rule's checks, in code order.
-pub static RULES: [&dyn Rule; 14] = [
+pub static RULES: [&dyn Rule; 15] = [
     &ma001_ack_before_commit::Check,
     &ma002_fresh_id_per_attempt::Check,
     &ma003_split_dedup_transaction::Check,
@@ -229,6 +235,7 @@ pub static RULES: [&dyn Rule; 14] = [
     &ma012_dedup_retention_window::Check,
     &ma013_discarded_transaction::Check,
     &ma014_ack_on_failure::Check,
+    &ma015_batch_failures_not_reported::Check,
 ];
 
 /// Drops the findings that a finding of a winning rule at the same place replaces.

@@ -192,6 +192,23 @@ impl Resolver {
         }))
     }
 
+    /// The names a deploy file may give the binary built from the file at `path`
+    /// (absolute, real): its Cargo target's, its package's and the package's `[[bin]]`
+    /// names, in that order; empty outside every package.
+    pub fn target_names(&mut self, path: &Path) -> Vec<String> {
+        let Some(target) = self.target(path) else {
+            return Vec::new();
+        };
+        let Some(package) = path.parent().and_then(|d| self.package(d)) else {
+            return Vec::new();
+        };
+        let mut names = vec![target.name, package.name.clone()];
+        names.extend(package.bins.iter().map(|(n, _)| n.clone()));
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|n| seen.insert(n.clone()));
+        names
+    }
+
     /// The name the code imports the library of the package in `dir` by: its
     /// `[lib] name`, else the package's name with `-` written `_`.
     pub fn lib_name(&mut self, dir: &Path) -> Option<String> {

@@ -110,6 +110,9 @@ pub struct Discovery {
     pub outside_deps: BTreeSet<String>,
     /// Crates (Cargo targets, or files with no `Cargo.toml`) with a Rust file read.
     pub crates: usize,
+    /// The names of each crate's binary (by crate key): its Cargo target's, its
+    /// package's and the package's `[[bin]]` names, which deploy files name it by.
+    pub target_names: BTreeMap<String, Vec<String>>,
     /// Cargo workspaces (manifests with a `[workspace]` table inside the PATH
     /// arguments) that hold a package with a file read.
     pub workspaces: usize,
@@ -542,6 +545,23 @@ fn too_large(size: Option<u64>, limit: u64) -> String {
     )
 }
 
+/// Whether a YAML file sits in a Helm chart's `templates/` (SPEC §3): a `templates`
+/// directory among the ones its display path names, with a `Chart.yaml` beside it (in
+/// its parent directory). A `templates/` directory elsewhere (SAM and CloudFormation
+/// templates often live in one) is read like any YAML.
+fn in_chart_templates(display: &str, abs: &Path) -> bool {
+    // The directories the display path names, innermost first, paired with the real
+    // directories they are (the real path's ancestors, the file itself skipped).
+    display
+        .split('/')
+        .rev()
+        .skip(1)
+        .zip(abs.ancestors().skip(1))
+        .any(|(name, dir)| {
+            name == "templates" && dir.parent().is_some_and(|p| p.join("Chart.yaml").is_file())
+        })
+}
+
 /// Reads one candidate: size limit (`max_bytes`), UTF-8 check with the position of
 /// the first invalid byte, BOM removal, templated YAML detection.
 fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadOutcome {
@@ -553,7 +573,7 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
             message,
         })
     };
-    if kind == FileKind::Yaml && display.split('/').rev().skip(1).any(|c| c == "templates") {
+    if kind == FileKind::Yaml && in_chart_templates(display, abs) {
         return ReadOutcome::Skip("templated_yaml");
     }
     let bytes = match read_regular(abs, max_bytes, true) {
@@ -601,7 +621,13 @@ fn read_file(display: &str, abs: &Path, kind: FileKind, max_bytes: u64) -> ReadO
 pub type Overlay = BTreeMap<PathBuf, String>;
 
 /// An overlay's text, checked as [`read_file`] checks a file's.
-fn overlay_text(display: &str, text: &str, kind: FileKind, max_bytes: u64) -> ReadOutcome {
+fn overlay_text(
+    display: &str,
+    abs: &Path,
+    text: &str,
+    kind: FileKind,
+    max_bytes: u64,
+) -> ReadOutcome {
     if text.len() as u64 > max_bytes {
         return ReadOutcome::Error(InputError {
             path: display.to_string(),
@@ -610,8 +636,8 @@ fn overlay_text(display: &str, text: &str, kind: FileKind, max_bytes: u64) -> Re
             message: too_large(Some(text.len() as u64), max_bytes),
         });
     }
-    let templated = kind == FileKind::Yaml
-        && (display.split('/').rev().skip(1).any(|c| c == "templates") || text.contains("{{"));
+    let templated =
+        kind == FileKind::Yaml && (in_chart_templates(display, abs) || text.contains("{{"));
     if templated {
         return ReadOutcome::Skip("templated_yaml");
     }
@@ -776,7 +802,7 @@ pub fn discover_with(
     let read: Vec<ReadOutcome> = candidates
         .par_iter()
         .map(|(display, (real, kind, _))| match overlay.get(real) {
-            Some(text) => overlay_text(display, text, *kind, max_file_bytes),
+            Some(text) => overlay_text(display, real, text, *kind, max_file_bytes),
             None => read_file(display, real, *kind, max_file_bytes),
         })
         .collect();
@@ -804,6 +830,14 @@ pub fn discover_with(
     );
     out.crate_deps = deps;
     out.outside_deps = outside;
+    // A resolver of its own: the manifests' errors are reported once, above.
+    let mut names = cargo::Resolver::default();
+    for f in out.files.iter().filter(|f| f.kind == FileKind::Rust) {
+        if !out.target_names.contains_key(&f.crate_key) {
+            let n = names.target_names(&f.abs);
+            out.target_names.insert(f.crate_key.clone(), n);
+        }
+    }
     out.crates = out
         .files
         .iter()

@@ -193,7 +193,9 @@ fn invalid_utf8_is_positioned() {
 #[test]
 fn templated_yaml_is_skipped() {
     let t = tempfile::tempdir().unwrap();
+    write(t.path(), "chart/Chart.yaml", b"name: c\n");
     write(t.path(), "chart/templates/cm.yaml", b"a: 1\n");
+    write(t.path(), "chart/templates/sub/x.yaml", b"a: 1\n");
     write(t.path(), "values.yaml", b"a: {{ .Values.x }}\n");
     write(t.path(), "plain.yml", b"a: 1\n");
     let d = discover(
@@ -201,9 +203,39 @@ fn templated_yaml_is_skipped() {
         &Config::default(),
         MAX_FILE_BYTES,
     );
-    assert_eq!(d.files.len(), 1);
-    assert_eq!(d.skipped["templated_yaml"], 2);
-    assert_eq!(d.seen, 3);
+    let paths: Vec<&str> = d.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(
+        paths.iter().any(|p| p.ends_with("chart/Chart.yaml")),
+        "{paths:?}"
+    );
+    assert_eq!(d.skipped["templated_yaml"], 3);
+    assert_eq!(d.seen, 5);
+}
+
+/// A `templates/` directory with no `Chart.yaml` beside it (SAM, CloudFormation) is
+/// read like any YAML; a `Chart.yaml` inside it, or further up, does not make it a chart's.
+#[test]
+fn templates_without_a_chart_are_read() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "sam/templates/template.yaml", b"a: 1\n");
+    write(t.path(), "other/templates/Chart.yaml", b"name: c\n");
+    write(t.path(), "other/templates/x.yaml", b"a: 1\n");
+    write(t.path(), "Chart.yaml", b"name: top\n");
+    write(t.path(), "deep/templates/y.yaml", b"a: 1\n");
+    write(t.path(), "sam/templates/t.yaml", b"a: {{ x }}\n");
+    let d = discover(
+        &[t.path().to_path_buf()],
+        &Config::default(),
+        MAX_FILE_BYTES,
+    );
+    let paths: Vec<&str> = d.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths.len(), 5, "{paths:?}");
+    assert!(paths
+        .iter()
+        .any(|p| p.ends_with("sam/templates/template.yaml")));
+    assert!(paths.iter().any(|p| p.ends_with("deep/templates/y.yaml")));
+    assert_eq!(d.skipped["templated_yaml"], 1);
 }
 
 #[test]

@@ -8,6 +8,7 @@
 
 pub mod guard;
 mod index;
+pub mod lambda;
 pub mod lex;
 pub(crate) mod lower;
 pub mod retention;

@@ -14,11 +14,15 @@
 //!   `transactional.id` (also the `data` of a Kubernetes `ConfigMap`).
 //!
 //! Every property key is normalized by [`kafka_props::canonical`].
+//!
+//! Besides Kafka clients, [`serverless`] reads the event source mappings of
+//! serverless deploy files (AWS SAM, CloudFormation, the Serverless Framework).
 
 pub mod benthos;
 pub mod kafka_props;
 pub mod pipeline;
 pub mod property_map;
+pub mod serverless;
 pub mod spring;
 pub mod strimzi;
 pub mod topics;
@@ -43,6 +47,10 @@ pub struct Lowered {
     /// Stages of a msgaudit pipeline description (their replay windows and dedup
     /// retention).
     pub stages: Vec<crate::ir::PipelineStage>,
+    /// Event source mappings of serverless deploy files.
+    pub mappings: Vec<crate::ir::EventSourceMapping>,
+    /// Deploy resources that could not be read (a note, not an error).
+    pub unread_deploy: usize,
 }
 
 /// Case-insensitive words without which a YAML file cannot describe a Kafka client:
@@ -59,7 +67,7 @@ const TOKENS: &[&str] = &[
 /// Whether `text` may hold a Kafka client (a cheap scan before parsing).
 pub fn is_relevant(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    TOKENS.iter().any(|t| lower.contains(t))
+    TOKENS.iter().any(|t| lower.contains(t)) || serverless::may_describe(&lower)
 }
 
 /// Parses one YAML file and returns its Kafka clients, or the error that stopped it.
@@ -102,6 +110,13 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
         topics::lower(doc, &ctx.path, &mut out.windows);
         pipeline::lower(doc, &file.path, &dir, &mut description);
     }
+    let mut deploy = serverless::Mappings::default();
+    let at = |n: &Node| ctx.loc(n.span);
+    for doc in &docs {
+        serverless::lower(doc, &at, &mut deploy);
+    }
+    out.mappings = deploy.mappings;
+    out.unread_deploy = deploy.unread;
     out.windows.extend(description.windows);
     out.stages = description.stages;
     out.errors.extend(description.errors);

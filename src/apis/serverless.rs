@@ -1,0 +1,102 @@
+//! What the packs say of serverless runtimes (`[lambda]`, `[[batch_events]]`): the
+//! calls that run a handler, the event type that wraps a handler's event, and the
+//! batch event types with their partial-batch responses (SPEC §2, serverless event
+//! sources). The Rust front end reads them to find batch handlers.
+
+use serde::Deserialize;
+
+use crate::ir::BatchSource;
+
+/// `[lambda]`: how a handler is handed to the runtime.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeSpec {
+    /// Path calls (suffix match after `use` resolution) whose argument is the handler
+    /// (`lambda_runtime::run`).
+    #[serde(default)]
+    pub runs: Vec<String>,
+    /// Calls whose one argument is the handler they wrap (`service_fn`).
+    #[serde(default)]
+    pub handler_wrappers: Vec<String>,
+    /// Types whose first type argument is the handler's event (`LambdaEvent<E>`).
+    #[serde(default)]
+    pub event_wrappers: Vec<String>,
+}
+
+/// `[[batch_events]]`: event types of one batch source and the responses that list
+/// the records that failed.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BatchEventSpec {
+    /// `sqs`, `kinesis`, `dynamodb` or `kafka`.
+    pub source: String,
+    /// Event type names (last path segment).
+    pub events: Vec<String>,
+    /// Partial-batch response type names (last path segment).
+    #[serde(default)]
+    pub responses: Vec<String>,
+}
+
+/// The packs' serverless knowledge, merged.
+#[derive(Clone, Debug, Default)]
+pub struct Serverless {
+    pub runtime: RuntimeSpec,
+    pub events: Vec<(BatchSource, BatchEventSpec)>,
+}
+
+impl Serverless {
+    pub fn add(&mut self, runtime: Option<RuntimeSpec>, events: Vec<BatchEventSpec>) {
+        if let Some(r) = runtime {
+            self.runtime.runs.extend(r.runs);
+            self.runtime.handler_wrappers.extend(r.handler_wrappers);
+            self.runtime.event_wrappers.extend(r.event_wrappers);
+        }
+        for e in events {
+            let source = BatchSource::from_name(&e.source)
+                .unwrap_or_else(|| panic!("[[batch_events]] source {:?} is unknown", e.source));
+            self.events.push((source, e));
+        }
+    }
+
+    /// The batch source of an event type, by its path (resolved through `use`).
+    pub fn source_of_event(&self, segs: &[String]) -> Option<BatchSource> {
+        self.events
+            .iter()
+            .find(|(_, e)| e.events.iter().any(|n| ends_with(segs, n)))
+            .map(|(s, _)| *s)
+    }
+
+    /// Whether `name` (last path segment) is a partial-batch response type.
+    pub fn is_response(&self, name: &str) -> bool {
+        self.events
+            .iter()
+            .any(|(_, e)| e.responses.iter().any(|n| n == name))
+    }
+
+    /// Whether the call path `segs` (as written or resolved) is a call that runs a
+    /// handler: its segments end with those of one of `runs`.
+    pub fn is_run(&self, segs: &[String]) -> bool {
+        self.runtime.runs.iter().any(|r| ends_with(segs, r))
+    }
+
+    pub fn is_handler_wrapper(&self, segs: &[String]) -> bool {
+        self.runtime
+            .handler_wrappers
+            .iter()
+            .any(|r| ends_with(segs, r))
+    }
+
+    pub fn is_event_wrapper(&self, name: &str) -> bool {
+        self.runtime.event_wrappers.iter().any(|n| n == name)
+    }
+}
+
+/// Whether `segs` ends with the segments of `path` (`a::b`, `dynamodb::Event`).
+pub fn ends_with(segs: &[String], path: &str) -> bool {
+    let want: Vec<&str> = path.split("::").collect();
+    segs.len() >= want.len()
+        && segs[segs.len() - want.len()..]
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a == b)
+}

@@ -1,0 +1,261 @@
+//! Serverless batch handlers (SPEC §2, serverless event sources): a function handed to
+//! the Lambda runtime (`run(handler)`, `run(service_fn(handler))`, a closure calling it)
+//! whose event parameter is a batch event (`LambdaEvent<SqsEvent>`), with the place
+//! where it builds a partial-batch response when its return type is one. Every name
+//! comes from the packs (`[lambda]`, `[[batch_events]]`); this pass only reads syntax
+//! and states what it finds: the rules link handlers to the deploy YAML's event
+//! source mappings.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use super::{collect_uses, is_test_attr, resolve_path, segments, UseMap};
+use crate::apis::serverless::Serverless;
+use crate::apis::Apis;
+use crate::ir::{BatchHandler, BatchSource, Loc};
+use crate::source::SourceFile;
+use crate::support::lines::LineIndex;
+
+/// The batch handlers the crate's files hand to the runtime, in file order; `names`
+/// is left empty (the driver knows the crate's Cargo targets).
+pub fn batch_handlers(files: &[&SourceFile], apis: &Apis) -> Vec<BatchHandler> {
+    let sl = &apis.serverless;
+    if sl.runtime.event_wrappers.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for f in files {
+        if !sl
+            .runtime
+            .event_wrappers
+            .iter()
+            .any(|w| f.text.contains(w.as_str()))
+        {
+            continue;
+        }
+        // Input the front end refuses (too deep for syn's recursion) is reported there.
+        if super::guard::scan(&f.text).is_some() {
+            continue;
+        }
+        let Ok(ast) = syn::parse_file(&f.text) else {
+            continue;
+        };
+        let mut uses = UseMap::new();
+        collect_uses(&ast.items, false, &mut uses);
+        let lines = LineIndex::new(&f.text);
+        let mut walk = Walk {
+            sl,
+            uses: &uses,
+            lines: &lines,
+            path: Arc::from(f.path.as_str()),
+            candidates: Vec::new(),
+            run: BTreeSet::new(),
+        };
+        walk.visit_file(&ast);
+        let Walk {
+            candidates, run, ..
+        } = walk;
+        out.extend(candidates.into_iter().filter(|h| run.contains(&h.name)));
+    }
+    out
+}
+
+struct Walk<'a> {
+    sl: &'a Serverless,
+    uses: &'a UseMap,
+    lines: &'a LineIndex<'a>,
+    path: Arc<str>,
+    /// Functions whose event is a batch event.
+    candidates: Vec<BatchHandler>,
+    /// Names of the functions handed to the runtime.
+    run: BTreeSet<String>,
+}
+
+impl Walk<'_> {
+    fn loc(&self, node: &impl Spanned) -> Loc {
+        let s = node.span();
+        Loc {
+            path: self.path.clone(),
+            span: self.lines.span(s, s),
+        }
+    }
+
+    fn resolved(&self, path: &syn::Path) -> Vec<String> {
+        resolve_path(self.uses, &segments(path))
+    }
+
+    /// The batch source of a handler's signature: its first parameter's type is an
+    /// event wrapper around a batch event.
+    fn source_of(&self, sig: &syn::Signature) -> Option<BatchSource> {
+        let syn::FnArg::Typed(arg) = sig.inputs.first()? else {
+            return None;
+        };
+        let syn::Type::Path(tp) = &*arg.ty else {
+            return None;
+        };
+        let last = tp.path.segments.last()?;
+        if !self.sl.is_event_wrapper(&last.ident.to_string()) {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        let event = args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(syn::Type::Path(p)) => Some(&p.path),
+            _ => None,
+        })?;
+        self.sl.source_of_event(&self.resolved(event))
+    }
+
+    /// Whether a type names a partial-batch response (`Result<SqsBatchResponse, E>`).
+    fn names_response(&self, ty: &syn::Type) -> bool {
+        struct Find<'s>(&'s Serverless, bool);
+        impl<'ast> Visit<'ast> for Find<'_> {
+            fn visit_path_segment(&mut self, s: &'ast syn::PathSegment) {
+                if self.0.is_response(&s.ident.to_string()) {
+                    self.1 = true;
+                }
+                syn::visit::visit_path_segment(self, s);
+            }
+        }
+        let mut f = Find(self.sl, false);
+        f.visit_type(ty);
+        f.1
+    }
+
+    fn function(&mut self, attrs: &[syn::Attribute], sig: &syn::Signature, body: &syn::Block) {
+        if is_test_attr(attrs) {
+            return;
+        }
+        let Some(source) = self.source_of(sig) else {
+            return;
+        };
+        let partial_return = match &sig.output {
+            syn::ReturnType::Type(_, ty) if self.names_response(ty) => {
+                let mut built = Built {
+                    sl: self.sl,
+                    at: None,
+                };
+                built.visit_block(body);
+                Some(match built.at {
+                    Some(span) => Loc {
+                        path: self.path.clone(),
+                        span: self.lines.span(span, span),
+                    },
+                    None => self.loc(ty),
+                })
+            }
+            _ => None,
+        };
+        self.candidates.push(BatchHandler {
+            name: sig.ident.to_string(),
+            loc: self.loc(&sig.ident),
+            source,
+            partial_return,
+            names: Vec::new(),
+        });
+    }
+
+    /// The function a runtime argument hands over: a path, a wrapper's argument, or
+    /// the function a closure calls.
+    fn handed(&self, arg: &syn::Expr) -> Option<String> {
+        match arg {
+            syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            syn::Expr::Reference(r) => self.handed(&r.expr),
+            syn::Expr::Paren(p) => self.handed(&p.expr),
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(f) = &*c.func else {
+                    return None;
+                };
+                if self.sl.is_handler_wrapper(&self.resolved(&f.path)) {
+                    return c.args.first().and_then(|a| self.handed(a));
+                }
+                // A closure's body calling the handler: `|e| handler(e)`.
+                f.path.segments.last().map(|s| s.ident.to_string())
+            }
+            syn::Expr::Closure(c) => self.handed(&c.body),
+            syn::Expr::Await(a) => self.handed(&a.base),
+            syn::Expr::Async(a) => a.block.stmts.last().and_then(|s| match s {
+                syn::Stmt::Expr(e, None) => self.handed(e),
+                _ => None,
+            }),
+            syn::Expr::Block(b) => b.block.stmts.last().and_then(|s| match s {
+                syn::Stmt::Expr(e, None) => self.handed(e),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Walk<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.function(&f.attrs, &f.sig, &f.block);
+        if !is_test_attr(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.function(&f.attrs, &f.sig, &f.block);
+        if !is_test_attr(&f.attrs) {
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test_attr(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(f) = &*c.func {
+            if self.sl.is_run(&self.resolved(&f.path)) {
+                if let Some(name) = c.args.first().and_then(|a| self.handed(a)) {
+                    self.run.insert(name);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+}
+
+/// The first place a body builds a partial-batch response: a struct literal, or a
+/// path call on the type (`SqsBatchResponse::default()`).
+struct Built<'s> {
+    sl: &'s Serverless,
+    at: Option<proc_macro2::Span>,
+}
+
+impl<'ast> Visit<'ast> for Built<'_> {
+    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+        let named = s
+            .path
+            .segments
+            .last()
+            .is_some_and(|seg| self.sl.is_response(&seg.ident.to_string()));
+        if named && self.at.is_none() {
+            self.at = Some(s.span());
+        }
+        syn::visit::visit_expr_struct(self, s);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(f) = &*c.func {
+            let segs = &f.path.segments;
+            let on_type =
+                segs.len() >= 2 && self.sl.is_response(&segs[segs.len() - 2].ident.to_string());
+            if on_type && self.at.is_none() {
+                self.at = Some(c.span());
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    // Closures and nested items build their own values.
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
