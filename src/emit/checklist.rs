@@ -210,6 +210,7 @@ fn in_crate(report: &Report, path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A consumer's section: what it is, the six questions, and the guarantee.
 fn consumer(out: &mut String, c: &Consumer, report: &Report) {
     let inf = inventory::infer(c);
     let _ = writeln!(
@@ -254,7 +255,17 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
     }
     let _ = writeln!(out, "{}.\n", capitalize(&facts.join("; ")));
 
-    // 1. Stable event id.
+    event_id(out, c);
+    retries(out, c);
+    ack(out, c);
+    one_transaction(out, c);
+    external_effects(out, c);
+    retention(out, c);
+    guarantee(out, &inf);
+}
+
+/// Question 1: a stable event id, reused on every retry and redelivery.
+fn event_id(out: &mut String, c: &Consumer) {
     let q = "1. Stable event id, reused on every retry and redelivery?";
     if !c.fresh_ids.is_empty() {
         let ids: Vec<String> = c
@@ -306,8 +317,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
              idempotency key the analysis can see): who assigns one?",
         );
     }
+}
 
-    // 2. Retries.
+/// Question 2: which steps may retry.
+fn retries(out: &mut String, c: &Consumer) {
     let q = "2. Which steps may retry?";
     let mut steps = vec![format!(
         "broker redelivery{} of any message not yet acked",
@@ -345,8 +358,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
         );
     }
     item(out, !retry_ids, q, &answer);
+}
 
-    // 3. The ack.
+/// Question 3: what the ack confirms, and whether it runs after the effect commits.
+fn ack(out: &mut String, c: &Consumer) {
     let q = "3. What does the ack confirm, and does it run after the effect commits?";
     if !c.ack_before_effect.is_empty() || !c.auto_ack.is_empty() {
         let mut why: Vec<String> = Vec::new();
@@ -412,8 +427,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
             ),
         );
     }
+}
 
-    // 4. One transaction.
+/// Question 4: whether the effect and the progress (or dedup) record commit in one transaction.
+fn one_transaction(out: &mut String, c: &Consumer) {
     let q = "4. Do the effect and the progress (or dedup) record commit in one transaction?";
     let split = findings_of(
         &c.findings,
@@ -486,8 +503,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
             ),
         );
     }
+}
 
-    // 5. External side effects.
+/// Question 5: how external side effects are made idempotent.
+fn external_effects(out: &mut String, c: &Consumer) {
     let q = "5. How are external side effects (HTTP, e-mail, payments) made idempotent?";
     let externals: Vec<&Effect> = c
         .effects
@@ -520,8 +539,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
         };
         item(out, keyed, q, &answer);
     }
+}
 
-    // 6. Retention.
+/// Question 6: whether dedup records live as long as the source can replay.
+fn retention(out: &mut String, c: &Consumer) {
     let q = "6. Do dedup records live as long as the source can replay?";
     let ma012 = findings_of(&c.findings, &[Concern::Retention]);
     if c.dedup.is_empty() {
@@ -563,8 +584,10 @@ fn consumer(out: &mut String, c: &Consumer, report: &Report) {
              stated in the analyzed code.",
         );
     }
+}
 
-    // The guarantee.
+/// The guarantee the consumer gives, with its reasons and the findings that decide it.
+fn guarantee(out: &mut String, inf: &inventory::Inference) {
     let _ = write!(out, "\n**Guarantee: {}**", inf.guarantee.as_str());
     if !inf.reasons.is_empty() {
         let reasons: Vec<String> = inf
