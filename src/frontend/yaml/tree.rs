@@ -107,12 +107,88 @@ pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
         with_snippet: false,
     };
-    let docs: Vec<Spanned<Raw>> =
-        serde_saphyr::from_str_multiple_with_options::<Spanned<Raw>, Vec<_>>(text, options)
-            .map_err(|e| error(&e))?;
+    let read = |text: &str| {
+        serde_saphyr::from_str_multiple_with_options::<Spanned<Raw>, Vec<_>>(text, options.clone())
+    };
+    let docs: Vec<Spanned<Raw>> = match read(text) {
+        Ok(docs) => docs,
+        // Application tags (`!choose [...]`, `!timestamp`, CloudFormation's `!GetAtt`)
+        // are valid YAML that the typed reader may refuse to take as text: read the
+        // file again with the tags blanked (offsets kept), as the front ends ignore
+        // tags anyway; the first error stands if that fails too.
+        Err(e) if is_tag_error(&e) => read(&blank_tags(text)).map_err(|_| error(&e))?,
+        Err(e) => return Err(error(&e)),
+    };
     // One index for the file: a line/column lookup per node must not walk the text.
     let lines = LineIndex::new(text);
     Ok(docs.into_iter().map(|d| convert(&lines, d)).collect())
+}
+
+/// The reader refused a tag (an unknown one, or a core tag on a value it cannot
+/// take), not the file's syntax.
+fn is_tag_error(e: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::Error as E;
+    let mut inner = e;
+    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = inner {
+        inner = error;
+    }
+    matches!(
+        inner,
+        E::TaggedScalarCannotDeserializeIntoString { .. } | E::UnsupportedTag { .. }
+    )
+}
+
+/// `text` with every tag (`!name`, `!!type`, `!<uri>`) at the start of a token
+/// outside quotes and comments replaced by spaces: the same offsets, no tags.
+fn blank_tags(text: &str) -> String {
+    let mut out = text.as_bytes().to_vec();
+    for (start, line) in line_starts(text) {
+        let b = line.as_bytes();
+        let mut quote: Option<u8> = None;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            match quote {
+                Some(q) => {
+                    if c == q {
+                        quote = None;
+                    }
+                }
+                None => {
+                    let at_token = i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',');
+                    if c == b'#' && at_token {
+                        break;
+                    }
+                    if (c == b'"' || c == b'\'') && at_token {
+                        quote = Some(c);
+                    } else if c == b'!' && at_token {
+                        let mut j = i;
+                        while j < b.len()
+                            && !matches!(b[j], b' ' | b'\t' | b',' | b'[' | b']' | b'{' | b'}')
+                        {
+                            out[start + j] = b' ';
+                            j += 1;
+                        }
+                        i = j;
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+    // Only ASCII bytes were replaced by spaces.
+    String::from_utf8(out).expect("still UTF-8")
+}
+
+/// Each line of `text` with the offset it starts at.
+fn line_starts(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = 0;
+    text.split('\n').map(move |line| {
+        let s = start;
+        start += line.len() + 1;
+        (s, line)
+    })
 }
 
 /// `text` with each CR not followed by a LF replaced by a LF; `None` when it has none.
@@ -307,6 +383,22 @@ mod tests {
 
     fn at(n: &Node) -> (u32, u32) {
         (n.span.line, n.span.column)
+    }
+
+    #[test]
+    fn application_tags_are_read_as_untagged_values() {
+        // Tags a typed reader refuses (a core-looking `!timestamp` on nothing, a tag
+        // on a flow sequence) are valid YAML: read with the tags dropped, in place.
+        let text = "t:\n  id: !var id\n  m:\n    !choose [\"a!b\", c]\n  ts: !timestamp\n  s: 'x !y' # !z\n";
+        let docs = parse(text).unwrap();
+        let t = docs[0].get("t").unwrap();
+        assert_eq!(t.get("id").unwrap().as_str(), Some("id"));
+        assert_eq!(t.get("m").unwrap().items()[0].as_str(), Some("a!b"));
+        assert_eq!(at(&t.get("m").unwrap().items()[1]), (4, 21));
+        assert_eq!(t.get("s").unwrap().as_str(), Some("x !y"));
+        assert_eq!(blank_tags("a: !Ref B # !c\n"), "a:      B # !c\n");
+        // A syntax error is still one, tags or not.
+        assert!(parse("a: !x [\n").is_err());
     }
 
     #[test]
