@@ -36,6 +36,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// that handles an `Err` and leaves on success (`break`/`return`); or `for _ in
     /// 0..n` that handles an `Err`. Loops that receive messages are consume loops.
     pub(super) fn is_retry_loop(&self, e: &Expr) -> bool {
+        // `while let Some(x) = stream.next().await` takes the next item each time (a
+        // stream, a channel, a queue): it iterates, whatever its body's log lines say
+        // of attempts or reconnects.
+        if let Expr::While(w) = e {
+            if let Expr::Let(l) = &*w.cond {
+                if takes_next_item(&l.pat) {
+                    return false;
+                }
+            }
+        }
         let t = RetryText::of(&self.cx.text_of(expr_span(e)));
         if t.named {
             return true;
@@ -407,5 +417,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             loc: self.cx.loc(arg.span(), arg.span()),
             text: "task".into(),
         });
+    }
+}
+
+/// A pattern that takes an item out of an `Option` (`Some(x)`, `Ok(Some(x))`): what
+/// a loop over the next items of a stream or a channel binds.
+fn takes_next_item(p: &syn::Pat) -> bool {
+    let results = &crate::apis::builtin_std().results;
+    match p {
+        syn::Pat::TupleStruct(t) => match t.path.segments.last() {
+            Some(seg) if results.some.contains(&seg.ident.to_string()) => true,
+            Some(seg) if results.side(&seg.ident.to_string()) == Some(true) => {
+                t.elems.iter().any(takes_next_item)
+            }
+            _ => false,
+        },
+        syn::Pat::Paren(p) => takes_next_item(&p.pat),
+        _ => false,
     }
 }
