@@ -234,6 +234,13 @@ pub enum EventKind {
         /// (`let _ =`, `.ok()`) it may have.
         arm: bool,
     },
+    /// A batch call (at the event's place) whose response carries per-entry failures
+    /// that nothing reads to act on them (the response dropped, or only logged): on
+    /// every path after it, some entries may have failed unseen. `what` is the batch
+    /// call's kind (what it would have done).
+    EntriesUnread {
+        what: Box<EventKind>,
+    },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {

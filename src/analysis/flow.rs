@@ -425,7 +425,12 @@ impl<'c> Interp<'c> {
                 // the consume loop): the loop's acks do not see it; it stands again
                 // after the loop.
                 let mut st = st;
-                let outer = st.failed.take();
+                // (A batch's unread per-entry failures concern the items the loop
+                // goes through: they stay.)
+                let outer = match &st.failed {
+                    Some(f) if f.batch => None,
+                    _ => st.failed.take(),
+                };
                 let entry = st.clone();
                 let mut head = st;
                 let mut out = Outcome::default();
@@ -552,7 +557,7 @@ impl<'c> Interp<'c> {
                 // Nor are the effects the messages before it had: they pair with no ack
                 // of this one (as at a loop's back edge).
                 if let Some(f) = st.failed.as_mut().filter(|_| *element) {
-                    f.earlier = true;
+                    f.earlier |= !f.batch;
                 }
                 if !*element {
                     st.failed = None;
@@ -671,8 +676,10 @@ impl<'c> Interp<'c> {
                     // A relay deleting the row it read and whose publish failed
                     // loses it; any other write on the failure path records the
                     // failure (rows read after the failure are not what it published).
+                    // (Entries of a batch that nothing read: marking the rows sent
+                    // records nothing of which failed, so an update is progress too.)
                     let progress = f.publish
-                        && sql.verb == "DELETE"
+                        && (sql.verb == "DELETE" || (f.batch && sql.verb == "UPDATE"))
                         && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
                         self.failures.push(AckOnFailure {
@@ -928,6 +935,29 @@ impl<'c> Interp<'c> {
                     matches!(**what, EventKind::Publish { .. }),
                     &st,
                 ));
+            }
+            // A batch's failed entries nothing reads (a nack-like delete batch loses
+            // nothing: its failed entries come back).
+            EventKind::EntriesUnread { what } => {
+                if matches!(
+                    **what,
+                    EventKind::Publish { .. } | EventKind::External { .. }
+                ) {
+                    let failed = Event {
+                        kind: (**what).clone(),
+                        ..e.clone()
+                    };
+                    let mut f = Failure::of(
+                        self.evref(&failed),
+                        matches!(**what, EventKind::Publish { .. }),
+                        &st,
+                    );
+                    f.handled = Some(e.loc.clone());
+                    f.batch = true;
+                    st.failed = Some(f);
+                }
+                // The request's own failure is still the call's.
+                new_cause = cause;
             }
             EventKind::ErrorIgnored { told, arm } => {
                 if let Some(mut c) = cause {

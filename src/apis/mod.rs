@@ -425,6 +425,10 @@ pub struct CallSpec {
     pub capped_args: Vec<String>,
     #[serde(default)]
     pub terminals: Vec<String>,
+    /// A batch call whose response carries per-entry failures: the response's
+    /// accessors that tell which entries failed (`failed`, `unprocessed_items`).
+    #[serde(default)]
+    pub entry_failures: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
     /// Where the values bound to the statement are (`sql = "arg0"` calls only).
@@ -642,6 +646,9 @@ impl Pack {
 #[derive(Debug, Default)]
 pub struct Apis {
     pub types: HashMap<String, Vec<TypeSpec>>,
+    /// Batch calls whose response carries per-entry failures, by method name: the
+    /// response's accessors that tell which entries failed (the packs' `entry_failures`).
+    pub entry_failures: HashMap<String, Vec<String>>,
     pub methods: HashMap<String, Vec<CallSpec>>,
     /// Path calls, keyed by the last path segment.
     pub paths: HashMap<String, Vec<CallSpec>>,
@@ -920,6 +927,16 @@ impl Apis {
     }
 
     fn finish(&mut self) {
+        let mut batches: HashMap<String, Vec<String>> = HashMap::new();
+        for (name, specs) in &self.methods {
+            for f in specs.iter().flat_map(|s| &s.entry_failures) {
+                let fields = batches.entry(name.clone()).or_default();
+                if !fields.contains(f) {
+                    fields.push(f.clone());
+                }
+            }
+        }
+        self.entry_failures = batches;
         let mut tokens: Vec<String> = Vec::new();
         tokens.extend(self.types.keys().cloned());
         tokens.extend(self.methods.keys().cloned());

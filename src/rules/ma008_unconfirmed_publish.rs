@@ -1,9 +1,12 @@
 use super::declare_rule;
 use super::pairs::label;
 use crate::analysis::channels::{self, Mode};
+use std::collections::BTreeSet;
+
+use crate::analysis::flow::Facts;
 use crate::analysis::kafka_clients::{is_producer, value};
 use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, Crate, KafkaClient, Prop};
+use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -28,6 +31,15 @@ declare_rule! {
     /// makes when they all agree. A crate that opens no channel of its own (it gets
     /// them from elsewhere), channels that disagree, and a `confirm_select` in a
     /// helper handed the channel leave it unknown: not reported.
+    ///
+    /// Batch calls with per-entry results (SQS `send_message_batch`, SNS
+    /// `publish_batch`, Kinesis `put_records`, Firehose `put_record_batch`,
+    /// EventBridge `put_events`; the packs' `entry_failures`): a batch whose
+    /// response's failed entries nothing acts on (the result dropped, or only logged:
+    /// in a logging macro, or in an `if`/`match` whose branches only log) and after
+    /// which no ack, delete, commit or relay marking follows, at the batch call. `?`
+    /// on the call catches only a failed request. Where such a progress record follows
+    /// the batch, MA014 reports it at that record instead (one defect, one finding).
     ///
     /// ## Why is this bad?
     ///
@@ -57,6 +69,16 @@ declare_rule! {
     ///
     /// Use instead: `.set("acks", "all")` and leave `enable.idempotence` on (in YAML,
     /// `acks: all`).
+    ///
+    /// A batch that returns entries it could not publish:
+    ///
+    /// ```rust
+    /// let out = sns.publish_batch().topic_arn(arn).set_publish_batch_request_entries(Some(entries)).send().await?;
+    /// tracing::warn!(failed = out.failed().len(), "some alerts were not published");
+    /// ```
+    ///
+    /// Use instead: retry the entries in `out.failed()`, or return an error when it is
+    /// not empty.
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",
@@ -159,6 +181,43 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
     ))
 }
 
+/// Batch publishes whose per-entry failures nothing acts on (SPEC §2, "Batch calls
+/// with per-entry results"), at the batch call. A batch followed on some path by a
+/// progress record (an ack, a delete, a commit, the relay's marking) is MA014's, at
+/// that record: one defect, one finding.
+pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
+    let followed: BTreeSet<&Loc> = facts.failures.iter().map(|f| &f.failed.loc).collect();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for f in krate.functions.iter().filter(|f| !f.dependency) {
+        for e in f.body.events() {
+            let EventKind::EntriesUnread { what } = &e.kind else {
+                continue;
+            };
+            if !matches!(**what, EventKind::Publish { .. })
+                || followed.contains(&e.loc)
+                || !seen.insert(e.loc.clone())
+            {
+                continue;
+            }
+            out.push(MA008.finding(
+                &e.loc,
+                format!(
+                    "`{}` publishes a batch whose per-entry failures are never acted on: `?` catches \
+                     only a failed request, not the entries the broker rejected",
+                    e.text
+                ),
+                "an entry rejected inside a successful batch request counts as sent: it is lost".into(),
+                Vec::new(),
+                "read the response's failed entries and retry them, return an error, or record them \
+                 (logging the response or its failure count alone does not keep them)"
+                    .into(),
+            ));
+        }
+    }
+    out
+}
+
 /// MA008 as the dispatcher runs it ([`super::Rule`]).
 pub struct Check;
 
@@ -168,7 +227,9 @@ impl super::Rule for Check {
     }
 
     fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
-        check(cx.krate)
+        let mut out = check(cx.krate);
+        out.extend(unread_batches(cx.krate, cx.facts));
+        out
     }
 
     fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {

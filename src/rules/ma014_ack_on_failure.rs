@@ -27,6 +27,15 @@ declare_rule! {
     /// read before the publish is the same defect: the row is its progress record
     /// (rows read after the failed publish are not what it published).
     ///
+    /// A batch call whose response carries per-entry failures (SQS
+    /// `send_message_batch`, SNS `publish_batch`, Kinesis `put_records`, Firehose
+    /// `put_record_batch`, EventBridge `put_events`, DynamoDB `batch_write_item`; the
+    /// packs' `entry_failures`) can fail in part while the request succeeds: when
+    /// nothing acts on its failed entries (the response dropped, or only logged), it
+    /// is a failure ignored, and the ack, delete or commit after it is reported, also
+    /// the delete of each message of a loop over the batch, and an outbox relay's
+    /// marking `UPDATE` of the rows it published.
+    ///
     /// ## Why is this bad?
     ///
     /// At-least-once delivery rests on retry: a message whose effect failed must come
@@ -83,6 +92,9 @@ declare_rule! {
     ///   `SET … EX`): not the message's effect.
     /// - A retry loop that retries the effect until it succeeds: the ack follows the
     ///   success. (A loop that gives up after a few attempts and acks is reported.)
+    /// - A batch whose failed entries are retried, turned into an error or recorded
+    ///   (any use of them beyond logging), and an SQS `delete_message_batch` whose
+    ///   failures are ignored: a message not deleted comes back.
     pub static MA014 = {
         code: "MA014",
         name: "ack-on-failure",

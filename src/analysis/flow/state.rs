@@ -94,6 +94,9 @@ pub(super) struct Failure {
     /// The handling gave back a value that tells of the failure (`return false`): a
     /// caller that reads the result may act on it.
     pub(super) told: bool,
+    /// Per-entry failures of a batch call that nothing read: they concern every
+    /// entry of the batch, so a loop over the batch's items acks each failed one.
+    pub(super) batch: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -107,6 +110,7 @@ impl PartialEq for Failure {
             && self.earlier == other.earlier
             && self.received == other.received
             && self.told == other.told
+            && self.batch == other.batch
     }
 }
 
@@ -126,6 +130,7 @@ impl Failure {
             earlier: false,
             received: st.received,
             told: false,
+            batch: false,
         }
     }
 }
@@ -233,7 +238,7 @@ impl State {
     /// consume loop) the next iteration starts over.
     pub(super) fn carry_to_next_iteration(&mut self, entry: &State, each: bool) {
         match self.failed.as_mut() {
-            Some(f) if each => f.earlier = true,
+            Some(f) if each => f.earlier |= !f.batch,
             _ => self.failed.clone_from(&entry.failed),
         }
         self.cause = None;

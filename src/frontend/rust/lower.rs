@@ -14,6 +14,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt, Token};
 
+mod batch;
 mod blocks;
 mod calls;
 mod control;
@@ -378,6 +379,9 @@ struct Lowerer<'a, 'b> {
     ack_settings: Vec<AckSetting>,
     /// Topics this function sends Kafka records to (`FutureRecord::to("t")`).
     sent_topics: Vec<String>,
+    /// Batch calls (line and column of the method's name) whose response's per-entry
+    /// failures nothing acts on (`batch.rs`).
+    unread_batches: HashSet<(u32, u32)>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -522,7 +526,15 @@ fn lower_fn(
         kafka_clients: Vec::new(),
         ack_settings: Vec::new(),
         sent_topics: Vec::new(),
+        unread_batches: HashSet::new(),
     };
+    l.unread_batches = batch::unread_batches(cx.apis, block)
+        .into_iter()
+        .map(|s| {
+            let at = cx.span(s, s);
+            (at.line, at.column)
+        })
+        .collect();
     let mut params = Vec::new();
     let mut has_self = false;
     for input in &sig.inputs {

@@ -554,12 +554,27 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::BrokerOffsets => EventKind::BrokerOffsets,
             Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
         };
+        // A batch whose failed entries nothing reads: on the paths after it, some
+        // entries may have failed unseen.
+        let unread = !spec.entry_failures.is_empty()
+            && self
+                .unread_batches
+                .contains(&(loc.span.line, loc.span.column));
+        let what = unread.then(|| Box::new(kind.clone()));
         out.push(Node::Event(Event {
             kind,
-            loc,
-            text,
-            describe,
+            loc: loc.clone(),
+            text: text.clone(),
+            describe: describe.clone(),
         }));
+        if let Some(what) = what {
+            out.push(Node::Event(Event {
+                kind: EventKind::EntriesUnread { what },
+                loc,
+                text,
+                describe,
+            }));
+        }
         made
     }
 }

@@ -1,0 +1,266 @@
+//! Batch calls whose response carries per-entry failures (SPEC §2, "Batch calls with
+//! per-entry results"): which of a function's batch calls have a response nothing
+//! reads to act on its failed entries. The packs say which calls are batches and
+//! which accessors of their response tell the failed entries (`entry_failures`).
+//!
+//! The response is unread when the call's result is dropped (`batch.send().await?;`,
+//! `let _ = ..`) or bound to a name whose every look at the failed entries only
+//! logs: inside a logging or formatting macro, or in the condition of an `if` /
+//! `match` whose branches only log. Any other use (the response returned, passed to
+//! a function, its failed entries iterated, an `if` on them that returns, retries or
+//! writes) counts as acting on them: unknown means silent.
+
+use proc_macro2::{Span as PmSpan, TokenTree};
+use syn::visit::Visit;
+use syn::{Block, Expr, Pat, Stmt};
+
+use crate::apis::{Apis, MacroKind};
+
+/// The places (method name spans) of the batch calls in `block` whose per-entry
+/// failures nothing acts on.
+pub(super) fn unread_batches(apis: &Apis, block: &Block) -> Vec<PmSpan> {
+    if apis.entry_failures.is_empty() {
+        return Vec::new();
+    }
+    let mut v = Blocks {
+        apis,
+        out: Vec::new(),
+    };
+    v.visit_block(block);
+    v.out
+}
+
+struct Blocks<'a> {
+    apis: &'a Apis,
+    out: Vec<PmSpan>,
+}
+
+impl<'ast> Visit<'ast> for Blocks<'_> {
+    fn visit_block(&mut self, b: &'ast Block) {
+        for (i, stmt) in b.stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Expr(e, Some(_)) => {
+                    if let Some((span, _)) = batch_site(self.apis, e) {
+                        self.out.push(span);
+                    }
+                }
+                Stmt::Local(local) => {
+                    let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
+                        continue;
+                    };
+                    let Some((span, fields)) = batch_site(self.apis, &init.expr) else {
+                        continue;
+                    };
+                    let unread = match binding(&local.pat) {
+                        Some(None) => true,
+                        Some(Some(name)) => {
+                            let u = Uses {
+                                apis: self.apis,
+                                name: &name,
+                                fields,
+                            };
+                            !b.stmts[i + 1..].iter().any(|s| u.stmt_acts(s))
+                        }
+                        None => false,
+                    };
+                    if unread {
+                        self.out.push(span);
+                    }
+                }
+                _ => {}
+            }
+        }
+        syn::visit::visit_block(self, b);
+    }
+}
+
+/// The name a `let` binds: `Some(None)` for `_`, `None` for a pattern that
+/// destructures (not followed).
+fn binding(p: &Pat) -> Option<Option<String>> {
+    match p {
+        Pat::Wild(_) => Some(None),
+        Pat::Ident(i) if i.subpat.is_none() => Some(Some(i.ident.to_string())),
+        Pat::Type(t) => binding(&t.pat),
+        _ => None,
+    }
+}
+
+/// The batch call `e` runs, as a statement's or a binding's whole value: the chain
+/// `client.batch()…send().await?` (through `.await`, `?` and method calls on the
+/// result such as `.map_err(..)`), with the response's failure accessors.
+fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Try(t) => e = &t.expr,
+            Expr::Await(a) => e = &a.base,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::MethodCall(mc) => {
+                if let Some(fields) = apis.entry_failures.get(&mc.method.to_string()) {
+                    return Some((mc.method.span(), fields));
+                }
+                e = &mc.receiver;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// How the statements after a binding use the batch response bound to `name`.
+struct Uses<'a> {
+    apis: &'a Apis,
+    name: &'a str,
+    fields: &'a [String],
+}
+
+impl Uses<'_> {
+    fn stmt_acts(&self, s: &Stmt) -> bool {
+        match s {
+            Stmt::Local(l) => l.init.as_ref().is_some_and(|i| {
+                self.expr_acts(&i.expr) || i.diverge.as_ref().is_some_and(|d| self.expr_acts(&d.1))
+            }),
+            Stmt::Expr(e, _) => self.expr_acts(e),
+            Stmt::Macro(m) => self.macro_acts(&m.mac),
+            Stmt::Item(_) => false,
+        }
+    }
+
+    fn block_acts(&self, b: &Block) -> bool {
+        b.stmts.iter().any(|s| self.stmt_acts(s))
+    }
+
+    /// Whether a use of the response in `e` acts on its failed entries.
+    fn expr_acts(&self, e: &Expr) -> bool {
+        if !self.mentions(e) {
+            return false;
+        }
+        match e {
+            Expr::Macro(m) => self.macro_acts(&m.mac),
+            Expr::Block(b) => self.block_acts(&b.block),
+            Expr::Paren(p) => self.expr_acts(&p.expr),
+            Expr::If(i) => {
+                if self.mentions(&i.cond) {
+                    let logs = self.only_logs(&i.then_branch)
+                        && i.else_branch
+                            .as_ref()
+                            .is_none_or(|(_, e)| self.expr_only_logs(e));
+                    !logs
+                } else {
+                    self.block_acts(&i.then_branch)
+                        || i.else_branch
+                            .as_ref()
+                            .is_some_and(|(_, e)| self.expr_acts(e))
+                }
+            }
+            Expr::Match(m) => {
+                if self.mentions(&m.expr) {
+                    !m.arms.iter().all(|a| self.expr_only_logs(&a.body))
+                } else {
+                    m.arms.iter().any(|a| self.expr_acts(&a.body))
+                }
+            }
+            Expr::ForLoop(f) if !self.mentions(&f.expr) => self.block_acts(&f.body),
+            Expr::Loop(l) => self.block_acts(&l.body),
+            Expr::While(w) if !self.mentions(&w.cond) => self.block_acts(&w.body),
+            _ => true,
+        }
+    }
+
+    /// A macro that mentions the response: logging or formatting it does not act,
+    /// an error it returns (`bail!`, `ensure!`) does.
+    fn macro_acts(&self, m: &syn::Macro) -> bool {
+        if !tokens_name(m.tokens.clone(), self.name) {
+            return false;
+        }
+        self.error_macro(&macro_name(m))
+    }
+
+    fn error_macro(&self, name: &str) -> bool {
+        matches!(
+            self.apis.std.macro_kind(name),
+            Some(MacroKind::ErrorReturn | MacroKind::ErrorUnless | MacroKind::Abort)
+        ) || self.apis.std.results.error_macros.iter().any(|m| m == name)
+    }
+
+    /// The block does nothing but log (or nothing at all).
+    fn only_logs(&self, b: &Block) -> bool {
+        b.stmts.iter().all(|s| match s {
+            Stmt::Macro(m) => !self.error_macro(&macro_name(&m.mac)),
+            Stmt::Expr(e, _) => self.expr_only_logs(e),
+            _ => false,
+        })
+    }
+
+    fn expr_only_logs(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Block(b) => self.only_logs(&b.block),
+            Expr::Macro(m) => !self.error_macro(&macro_name(&m.mac)),
+            Expr::Tuple(t) => t.elems.is_empty(),
+            // A test that only logs on either side (`if n > 0 { warn!(..) }`).
+            Expr::If(i) => {
+                self.only_logs(&i.then_branch)
+                    && i.else_branch
+                        .as_ref()
+                        .is_none_or(|(_, e)| self.expr_only_logs(e))
+            }
+            _ => false,
+        }
+    }
+
+    /// `e` looks at the response's failed entries: names the response itself, other
+    /// than as the receiver of an accessor of something else (`out.successful()`).
+    fn mentions(&self, e: &Expr) -> bool {
+        let mut f = Finder {
+            uses: self,
+            found: false,
+        };
+        f.visit_expr(e);
+        f.found
+    }
+}
+
+fn macro_name(m: &syn::Macro) -> String {
+    m.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
+fn tokens_name(ts: proc_macro2::TokenStream, name: &str) -> bool {
+    ts.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == name,
+        TokenTree::Group(g) => tokens_name(g.stream(), name),
+        _ => false,
+    })
+}
+
+struct Finder<'a, 'b> {
+    uses: &'a Uses<'b>,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for Finder<'_, '_> {
+    fn visit_expr_method_call(&mut self, mc: &'ast syn::ExprMethodCall) {
+        let on_response = matches!(&*mc.receiver, Expr::Path(p) if p.path.is_ident(self.uses.name));
+        if on_response && !self.uses.fields.iter().any(|f| mc.method == f) {
+            for a in &mc.args {
+                self.visit_expr(a);
+            }
+            return;
+        }
+        syn::visit::visit_expr_method_call(self, mc);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if p.path.is_ident(self.uses.name) {
+            self.found = true;
+        }
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if tokens_name(m.tokens.clone(), self.uses.name) {
+            self.found = true;
+        }
+    }
+}
