@@ -546,9 +546,10 @@ fn pack_names() -> BTreeSet<String> {
         if let Some(l) = pack.get("lambda") {
             names.extend(strings(l.get("handler_wrappers")));
             names.extend(strings(l.get("event_wrappers")));
+            names.extend(strings(l.get("failure_lists")));
         }
         for b in entries(&pack, "batch_events") {
-            for list in ["events", "responses"] {
+            for list in ["events", "responses", "failure_items"] {
                 for path in strings(b.get(list)) {
                     names.extend(path.rsplit("::").next().map(str::to_string));
                 }

@@ -439,6 +439,10 @@ impl<'c> Interp<'c> {
                 // loop, though each iteration starts over (a batch job writing in
                 // a loop, then publishing once).
                 let (mut done_durable, mut done_publishes) = (List::default(), List::default());
+                // The non-idempotent effects of a batch's items that no ack of their own
+                // took are applied again when the batch, acked after the loop, is
+                // redelivered.
+                let mut done_nonidem = List::default();
                 for _ in 0..2 {
                     let o = self.run(body, head.clone(), fr);
                     let mut back = Joiner::default();
@@ -476,6 +480,9 @@ impl<'c> Interp<'c> {
                     let Some(mut b) = back else { break };
                     union(&mut done_durable, &b.durable);
                     union(&mut done_publishes, &b.publishes);
+                    if *each {
+                        union(&mut done_nonidem, &b.nonidem);
+                    }
                     // Acks of this iteration's message do not carry into the next one.
                     b.carry_to_next_iteration(&entry, *each);
                     let before = head.clone();
@@ -487,6 +494,7 @@ impl<'c> Interp<'c> {
                 if let Some(a) = after.as_mut() {
                     union(&mut a.durable, &done_durable);
                     union(&mut a.publishes, &done_publishes);
+                    union(&mut a.nonidem, &done_nonidem);
                 }
                 out.fall = after;
                 if outer.is_some() {

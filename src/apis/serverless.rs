@@ -21,6 +21,10 @@ pub struct RuntimeSpec {
     /// Types whose first type argument is the handler's event (`LambdaEvent<E>`).
     #[serde(default)]
     pub event_wrappers: Vec<String>,
+    /// Field names of a partial-batch response that list the failed records
+    /// (`batch_item_failures`): a push into one keeps that record.
+    #[serde(default)]
+    pub failure_lists: Vec<String>,
 }
 
 /// `[[batch_events]]`: event types of one batch source and the responses that list
@@ -35,6 +39,9 @@ pub struct BatchEventSpec {
     /// Partial-batch response type names (last path segment).
     #[serde(default)]
     pub responses: Vec<String>,
+    /// The item types of the response's failure list (`BatchItemFailure`).
+    #[serde(default)]
+    pub failure_items: Vec<String>,
 }
 
 /// The packs' serverless knowledge, merged.
@@ -50,6 +57,7 @@ impl Serverless {
             self.runtime.runs.extend(r.runs);
             self.runtime.handler_wrappers.extend(r.handler_wrappers);
             self.runtime.event_wrappers.extend(r.event_wrappers);
+            self.runtime.failure_lists.extend(r.failure_lists);
         }
         for e in events {
             let source = BatchSource::from_name(&e.source)
@@ -84,6 +92,18 @@ impl Serverless {
             .handler_wrappers
             .iter()
             .any(|r| ends_with(segs, r))
+    }
+
+    /// Whether `name` is a failure list field (`batch_item_failures`).
+    pub fn is_failure_list(&self, name: &str) -> bool {
+        self.runtime.failure_lists.iter().any(|n| n == name)
+    }
+
+    /// Whether `name` (last path segment) is the item type of a failure list.
+    pub fn is_failure_item(&self, name: &str) -> bool {
+        self.events
+            .iter()
+            .any(|(_, e)| e.failure_items.iter().any(|n| n == name))
     }
 
     pub fn is_event_wrapper(&self, name: &str) -> bool {

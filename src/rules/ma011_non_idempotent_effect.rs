@@ -59,6 +59,17 @@ declare_rule! {
     ///   config's `[apis]` if it is not).
     /// - Effects inside a Kafka transaction (MA009's) and handlers that ack before the
     ///   effect (MA001's).
+    ///
+    /// ## Serverless batch handlers
+    ///
+    /// A function handed to the Lambda runtime whose event is an SQS, Kinesis,
+    /// DynamoDB Streams or Kafka batch (`LambdaEvent<SqsEvent>`, directly or through a
+    /// closure that forwards the event) receives its records on entry and acks the
+    /// batch by the `Ok(..)` it returns: a non-idempotent per-record effect in it is
+    /// reported as in any at-least-once handler, since a failure of any record
+    /// redelivers the whole batch. Not seen: a handler returning a helper's result
+    /// (the helper's `Ok` is not taken for the ack) and a closure that is itself the
+    /// handler.
     pub static MA011 = {
         code: "MA011",
         name: "non-idempotent-effect",

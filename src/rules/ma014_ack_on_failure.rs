@@ -95,6 +95,18 @@ declare_rule! {
     /// - A batch whose failed entries are retried, turned into an error or recorded
     ///   (any use of them beyond logging), and an SQS `delete_message_batch` whose
     ///   failures are ignored: a message not deleted comes back.
+    /// - A serverless batch handler (SPEC §2, serverless event sources) whose failed
+    ///   record is listed in the partial-batch response (`batch_item_failures.push(..)`,
+    ///   a push of a `BatchItemFailure`): that record is redelivered. The handler's
+    ///   `Ok(..)` is its ack: a failure logged or ignored and not listed before it is
+    ///   reported at that `Ok`; `Err` and `?` redeliver the batch.
+    ///
+    /// ## Known limits
+    ///
+    /// - A batch handler that returns a helper's result (`apply_batch(..).await` as its
+    ///   tail): the helper's `Ok` is not yet taken for the ack, so a failure ignored in
+    ///   the helper is not reported. A closure handed to the runtime whose own body is
+    ///   the handler is recognized for MA015 but not lowered as a consumer.
     pub static MA014 = {
         code: "MA014",
         name: "ack-on-failure",

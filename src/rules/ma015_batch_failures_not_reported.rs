@@ -66,6 +66,13 @@ declare_rule! {
     ///   whole batch, as it should without the setting).
     /// - `FunctionResponseTypes` written through a condition (`!If`): read as set.
     ///
+    /// ## Handlers
+    ///
+    /// The handler is the function handed to `run` (directly, through `service_fn`, or
+    /// through a closure that forwards its event: `move |event| async move {
+    /// handler(pool, event).await }`); its event may be any parameter, after the state
+    /// it is given. A closure whose own body is the handler counts, named by its place.
+    ///
     /// ## Known limits
     ///
     /// - A template this reader cannot read (a `Fn::Transform` in the resource) is

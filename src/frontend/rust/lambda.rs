@@ -90,24 +90,17 @@ impl Walk<'_> {
     /// The batch source of a handler's signature: its first parameter's type is an
     /// event wrapper around a batch event.
     fn source_of(&self, sig: &syn::Signature) -> Option<BatchSource> {
-        let syn::FnArg::Typed(arg) = sig.inputs.first()? else {
-            return None;
-        };
-        let syn::Type::Path(tp) = &*arg.ty else {
-            return None;
-        };
-        let last = tp.path.segments.last()?;
-        if !self.sl.is_event_wrapper(&last.ident.to_string()) {
-            return None;
-        }
-        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-            return None;
-        };
-        let event = args.args.iter().find_map(|a| match a {
-            syn::GenericArgument::Type(syn::Type::Path(p)) => Some(&p.path),
-            _ => None,
-        })?;
-        self.sl.source_of_event(&self.resolved(event))
+        // The event is any parameter: state comes first in `handler(pool, event)`.
+        sig.inputs.iter().find_map(|arg| match arg {
+            syn::FnArg::Typed(arg) => self.source_of_type(&arg.ty),
+            syn::FnArg::Receiver(_) => None,
+        })
+    }
+
+    /// The batch source of an event parameter's type: an event wrapper around a batch
+    /// event.
+    fn source_of_type(&self, ty: &syn::Type) -> Option<BatchSource> {
+        event_source(self.sl, self.uses, ty)
     }
 
     /// Whether a type names a partial-batch response (`Result<SqsBatchResponse, E>`).
@@ -161,7 +154,7 @@ impl Walk<'_> {
 
     /// The function a runtime argument hands over: a path, a wrapper's argument, or
     /// the function a closure calls.
-    fn handed(&self, arg: &syn::Expr) -> Option<String> {
+    fn handed(&mut self, arg: &syn::Expr) -> Option<String> {
         match arg {
             syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             syn::Expr::Reference(r) => self.handed(&r.expr),
@@ -176,7 +169,7 @@ impl Walk<'_> {
                 // A closure's body calling the handler: `|e| handler(e)`.
                 f.path.segments.last().map(|s| s.ident.to_string())
             }
-            syn::Expr::Closure(c) => self.handed(&c.body),
+            syn::Expr::Closure(c) => self.closure_handed(c),
             syn::Expr::Await(a) => self.handed(&a.base),
             syn::Expr::Async(a) => a.block.stmts.last().and_then(|s| match s {
                 syn::Stmt::Expr(e, None) => self.handed(e),
@@ -189,6 +182,123 @@ impl Walk<'_> {
             _ => None,
         }
     }
+}
+
+impl Walk<'_> {
+    /// The function a closure handed to the runtime forwards its event to
+    /// (`move |event| async move { handler(pool, event).await }`); failing that, the
+    /// function its body ends by calling; failing that, a closure whose own body is
+    /// the handler (its event parameter a batch event) is itself a candidate, named
+    /// by its place.
+    fn closure_handed(&mut self, c: &syn::ExprClosure) -> Option<String> {
+        let params: Vec<String> = c.inputs.iter().filter_map(pat_ident).collect();
+        let mut fwd = Forward {
+            params: &params,
+            callee: None,
+        };
+        fwd.visit_expr(&c.body);
+        if let Some(name) = fwd.callee {
+            return Some(name);
+        }
+        if let Some(name) = self.handed(&c.body) {
+            return Some(name);
+        }
+        let source = c.inputs.iter().find_map(|p| match p {
+            syn::Pat::Type(t) => self.source_of_type(&t.ty),
+            _ => None,
+        })?;
+        let mut built = Built {
+            sl: self.sl,
+            at: None,
+        };
+        built.visit_expr(&c.body);
+        let loc = self.loc(&c.or1_token);
+        let name = format!("{{closure}}@{}:{}", loc.span.line, loc.span.column);
+        self.candidates.push(BatchHandler {
+            name: name.clone(),
+            loc: loc.clone(),
+            source,
+            partial_return: built.at.map(|span| Loc {
+                path: self.path.clone(),
+                span: self.lines.span(span, span),
+            }),
+            names: Vec::new(),
+        });
+        Some(name)
+    }
+}
+
+/// The batch source of an event parameter's type: an event wrapper around a batch
+/// event (`LambdaEvent<SqsEvent>`).
+pub(crate) fn event_source(sl: &Serverless, uses: &UseMap, ty: &syn::Type) -> Option<BatchSource> {
+    let ty = match ty {
+        syn::Type::Reference(r) => &*r.elem,
+        t => t,
+    };
+    let syn::Type::Path(tp) = ty else {
+        return None;
+    };
+    let last = tp.path.segments.last()?;
+    if !sl.is_event_wrapper(&last.ident.to_string()) {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let event = args.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(syn::Type::Path(p)) => Some(&p.path),
+        _ => None,
+    })?;
+    sl.source_of_event(&resolve_path(uses, &segments(event)))
+}
+
+/// The name a closure parameter binds (`event`, `event: LambdaEvent<E>`).
+fn pat_ident(p: &syn::Pat) -> Option<String> {
+    match p {
+        syn::Pat::Ident(i) => Some(i.ident.to_string()),
+        syn::Pat::Type(t) => pat_ident(&t.pat),
+        _ => None,
+    }
+}
+
+/// The first function called with one of the closure's parameters as an argument.
+struct Forward<'p> {
+    params: &'p [String],
+    callee: Option<String>,
+}
+
+impl Forward<'_> {
+    fn passes_param(&self, e: &syn::Expr) -> bool {
+        match e {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| self.params.iter().any(|n| i == n)),
+            syn::Expr::Reference(r) => self.passes_param(&r.expr),
+            syn::Expr::Paren(p) => self.passes_param(&p.expr),
+            _ => false,
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Forward<'_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if self.callee.is_none() && c.args.iter().any(|a| self.passes_param(a)) {
+            if let syn::Expr::Path(f) = &*c.func {
+                self.callee = f.path.segments.last().map(|s| s.ident.to_string());
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, c: &'ast syn::ExprMethodCall) {
+        if self.callee.is_none() && c.args.iter().any(|a| self.passes_param(a)) {
+            self.callee = Some(c.method.to_string());
+        }
+        syn::visit::visit_expr_method_call(self, c);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 impl<'ast> Visit<'ast> for Walk<'_> {

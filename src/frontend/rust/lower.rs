@@ -382,6 +382,9 @@ struct Lowerer<'a, 'b> {
     /// Batch calls (line and column of the method's name) whose response's per-entry
     /// failures nothing acts on (`batch.rs`).
     unread_batches: HashSet<(u32, u32)>,
+    /// A serverless batch handler's event parameter (SPEC §2, serverless event
+    /// sources): received at entry, acked by the `Ok` the handler returns.
+    batch_event: Option<ValueId>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -527,6 +530,7 @@ fn lower_fn(
         ack_settings: Vec::new(),
         sent_topics: Vec::new(),
         unread_batches: HashSet::new(),
+        batch_event: None,
     };
     l.unread_batches = batch::unread_batches(cx.apis, block)
         .into_iter()
@@ -569,11 +573,47 @@ fn lower_fn(
                         ti = b;
                     }
                 }
-                params.push(l.bind_param(&pt.pat, ti));
+                let batch = l.batch_event.is_none()
+                    && super::lambda::event_source(&cx.apis.serverless, cx.uses, &pt.ty).is_some();
+                let v = l.bind_param(&pt.pat, ti);
+                if batch {
+                    l.batch_event = v;
+                }
+                params.push(v);
             }
         }
     }
-    let mut body = Node::Seq(l.fn_body(block));
+    // A serverless batch handler receives its event's records when it is called.
+    let mut entry = Vec::new();
+    if let Some(v) = l.batch_event {
+        l.values[v as usize].msg_root = Some(v);
+        let at = sig
+            .inputs
+            .iter()
+            .find_map(|a| match a {
+                syn::FnArg::Typed(pt)
+                    if super::lambda::event_source(&cx.apis.serverless, cx.uses, &pt.ty)
+                        .is_some() =>
+                {
+                    Some(pt.span())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| sig.ident.span());
+        let name = l.values[v as usize].name.clone();
+        entry.push(Node::Event(Event {
+            kind: EventKind::Receive {
+                msg: v,
+                element: false,
+                client: None,
+            },
+            loc: cx.loc(at, at),
+            text: name,
+            describe: "batch received".into(),
+        }));
+    }
+    entry.extend(l.fn_body(block));
+    let mut body = Node::Seq(entry);
     l.finish(&mut body);
     let ident = sig.ident.to_string();
     Function {
@@ -623,6 +663,80 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, apis: &Apis, name: &str
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- values and scopes -------------------------------------------------
+
+    /// In a serverless batch handler, outside closures: the `Ok(..)` it returns acks
+    /// every record of its event not listed as failed (SPEC §2, serverless event
+    /// sources).
+    pub(super) fn batch_ack(&mut self, e: &Expr, out: &mut Vec<Node>) {
+        if self.batch_event.is_none() {
+            return;
+        }
+        if self.closure_depth != 0 || result_kind(e) != Some(false) {
+            return;
+        }
+        let sp = e.span();
+        out.push(Node::Event(Event {
+            // The whole batch, not one record: a record that failed earlier in the
+            // loop over the records is acked by it too.
+            kind: EventKind::Ack {
+                msg: None,
+                offsets: false,
+            },
+            loc: self.cx.loc(sp, sp),
+            text: "Ok(..)".into(),
+            describe: "batch acked".into(),
+        }));
+    }
+
+    /// In a serverless batch handler: a push into the response's failure list
+    /// (`response.batch_item_failures.push(..)`, or of a `BatchItemFailure`) keeps
+    /// that record, like a nack.
+    pub(super) fn batch_keep(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) {
+        let Some(v) = self.batch_event else {
+            return;
+        };
+        if mc.method != "push" {
+            return;
+        }
+        let sl = &self.cx.apis.serverless;
+        let list = match strip(&mc.receiver) {
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => sl.is_failure_list(&n.to_string()),
+                syn::Member::Unnamed(_) => false,
+            },
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| sl.is_failure_list(&i.to_string())),
+            _ => false,
+        };
+        let item = mc.args.iter().any(|a| match strip(a) {
+            Expr::Struct(st) => st
+                .path
+                .segments
+                .last()
+                .is_some_and(|seg| sl.is_failure_item(&seg.ident.to_string())),
+            Expr::Call(c) => match strip(&c.func) {
+                Expr::Path(p) => p
+                    .path
+                    .segments
+                    .iter()
+                    .any(|seg| sl.is_failure_item(&seg.ident.to_string())),
+                _ => false,
+            },
+            _ => false,
+        });
+        if !(list || item) {
+            return;
+        }
+        let sp = mc.span();
+        out.push(Node::Event(Event {
+            kind: EventKind::Nack { msg: Some(v) },
+            loc: self.cx.loc(sp, sp),
+            text: "batch_item_failures.push".into(),
+            describe: "record listed as failed".into(),
+        }));
+    }
 }
 
 fn strip(e: &Expr) -> &Expr {

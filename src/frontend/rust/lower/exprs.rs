@@ -92,7 +92,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 };
                 self.field(&base, &name)
             }
-            Expr::MethodCall(mc) => self.method_call(mc, out),
+            Expr::MethodCall(mc) => {
+                let info = self.method_call(mc, out);
+                self.batch_keep(mc, out);
+                info
+            }
             Expr::Call(c) => self.call(c, out),
             Expr::Macro(m) => self.mac(&m.mac, out),
             Expr::Block(b) => self.block_value(&b.block, out),
@@ -248,6 +252,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.in_return = self.closure_depth == 0;
                     self.expr(v, out);
                     self.in_return = was;
+                    self.batch_ack(v, out);
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
                 Info::default()
