@@ -57,6 +57,9 @@ pub struct SqlFacts {
     /// The INSERT's rows come from a query or from several `VALUES` rows
     /// (`INSERT … SELECT … FROM UNNEST($1)`): a batch, not one message's claim.
     pub many_rows: bool,
+    /// An `UPDATE` that marks its rows done (`SET status = 'sent'`, `sent_at = now()`,
+    /// `processed = true`) and records no failure (no error, attempt or retry column).
+    pub marks_done: bool,
 }
 
 impl SqlFacts {
@@ -81,6 +84,7 @@ impl SqlFacts {
             guarded: false,
             columns: 0,
             many_rows: false,
+            marks_done: false,
         }
     }
 
@@ -417,6 +421,30 @@ impl Tables {
             || t.ends_with("_inbox")
             || t == "done"
             || t.ends_with("_seen")
+    }
+
+    /// A table that holds a relay's or tailer's position (the block, LSN, offset or
+    /// sequence number it has published up to) by its name: a `cursor`, `checkpoint`,
+    /// `watermark`, `lsn`, `offset(s)` or `progress` word, or a `position` word that
+    /// is not the whole name (`cdc_position`; `positions` alone may be a ledger's).
+    pub fn is_cursor(&self, t: &str) -> bool {
+        let t = t.to_ascii_lowercase();
+        let words: Vec<&str> = t.split(['_', '.']).collect();
+        words.iter().any(|w| {
+            matches!(
+                *w,
+                "cursor"
+                    | "cursors"
+                    | "checkpoint"
+                    | "checkpoints"
+                    | "watermark"
+                    | "watermarks"
+                    | "lsn"
+                    | "offset"
+                    | "offsets"
+                    | "progress"
+            ) || (matches!(*w, "position" | "positions") && words.len() > 1)
+        })
     }
 
     pub fn is_outbox(&self, t: &str) -> bool {

@@ -237,6 +237,12 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         effect_clients,
         effectful: effectful_functions(krate, &resolver),
         relays,
+        cursor_tables: durable_tables
+            .values()
+            .flatten()
+            .filter(|t| tables.is_cursor(t))
+            .cloned()
+            .collect(),
         durable_tables,
         over_budget,
     }
@@ -687,7 +693,8 @@ impl<'c> Interp<'c> {
                     // (Entries of a batch that nothing read: marking the rows sent
                     // records nothing of which failed, so an update is progress too.)
                     let progress = f.publish
-                        && (sql.verb == "DELETE" || (f.batch && sql.verb == "UPDATE"))
+                        && (sql.verb == "DELETE"
+                            || (sql.verb == "UPDATE" && (f.batch || sql.marks_done)))
                         && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
                         self.failures.push(AckOnFailure {
@@ -700,7 +707,8 @@ impl<'c> Interp<'c> {
                     }
                 }
                 // Rows read, published, then marked or deleted: a relay over the table.
-                if matches!(sql.verb.as_str(), "UPDATE" | "DELETE") && !st.publishes.is_empty() {
+                let marks = matches!(sql.verb.as_str(), "UPDATE" | "DELETE") || sql.upsert;
+                if marks && !st.publishes.is_empty() {
                     for t in &sql.tables {
                         if st.read_tables.contains(t) {
                             self.relayed.insert(t.clone());
@@ -764,6 +772,7 @@ impl<'c> Interp<'c> {
                                     Relation::PublishApartFromDbChange {
                                         change_in_broker_transaction: change.in_broker_transaction,
                                         change_deletes_only: change.deletes_only,
+                                        change_after_publish: true,
                                     },
                                     p,
                                     ev.clone(),
@@ -830,6 +839,7 @@ impl<'c> Interp<'c> {
                             Relation::PublishApartFromDbChange {
                                 change_in_broker_transaction: d.in_broker_transaction,
                                 change_deletes_only: d.deletes_only,
+                                change_after_publish: false,
                             },
                             ev.clone(),
                             d.ev,
@@ -852,6 +862,7 @@ impl<'c> Interp<'c> {
                             Relation::PublishApartFromDbChange {
                                 change_in_broker_transaction: false,
                                 change_deletes_only: !t.non_delete,
+                                change_after_publish: false,
                             },
                             ev.clone(),
                             t.writes[0].clone(),

@@ -56,6 +56,12 @@ declare_rule! {
     ///   maintenance of its queue table) are bookkeeping, not business changes. A
     ///   handler that reads a row, updates it and then publishes is still reported:
     ///   nothing marks the table after the publish.
+    /// - A relay's or tailer's progress cursor stored after the publish: a write whose
+    ///   tables all hold a position by their name (`cursor`, `checkpoint`, `watermark`,
+    ///   `lsn`, `offset(s)`, `progress`, or `position` in a longer name such as
+    ///   `cdc_position`), as in `INSERT INTO relay_offsets … ON CONFLICT DO UPDATE`
+    ///   after sending up to that sequence. A cursor stored before the publish, or a
+    ///   business row written with it, is still reported.
     /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`), and a
     ///   `SET … NX` whose key names a lock, a lease or a mutex.
     /// - Compensation: a write after a publish that failed on the path (in an `Err`
@@ -82,6 +88,7 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
     let Relation::PublishApartFromDbChange {
         change_in_broker_transaction,
         change_deletes_only,
+        change_after_publish,
     } = p.relation
     else {
         return false;
@@ -89,6 +96,7 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
     !change_in_broker_transaction
         && !change_deletes_only
         && !relay_bookkeeping(p, facts)
+        && !(change_after_publish && progress_cursor(p, facts))
         && !p.primary.capped
 }
 
@@ -99,8 +107,19 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 // - `change_deletes_only`: deleting rows that were handled (a relay deleting what it
 //   published, a queue consumed) changes no business state a consumer could miss.
 // - `relay_bookkeeping`: a relay marking the rows it published.
+// - `progress_cursor`, after the publish: a relay or tailer storing the position it
+//   has published up to (SPEC §2: not a business change).
 // - `capped`: an append to a capped stream is a lossy log by design (SPEC §2): no
 //   guarantee rests on it.
+
+/// The change of `p` writes only tables that hold a position (`Facts::cursor_tables`:
+/// a block number, an LSN, an offset or a sequence it has published up to).
+pub fn progress_cursor(p: &PairFact, facts: &Facts) -> bool {
+    facts
+        .durable_tables
+        .get(&p.other.loc)
+        .is_some_and(|w| !w.is_empty() && w.is_subset(&facts.cursor_tables))
+}
 
 /// The change of `p` writes only tables its entry relays: rows read from them,
 /// published, then updated or deleted (SPEC §2, "Outbox"), so the change is the
@@ -147,6 +166,7 @@ mod tests {
         Relation::PublishApartFromDbChange {
             change_in_broker_transaction: in_broker,
             change_deletes_only: deletes_only,
+            change_after_publish: true,
         }
     }
 
@@ -191,6 +211,32 @@ mod tests {
         facts.durable_tables.insert(
             p.other.loc.clone(),
             ["outgoing".to_string(), "orders".to_string()].into(),
+        );
+        assert!(reports(&p, &facts));
+    }
+
+    #[test]
+    fn a_cursor_stored_after_the_publish_is_progress_not_business() {
+        let p = fact(apart(false, false), (3, 5));
+        let mut facts = Facts::default();
+        facts
+            .durable_tables
+            .insert(p.other.loc.clone(), ["relay_offsets".to_string()].into());
+        assert!(reports(&p, &facts), "not known as a cursor table: reported");
+        facts.cursor_tables.insert("relay_offsets".to_string());
+        assert!(!reports(&p, &facts));
+        // Stored before the publish, the cursor runs ahead of what was published.
+        let mut before = p.clone();
+        before.relation = Relation::PublishApartFromDbChange {
+            change_in_broker_transaction: false,
+            change_deletes_only: false,
+            change_after_publish: false,
+        };
+        assert!(reports(&before, &facts));
+        // A business row written with it is still a business change.
+        facts.durable_tables.insert(
+            p.other.loc.clone(),
+            ["relay_offsets".to_string(), "balances".to_string()].into(),
         );
         assert!(reports(&p, &facts));
     }

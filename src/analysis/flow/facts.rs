@@ -140,6 +140,8 @@ pub enum Relation {
         change_in_broker_transaction: bool,
         /// Every known statement of the database change is a `DELETE`.
         change_deletes_only: bool,
+        /// The change is made durable after the publish on the path.
+        change_after_publish: bool,
     },
     /// `primary` (a dedup record) and `other` (an effect written to the database)
     /// are written on one path, in either order.
@@ -203,6 +205,8 @@ pub struct Facts {
     pub relays: BTreeMap<String, BTreeSet<String>>,
     /// The tables each write, and each commit, makes durable (by the event's place).
     pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
+    /// Those of them that hold a position by their name (`Tables::is_cursor`).
+    pub cursor_tables: BTreeSet<String>,
     /// Entry functions with too many paths to analyze within the budget
     /// ([`super::MAX_WORK_PER_ENTRY`]): their facts are left out, and the run says so.
     pub over_budget: Vec<(String, Loc)>,

@@ -124,6 +124,7 @@ impl<'c> Interp<'c> {
                     Relation::PublishApartFromDbChange {
                         change_in_broker_transaction: commit.in_broker_transaction,
                         change_deletes_only: commit.deletes_only,
+                        change_after_publish: true,
                     },
                     p,
                     ev.clone(),

@@ -153,6 +153,7 @@ fn merge(acc: &mut SqlFacts, f: SqlFacts) {
     acc.columns = acc.columns.max(f.columns);
     acc.many_rows |= f.many_rows;
     acc.returning |= f.returning;
+    acc.marks_done |= f.marks_done;
 }
 
 fn table_name(name: &ObjectName) -> String {
@@ -262,6 +263,7 @@ fn statement(s: &Statement) -> SqlFacts {
         } => {
             let mut f = write("UPDATE", factor_name(&table.relation).into_iter().collect());
             f.returning = returning.is_some();
+            f.marks_done = marks_done(assignments);
             // `SET n = n + $1` / `n = n - $1`: applied twice, it counts twice.
             // (`GREATEST(n, $1)`, `COALESCE(n, $1)` are idempotent.)
             f.self_referencing = assignments.iter().any(|a| {
@@ -342,6 +344,48 @@ fn statement(s: &Statement) -> SqlFacts {
 }
 
 /// `col + …`, `… + col`, `col - …` (also nested: `col + $1 + $2`).
+/// `SET` assignments that mark rows done: a column named for what was done (`sent`,
+/// `sent_at`, `processed`, `published_at`) or a status set to such a word, and no
+/// column that records a failure (an error, an attempt count, a retry time).
+fn marks_done(assignments: &[sqlparser::ast::Assignment]) -> bool {
+    const DONE: &[&str] = &[
+        "sent",
+        "published",
+        "processed",
+        "delivered",
+        "dispatched",
+        "relayed",
+        "done",
+        "completed",
+        "acked",
+    ];
+    const FAILURE: &[&str] = &[
+        "error", "errors", "attempt", "attempts", "retry", "retries", "failed", "failure", "next",
+    ];
+    let words = |s: &str| -> Vec<String> {
+        s.to_ascii_lowercase()
+            .rsplit('.')
+            .next()
+            .unwrap_or_default()
+            .split('_')
+            .map(str::to_string)
+            .collect()
+    };
+    let mut done = false;
+    for a in assignments {
+        let col = words(&a.target.to_string());
+        if col.iter().any(|w| FAILURE.contains(&w.as_str())) {
+            return false;
+        }
+        let value = a.value.to_string().to_ascii_lowercase();
+        let literal = value.trim_matches('\'');
+        let status = col.iter().any(|w| w == "status" || w == "state");
+        done |=
+            col.iter().any(|w| DONE.contains(&w.as_str())) || (status && DONE.contains(&literal));
+    }
+    done
+}
+
 fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
     use sqlparser::ast::{BinaryOperator, Expr};
     let is_col = |e: &Expr| match e {
@@ -537,6 +581,25 @@ mod format_tests {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_update_that_marks_rows_done_and_records_no_failure() {
+        let marks = |sql: &str| facts(sql).marks_done;
+        assert!(marks("UPDATE outbox SET status = 'sent' WHERE id = $1"));
+        assert!(marks("UPDATE events SET sent_at = now() WHERE id = $1"));
+        assert!(marks(
+            "UPDATE jobs SET processed = true, processed_at = now() WHERE id = ?1"
+        ));
+        assert!(!marks(
+            "UPDATE outbox SET last_error = $2, next_attempt_at = now() WHERE id = $1"
+        ));
+        assert!(!marks(
+            "UPDATE outbox SET status = 'sent', attempts = attempts + 1 WHERE id = $1"
+        ));
+        assert!(!marks("UPDATE outbox SET status = 'failed' WHERE id = $1"));
+        assert!(!marks("UPDATE accounts SET balance = $2 WHERE id = $1"));
+        assert!(!marks("DELETE FROM outbox WHERE id = $1"));
+    }
+
     use super::*;
 
     #[test]

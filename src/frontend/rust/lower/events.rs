@@ -356,6 +356,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 ignores_conflict: true,
                 columns: 1,
                 many_rows: false,
+                marks_done: false,
                 ..SqlFacts::unknown()
             }),
             _ => None,
