@@ -93,10 +93,11 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
     else {
         return false;
     };
+    let cursor_stored_after = change_after_publish && progress_cursor(p, facts);
     !change_in_broker_transaction
         && !change_deletes_only
         && !relay_bookkeeping(p, facts)
-        && !(change_after_publish && progress_cursor(p, facts))
+        && !cursor_stored_after
         && !p.primary.capped
 }
 
