@@ -190,6 +190,12 @@ pub enum EventKind {
     BrokerCommit,
     BrokerAbort,
     BrokerOffsets,
+    /// A value sent on an in-process channel (`tx.send(job)`): the loops that receive
+    /// from a channel process it (SPEC §2, "Work handed to another task").
+    ChannelSend,
+    /// A receive from an in-process channel (`rx.recv()`): a loop holding one is a
+    /// worker loop.
+    ChannelRecv,
     /// A RabbitMQ channel is opened (`create_channel`): `channel` is the value made.
     ChannelOpen {
         channel: ValueId,

@@ -171,6 +171,11 @@ pub enum ApiEvent {
     /// Reads the rows the connection's last statement changed (rusqlite `changes()`):
     /// a test of the claims run on it.
     ClaimResult,
+    /// Sends a value on an in-process channel (`tx.send(job)`): the worker that owns
+    /// the receiver processes it.
+    ChannelSend,
+    /// Receives from an in-process channel (`rx.recv()`): a loop around it is a worker.
+    ChannelRecv,
     #[default]
     None,
 }

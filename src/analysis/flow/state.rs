@@ -143,6 +143,8 @@ pub(super) struct Floating {
     /// A durable non-idempotent effect of the task (the path's once the task is
     /// awaited): whether a broker transaction was open around it.
     pub(super) nonidem: Option<bool>,
+    /// Handed to a worker loop over an in-process channel (`spawn` is the send).
+    pub(super) sent: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -552,6 +552,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::BrokerCommit => EventKind::BrokerCommit,
             Api::BrokerAbort => EventKind::BrokerAbort,
             Api::BrokerOffsets => EventKind::BrokerOffsets,
+            Api::ChannelSend => EventKind::ChannelSend,
+            Api::ChannelRecv => EventKind::ChannelRecv,
             Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
         };
         out.push(Node::Event(Event {
