@@ -285,7 +285,7 @@ struct Interp<'c> {
     /// The crate's worker loops (loops that receive from an in-process channel),
     /// the tasks they leave floating when run once from this entry, and those
     /// being run.
-    workers: &'c [(usize, &'c Node)],
+    workers: &'c workers::Workers<'c>,
     worker_cache: HashMap<usize, Vec<Floating>>,
     in_worker: Vec<usize>,
 }
@@ -349,7 +349,7 @@ impl<'c> Interp<'c> {
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
         }
-        if self.tasks > 0 {
+        if self.tasks > 0 && !st.before_recv {
             st.effects.insert(ev);
         }
     }
@@ -744,9 +744,15 @@ impl<'c> Interp<'c> {
                     (dedup, named, outbox, sql.guarded),
                     *unchecked,
                 );
+                // In a task (a worker, a spawned task), a dedup claim recorded before the
+                // effect in its transaction covers it: the claim commits with it or not at
+                // all, and the ack that follows the task sees neither.
+                let claimed_in_task = self.tasks > 0
+                    && tx_val.is_some()
+                    && st.writes.iter().any(|w| w.dedup && w.tx == tx_val);
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {
                     Some(tx) => {
-                        if nonidem {
+                        if nonidem && !claimed_in_task {
                             tx.nonidem.insert(applied.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
@@ -913,7 +919,8 @@ impl<'c> Interp<'c> {
                 let done = std::mem::take(&mut st.floating);
                 finish_tasks(&mut st, done);
             }
-            EventKind::ChannelSend => self.hand_to_workers(e, &mut st),
+            EventKind::ChannelSend { chan } => self.hand_to_workers(e, chan, &mut st),
+            EventKind::ChannelRecv { .. } => st.before_recv = false,
             EventKind::Call(c) => return self.call(e, c, st, fr),
             EventKind::CallValue { callee } => {
                 if let Some(cl) = fr.closures.get(callee).cloned() {
@@ -965,7 +972,6 @@ impl<'c> Interp<'c> {
             }
             EventKind::IdGen { .. }
             | EventKind::BrokerOffsets
-            | EventKind::ChannelRecv
             | EventKind::ChannelOpen { .. }
             | EventKind::ConfirmSelect { .. }
             | EventKind::ConfirmsWaited { .. } => {}

@@ -484,6 +484,8 @@ struct Pack {
     #[serde(default)]
     task_joins: Vec<String>,
     #[serde(default)]
+    channel_makers: Vec<String>,
+    #[serde(default)]
     element_methods: Vec<String>,
     #[serde(default)]
     element_closures: Vec<String>,
@@ -803,6 +805,7 @@ impl Apis {
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);
+        self.std.channel_makers.extend(pack.channel_makers);
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);

@@ -69,9 +69,9 @@ declare_rule! {
     /// Calls into other crates and values whose role cannot be resolved (a client
     /// built at run time behind a trait object with many implementations) are not
     /// followed: the rule stays silent there. A value sent on an in-process channel is
-    /// followed into the crate's worker loops (loops that receive from a channel), all
-    /// of them: which receiver a sender pairs with is not traced, and a crate with no
-    /// worker loop is silent.
+    /// followed into the loops receiving from its channel (followed from the `channel()`
+    /// call through arguments and struct fields, else by element type); a send whose
+    /// receiving loop cannot be found is silent.
     pub static MA001 = {
         code: "MA001",
         name: "ack-before-commit",

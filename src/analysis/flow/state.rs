@@ -154,6 +154,9 @@ pub(super) struct State {
     pub(super) floating: Vec<Floating>,
     /// Effects applied on this path inside the spawned task being run.
     pub(super) effects: BTreeSet<EvRef>,
+    /// In a worker loop's iteration, before the receive on this path: effects here
+    /// are not the received value's (a timer's branch of a `select!`).
+    pub(super) before_recv: bool,
     /// The Kafka transaction open on this path, and the first one begun on it.
     pub(super) broker_open: Option<EvRef>,
     pub(super) broker_seen: Option<EvRef>,
@@ -209,6 +212,7 @@ impl State {
             txs: BTreeMap::new(),
             floating: Vec::new(),
             effects: BTreeSet::new(),
+            before_recv: false,
             broker_open: None,
             broker_seen: None,
             durable: List::default(),
@@ -303,6 +307,7 @@ impl State {
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.nonidem, &other.nonidem);
         self.received |= other.received;
+        self.before_recv &= other.before_recv;
         self.message |= other.message;
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);

@@ -4,49 +4,231 @@
 //! completion signal (a reply or a handle awaited) orders them before the ack.
 //!
 //! Which sends and receives are channel calls is pack data (`channel_send`,
-//! `channel_recv`). The sender and its receiver are not paired by value: every
-//! worker loop of the crate (its workspace dependencies included) stands for the
-//! receiving side; a crate with none is silent. Each loop is run once per entry
+//! `channel_recv`). A send is paired with the loops receiving from its channel (the
+//! crate's, its workspace dependencies' included) by the keys the front end gives
+//! both ends: the `channel()` call that made them (followed through bindings,
+//! clones and closures in one function) and the element type (`Sender<Job>`,
+//! `channel::<Job>()`, the value sent). A send whose channel matches no loop goes to
+//! the crate's only worker loop when one of the two knows no channel; else it is
+//! silent. Each loop is run once per entry
 //! and its effects reused at every later send, so that a function with many sends
 //! costs one run of each loop, not one per send.
 
 use super::*;
 
-/// The crate's worker loops: the innermost loops whose body receives from a
-/// channel, with the function holding each.
-pub(super) fn worker_loops(krate: &Crate) -> Vec<(usize, &Node)> {
-    let mut out = Vec::new();
-    for (i, f) in krate.functions.iter().enumerate() {
-        collect(&f.body, i, &mut out);
-    }
-    out
+/// A worker loop: the innermost loop whose body receives from a channel, the
+/// function holding it, and the keys of the channels it receives from (empty when
+/// none is known).
+pub(super) struct Worker<'c> {
+    pub(super) fn_idx: usize,
+    pub(super) node: &'c Node,
+    pub(super) keys: Vec<String>,
+    /// The receive is in the loop's body (not `for job in rx.iter()` before it): only
+    /// the effects after it on a path are the received value's.
+    pub(super) recv_inside: bool,
 }
 
-/// Whether `n` receives from a channel somewhere inside; pushes the innermost
-/// loops that do.
-fn collect<'c>(n: &'c Node, fn_idx: usize, out: &mut Vec<(usize, &'c Node)>) -> bool {
+/// The crate's worker loops, and how sends pair with them: channel keys that name
+/// one channel are joined (the ends made by one `channel()` call, passed to a
+/// parameter, stored in a field), each joined class knows the element types its
+/// ends are declared with, and loops are indexed by class and by element type.
+pub(super) struct Workers<'c> {
+    pub(super) loops: Vec<Worker<'c>>,
+    /// The class of each key that follows a value (`@site`, `A:..`, `F:..`).
+    class_of: HashMap<String, usize>,
+    /// The element types (`T:Job`) of each class's ends.
+    class_types: Vec<Vec<String>>,
+    by_class: HashMap<usize, Vec<usize>>,
+    by_type: HashMap<String, Vec<usize>>,
+}
+
+fn is_type_key(k: &str) -> bool {
+    k.starts_with("T:")
+}
+
+/// Union-find over key ids.
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+pub(super) fn worker_loops(krate: &Crate) -> Workers<'_> {
+    let mut loops = Vec::new();
+    for (i, f) in krate.functions.iter().enumerate() {
+        collect(&f.body, i, &mut loops);
+    }
+    // Every list of keys naming one channel: links, and the keys of each send and
+    // receive (one value's).
+    let mut lists: Vec<&[String]> = Vec::new();
+    for f in &krate.functions {
+        lists.extend(f.chan_links.iter().map(Vec::as_slice));
+        let mut stack = vec![&f.body];
+        while let Some(n) = stack.pop() {
+            if let Node::Event(Event {
+                kind: EventKind::ChannelSend { chan } | EventKind::ChannelRecv { chan },
+                ..
+            }) = n
+            {
+                lists.push(chan);
+            }
+            stack.extend(n.children());
+        }
+    }
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut parent: Vec<usize> = Vec::new();
+    for l in &lists {
+        let mut first = None;
+        for k in l.iter().filter(|k| !is_type_key(k)) {
+            let id = *ids.entry(k.as_str()).or_insert_with(|| {
+                parent.push(parent.len());
+                parent.len() - 1
+            });
+            match first {
+                None => first = Some(id),
+                Some(f) => {
+                    let (a, b) = (find(&mut parent, f), find(&mut parent, id));
+                    parent[b] = a;
+                }
+            }
+        }
+    }
+    let class_of: HashMap<String, usize> = ids
+        .iter()
+        .map(|(k, id)| (k.to_string(), find(&mut parent, *id)))
+        .collect();
+    let mut class_types: Vec<Vec<String>> = vec![Vec::new(); parent.len()];
+    for l in &lists {
+        let Some(c) = l.iter().find_map(|k| class_of.get(k)) else {
+            continue;
+        };
+        for t in l.iter().filter(|k| is_type_key(k)) {
+            if !class_types[*c].contains(t) {
+                class_types[*c].push(t.clone());
+            }
+        }
+    }
+    let mut by_class: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut by_type: HashMap<String, Vec<usize>> = HashMap::new();
+    for (w, l) in loops.iter().enumerate() {
+        let mut types: Vec<&String> = Vec::new();
+        let mut classes: Vec<usize> = Vec::new();
+        for k in &l.keys {
+            if is_type_key(k) {
+                types.push(k);
+            } else if let Some(c) = class_of.get(k) {
+                classes.push(*c);
+                types.extend(class_types[*c].iter());
+            }
+        }
+        classes.sort_unstable();
+        classes.dedup();
+        types.sort_unstable();
+        types.dedup();
+        for c in classes {
+            by_class.entry(c).or_default().push(w);
+        }
+        for t in types {
+            by_type.entry(t.clone()).or_default().push(w);
+        }
+    }
+    Workers {
+        loops,
+        class_of,
+        class_types,
+        by_class,
+        by_type,
+    }
+}
+
+impl Workers<'_> {
+    /// The loops a send on a channel of keys `send` hands its value to: those
+    /// receiving from its channel as followed by value (the same `channel()` call,
+    /// through parameters and fields); failing that, those receiving its element
+    /// type; failing that, the crate's only worker loop when the send or that loop
+    /// knows nothing of its channel. Otherwise none: the receiving loop is not found
+    /// (SPEC §2: silent).
+    pub(super) fn paired(&self, send: &[String]) -> Vec<usize> {
+        let classes: Vec<usize> = send
+            .iter()
+            .filter_map(|k| self.class_of.get(k))
+            .copied()
+            .collect();
+        let mut out: Vec<usize> = classes
+            .iter()
+            .filter_map(|c| self.by_class.get(c))
+            .flatten()
+            .copied()
+            .collect();
+        if out.is_empty() {
+            let types = send
+                .iter()
+                .filter(|k| is_type_key(k))
+                .chain(classes.iter().flat_map(|c| self.class_types[*c].iter()));
+            out.extend(types.filter_map(|t| self.by_type.get(t)).flatten().copied());
+        }
+        out.sort_unstable();
+        out.dedup();
+        if out.is_empty()
+            && self.loops.len() == 1
+            && (send.is_empty() || self.loops[0].keys.is_empty())
+        {
+            out.push(0);
+        }
+        out
+    }
+}
+
+/// Whether `n` receives from a channel somewhere inside (the keys of the channels it
+/// receives from); pushes the innermost loops that do.
+fn collect<'c>(n: &'c Node, fn_idx: usize, out: &mut Vec<Worker<'c>>) -> Option<Vec<String>> {
     if let Node::Event(Event {
-        kind: EventKind::ChannelRecv,
+        kind: EventKind::ChannelRecv { chan },
         ..
     }) = n
     {
-        return true;
+        return Some(chan.clone());
     }
     let before = out.len();
-    let mut recv = false;
+    let mut recv: Option<Vec<String>> = None;
     // `for job in rx.iter()`: the receive is lowered just before the loop over it.
-    let mut last_recv = false;
+    let mut last_recv: Option<Vec<String>> = None;
     for k in n.children() {
         let mark = out.len();
         let r = collect(k, fn_idx, out);
-        if last_recv && out.len() == mark && matches!(k, Node::Loop { .. }) {
-            out.push((fn_idx, k));
+        if let Some(keys) = last_recv.take() {
+            if out.len() == mark && matches!(k, Node::Loop { .. }) {
+                out.push(Worker {
+                    fn_idx,
+                    node: k,
+                    keys,
+                    recv_inside: false,
+                });
+            }
         }
-        last_recv = r && matches!(k, Node::Event(_));
-        recv |= r;
+        if let Some(keys) = &r {
+            if matches!(k, Node::Event(_)) {
+                last_recv = Some(keys.clone());
+            }
+            let all = recv.get_or_insert_with(Vec::new);
+            for key in keys {
+                if !all.contains(key) {
+                    all.push(key.clone());
+                }
+            }
+        }
     }
-    if recv && matches!(n, Node::Loop { .. }) && out.len() == before {
-        out.push((fn_idx, n));
+    if let Some(keys) = &recv {
+        if matches!(n, Node::Loop { .. }) && out.len() == before {
+            out.push(Worker {
+                fn_idx,
+                node: n,
+                keys: keys.clone(),
+                recv_inside: true,
+            });
+        }
     }
     recv
 }
@@ -54,8 +236,8 @@ fn collect<'c>(n: &'c Node, fn_idx: usize, out: &mut Vec<(usize, &'c Node)>) -> 
 impl<'c> Interp<'c> {
     /// A value sent on a channel: the worker loops' effects float from here, like a
     /// spawned task's with no handle.
-    pub(super) fn hand_to_workers(&mut self, e: &Event, st: &mut State) {
-        for w in 0..self.workers.len() {
+    pub(super) fn hand_to_workers(&mut self, e: &Event, chan: &[String], st: &mut State) {
+        for w in self.workers.paired(chan) {
             // A worker that sends on to a channel does not run itself again.
             if self.in_worker.contains(&w) {
                 continue;
@@ -94,7 +276,7 @@ impl<'c> Interp<'c> {
     /// spawned at the send: the effects it leaves floating, with whether each is a
     /// durable non-idempotent one (as `closure` does for `ClosureRun::Later`).
     fn run_worker(&mut self, w: usize, e: &Event, st: &State) -> Vec<Floating> {
-        let (fn_idx, node) = self.workers[w];
+        let (fn_idx, node) = (self.workers.loops[w].fn_idx, self.workers.loops[w].node);
         let Node::Loop { body, .. } = node else {
             return Vec::new();
         };
@@ -126,6 +308,7 @@ impl<'c> Interp<'c> {
         inner.broker_seen = None;
         inner.floating.clear();
         inner.effects.clear();
+        inner.before_recv = self.workers.loops[w].recv_inside;
         self.tasks += 1;
         let o = self.run(body, inner, &frame);
         self.tasks -= 1;
