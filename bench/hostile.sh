@@ -5,7 +5,7 @@
 # ones, and dense tokens at the token bound; issue 38's shapes: 4 000 acking `if`s in
 # a row (one receive, each branch acks then writes), 3 000 labelled blocks that break
 # after an ack, 10 000 receive/write/ack triples with `?` (ack first, and in a
-# transaction); and, run at --jobs 1/2/4/8, six crates of 100 000 small functions.
+# transaction); issue 43's 1 000 channel sends beside 1 000 vector pushes; and, run at --jobs 1/2/4/8, six crates of 100 000 small functions.
 #
 #   bench/hostile.sh [BASE_BINARY]
 #
@@ -64,6 +64,17 @@ def fallible(body):
 crate("triples_ack_first_10000", fallible((R + A + IQ) * 10000))
 crate("triples_in_tx_10000", fallible((R + "let mut tx = pool.begin().await?;\n"
       + IQ.replace("&pool", "&mut *tx") + "tx.commit().await?;\n" + A) * 10000))
+# Issue 43: 1 000 channel sends in one handler, each followed by an ack, with a
+# worker loop that writes; beside it the same handler with a vector push instead of
+# the send (no channel): the worker loop runs once per entry, not once per send.
+W = ("async fn worker(mut rx: tokio::sync::mpsc::Receiver<u8>, pool: sqlx::PgPool) {\n"
+     "while let Some(x) = rx.recv().await {\n" + I + "}\n}\n")
+def sends(stmt):
+    return W + HDR + ("async fn handle(consumer: lapin::Consumer, pool: sqlx::PgPool, "
+                      "tx: tokio::sync::mpsc::Sender<u8>, mut v: Vec<u8>) {\n") + (
+        R + stmt + A) * 1000 + "}\n"
+crate("channel_sends_1000", sends("tx.send(1).await.unwrap();\n"))
+crate("vec_pushes_1000", sends("v.push(1);\n"))
 wide = root + "/.wide"
 for k in range(6):
     os.makedirs(f"{wide}/c{k}/src")

@@ -194,6 +194,18 @@ pub enum EventKind {
     BrokerCommit,
     BrokerAbort,
     BrokerOffsets,
+    /// A value sent on an in-process channel (`tx.send(job)`): the loops that receive
+    /// from a channel process it (SPEC §2, "Work handed to another task").
+    /// `chan`: what identifies the channel (`@site` of the `channel()` call that made
+    /// the sender, `T:Job` for its element type); empty when nothing is known.
+    ChannelSend {
+        chan: Vec<String>,
+    },
+    /// A receive from an in-process channel (`rx.recv()`): a loop holding one is a
+    /// worker loop. `chan` as for a send.
+    ChannelRecv {
+        chan: Vec<String>,
+    },
     /// A RabbitMQ channel is opened (`create_channel`): `channel` is the value made.
     ChannelOpen {
         channel: ValueId,
@@ -598,6 +610,10 @@ pub struct Function {
     pub ack_settings: Vec<AckSetting>,
     /// Retry scopes (retry loops, closures handed to a retry API), with their text.
     pub retries: Vec<(Loc, String)>,
+    /// Channel keys that name one channel (SPEC §2, "Work handed to another task"): an
+    /// end passed as a call's argument (`A:worker#0`, the callee's parameter) or put
+    /// in a struct field (`F:Worker.rx`), with the keys of the value passed.
+    pub chan_links: Vec<Vec<String>>,
     /// A function of a dependency analyzed with the crate (SPEC §3): calls are
     /// followed into it, but it is no entry of this crate's analysis (its own
     /// crate's analysis starts there).

@@ -21,6 +21,7 @@ mod calls;
 mod facts;
 mod reach;
 mod state;
+mod workers;
 mod writes;
 
 pub use reach::effectful_functions;
@@ -168,6 +169,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let mut received_clients = BTreeSet::new();
     let mut effect_clients = BTreeSet::new();
     let mut over_budget = Vec::new();
+    let workers = workers::worker_loops(krate);
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] || f.dependency {
             continue;
@@ -196,6 +198,9 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             relayed: BTreeSet::new(),
             write_tables: &write_tables,
             commit_tables: HashMap::new(),
+            workers: &workers,
+            worker_cache: HashMap::new(),
+            in_worker: Vec::new(),
         };
         let frame = Frame {
             id: 0,
@@ -283,6 +288,12 @@ struct Interp<'c> {
     /// The tables each write event writes, and those each commit made durable.
     write_tables: &'c HashMap<&'c Loc, &'c [String]>,
     commit_tables: HashMap<Loc, BTreeSet<String>>,
+    /// The crate's worker loops (loops that receive from an in-process channel),
+    /// the tasks they leave floating when run once from this entry, and those
+    /// being run.
+    workers: &'c workers::Workers<'c>,
+    worker_cache: HashMap<usize, Vec<Floating>>,
+    in_worker: Vec<usize>,
 }
 
 impl<'c> Interp<'c> {
@@ -344,7 +355,7 @@ impl<'c> Interp<'c> {
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
         }
-        if self.tasks > 0 {
+        if self.tasks > 0 && !st.before_recv {
             st.effects.insert(ev);
         }
     }
@@ -648,13 +659,16 @@ impl<'c> Interp<'c> {
                     ev,
                 };
                 for f in st.floating.clone() {
-                    self.fact(
-                        &p,
-                        f.effect.clone(),
+                    let kind = if f.sent {
+                        EffectKind::Handed {
+                            send: f.spawn.clone(),
+                        }
+                    } else {
                         EffectKind::Spawned {
                             spawn: f.spawn.clone(),
-                        },
-                    );
+                        }
+                    };
+                    self.fact(&p, f.effect.clone(), kind);
                 }
                 // A message acked again: the effects that follow are after this ack;
                 // those between the two were the earlier ack's.
@@ -753,9 +767,15 @@ impl<'c> Interp<'c> {
                     (dedup, named, outbox, sql.guarded),
                     *unchecked,
                 );
+                // In a task (a worker, a spawned task), a dedup claim recorded before the
+                // effect in its transaction covers it: the claim commits with it or not at
+                // all, and the ack that follows the task sees neither.
+                let claimed_in_task = self.tasks > 0
+                    && tx_val.is_some()
+                    && st.writes.iter().any(|w| w.dedup && w.tx == tx_val);
                 match tx_val.and_then(|t| st.txs.get_mut(&t)) {
                     Some(tx) => {
-                        if nonidem {
+                        if nonidem && !claimed_in_task {
                             tx.nonidem.insert(applied.clone());
                         }
                         tx.known |= sql.kind == crate::ir::SqlKind::Write;
@@ -925,6 +945,8 @@ impl<'c> Interp<'c> {
                 let done = std::mem::take(&mut st.floating);
                 finish_tasks(&mut st, done);
             }
+            EventKind::ChannelSend { chan } => self.hand_to_workers(e, chan, &mut st),
+            EventKind::ChannelRecv { .. } => st.before_recv = false,
             EventKind::Call(c) => return self.call(e, c, st, fr),
             EventKind::CallValue { callee } => {
                 if let Some(cl) = fr.closures.get(callee).cloned() {

@@ -173,6 +173,11 @@ pub enum ApiEvent {
     /// Reads the rows the connection's last statement changed (rusqlite `changes()`):
     /// a test of the claims run on it.
     ClaimResult,
+    /// Sends a value on an in-process channel (`tx.send(job)`): the worker that owns
+    /// the receiver processes it.
+    ChannelSend,
+    /// Receives from an in-process channel (`rx.recv()`): a loop around it is a worker.
+    ChannelRecv,
     #[default]
     None,
 }
@@ -484,6 +489,8 @@ struct Pack {
     ubiquitous: Vec<String>,
     #[serde(default)]
     task_joins: Vec<String>,
+    #[serde(default)]
+    channel_makers: Vec<String>,
     #[serde(default)]
     element_methods: Vec<String>,
     #[serde(default)]
@@ -813,6 +820,7 @@ impl Apis {
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);
+        self.std.channel_makers.extend(pack.channel_makers);
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);

@@ -53,6 +53,9 @@ pub struct StdNames {
     /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
     /// `JoinSet::join_next`; `task_joins`).
     pub task_joins: HashSet<String>,
+    /// Calls that make an in-process channel, returning its two ends (`mpsc::channel`,
+    /// `flume::unbounded`; `channel_makers`).
+    pub channel_makers: HashSet<String>,
     /// Iterator methods whose items are the receiver's elements (`iter`, `drain`;
     /// `element_methods`).
     pub element_methods: HashSet<String>,

@@ -298,14 +298,9 @@ trait T { fn provided(&self) { other() } fn declared(&self); }
 "#;
         assert_eq!(
             unneeded(text),
-            [
-                "plain",
-                "common_new",
-                "send_plain",
-                "joins",
-                "method",
-                "provided"
-            ]
+            // `send_plain`: a `send` on a receiver of unknown type may hand a value to
+            // a worker over an in-process channel (runtime.toml `channel_send`).
+            ["plain", "common_new", "joins", "method", "provided"]
         );
     }
 

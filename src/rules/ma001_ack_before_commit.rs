@@ -59,6 +59,9 @@ declare_rule! {
     /// - Acking a poison message (or a duplicate, after rolling back) on a path that
     ///   applies no effect afterwards.
     /// - Acking after the transaction commits, or after awaiting a spawned task's handle.
+    /// - Acking after a value was sent on an in-process channel when the worker's reply
+    ///   (a oneshot) is awaited first, or when the worker acks or commits itself.
+    /// - An ack before the send (effects handed on afterwards are not that ack's).
     /// - Nacks and rejects: they ask for redelivery.
     /// - Writes into a transaction that is rolled back or dropped after the ack.
     ///
@@ -66,8 +69,10 @@ declare_rule! {
     ///
     /// Calls into other crates and values whose role cannot be resolved (a client
     /// built at run time behind a trait object with many implementations) are not
-    /// followed: the rule stays silent there. Messages that cross a channel between
-    /// tasks are not tracked.
+    /// followed: the rule stays silent there. A value sent on an in-process channel is
+    /// followed into the loops receiving from its channel (followed from the `channel()`
+    /// call through arguments and struct fields, else by element type); a send whose
+    /// receiving loop cannot be found is silent.
     pub static MA001 = {
         code: "MA001",
         name: "ack-before-commit",
@@ -157,6 +162,20 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
             "await the task's handle (and check its result) before acknowledging the message"
                 .to_string(),
         ),
+        EffectKind::Handed { .. } => (
+            format!(
+                "{what} by {ack_call} while the worker it was sent to may still run {effect_call}, which {}",
+                first.effect.phrase
+            ),
+            format!(
+                "a crash after {ack_call} and before the worker finishes loses the message: \
+                 the {} never happens and the message is not redelivered",
+                first.effect.describe
+            ),
+            "have the worker acknowledge the message, or wait for its reply (a oneshot) \
+             before acknowledging"
+                .to_string(),
+        ),
     };
 
     let mut labels = Labels::default();
@@ -197,6 +216,14 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
                 for site in &effect.via {
                     push(site, "the effect happens inside this call".into());
                 }
+            }
+            EffectKind::Handed { send } => {
+                push(
+                    send,
+                    "the message is sent to a worker here, with no reply awaited before the ack"
+                        .into(),
+                );
+                push(&effect.loc, format!("the worker {} here", effect.phrase));
             }
             EffectKind::Spawned { spawn } => {
                 push(

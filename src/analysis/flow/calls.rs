@@ -69,6 +69,7 @@ impl<'c> Interp<'c> {
                         spawn: loc.clone(),
                         nonidem: in_broker,
                         effect: e,
+                        sent: false,
                     });
                 }
                 out.fall = Some(st);

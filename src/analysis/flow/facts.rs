@@ -82,6 +82,9 @@ pub enum EffectKind {
     },
     /// An effect in a spawned task that may run after the ack.
     Spawned { spawn: Loc },
+    /// An effect of the worker loop that receives what was sent on an in-process
+    /// channel at `send`: it may run after the ack.
+    Handed { send: Loc },
 }
 
 /// On some path, `ack` runs before `effect` is applied.

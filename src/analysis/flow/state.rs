@@ -148,6 +148,8 @@ pub(super) struct Floating {
     /// A durable non-idempotent effect of the task (the path's once the task is
     /// awaited): whether a broker transaction was open around it.
     pub(super) nonidem: Option<bool>,
+    /// Handed to a worker loop over an in-process channel (`spawn` is the send).
+    pub(super) sent: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -157,6 +159,9 @@ pub(super) struct State {
     pub(super) floating: Vec<Floating>,
     /// Effects applied on this path inside the spawned task being run.
     pub(super) effects: BTreeSet<EvRef>,
+    /// In a worker loop's iteration, before the receive on this path: effects here
+    /// are not the received value's (a timer's branch of a `select!`).
+    pub(super) before_recv: bool,
     /// The Kafka transaction open on this path, and the first one begun on it.
     pub(super) broker_open: Option<EvRef>,
     pub(super) broker_seen: Option<EvRef>,
@@ -212,6 +217,7 @@ impl State {
             txs: BTreeMap::new(),
             floating: Vec::new(),
             effects: BTreeSet::new(),
+            before_recv: false,
             broker_open: None,
             broker_seen: None,
             durable: List::default(),
@@ -306,6 +312,7 @@ impl State {
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.nonidem, &other.nonidem);
         self.received |= other.received;
+        self.before_recv &= other.before_recv;
         self.message |= other.message;
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);

@@ -154,7 +154,7 @@ impl<'c> Interp<'c> {
                     },
                 );
             }
-            if self.tasks > 0 {
+            if self.tasks > 0 && !st.before_recv {
                 st.effects.extend(t.writes.iter().cloned());
             }
         }

@@ -324,6 +324,9 @@ struct Value {
     deferred: Option<Box<Node>>,
     /// A channel made by a `ChannelOpen` and not yet bound: its first binding names it.
     opened: bool,
+    /// For an end of an in-process channel: what identifies its channel (`@site` of
+    /// the `channel()` call that made it, `T:Job` for its element type).
+    chan: Vec<String>,
 }
 
 struct Lowerer<'a, 'b> {
@@ -347,6 +350,10 @@ struct Lowerer<'a, 'b> {
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.
     confirmable: HashSet<Loc>,
+    /// The channel keys of the channel send or receive being emitted.
+    chan_keys: Vec<String>,
+    /// Channel keys that name one channel ([`Function::chan_links`]).
+    chan_links: Vec<Vec<String>>,
     unconfirmed: HashSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
     /// String literals of the builder chain whose event is being emitted.
@@ -510,6 +517,8 @@ fn lower_fn(
         unchecked: HashSet::new(),
         bound_claims: Vec::new(),
         confirmable: HashSet::new(),
+        chan_keys: Vec::new(),
+        chan_links: Vec::new(),
         unconfirmed: HashSet::new(),
         bound_publishes: Vec::new(),
         builder_strs: Vec::new(),
@@ -552,6 +561,7 @@ fn lower_fn(
                         crate_type: self_type.clone(),
                         outside: false,
                         generic: None,
+                        elem: None,
                     },
                 );
                 l.bind("self", v);
@@ -578,6 +588,16 @@ fn lower_fn(
                 let v = l.bind_param(&pt.pat, ti);
                 if batch {
                     l.batch_event = v;
+                }
+                // A channel end taken as a parameter: the ends callers pass here.
+                if let Some(v) = v.filter(|v| l.is_chan_end(*v)) {
+                    let i = params.len() - usize::from(has_self);
+                    let callee = match (&self_type, has_self) {
+                        (_, true) => format!(".{}", sig.ident),
+                        (Some(t), false) => format!("{t}::{}", sig.ident),
+                        (None, false) => sig.ident.to_string(),
+                    };
+                    l.values[v as usize].chan.push(format!("A:{callee}#{i}"));
                 }
                 params.push(v);
             }
@@ -640,6 +660,7 @@ fn lower_fn(
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
         retries: l.retries_seen,
+        chan_links: l.chan_links,
         dependency: false,
     }
 }

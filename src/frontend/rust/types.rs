@@ -26,6 +26,10 @@ pub struct TypeInfo {
     /// position (`mailer: T` in `struct Notifier<T>`): an `impl` block's bounds on it
     /// type it while that block's methods are lowered.
     pub generic: Option<usize>,
+    /// For an in-process channel's sender or receiver (`Receiver<Job>`, a `chan.rx`
+    /// or `chan.tx` role), the name of the element type (`Job`): which sends pair
+    /// with which receiving loops when the value flow is not followed.
+    pub elem: Option<String>,
 }
 
 impl TypeInfo {
@@ -176,6 +180,7 @@ pub(crate) fn type_info(
             crate_type: self_ty.map(String::from),
             outside: collection,
             generic: None,
+            elem: None,
         };
     }
     let resolved = resolve_path(uses, &segs);
@@ -230,6 +235,7 @@ pub(crate) fn type_info(
             crate_type: Some(last.clone()),
             outside: collection,
             generic: None,
+            elem: None,
         };
     }
     let role = role_of_resolved(apis, &resolved);
@@ -238,12 +244,29 @@ pub(crate) fn type_info(
     // unknown name may be a generic parameter (`R: Repo`): not known.
     let foreign = builtin_std().types.contains(last)
         || (resolved.len() >= 2 && !matches!(resolved[0].as_str(), "crate" | "self" | "super"));
+    let elem = role
+        .as_deref()
+        .filter(|r| matches!(*r, "chan.rx" | "chan.tx"))
+        .and_then(|_| channel_elem(path));
     TypeInfo {
         outside: collection || (role.is_none() && foreign),
         role,
         crate_type: None,
         generic: None,
+        elem,
     }
+}
+
+/// The element type of a channel end's path (`mpsc::Receiver<Job>`: `Job`), looked
+/// through wrappers and references.
+pub(crate) fn channel_elem(path: &syn::Path) -> Option<String> {
+    let syn::PathArguments::AngleBracketed(args) = &path.segments.last()?.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(t) => type_name(t),
+        _ => None,
+    })
 }
 
 pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<String> {

@@ -149,6 +149,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     out.push(self.error_ignored(sp, "let _ =", false));
                 }
                 self.bind_pattern(&local.pat, &info);
+                if let Some(init) = &local.init {
+                    self.bind_channel_ends(&local.pat, &init.expr);
+                }
                 match (pending_call, &local.pat) {
                     (Some(loc), Pat::Ident(pi)) => {
                         if let Some(v) = self.lookup(&pi.ident.to_string()) {

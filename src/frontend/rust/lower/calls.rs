@@ -8,6 +8,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
 
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        self.link_chan_args(&format!(".{}", mc.method), mc.args.iter());
         // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
         let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
             && matches!(strip(&mc.receiver), Expr::Closure(_));
@@ -175,6 +176,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 crate_type: Some(t),
                 outside: false,
                 generic: None,
+                elem: None,
             });
         }
         let arg_infos = self.plain_args(&args, out);
@@ -433,6 +435,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return info;
         };
         let segs = crate::frontend::rust::segments(&p.path);
+        {
+            // `worker(rx)`, `Worker::new(rx, ..)`: a channel end passed to a parameter.
+            let n = segs.len();
+            let typed = (n >= 2)
+                .then(|| &segs[n - 2])
+                .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()));
+            let callee = match typed {
+                Some(t) if t == "Self" => self
+                    .self_type
+                    .as_ref()
+                    .map(|s| format!("{s}::{}", segs[n - 1])),
+                Some(t) => Some(format!("{t}::{}", segs[n - 1])),
+                None => segs.last().cloned(),
+            };
+            if let Some(callee) = callee {
+                self.link_chan_args(&callee, c.args.iter());
+            }
+        }
         let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
         let text = segs.join("::");
         let args: Vec<&Expr> = c.args.iter().collect();

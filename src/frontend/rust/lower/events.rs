@@ -53,6 +53,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             crate_type: None,
                             outside: false,
                             generic: None,
+                            elem: None,
                         },
                     )
                 });
@@ -168,6 +169,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut mentions: Vec<ValueId> = Vec::new();
         for a in &arg_infos {
             mentions.extend(a.mentions.iter().copied());
+        }
+        if matches!(spec.event, Api::ChannelSend | Api::ChannelRecv) {
+            let mut keys = recv_v
+                .map(|v| self.values[v as usize].chan.clone())
+                .unwrap_or_default();
+            // What is sent names the channel's element type (`tx.send(job)`, `job: Job`;
+            // `tx.send(Update::Added(..))`).
+            if spec.event == Api::ChannelSend {
+                let sent = arg_infos
+                    .first()
+                    .and_then(|a| {
+                        a.value
+                            .and_then(|v| self.values[v as usize].crate_type.clone())
+                            .or_else(|| a.crate_type.clone())
+                    })
+                    .or_else(|| args.first().and_then(|a| constructed_type(a)));
+                if let Some(t) = sent {
+                    let k = format!("T:{t}");
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+            }
+            self.chan_keys = keys;
         }
         let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
         let mut info = Info {
@@ -553,6 +578,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::BrokerCommit => EventKind::BrokerCommit,
             Api::BrokerAbort => EventKind::BrokerAbort,
             Api::BrokerOffsets => EventKind::BrokerOffsets,
+            Api::ChannelSend => EventKind::ChannelSend {
+                chan: std::mem::take(&mut self.chan_keys),
+            },
+            Api::ChannelRecv => EventKind::ChannelRecv {
+                chan: std::mem::take(&mut self.chan_keys),
+            },
             Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
         };
         // A batch whose failed entries nothing reads: on the paths after it, some
@@ -578,4 +609,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         made
     }
+}
+
+/// The type a value is built as: `Job { .. }`, `Update::Added(..)` / `Update::Reload`
+/// (an enum's variant), `Job::new(..)`.
+fn constructed_type(e: &Expr) -> Option<String> {
+    let path = match strip(e) {
+        Expr::Struct(s) => return s.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Call(c) => match strip(&c.func) {
+            Expr::Path(p) => &p.path,
+            _ => return None,
+        },
+        Expr::Path(p) => &p.path,
+        _ => return None,
+    };
+    let n = path.segments.len();
+    (n >= 2)
+        .then(|| path.segments[n - 2].ident.to_string())
+        .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
 }

@@ -300,6 +300,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Tuple(t) => self.collect(t.elems.iter(), out),
             Expr::Array(a) => self.collect(a.elems.iter(), out),
             Expr::Struct(s) => {
+                self.link_chan_fields(s);
                 let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
                 if let Some(rest) = &s.rest {
                     let r = self.expr(rest, out);
@@ -430,7 +431,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
+        let chan_field = matches!(ti.role.as_deref(), Some("chan.rx" | "chan.tx"))
+            .then_some(base_val.crate_type.as_ref())
+            .flatten()
+            .map(|t| format!("F:{t}.{name}"));
         let v = self.new_value(&format!("{}.{}", base_val.name, name), ti);
+        self.values[v as usize].chan.extend(chan_field);
         self.values[v as usize].msg_root = base_val.msg_root;
         self.values[v as usize].fresh = base_val.fresh.clone();
         self.fields.insert((b, name.to_string()), v);

@@ -12,6 +12,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             role: ti.role,
             crate_type: ti.crate_type,
             outside: ti.outside,
+            chan: ti.elem.map(|t| format!("T:{t}")).into_iter().collect(),
             ..Value::default()
         });
         (self.values.len() - 1) as ValueId
@@ -214,6 +215,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 crate_type: info.crate_type.clone(),
                 outside: info.outside,
                 generic: None,
+                elem: None,
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
@@ -263,4 +265,189 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     // ----- blocks and statements ---------------------------------------------
+
+    /// `let (tx, rx) = mpsc::channel::<Job>(n)`, `let rx = hub.subscribe::<Job>()`: the
+    /// keys of the channel the bindings of `pat` are ends of (the maker's site, the
+    /// element type a turbofish names), recorded on them.
+    pub(super) fn bind_channel_ends(&mut self, pat: &Pat, init: &Expr) {
+        let mut e = strip(init);
+        loop {
+            e = match e {
+                Expr::Await(a) => strip(&a.base),
+                Expr::Try(t) => strip(&t.expr),
+                Expr::MethodCall(m)
+                    if m.args.len() <= 1
+                        && self.cx.apis.std.aliases.contains(&m.method.to_string()) =>
+                {
+                    strip(&m.receiver)
+                }
+                _ => break,
+            };
+        }
+        let (name, turbofish, span) = match e {
+            Expr::Call(c) => match strip(&c.func) {
+                Expr::Path(p) => {
+                    let Some(last) = p.path.segments.last() else {
+                        return;
+                    };
+                    let ty = match &last.arguments {
+                        syn::PathArguments::AngleBracketed(a) => Some(a),
+                        _ => None,
+                    };
+                    (last.ident.to_string(), ty, c.span())
+                }
+                _ => return,
+            },
+            Expr::MethodCall(m) => (m.method.to_string(), m.turbofish.as_ref(), m.span()),
+            _ => return,
+        };
+        let elem = turbofish.and_then(|a| {
+            let mut tys = a.args.iter().filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            });
+            let t = tys.next()?;
+            tys.next()
+                .is_none()
+                .then(|| crate::frontend::rust::types::type_name(t))
+                .flatten()
+        });
+        let mut keys: Vec<String> = elem.map(|t| format!("T:{t}")).into_iter().collect();
+        if self.cx.apis.std.channel_makers.contains(&name) {
+            let loc = self.cx.loc(span, span);
+            keys.push(format!("@{}:{}", loc.path, loc.span.byte_start));
+        }
+        if keys.is_empty() {
+            return;
+        }
+        let mut names = Vec::new();
+        pat_idents(pat, &mut names);
+        for n in names {
+            if let Some(v) = self.lookup(&n) {
+                let chan = &mut self.values[v as usize].chan;
+                for k in &keys {
+                    if !chan.contains(k) {
+                        chan.push(k.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `v` is declared as an end of an in-process channel.
+    pub(super) fn is_chan_end(&self, v: ValueId) -> bool {
+        matches!(
+            self.values[v as usize].role.as_deref(),
+            Some("chan.rx" | "chan.tx")
+        )
+    }
+
+    /// The keys following a channel end's value (its `channel()` site, the parameter
+    /// or field it came from) of the value `e` denotes, looked through references,
+    /// clones and wrappers (`Arc::new(Mutex::new(rx))`).
+    pub(super) fn chan_flow_of(&self, e: &Expr) -> Vec<String> {
+        let mut e = strip(e);
+        loop {
+            e = match e {
+                Expr::MethodCall(m)
+                    if m.args.is_empty()
+                        && self.cx.apis.std.aliases.contains(&m.method.to_string()) =>
+                {
+                    strip(&m.receiver)
+                }
+                Expr::Call(c) if c.args.len() == 1 => match strip(&c.func) {
+                    Expr::Path(p)
+                        if p.path.segments.last().is_some_and(|s| {
+                            let id = s.ident.to_string();
+                            self.cx.apis.std.aliases.contains(&id)
+                                || self.cx.apis.std.passthrough.contains(&id)
+                        }) =>
+                    {
+                        strip(&c.args[0])
+                    }
+                    _ => return Vec::new(),
+                },
+                _ => break,
+            };
+        }
+        let v = match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.lookup(&id.to_string())),
+            Expr::Field(f) => match (&f.member, strip(&f.base)) {
+                (syn::Member::Named(m), Expr::Path(b)) => b
+                    .path
+                    .get_ident()
+                    .and_then(|id| self.lookup(&id.to_string()))
+                    .and_then(|b| self.fields.get(&(b, m.to_string())).copied()),
+                _ => None,
+            },
+            _ => None,
+        };
+        v.map(|v| {
+            self.values[v as usize]
+                .chan
+                .iter()
+                .filter(|k| !k.starts_with("T:"))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// Links the channel ends passed to a call (`callee` as the parameter keys name
+    /// it: `worker`, `Worker::new`, `.start`) with the callee's parameters.
+    pub(super) fn link_chan_args<'e>(
+        &mut self,
+        callee: &str,
+        args: impl Iterator<Item = &'e Expr>,
+    ) {
+        for (i, a) in args.enumerate() {
+            let mut keys = self.chan_flow_of(a);
+            if !keys.is_empty() {
+                keys.push(format!("A:{callee}#{i}"));
+                self.chan_links.push(keys);
+            }
+        }
+    }
+
+    /// Links the channel ends put in the fields of a struct literal of type `ty`
+    /// with the field (`F:Worker.rx`).
+    pub(super) fn link_chan_fields(&mut self, s: &syn::ExprStruct) {
+        let Some(last) = s.path.segments.last() else {
+            return;
+        };
+        let ty = if last.ident == "Self" {
+            match &self.self_type {
+                Some(t) => t.clone(),
+                None => return,
+            }
+        } else {
+            last.ident.to_string()
+        };
+        for f in &s.fields {
+            let syn::Member::Named(name) = &f.member else {
+                continue;
+            };
+            let mut keys = self.chan_flow_of(&f.expr);
+            if !keys.is_empty() {
+                keys.push(format!("F:{ty}.{name}"));
+                self.chan_links.push(keys);
+            }
+        }
+    }
+}
+
+/// The identifiers a pattern binds.
+fn pat_idents(pat: &Pat, out: &mut Vec<String>) {
+    match pat {
+        Pat::Ident(pi) => out.push(pi.ident.to_string()),
+        Pat::Type(t) => pat_idents(&t.pat, out),
+        Pat::Reference(r) => pat_idents(&r.pat, out),
+        Pat::Paren(p) => pat_idents(&p.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
+        _ => {}
+    }
 }
