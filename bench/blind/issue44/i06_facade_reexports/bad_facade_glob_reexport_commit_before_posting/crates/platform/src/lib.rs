@@ -1,0 +1,2 @@
+//! One dependency for every service.
+pub use ledger::*;

@@ -1,0 +1,1 @@
+pub use store::profiles;
