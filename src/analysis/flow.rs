@@ -586,13 +586,7 @@ impl<'c> Interp<'c> {
                 }
                 if !*element {
                     st.failed = None;
-                    st.floating.clear();
-                    st.durable.clear();
-                    st.publishes.clear();
-                    st.failed_publishes.clear();
-                    st.writes.clear();
-                    st.unchecked.clear();
-                    st.nonidem.clear();
+                    st.forget_message_effects();
                 }
             }
             // A consumer's offsets committed with no message named (a partition list,

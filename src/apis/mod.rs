@@ -990,5 +990,15 @@ impl Apis {
     }
 }
 
+/// Whether `segs` ends with the segments of `path` (`a::b`, `dynamodb::Event`).
+pub fn path_ends_with(segs: &[String], path: &str) -> bool {
+    let want: Vec<&str> = path.split("::").collect();
+    segs.len() >= want.len()
+        && segs[segs.len() - want.len()..]
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a == b)
+}
+
 #[cfg(test)]
 mod tests;

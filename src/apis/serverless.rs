@@ -70,7 +70,7 @@ impl Serverless {
     pub fn source_of_event(&self, segs: &[String]) -> Option<BatchSource> {
         self.events
             .iter()
-            .find(|(_, e)| e.events.iter().any(|n| ends_with(segs, n)))
+            .find(|(_, e)| e.events.iter().any(|n| super::path_ends_with(segs, n)))
             .map(|(s, _)| *s)
     }
 
@@ -84,14 +84,17 @@ impl Serverless {
     /// Whether the call path `segs` (as written or resolved) is a call that runs a
     /// handler: its segments end with those of one of `runs`.
     pub fn is_run(&self, segs: &[String]) -> bool {
-        self.runtime.runs.iter().any(|r| ends_with(segs, r))
+        self.runtime
+            .runs
+            .iter()
+            .any(|r| super::path_ends_with(segs, r))
     }
 
     pub fn is_handler_wrapper(&self, segs: &[String]) -> bool {
         self.runtime
             .handler_wrappers
             .iter()
-            .any(|r| ends_with(segs, r))
+            .any(|r| super::path_ends_with(segs, r))
     }
 
     /// Whether `name` is a failure list field (`batch_item_failures`).
@@ -109,14 +112,4 @@ impl Serverless {
     pub fn is_event_wrapper(&self, name: &str) -> bool {
         self.runtime.event_wrappers.iter().any(|n| n == name)
     }
-}
-
-/// Whether `segs` ends with the segments of `path` (`a::b`, `dynamodb::Event`).
-pub fn ends_with(segs: &[String], path: &str) -> bool {
-    let want: Vec<&str> = path.split("::").collect();
-    segs.len() >= want.len()
-        && segs[segs.len() - want.len()..]
-            .iter()
-            .zip(&want)
-            .all(|(a, b)| a == b)
 }

@@ -262,6 +262,19 @@ impl State {
             .retain(|x| entry.early_offsets.contains(x));
     }
 
+    /// Forgets what the path did for the message before: its spawned tasks, durable
+    /// changes, publishes (failed ones too), writes, untested claims and repeatable
+    /// effects. A new message, or a worker taking one, starts from none of them.
+    pub(super) fn forget_message_effects(&mut self) {
+        self.floating.clear();
+        self.durable.clear();
+        self.publishes.clear();
+        self.failed_publishes.clear();
+        self.writes.clear();
+        self.unchecked.clear();
+        self.nonidem.clear();
+    }
+
     pub(super) fn join(&mut self, other: &State) {
         for (k, p) in &other.acks {
             self.acks.entry(k.clone()).or_insert_with(|| p.clone());

@@ -295,18 +295,12 @@ impl<'c> Interp<'c> {
         // What the sender did to its message (writes, publishes, reads, an open
         // transaction) pairs with nothing the worker does: the worker's effects
         // are the message's only where an ack orders them.
+        inner.forget_message_effects();
         inner.txs.clear();
-        inner.durable.clear();
-        inner.publishes.clear();
-        inner.failed_publishes.clear();
-        inner.writes.clear();
-        inner.unchecked.clear();
-        inner.nonidem.clear();
         inner.read_tables.clear();
         inner.early_offsets.clear();
         inner.broker_open = None;
         inner.broker_seen = None;
-        inner.floating.clear();
         inner.effects.clear();
         inner.before_recv = self.workers.loops[w].recv_inside;
         self.tasks += 1;

@@ -221,14 +221,9 @@ impl IndexCx<'_> {
         self.apis.paths.get(last).is_some_and(|specs| {
             specs.iter().any(|s| {
                 s.event == crate::apis::ApiEvent::Idgen
-                    && s.paths.iter().any(|p| {
-                        let ps: Vec<&str> = p.split("::").collect();
-                        resolved.len() >= ps.len()
-                            && resolved[resolved.len() - ps.len()..]
-                                .iter()
-                                .zip(&ps)
-                                .all(|(a, b)| a == b)
-                    })
+                    && s.paths
+                        .iter()
+                        .any(|p| crate::apis::path_ends_with(&resolved, p))
             })
         })
     }
