@@ -393,13 +393,22 @@ impl Node {
     pub fn events(&self) -> Vec<&Event> {
         let mut out = Vec::new();
         let mut stack = vec![self];
+        // The order of `children`, pushed in reverse without a vector per node.
         while let Some(n) = stack.pop() {
-            if let Node::Event(e) = n {
-                out.push(e);
+            match n {
+                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter().rev()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::ResultBranch { scrutinee, ok, err } => {
+                    stack.extend([&**err, &**ok, &**scrutinee]);
+                }
+                Node::Event(e) => {
+                    out.push(e);
+                    if let EventKind::Call(c) = &e.kind {
+                        stack.extend(c.closures.iter().rev().map(|(_, n)| n));
+                    }
+                }
+                Node::Exit(_) => {}
             }
-            let mut kids = n.children();
-            kids.reverse();
-            stack.extend(kids);
         }
         out
     }

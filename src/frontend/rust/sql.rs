@@ -9,6 +9,9 @@ use sqlparser::ast::{
 use sqlparser::dialect::{Dialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::ir::{SqlFacts, SqlKind};
 
 /// Longest SQL text parsed. A 10 MB `INSERT ... VALUES (1),(1),...` literal took
@@ -28,7 +31,50 @@ pub fn prefix_facts(sql: &str) -> SqlFacts {
     facts_of(sql, false)
 }
 
+/// Text of SQL remembered per thread, at most: the same statement written in many
+/// places (or in one generated function ten thousand times) is parsed once. Past the
+/// bound the memo starts again, so memory stays bounded whatever the input.
+const MEMO_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Default)]
+struct Memo {
+    complete: HashMap<Box<str>, SqlFacts>,
+    prefix: HashMap<Box<str>, SqlFacts>,
+    bytes: usize,
+}
+
+thread_local! {
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+}
+
+/// `parse_facts`, remembered: it is a pure function of its arguments.
 fn facts_of(sql: &str, complete: bool) -> SqlFacts {
+    let known = MEMO.with(|m| {
+        let m = m.borrow();
+        let map = if complete { &m.complete } else { &m.prefix };
+        map.get(sql).cloned()
+    });
+    if let Some(facts) = known {
+        return facts;
+    }
+    let facts = parse_facts(sql, complete);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.bytes + sql.len() > MEMO_BYTES {
+            *m = Memo::default();
+        }
+        m.bytes += sql.len();
+        let map = if complete {
+            &mut m.complete
+        } else {
+            &mut m.prefix
+        };
+        map.insert(sql.into(), facts.clone());
+    });
+    facts
+}
+
+fn parse_facts(sql: &str, complete: bool) -> SqlFacts {
     if sql.len() > MAX_SQL_BYTES {
         return keyword_fallback(sql, complete);
     }
