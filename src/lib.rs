@@ -135,6 +135,8 @@ fn load_config(
 /// instead, and the tree is still analyzed.
 pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError> {
     let start = Instant::now();
+    // A long-lived caller (the language server) gets its memory reserve back.
+    support::alloc::rearm();
     let paths = paths_or_dot(paths);
     let selection = config::Selection::new(&options.select, &options.ignore)?;
     let (config, apis, config_errors) = load_config(paths, options);

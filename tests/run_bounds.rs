@@ -380,12 +380,17 @@ fn a_config_is_read_like_a_source_file() {
 /// Runs `msgaudit check --format json` in `dir` under an address-space limit of
 /// `mib` MiB (the shell's `ulimit -v`), so that memory growth shows as a failed run.
 fn check_within(dir: &Path, mib: u64) -> std::process::Output {
+    check_within_args(dir, mib, "")
+}
+
+/// [`check_within`] with more arguments (`args`, as the shell splits them).
+fn check_within_args(dir: &Path, mib: u64, args: &str) -> std::process::Output {
     let bin = assert_cmd::cargo::cargo_bin("msgaudit");
     let mut sh = std::process::Command::new("sh");
     sh.current_dir(dir)
         .arg("-c")
         .arg(format!(
-            "ulimit -v {}; exec \"$0\" check --format json",
+            "ulimit -v {}; exec \"$0\" check --format json {args}",
             mib * 1024
         ))
         .arg(bin);
@@ -506,6 +511,45 @@ fn crates_are_admitted_within_the_memory_budget_whatever_the_jobs() {
             findings_in(&v, &format!("c{k}/src/main.rs")).len(),
             1,
             "{v}"
+        );
+    }
+}
+
+/// Issue 38, item 2: under an address-space limit, a crate whose estimate does not
+/// fit what the limit leaves (after the threads' stacks) is not started, since the
+/// system would refuse its memory and the process would abort with no output (the
+/// build before this aborted here at every `--jobs`). Its file is named as not
+/// analyzed, the other crate's finding is reported, and the exit code is 2.
+#[test]
+fn a_crate_too_large_for_the_address_space_limit_is_named_and_the_rest_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    ordinary(dir.path());
+    write(dir.path(), "big/Cargo.toml", CARGO);
+    let fns: String = (0..100_000).map(|i| format!("fn f{i}() {{ }}\n")).collect();
+    write(dir.path(), "big/src/main.rs", format!("{HEAD}{fns}"));
+    for jobs in ["1", "8"] {
+        let out = check_within_args(dir.path(), 800, &format!("--jobs {jobs}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--jobs {jobs}: {stderr}");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        assert!(
+            findings_in(&v, "ok/src/main.rs")
+                .iter()
+                .any(|f| f["code"] == "MA001"),
+            "{v}"
+        );
+        let e = v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"] == "big/src/main.rs")
+            .expect("the crate left out is named");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("not analyzed: its crate needs about"),
+            "{e}"
         );
     }
 }

@@ -9,6 +9,12 @@
 //! alone). The estimate is given back as soon as the crate's facts are taken and its
 //! trees are freed.
 //!
+//! Under an address-space limit (`ulimit -v`) the run plans for it: the pool has at
+//! most the threads whose stacks take a quarter of it ([`threads_within`]), the
+//! budget is at most what is left after the stacks and [`FIXED_ADDRESS_SPACE`], and a
+//! crate estimated over that ([`largest_crate`]) is not started: its files are named
+//! as not analyzed and the run reports the rest (exit 2).
+//!
 //! Admission happens on the run's scheduling threads, never on a pool thread: a
 //! pool thread waiting inside a crate's parallel parse may pick up another crate's
 //! job, and that job must never wait for the budget its own thread holds.
@@ -26,6 +32,56 @@ pub const BYTES_PER_SOURCE_BYTE: u64 = 300;
 /// The estimated memory of analyzing `source_bytes` of Rust.
 pub fn estimate(source_bytes: u64) -> u64 {
     source_bytes.saturating_mul(BYTES_PER_SOURCE_BYTE)
+}
+
+/// The process's address-space limit (`ulimit -v`, `prlimit --as`), when one is set.
+pub fn address_space_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `r` is a valid, writable rlimit.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
+        if ok && r.rlim_cur != libc::RLIM_INFINITY {
+            // `rlim_t` is not `u64` on every Unix.
+            #[allow(clippy::unnecessary_cast)]
+            return Some(r.rlim_cur as u64);
+        }
+    }
+    None
+}
+
+/// Address space a run takes besides its crates' trees and its threads' stacks: the
+/// program, the allocator's arenas, the out-of-memory reserve, the files read.
+pub const FIXED_ADDRESS_SPACE: u64 = 256 * 1024 * 1024;
+
+/// Address space per byte of a crate's estimate: the allocator maps more than it
+/// touches (measured: a crate of 100 000 functions peaks at 438 MiB resident and
+/// about twice that mapped).
+pub const ADDRESS_SPACE_PER_ESTIMATED_BYTE: u64 = 2;
+
+/// Threads whose stacks take at most a quarter of an address-space `limit`.
+pub fn threads_within(limit: Option<u64>, stack: usize, wanted: usize) -> usize {
+    match limit {
+        Some(limit) => wanted.min((limit / 4 / (stack.max(1) as u64)).max(1) as usize),
+        None => wanted,
+    }
+}
+
+/// The largest estimate (see [`estimate`]) a crate may have under an address-space
+/// `limit` with `threads` stacks: a crate estimated over it is not analyzed (and
+/// named), since starting it would end the process. `None` when there is no limit.
+pub fn largest_crate(limit: Option<u64>, threads: usize, stack: usize) -> Option<u64> {
+    let limit = limit?;
+    let stacks = (threads as u64).saturating_mul(stack as u64);
+    Some(
+        limit
+            .saturating_sub(stacks)
+            .saturating_sub(FIXED_ADDRESS_SPACE)
+            / ADDRESS_SPACE_PER_ESTIMATED_BYTE,
+    )
 }
 
 /// Admits work by estimated size within a total.
@@ -85,6 +141,22 @@ impl Drop for Permit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_space_limit_bounds_threads_and_the_largest_crate() {
+        let mib = 1u64 << 20;
+        assert_eq!(threads_within(None, 64 << 20, 8), 8);
+        // A quarter of 1 GiB holds four 64 MiB stacks.
+        assert_eq!(threads_within(Some(1024 * mib), 64 << 20, 8), 4);
+        assert_eq!(threads_within(Some(16 * mib), 64 << 20, 8), 1);
+        assert_eq!(largest_crate(None, 8, 64 << 20), None);
+        // 1 GiB, two stacks: (1024 - 128 - 256) / 2 MiB.
+        assert_eq!(
+            largest_crate(Some(1024 * mib), 2, 64 << 20),
+            Some(320 * mib)
+        );
+        assert_eq!(largest_crate(Some(100 * mib), 2, 64 << 20), Some(0));
+    }
     use std::sync::atomic::{AtomicU64, Ordering};
 
     #[test]

@@ -60,7 +60,9 @@ pub fn max_jobs() -> usize {
 /// `RAYON_NUM_THREADS`), at most [`max_jobs`] (a larger number is lowered to it),
 /// each with a [`STACK_SIZE`] stack. Results never depend on the number of threads:
 /// every parallel step collects in input order. When the system refuses that many
-/// threads (an address-space or process limit), the pool is one thread; the error
+/// threads (an address-space or process limit), the pool has half as many, down to
+/// one; under an address-space limit, at most the threads whose stacks take a quarter
+/// of it (budget::threads_within). The error
 /// is returned only when not even one can start.
 pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
     let asked = jobs.or_else(|| {
@@ -76,9 +78,25 @@ pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
             .stack_size(STACK_SIZE)
             .build()
     };
-    build(asked.map_or(0, |n| n.min(max_jobs())))
-        .or_else(|_| build(1))
-        .map_err(|e| format!("cannot start an analysis thread: {e}"))
+    // Under an address-space limit, only the threads whose stacks fit a quarter of it.
+    let wanted = asked.map_or_else(
+        || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        |n| n.min(max_jobs()),
+    );
+    // Refused (a limit on processes or address space): half as many, down to one.
+    let mut n = budget::threads_within(budget::address_space_limit(), STACK_SIZE, wanted);
+    loop {
+        match build(n) {
+            Ok(pool) => return Ok(pool),
+            Err(e) if n <= 1 => return Err(format!("cannot start an analysis thread: {e}")),
+            Err(_) => {
+                n /= 2;
+                // The threads the refused pool did start end on their own; their
+                // stacks are the system's again only once they have.
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -315,12 +333,16 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     // Crates are admitted by their estimated memory (budget.rs), from scheduling
     // threads that hand each admitted crate to the pool; the results keep `work`'s
     // order.
-    let gate = budget::Gate::new(
-        input
-            .hooks
-            .memory_budget_mib
-            .map_or(budget::RUN_MEMORY_BUDGET, |m| m.saturating_mul(1 << 20)),
+    let largest = budget::largest_crate(
+        budget::address_space_limit(),
+        pool.current_num_threads(),
+        STACK_SIZE,
     );
+    let run_budget = input
+        .hooks
+        .memory_budget_mib
+        .map_or(budget::RUN_MEMORY_BUDGET, |m| m.saturating_mul(1 << 20));
+    let gate = budget::Gate::new(largest.map_or(run_budget, |l| run_budget.min(l)));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<CrateResult>>> =
         work.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -341,7 +363,31 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                     .filter(|(j, _)| named.as_ref().is_none_or(|n| n[*j]))
                     .map(|(_, f)| f.text.len() as u64)
                     .sum();
-                let _permit = gate.admit(budget::estimate(parsed));
+                let cost = budget::estimate(parsed);
+                // A crate that would take more than an address-space limit leaves is
+                // not started (it would end the process): its files are named.
+                if let Some(limit) = largest.filter(|&l| cost > l) {
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(not_analyzed(
+                        key,
+                        files,
+                        &format!(
+                            "not analyzed: its crate needs about {} MiB, more than the \
+                             address-space limit leaves ({} MiB); raise `ulimit -v`, or \
+                             lower `--jobs`",
+                            cost >> 20,
+                            limit >> 20
+                        ),
+                    ));
+                    continue;
+                }
+                let _permit = gate.admit(cost);
+                // Once the system has refused memory, the crates still waiting are
+                // named as not analyzed, and the run ends with what it found.
+                if crate::support::alloc::exhausted() {
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(not_analyzed(key, files, OUT_OF_MEMORY));
+                    continue;
+                }
                 // An internal failure on one crate is reported; the others still run.
                 let result = pool.install(|| {
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -563,6 +609,12 @@ fn analyze_crate(
     // Parsing and lowering are most of a crate's time: a cancelled run stops here.
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         return CrateResult::default();
+    }
+    // The system refused memory while this crate was read: its trees are dropped and
+    // its files named (the reserve given back keeps the rest of the run going).
+    if crate::support::alloc::exhausted() {
+        drop(lowered);
+        return not_analyzed(key, files, OUT_OF_MEMORY);
     }
     // The crate's own files; the others are its dependencies' (SPEC §3): their
     // functions are followed into but are not entries here, and what they define
@@ -1026,6 +1078,30 @@ fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize 
         1
     } else {
         rayon::current_num_threads().clamp(1, 4)
+    }
+}
+
+/// Why crates are left out once the system has refused memory.
+const OUT_OF_MEMORY: &str = "not analyzed: the system refused memory during the run, so the \
+                             crates not yet analyzed were left out (see `--jobs` and the memory \
+                             budget in the README)";
+
+/// A crate left out (memory): each of its own files is named, so the report says
+/// what was not analyzed.
+fn not_analyzed(key: &str, files: &[&SourceFile], why: &str) -> CrateResult {
+    let errors = files
+        .iter()
+        .filter(|f| f.crate_key == key)
+        .map(|f| InputError {
+            path: f.path.clone(),
+            line: None,
+            column: None,
+            message: why.to_string(),
+        })
+        .collect();
+    CrateResult {
+        errors,
+        ..CrateResult::default()
     }
 }
 

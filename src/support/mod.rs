@@ -2,6 +2,7 @@
 //! accounting, durations (parsed and written as people write them), line indexes,
 //! reading files with limits, the stack size of analysis threads.
 
+pub mod alloc;
 pub mod cpu;
 pub mod duration;
 pub mod files;
