@@ -540,9 +540,22 @@ pub struct KafkaClient {
     pub role: Option<String>,
     /// Topics subscribed to (consumers) or sent to (producers), when literal.
     pub topics: Vec<String>,
+    /// The configurations of one file the client is active in, when the file describes
+    /// several that never run together (Spring profile documents merged over the
+    /// default document: `""` is the default, otherwise the profile). Empty: always.
+    pub runs: Vec<String>,
 }
 
 impl KafkaClient {
+    /// Whether two clients can be active together: one of them is not tied to a
+    /// configuration, or they share one.
+    pub fn runs_with(&self, other: &KafkaClient) -> bool {
+        self.runs.is_empty()
+            || other.runs.is_empty()
+            || self.new_loc.path != other.new_loc.path
+            || self.runs.iter().any(|r| other.runs.contains(r))
+    }
+
     pub fn prop(&self, key: &str) -> Option<&Prop> {
         self.props.iter().rev().find(|p| p.key == key)
     }
@@ -709,6 +722,12 @@ pub struct RetentionFacts {
     pub windows: Vec<ReplayWindow>,
     /// Topics the crate's consumers subscribe to (`subscribe(&["orders"])`).
     pub consumer_topics: Vec<String>,
+    /// Cleanups of tables whose name does not say they hold dedup records, with the
+    /// table: a dedup store when the crate uses the table as a claim (`claim_tables`).
+    pub cleanups: Vec<(String, DedupRetention)>,
+    /// Tables the crate's analysis saw used as claims that gate an effect (filled
+    /// after the analysis).
+    pub claim_tables: Vec<String>,
 }
 
 /// The kind of records a serverless batch carries (SPEC §2, serverless event sources):

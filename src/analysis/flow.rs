@@ -162,6 +162,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
     let mut failures = BTreeSet::new();
     let mut handler_effects = false;
     let mut relays: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut claim_tables: BTreeSet<String> = BTreeSet::new();
     let mut durable_tables: BTreeMap<Loc, BTreeSet<String>> = write_tables
         .iter()
         .map(|(l, ts)| ((*l).clone(), ts.iter().cloned().collect()))
@@ -196,6 +197,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             entry: f.name.clone(),
             reach: &reach,
             relayed: BTreeSet::new(),
+            claim_tables: BTreeSet::new(),
             write_tables: &write_tables,
             commit_tables: HashMap::new(),
             workers: &workers,
@@ -226,6 +228,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
         for (loc, tables) in an.commit_tables.drain() {
             durable_tables.entry(loc).or_default().extend(tables);
         }
+        claim_tables.extend(an.claim_tables.iter().cloned());
         handler_effects |= an.handler_effects;
         received_clients.extend(an.received_clients.iter().copied());
         effect_clients.extend(an.effect_clients.iter().copied());
@@ -249,6 +252,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             .cloned()
             .collect(),
         durable_tables,
+        claim_tables,
         over_budget,
     }
 }
@@ -285,6 +289,8 @@ struct Interp<'c> {
     /// Tables this entry relays: rows read from them, published, then marked or
     /// deleted after the publish on the same path (SPEC §2, "Outbox").
     relayed: BTreeSet<String>,
+    /// Tables of tested dedup records an effect followed ([`Facts::claim_tables`]).
+    claim_tables: BTreeSet<String>,
     /// The tables each write event writes, and those each commit made durable.
     write_tables: &'c HashMap<&'c Loc, &'c [String]>,
     commit_tables: HashMap<Loc, BTreeSet<String>>,

@@ -513,6 +513,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         },
         input.running,
     ));
+    // A Spring profile's client inherits settings of the default document's: both
+    // may report the one setting (unique by code and primary span).
+    dedup_findings(&mut out.findings);
     out
 }
 
@@ -657,7 +660,7 @@ fn analyze_crate(
         outbox: apis.outbox_tables.clone(),
         unique: unique_tables.to_vec(),
     };
-    let (findings, inventory, over_budget) = cpu::timed(cpu::Phase::Rules, || {
+    let (findings, inventory, over_budget, claim_tables) = cpu::timed(cpu::Phase::Rules, || {
         let mut facts = flow::crate_facts(&lowered.krate, &tables);
         let findings = crate::rules::check_crate(
             &crate::rules::CrateInput {
@@ -674,8 +677,16 @@ fn analyze_crate(
             apis,
             retention: &lowered.retention,
         });
-        (findings, inventory, std::mem::take(&mut facts.over_budget))
+        let claims = std::mem::take(&mut facts.claim_tables);
+        (
+            findings,
+            inventory,
+            std::mem::take(&mut facts.over_budget),
+            claims,
+        )
     });
+    // Which tables the crate claims into: a cleanup of one of them is a dedup store's.
+    lowered.retention.claim_tables = claim_tables.into_iter().collect();
     let mut inventory = inventory;
     let mut errors = lowered.errors;
     let mut analyzed = lowered.analyzed;

@@ -2,7 +2,7 @@ use super::declare_rule;
 use super::pairs::label;
 use crate::analysis::kafka_clients::{is_consumer, is_transactional_producer, value};
 use crate::diagnostic::Finding;
-use crate::ir::{ClientFamily, KafkaClient, Prop};
+use crate::ir::{ClientFamily, ConfigFormat, KafkaClient, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -103,7 +103,12 @@ fn exactly_once_streams(c: &KafkaClient) -> bool {
 /// `clients`: every Kafka client of the analyzed tree, with the group whose
 /// transactional producers a consumer of unknown topics is linked to (its crate in
 /// Rust, its directory in YAML).
-pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
+/// `block_primary`: clients whose wrong value is reported at the key that holds
+/// their block (Spring's `consumer:` under `spring.kafka`, SPEC §2).
+pub fn check(
+    clients: &[(String, KafkaClient)],
+    block_primary: &dyn Fn(&KafkaClient) -> bool,
+) -> Vec<Finding> {
     let producers: Vec<&(String, KafkaClient)> = clients
         .iter()
         .filter(|(_, c)| !c.dynamic && is_transactional_producer(c))
@@ -120,8 +125,11 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         // topics anywhere in the tree; where either side's topics are unknown (read
         // from configuration, chosen at run time), to the transactional producers of
         // its own crate (or, for YAML, its directory).
+        // Profiles of one file that never run together are not linked.
         let linked = producers.iter().find(|(pk, p)| {
-            if c.topics.is_empty() || p.topics.is_empty() {
+            if !c.runs_with(p) {
+                false
+            } else if c.topics.is_empty() || p.topics.is_empty() {
                 pk == krate
             } else {
                 c.topics.iter().any(|t| p.topics.contains(t))
@@ -135,12 +143,14 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         let mut labels = vec![label(tx, "this producer writes the topic in transactions")];
         let (loc, message, help) = match how {
             Uncommitted::Explicit(setting) => {
-                labels.push(label(
-                    &c.new_loc,
-                    "the consumer's configuration starts here",
-                ));
+                let at_block = block_primary(c);
+                labels.push(if at_block {
+                    label(&setting.loc, "the isolation level is set here")
+                } else {
+                    label(&c.new_loc, "the consumer's configuration starts here")
+                });
                 (
-                    &setting.loc,
+                    if at_block { &c.new_loc } else { &setting.loc },
                     "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
                      transactional producer"
                         .to_string(),
@@ -176,6 +186,11 @@ impl super::Rule for Check {
     }
 
     fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
-        check(tree.clients)
+        let spring = |c: &KafkaClient| {
+            tree.config_clients
+                .iter()
+                .any(|cc| cc.format == ConfigFormat::Spring && cc.client.new_loc == c.new_loc)
+        };
+        check(tree.clients, &spring)
     }
 }

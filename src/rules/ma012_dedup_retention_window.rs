@@ -22,6 +22,9 @@ declare_rule! {
     /// 86400`, `set_options` with `SetExpiry::EX`, `set_nx` then `expire`), a constant
     /// bound into either (`const DEDUP_TTL: Duration = Duration::from_secs(86_400)`),
     /// or the `dedup.retention` of a stage in the msgaudit pipeline description.
+    /// SQLite and PostgreSQL epoch seconds count too (`unixepoch() - 86400`). A table
+    /// whose name says nothing is a dedup store when the package claims into it (a
+    /// conflict-ignoring insert keyed by the message, tested before an effect).
     ///
     /// The replay window is what the tree states: the topic's `retention.ms` (Strimzi
     /// `KafkaTopic`, topic configuration YAML, rdkafka `NewTopic::set`), or a
@@ -67,7 +70,8 @@ declare_rule! {
     ///   not state: the window is unknown, so msgaudit stays silent.
     /// - A queue's message TTL (SQS `MessageRetentionPeriod`, RabbitMQ
     ///   `x-message-ttl`): it is not a replay window.
-    /// - Cleanup of tables that are not dedup records (`DELETE FROM sessions …`).
+    /// - Cleanup of tables that are not dedup records (`DELETE FROM sessions …`), by
+    ///   name or by use (a conflict-ignoring insert after the effect is not a claim).
     /// - A retention equal to or longer than the window.
     pub static MA012 = {
         code: "MA012",
@@ -129,8 +133,27 @@ pub fn check(input: &Input) -> Vec<Finding> {
             .or_insert_with(|| finding(r, w, via));
     };
 
+    // A table the package's code uses as a claim that gates an effect is a dedup
+    // store whatever its name (SPEC §2, a dedup record by its shape): its cleanups count.
+    let mut claims: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (key, facts) in input.crates {
-        if facts.dedup.is_empty() {
+        let e = claims.entry(key.as_str()).or_default();
+        e.extend(facts.claim_tables.iter().map(String::as_str));
+    }
+    for (key, facts) in input.crates {
+        let claimed = claims.get(key.as_str());
+        let dedup: Vec<&DedupRetention> = facts
+            .dedup
+            .iter()
+            .chain(
+                facts
+                    .cleanups
+                    .iter()
+                    .filter(|(t, _)| claimed.is_some_and(|c| c.contains(&t.as_str())))
+                    .map(|(_, r)| r),
+            )
+            .collect();
+        if dedup.is_empty() {
             continue;
         }
         let mut topics = facts.consumer_topics.clone();
@@ -158,7 +181,7 @@ pub fn check(input: &Input) -> Vec<Finding> {
                     || w.topic.as_ref().is_some_and(|t| s.consumes.contains(t))
             })
             .copied();
-        for r in &facts.dedup {
+        for r in dedup {
             report(r, w, via);
         }
     }

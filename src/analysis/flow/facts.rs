@@ -210,6 +210,9 @@ pub struct Facts {
     pub durable_tables: BTreeMap<Loc, BTreeSet<String>>,
     /// Those of them that hold a position by their name (`Tables::is_cursor`).
     pub cursor_tables: BTreeSet<String>,
+    /// Tables of dedup records (by name or by shape) whose result was tested before
+    /// an effect followed on the same path: claims that gate an effect.
+    pub claim_tables: BTreeSet<String>,
     /// Entry functions with too many paths to analyze within the budget
     /// ([`super::MAX_WORK_PER_ENTRY`]): their facts are left out, and the run says so.
     pub over_budget: Vec<(String, Loc)>,

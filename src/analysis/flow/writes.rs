@@ -29,7 +29,17 @@ impl<'c> Interp<'c> {
     }
 
     /// An effect after claims whose result was discarded: the effect runs on duplicates too.
+    /// Also: the tables of the tested dedup records the effect follows (claims that
+    /// gate an effect, [`Facts::claim_tables`]).
     pub(super) fn claims_before(&mut self, st: &mut State, effect: &EvRef) {
+        for w in st.writes.iter().filter(|w| w.dedup) {
+            if st.unchecked.contains(&w.ev) {
+                continue;
+            }
+            if let Some(ts) = self.write_tables.get(&w.ev.loc) {
+                self.claim_tables.extend(ts.iter().cloned());
+            }
+        }
         for c in st.unchecked.clone() {
             self.pair(
                 Relation::UntestedClaimBeforeEffect {

@@ -6,6 +6,8 @@
 //!   `datetime('now', '-2 days')`, `$1::interval` or `$1 * interval '1 day'` with the
 //!   bound value, a cutoff computed in Rust: `.bind(Utc::now() - Duration::days(2))`),
 //!   through sqlx, diesel `sql_query`, tokio-postgres and rusqlite;
+//!   cleanups of tables whose name says nothing are kept apart with their table
+//!   (`RetentionFacts::cleanups`): a dedup store's if the analysis sees a claim into it;
 //! - Redis dedup claims with a TTL: `cmd("SET")…arg("NX").arg("EX").arg(86400)`,
 //!   `set_options(.., SetOptions::default().conditional_set(ExistenceCheck::NX)
 //!   .with_expiration(SetExpiry::EX(86400)))`, `set_nx` then `expire` in one function;
@@ -285,8 +287,10 @@ pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
         }
     }
     for site in sql_sites.into_values() {
-        if let Some(r) = site.retention {
-            out.dedup.push(r);
+        match (site.retention, site.unnamed) {
+            (Some(r), None) => out.dedup.push(r),
+            (Some(r), Some(table)) => out.cleanups.push((table, r)),
+            (None, _) => {}
         }
     }
     // A row written to expire, swept once expired: the expiry is the retention.
@@ -312,6 +316,8 @@ pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
 pub struct Site {
     binds: usize,
     retention: Option<DedupRetention>,
+    /// The table cleaned, when its name does not mark it as a dedup record.
+    unnamed: Option<String>,
 }
 
 /// Redis calls of one function, to pair `set_nx` with a later `expire`.
@@ -622,12 +628,18 @@ impl Walker<'_, '_> {
         if facts.kind != SqlKind::Write {
             return;
         }
-        let Some(table) = facts
+        let named = facts
             .tables
             .iter()
             .find(|t| self.cx.tables.is_dedup(t))
-            .cloned()
-        else {
+            .cloned();
+        // A cleanup of a table its name does not mark: kept with the table, a dedup
+        // store if the crate claims into it.
+        let Some(table) = named.clone().or_else(|| {
+            (facts.verb == "DELETE")
+                .then(|| facts.tables.first().cloned())
+                .flatten()
+        }) else {
             return;
         };
         if facts.verb == "INSERT" {
@@ -637,7 +649,7 @@ impl Walker<'_, '_> {
         if facts.verb != "DELETE" {
             return;
         }
-        if let Some(column) = expiry::swept_column(&lit.text) {
+        if let (Some(_), Some(column)) = (&named, expiry::swept_column(&lit.text)) {
             self.expiries
                 .swept
                 .push(((table.clone(), column), write.clone()));
@@ -654,6 +666,7 @@ impl Walker<'_, '_> {
         let site = Site {
             binds: binds.len(),
             retention,
+            unnamed: named.is_none().then_some(table),
         };
         self.sites.push((key, site));
     }

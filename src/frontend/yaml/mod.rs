@@ -94,8 +94,8 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
         clients: Vec::new(),
         claimed: HashSet::new(),
     };
+    spring::lower_docs(&docs, &mut ctx);
     for doc in &docs {
-        spring::lower(doc, &mut ctx);
         strimzi::lower(doc, &mut ctx);
         vector::lower(doc, &mut ctx);
         benthos::lower(doc, &mut ctx);
@@ -158,6 +158,7 @@ impl Ctx {
             dynamic: false,
             role: None,
             topics: Vec::new(),
+            runs: Vec::new(),
         }
     }
 

@@ -511,6 +511,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     dynamic: false,
                     role: None,
                     topics: Vec::new(),
+                    runs: Vec::new(),
                 }));
             }
             return info;

@@ -136,6 +136,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 dynamic: true,
                 role: None,
                 topics: Vec::new(),
+                runs: Vec::new(),
             })
         });
         let step = self

@@ -233,12 +233,171 @@ pub(super) fn interval_in(sql: &str) -> Option<Interval> {
             }
         }
     }
-    Some(Interval::Cutoff)
+    epoch_minus(sql, &lower).or(Some(Interval::Cutoff))
+}
+
+/// The end of the call whose `(` is at `open` (nested parentheses counted).
+fn call_end(lower: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in lower.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Seconds since the epoch, now, minus a number of seconds: SQLite `unixepoch() -
+/// 86400` (also `unixepoch('now')`, `strftime('%s', 'now')`, in a `CAST(.. AS
+/// INTEGER)`), PostgreSQL `extract(epoch from now()) - 86400`; `- 3 * 86400`; a bound
+/// number (`- ?1`) counts seconds.
+fn epoch_minus(sql: &str, lower: &str) -> Option<Interval> {
+    let now = |f: &str, args: &str| match f {
+        "unixepoch(" => args.trim().is_empty() || args.trim() == "'now'",
+        "strftime(" => {
+            let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+            parts == ["'%s'", "'now'"]
+        }
+        _ => {
+            args.contains("epoch") && (args.contains("now()") || args.contains("current_timestamp"))
+        }
+    };
+    for f in ["unixepoch(", "strftime(", "extract(", "date_part("] {
+        let mut from = 0;
+        while let Some(rel) = lower[from..].find(f) {
+            let at = from + rel;
+            from = at + f.len();
+            if at > 0 && is_word(lower.as_bytes()[at - 1]) {
+                continue;
+            }
+            let open = at + f.len() - 1;
+            let Some(close) = call_end(lower, open) else {
+                break;
+            };
+            if !now(f, &lower[open + 1..close]) {
+                continue;
+            }
+            // Past a `CAST(.. AS INTEGER)` around it.
+            let mut i = close + 1;
+            loop {
+                let rest = &lower[i..];
+                let trimmed = rest.trim_start();
+                i += rest.len() - trimmed.len();
+                if let Some(t) = [
+                    "as integer)",
+                    "as int)",
+                    "as bigint)",
+                    "::bigint",
+                    "::int",
+                    ")",
+                ]
+                .iter()
+                .find(|t| lower[i..].starts_with(**t))
+                {
+                    i += t.len();
+                    continue;
+                }
+                break;
+            }
+            let Some(after) = lower[i..].strip_prefix('-') else {
+                continue;
+            };
+            let start = i + 1 + (after.len() - after.trim_start().len());
+            let tail = &lower[start..];
+            if let Some(n) = tail.strip_prefix('?').or_else(|| tail.strip_prefix('$')) {
+                let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
+                let index = match digits.parse() {
+                    Ok(n) => n,
+                    Err(_) if tail.starts_with('?') => lower[..start].matches('?').count() + 1,
+                    Err(_) => continue,
+                };
+                return Some(Interval::Bind {
+                    index,
+                    unit: Some(SECOND),
+                });
+            }
+            // `86400`, `3 * 86400`.
+            let mut end = start;
+            let mut secs: u64 = 1;
+            let mut factors = 0;
+            loop {
+                let len = lower[end..].bytes().take_while(u8::is_ascii_digit).count();
+                if len == 0 {
+                    break;
+                }
+                let Ok(n) = lower[end..end + len].parse::<u64>() else {
+                    break;
+                };
+                secs = secs.saturating_mul(n);
+                factors += 1;
+                end += len;
+                let rest = &lower[end..];
+                let more = rest.trim_start();
+                match more.strip_prefix('*') {
+                    Some(r) if r.trim_start().starts_with(|c: char| c.is_ascii_digit()) => {
+                        end += rest.len() - r.trim_start().len();
+                    }
+                    _ => break,
+                }
+            }
+            if factors == 0 || secs == 0 {
+                continue;
+            }
+            return Some(Interval::Literal {
+                millis: secs.saturating_mul(SECOND),
+                text: sql[start..end].to_string(),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_seconds_minus_a_number() {
+        let lit = |sql: &str| match interval_in(sql) {
+            Some(Interval::Literal { millis, .. }) => Some(millis),
+            _ => None,
+        };
+        assert_eq!(
+            lit("DELETE FROM processed_events WHERE seen_at < unixepoch() - 86400"),
+            Some(DAY)
+        );
+        assert_eq!(
+            lit("DELETE FROM seen WHERE at < CAST(strftime('%s', 'now') AS INTEGER) - 3 * 86400"),
+            Some(3 * DAY)
+        );
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < extract(epoch from now()) - 7200"),
+            Some(2 * HOUR)
+        );
+        assert_eq!(
+            interval_in("DELETE FROM inbox WHERE k = ?1 AND at < unixepoch() - ?2"),
+            Some(Interval::Bind {
+                index: 2,
+                unit: Some(SECOND)
+            })
+        );
+        // Ahead of now, or not now at all: no retention.
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < unixepoch() + 86400"),
+            None
+        );
+        assert_eq!(
+            lit("DELETE FROM inbox WHERE at < unixepoch(created) - 86400"),
+            None
+        );
+    }
 
     #[test]
     fn make_interval_in_cleanup_sql() {
