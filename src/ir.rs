@@ -256,6 +256,10 @@ pub enum EventKind {
     /// call's kind (what it would have done).
     EntriesUnread {
         what: Box<EventKind>,
+        /// The unread result is one send's delivery report (a delivery future
+        /// dropped unawaited, a report served only by a later `poll` / `flush`),
+        /// not a batch's per-entry failures. A `ConfirmsWaited` after it serves it.
+        delivery: bool,
     },
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).

@@ -616,6 +616,7 @@ impl<'c> Interp<'c> {
                             failed: f.effect.clone(),
                             handled: f.handled.clone(),
                             entry: self.entry.clone(),
+                            delivery: f.delivery,
                         });
                     }
                 }
@@ -716,6 +717,7 @@ impl<'c> Interp<'c> {
                             failed: f.effect.clone(),
                             handled: f.handled.clone(),
                             entry: self.entry.clone(),
+                            delivery: f.delivery,
                         });
                         st.failed = Some(f);
                     }
@@ -930,7 +932,15 @@ impl<'c> Interp<'c> {
                     st.broker_seen = Some(ev);
                 }
             }
-            EventKind::BrokerCommit | EventKind::BrokerAbort => st.broker_open = None,
+            // Committing a producer transaction flushes its sends and fails if one was
+            // not delivered: their reports are read.
+            EventKind::BrokerCommit => {
+                st.broker_open = None;
+                if st.failed.as_ref().is_some_and(|f| f.delivery) {
+                    st.failed = None;
+                }
+            }
+            EventKind::BrokerAbort => st.broker_open = None,
             EventKind::AwaitHandle {
                 handle: Some(handle),
             } => {
@@ -979,11 +989,16 @@ impl<'c> Interp<'c> {
             }
             // A batch's failed entries nothing reads (a nack-like delete batch loses
             // nothing: its failed entries come back).
-            EventKind::EntriesUnread { what } => {
-                if matches!(
-                    **what,
-                    EventKind::Publish { .. } | EventKind::External { .. }
-                ) {
+            // A delivery report nothing reads is one send's unseen outcome: it does
+            // not hide a failure the path already has.
+            EventKind::EntriesUnread { what, delivery } => {
+                let kept = *delivery && st.failed.as_ref().is_some_and(|f| !f.delivery);
+                if !kept
+                    && matches!(
+                        **what,
+                        EventKind::Publish { .. } | EventKind::External { .. }
+                    )
+                {
                     let failed = Event {
                         kind: (**what).clone(),
                         ..e.clone()
@@ -995,6 +1010,7 @@ impl<'c> Interp<'c> {
                     );
                     f.handled = Some(e.loc.clone());
                     f.batch = true;
+                    f.delivery = *delivery;
                     st.failed = Some(f);
                 }
                 // The request's own failure is still the call's.
@@ -1022,8 +1038,13 @@ impl<'c> Interp<'c> {
             EventKind::IdGen { .. }
             | EventKind::BrokerOffsets
             | EventKind::ChannelOpen { .. }
-            | EventKind::ConfirmSelect { .. }
-            | EventKind::ConfirmsWaited { .. } => {}
+            | EventKind::ConfirmSelect { .. } => {}
+            // Waiting for the confirmations serves the delivery reports not read yet.
+            EventKind::ConfirmsWaited { .. } => {
+                if st.failed.as_ref().is_some_and(|f| f.delivery) {
+                    st.failed = None;
+                }
+            }
         }
         st.cause = new_cause;
         out.fall = Some(st);

@@ -211,6 +211,19 @@ pub enum ConfigStep {
     Create,
 }
 
+/// Where a publish's delivery report arrives (a pack's `delivery`, SPEC §2 "Batch
+/// calls with per-entry results": rdkafka delivery reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// In the value the call returns (a future, or a future inside its `Ok`): a
+    /// statement that drops it unawaited never sees the report.
+    Future,
+    /// Through calls on the producer after it (`poll`, `flush`: the pack's
+    /// `confirms_waited` events); until one runs, the report is unseen.
+    Polled,
+}
+
 /// How a call gives a key its time to live (a pack's `[[ttls]]`), for the
 /// dedup-retention reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -420,6 +433,10 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// The publish's delivery report arrives in its returned future or through later
+    /// calls on the producer (rdkafka).
+    #[serde(default)]
+    pub delivery: Option<Delivery>,
     /// The publish appends to a capped log (`xadd_maxlen`): old entries are dropped by
     /// design, so no guarantee rests on it (SPEC §2, dual writes).
     #[serde(default)]

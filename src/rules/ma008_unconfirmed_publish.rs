@@ -1,4 +1,5 @@
 use super::declare_rule;
+use super::group::{by_primary, Labels};
 use super::pairs::label;
 use crate::analysis::channels::{self, Mode};
 use std::collections::BTreeSet;
@@ -40,6 +41,12 @@ declare_rule! {
     /// which no ack, delete, commit or relay marking follows, at the batch call. `?`
     /// on the call catches only a failed request. Where such a progress record follows
     /// the batch, MA014 reports it at that record instead (one defect, one finding).
+    ///
+    /// rdkafka delivery reports (the pack's `delivery`): a `FutureProducer::send` /
+    /// `send_result` whose delivery future is dropped unawaited, or a `BaseProducer::send`
+    /// with no `poll` / `flush` on the producer after it, followed by an ack, a commit
+    /// or a relay's marking, at the send (the ack as a label). A future kept in a
+    /// binding or a collection counts as read.
     ///
     /// ## Why is this bad?
     ///
@@ -191,7 +198,11 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in krate.functions.iter().filter(|f| !f.dependency) {
         for e in f.body.events() {
-            let EventKind::EntriesUnread { what } = &e.kind else {
+            let EventKind::EntriesUnread {
+                what,
+                delivery: false,
+            } = &e.kind
+            else {
                 continue;
             };
             if !matches!(**what, EventKind::Publish { .. })
@@ -218,6 +229,51 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     out
 }
 
+/// Sends whose delivery report nothing reads before the source is acked (SPEC §2:
+/// "a `FutureProducer::send` / `send_result` future dropped or never awaited before
+/// the source is acked, or a `BaseProducer::send` with no `poll`/`flush` before it,
+/// is MA008 at the send"): at the send, with the ack as a label. A send after which
+/// nothing is acked is not reported.
+pub fn unread_deliveries(facts: &Facts) -> Vec<Finding> {
+    let sends = facts.failures.iter().filter(|f| f.delivery);
+    by_primary(
+        sends,
+        |f| &f.failed.loc,
+        |f| f.ack.via.len() + f.failed.via.len(),
+    )
+    .into_iter()
+    .map(|group| {
+        let first = group[0];
+        let mut labels = Labels::default();
+        for f in &group {
+            labels.push(
+                &f.ack.loc,
+                format!("{} here without the send's delivery report", f.ack.describe),
+            );
+            for site in &f.failed.via {
+                labels.push(site, "the send runs inside this call");
+            }
+        }
+        MA008.finding(
+            &first.failed.loc,
+            format!(
+                "`{}` sends a record whose delivery report is never read before the source \
+                     is acked: its future is dropped unawaited, or no `poll`/`flush` serves it",
+                first.failed.text
+            ),
+            "a record the broker never accepted counts as sent once the source is acked: \
+                 it is lost"
+                .into(),
+            labels.sorted(),
+            "await the delivery future (or collect the futures and await them all) before \
+                 the ack, or `flush` the producer before it, treating a failed delivery as a \
+                 failure"
+                .into(),
+        )
+    })
+    .collect()
+}
+
 /// MA008 as the dispatcher runs it ([`super::Rule`]).
 pub struct Check;
 
@@ -229,6 +285,7 @@ impl super::Rule for Check {
     fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
         let mut out = check(cx.krate);
         out.extend(unread_batches(cx.krate, cx.facts));
+        out.extend(unread_deliveries(cx.facts));
         out
     }
 

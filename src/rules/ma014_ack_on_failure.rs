@@ -121,7 +121,9 @@ declare_rule! {
 /// One finding per ack, at the ack, labelled with the failed effect, where its error
 /// was handled and the calls that reach them.
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    by_primary(&facts.failures, |f| &f.ack.loc, depth)
+    // A delivery report nothing reads is MA008's, at the send (SPEC §2).
+    let seen = facts.failures.iter().filter(|f| !f.delivery);
+    by_primary(seen, |f| &f.ack.loc, depth)
         .into_iter()
         .map(finding)
         .collect()

@@ -107,6 +107,9 @@ pub struct AckOnFailure {
     pub handled: Option<Loc>,
     /// The entry function the path starts in.
     pub entry: String,
+    /// What failed is a send's delivery report that nothing reads (a dropped
+    /// delivery future, a report no `poll` / `flush` served), not a seen error.
+    pub delivery: bool,
 }
 
 /// How a write becomes durable, as far as the path shows.

@@ -97,6 +97,9 @@ pub(super) struct Failure {
     /// Per-entry failures of a batch call that nothing read: they concern every
     /// entry of the batch, so a loop over the batch's items acks each failed one.
     pub(super) batch: bool,
+    /// It is one send's delivery report that nothing reads (a dropped delivery
+    /// future, a report no `poll` / `flush` served), not an error seen and dropped.
+    pub(super) delivery: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -111,6 +114,7 @@ impl PartialEq for Failure {
             && self.received == other.received
             && self.told == other.told
             && self.batch == other.batch
+            && self.delivery == other.delivery
     }
 }
 
@@ -131,6 +135,7 @@ impl Failure {
             received: st.received,
             told: false,
             batch: false,
+            delivery: false,
         }
     }
 }

@@ -389,6 +389,9 @@ struct Lowerer<'a, 'b> {
     /// Batch calls (line and column of the method's name) whose response's per-entry
     /// failures nothing acts on (`batch.rs`).
     unread_batches: HashSet<(u32, u32)>,
+    /// Method calls (line and column of the name) whose value a statement drops
+    /// without awaiting it (`batch.rs`).
+    dropped_unawaited: HashSet<(u32, u32)>,
     /// A serverless batch handler's event parameter (SPEC §2, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,
@@ -539,15 +542,16 @@ fn lower_fn(
         ack_settings: Vec::new(),
         sent_topics: Vec::new(),
         unread_batches: HashSet::new(),
+        dropped_unawaited: HashSet::new(),
         batch_event: None,
     };
-    l.unread_batches = batch::unread_batches(cx.apis, block)
-        .into_iter()
-        .map(|s| {
-            let at = cx.span(s, s);
-            (at.line, at.column)
-        })
-        .collect();
+    let (batches, dropped) = batch::unread_batches(cx.apis, block);
+    let at = |s: proc_macro2::Span| {
+        let at = cx.span(s, s);
+        (at.line, at.column)
+    };
+    l.unread_batches = batches.into_iter().map(at).collect();
+    l.dropped_unawaited = dropped.into_iter().map(at).collect();
     let mut params = Vec::new();
     let mut has_self = false;
     for input in &sig.inputs {

@@ -17,26 +17,75 @@ use syn::{Block, Expr, Pat, Stmt};
 use crate::apis::{Apis, MacroKind};
 
 /// The places (method name spans) of the batch calls in `block` whose per-entry
-/// failures nothing acts on.
-pub(super) fn unread_batches(apis: &Apis, block: &Block) -> Vec<PmSpan> {
-    if apis.entry_failures.is_empty() {
-        return Vec::new();
-    }
+/// failures nothing acts on, and of the method calls whose value a statement drops
+/// without awaiting it (`producer.send(..);`, `let _ = producer.send(..);`: a
+/// delivery future dropped, SPEC §2).
+pub(super) fn unread_batches(apis: &Apis, block: &Block) -> (Vec<PmSpan>, Vec<PmSpan>) {
     let mut v = Blocks {
         apis,
         out: Vec::new(),
+        dropped: Vec::new(),
     };
     v.visit_block(block);
-    v.out
+    (v.out, v.dropped)
 }
 
 struct Blocks<'a> {
     apis: &'a Apis,
     out: Vec<PmSpan>,
+    dropped: Vec<PmSpan>,
+}
+
+/// The method calls of a chain whose value is dropped unawaited (through `?`,
+/// parentheses and method calls on the result); none when the chain awaits.
+fn unawaited_chain(e: &Expr, out: &mut Vec<PmSpan>) {
+    let mut e = e;
+    let mut calls = Vec::new();
+    loop {
+        match e {
+            Expr::Try(t) => e = &t.expr,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::MethodCall(mc) => {
+                calls.push(mc.method.span());
+                e = &mc.receiver;
+            }
+            Expr::Await(_) => return,
+            _ => break,
+        }
+    }
+    out.extend(calls);
 }
 
 impl<'ast> Visit<'ast> for Blocks<'_> {
     fn visit_block(&mut self, b: &'ast Block) {
+        for stmt in &b.stmts {
+            match stmt {
+                Stmt::Expr(e, Some(_)) => unawaited_chain(e, &mut self.dropped),
+                Stmt::Local(local) => {
+                    let wild = match &local.pat {
+                        Pat::Wild(_) => true,
+                        Pat::Ident(pi) => {
+                            pi.ident.to_string().starts_with('_') && pi.subpat.is_none()
+                        }
+                        _ => false,
+                    };
+                    if let Some(init) = local.init.as_ref().filter(|i| wild && i.diverge.is_none())
+                    {
+                        unawaited_chain(&init.expr, &mut self.dropped);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !self.apis.entry_failures.is_empty() {
+            self.batches(b);
+        }
+        syn::visit::visit_block(self, b);
+    }
+}
+
+impl Blocks<'_> {
+    fn batches(&mut self, b: &Block) {
         for (i, stmt) in b.stmts.iter().enumerate() {
             match stmt {
                 Stmt::Expr(e, Some(_)) => {
@@ -70,7 +119,6 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
                 _ => {}
             }
         }
-        syn::visit::visit_block(self, b);
     }
 }
 

@@ -588,11 +588,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         // A batch whose failed entries nothing reads: on the paths after it, some
         // entries may have failed unseen.
-        let unread = !spec.entry_failures.is_empty()
-            && self
-                .unread_batches
-                .contains(&(loc.span.line, loc.span.column));
-        let what = unread.then(|| Box::new(kind.clone()));
+        let at = (loc.span.line, loc.span.column);
+        let unread = !spec.entry_failures.is_empty() && self.unread_batches.contains(&at);
+        // A delivery report nothing will read: its future dropped unawaited, or one
+        // that arrives only through a later `poll` / `flush` on the producer.
+        let delivery = matches!(kind, EventKind::Publish { .. })
+            && match spec.delivery {
+                Some(crate::apis::Delivery::Future) => self.dropped_unawaited.contains(&at),
+                Some(crate::apis::Delivery::Polled) => true,
+                None => false,
+            };
+        let what = (unread || delivery).then(|| Box::new(kind.clone()));
         out.push(Node::Event(Event {
             kind,
             loc: loc.clone(),
@@ -601,7 +607,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }));
         if let Some(what) = what {
             out.push(Node::Event(Event {
-                kind: EventKind::EntriesUnread { what },
+                kind: EventKind::EntriesUnread { what, delivery },
                 loc,
                 text,
                 describe,
