@@ -94,8 +94,7 @@ fn tree(
     if punct(*i, b':') && punct(*i + 1, b':') {
         *i += 2;
     }
-    loop {
-        let Some(t) = toks.get(*i) else { break };
+    while let Some(t) = toks.get(*i) {
         match t.kind {
             Kind::Ident => {
                 prefix.push(text[t.start..t.end].to_string());
