@@ -655,6 +655,35 @@ pub struct Crate {
     /// call that may reach one of them resolves as it would with the file parsed
     /// (the same candidates, the same ambiguity), without its body.
     pub unparsed: Vec<UnparsedFn>,
+    /// Re-exports across the crates analyzed together (a facade's `pub use
+    /// notify::mailer;`, `pub use ledger::*;`): `(facade path, real path)`, module
+    /// paths as `Function::module` spells them. A call path that resolves to nothing
+    /// is tried again with a facade prefix replaced by the real one.
+    pub reexports: Vec<(Vec<String>, Vec<String>)>,
+}
+
+/// How many re-exports a path is followed through (a facade of a facade).
+pub const MAX_REEXPORT_HOPS: usize = 4;
+
+/// The paths `path` stands for through `reexports` (`Crate::reexports`), one per
+/// re-export followed, nearest first: at each step the longest facade prefix of the
+/// path is replaced by what it re-exports.
+pub fn through_reexports(
+    reexports: &[(Vec<String>, Vec<String>)],
+    path: &[String],
+) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut path = path.to_vec();
+    for _ in 0..MAX_REEXPORT_HOPS {
+        let hop = reexports
+            .iter()
+            .filter(|(from, _)| path.starts_with(from))
+            .max_by_key(|(from, _)| from.len());
+        let Some((from, to)) = hop else { break };
+        path = to.iter().chain(&path[from.len()..]).cloned().collect();
+        out.push(path.clone());
+    }
+    out
 }
 
 /// A function declared in a file that was not parsed (from a lexical scan).

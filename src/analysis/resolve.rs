@@ -89,6 +89,26 @@ impl<'c> Resolver<'c> {
     /// Every function `callee` may reach when called from `caller`; empty when
     /// unknown or ambiguous.
     pub fn candidates(&self, caller: &Function, callee: &Callee) -> Vec<Candidate> {
+        let found = self.direct_candidates(caller, callee);
+        let Callee::Path(segs) = callee else {
+            return found;
+        };
+        if !found.is_empty() || segs.len() < 2 {
+            return found;
+        }
+        // A path through a facade (`platform::mailer::send`, `pub use notify::mailer;`
+        // in `platform`): the same path below what the facade re-exports, a facade
+        // of a facade too.
+        for path in crate::ir::through_reexports(&self.krate.reexports, segs) {
+            let found = self.direct_candidates(caller, &Callee::Path(path));
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        found
+    }
+
+    fn direct_candidates(&self, caller: &Function, callee: &Callee) -> Vec<Candidate> {
         /// `module` lies strictly below a module whose path ends with `quals`.
         fn below_module(module: &[String], quals: &[&String]) -> bool {
             (0..module.len().saturating_sub(quals.len())).any(|i| {

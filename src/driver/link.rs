@@ -1,7 +1,8 @@
 //! Which crates a unit is analyzed with, beyond its manifest's dependencies: the
-//! code it takes in by `#[path]` module declarations (SPEC §3).
+//! code it takes in by `#[path]` module declarations (SPEC §3), and the facades
+//! that re-export another crate of the tree (SPEC §2).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::frontend::rust;
@@ -34,6 +35,90 @@ pub(super) fn with_path_modules(
             let entry = out.entry(f.crate_key.clone()).or_default();
             if !entry.iter().any(|(_, d)| *d == g.crate_key) {
                 entry.push((name.to_string(), g.crate_key.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Each crate's top-level re-exports (`pub use notify::mailer;`), with the file
+/// that makes them; crates without any left out.
+pub(super) type Reexports<'a> = BTreeMap<&'a str, Vec<(&'a SourceFile, rust::scan::Reexport)>>;
+
+pub(super) fn reexports_of<'a>(crates: &BTreeMap<&'a str, Vec<&'a SourceFile>>) -> Reexports<'a> {
+    let mut out = Reexports::new();
+    for (key, files) in crates {
+        for f in files.iter().filter(|f| f.crate_key == *key) {
+            for re in rust::scan::reexports(&f.text) {
+                out.entry(*key).or_default().push((*f, re));
+            }
+        }
+    }
+    out
+}
+
+/// Adds to `relevant` (the crates worth linking) the facades: a crate that
+/// re-exports something of a relevant dependency is relevant, to the fixpoint
+/// (a facade of a facade).
+pub(super) fn with_facades<'a>(
+    relevant: &mut BTreeSet<&'a str>,
+    deps: &crate::source::cargo::CrateDeps,
+    reexports: &Reexports<'a>,
+) {
+    loop {
+        let mut grew = false;
+        for (key, list) in reexports {
+            if relevant.contains(key) {
+                continue;
+            }
+            let through = deps.get(*key).into_iter().flatten().any(|(import, dep)| {
+                relevant.contains(dep.as_str())
+                    && list.iter().any(|(_, re)| re.path.first() == Some(import))
+            });
+            if through {
+                relevant.insert(key);
+                grew = true;
+            }
+        }
+        if !grew {
+            return;
+        }
+    }
+}
+
+/// The re-exports of unit `key` as module paths (`ir::Crate::reexports`): for a
+/// `pub use notify::mailer;` in the library of the dependency imported as
+/// `platform`, `platform::mailer` stands for `notify::mailer` (where `notify`'s files
+/// sit in the unit); a glob `pub use ledger::*;` makes `platform` stand for `ledger`.
+/// Only re-exports of linked crates count.
+pub(super) fn reexport_paths(
+    key: &str,
+    roots: &rust::Roots,
+    deps: &crate::source::cargo::CrateDeps,
+    reexports: &Reexports,
+) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    let crates = std::iter::once(key).chain(roots.modules.keys().map(String::as_str));
+    for k in crates {
+        for (f, re) in reexports.get(k).into_iter().flatten() {
+            let Some((first, rest)) = re.path.split_first() else {
+                continue;
+            };
+            let dep = deps
+                .get(k)
+                .into_iter()
+                .flatten()
+                .find(|(import, _)| import == first);
+            let Some(to_root) = dep.and_then(|(_, d)| roots.modules.get(d)) else {
+                continue;
+            };
+            let mut from = rust::file_module(roots, f);
+            from.extend(re.module.iter().cloned());
+            from.extend(re.name.clone());
+            let mut to = to_root.clone();
+            to.extend(rest.iter().cloned());
+            if !from.is_empty() && from != to && !out.contains(&(from.clone(), to.clone())) {
+                out.push((from, to));
             }
         }
     }

@@ -235,11 +235,16 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     // A dependency with none of those files is left unlinked: calls into it stay
     // unresolved, as calls into another crate are (cheaper on big workspaces; the
     // same with or without the prefilter).
-    let relevant: BTreeSet<&str> = crates
+    let mut relevant: BTreeSet<&str> = crates
         .iter()
         .filter(|(_, files)| files.iter().any(|f| typing.contains(f.path.as_str())))
         .map(|(k, _)| *k)
         .collect();
+    // A facade (a crate that re-exports another's modules or items, `pub use
+    // notify::mailer;`) is linked when what it re-exports is: calls through it reach
+    // the real definitions (SPEC §2).
+    let reexports = link::reexports_of(&crates);
+    link::with_facades(&mut relevant, &deps, &reexports);
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
     let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
     let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
@@ -247,7 +252,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         .map(|(key, own)| {
             own_files.insert(key, own.len());
             let mut files = own.clone();
-            let mut unit_roots = rust::Roots::new();
+            let mut unit_roots = rust::Roots::default();
             let mut queue = std::collections::VecDeque::from([*key]);
             let mut seen = BTreeSet::from([*key]);
             // Every crate that uses a dependency parses it again: a budget bounds
@@ -284,17 +289,20 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
                                 .copied()
                                 .filter(|f| typing.contains(f.path.as_str())),
                         );
-                        unit_roots.insert(dep.to_string(), vec![import.clone()]);
+                        unit_roots
+                            .modules
+                            .insert(dep.to_string(), vec![import.clone()]);
                         queue.push_back(dep);
                     }
                 }
             }
             files.sort_by(|a, b| a.path.cmp(&b.path));
+            unit_roots.reexports = link::reexport_paths(key, &unit_roots, &deps, &reexports);
             roots.insert(key, unit_roots);
             (*key, files)
         })
         .collect();
-    let no_roots = rust::Roots::new();
+    let no_roots = rust::Roots::default();
     let filter = input.prefilter.then_some(api_filter);
     let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
     // Which files of each crate name an API (`None`: all are parsed), on the pool.

@@ -74,6 +74,8 @@ pub struct CrateIndex {
     /// String constants and statics by name, and the SQL the crate's struct
     /// literals put in a field, by `Type.field` (empty: literals disagree).
     pub consts: HashMap<String, String>,
+    /// The unit's re-exports across crates (`Roots::reexports`).
+    pub reexports: Vec<(Vec<String>, Vec<String>)>,
 }
 
 /// `use` imports of one file: local name -> full path.
@@ -130,13 +132,21 @@ pub struct Inputs<'a> {
     pub hooks: &'a crate::support::DevHooks,
 }
 
-/// Crate key of a dependency -> the module path its items are reached by.
-pub type Roots = HashMap<String, Vec<String>>;
+/// Where a unit's dependencies sit in its module tree.
+#[derive(Clone, Debug, Default)]
+pub struct Roots {
+    /// Crate key of a dependency -> the module path its items are reached by.
+    pub modules: HashMap<String, Vec<String>>,
+    /// The re-exports across the unit's crates (`pub use notify::mailer;` in a
+    /// facade): a path below the first reaches what the same path below the second
+    /// names (`ir::Crate::reexports`).
+    pub reexports: Vec<(Vec<String>, Vec<String>)>,
+}
 
 /// Module path of a file of an analysis unit: a dependency's files sit below the
 /// name the unit imports it by (`store::orders` for `store`'s `src/orders.rs`).
 pub(crate) fn file_module(roots: &Roots, f: &SourceFile) -> Vec<String> {
-    let mut m = roots.get(&f.crate_key).cloned().unwrap_or_default();
+    let mut m = roots.modules.get(&f.crate_key).cloned().unwrap_or_default();
     m.extend(module_path(&f.crate_key, &f.path));
     m
 }
@@ -149,7 +159,7 @@ pub fn lower_crate(
     include_tests: bool,
 ) -> CrateOutput {
     let included = text::Included::default();
-    let roots = Roots::new();
+    let roots = Roots::default();
     let hooks = crate::support::DevHooks::default();
     let inputs = Inputs {
         apis,

@@ -14,10 +14,12 @@ use super::lex::{self, Kind};
 
 mod ignored;
 mod path_mods;
+mod reexports;
 pub(crate) use ignored::cfg_combine;
 use ignored::is_test_attr;
 pub use ignored::{doc_comments, ignored_ranges, test_module_decls};
 pub use path_mods::path_module_decls;
+pub use reexports::{reexports, Reexport};
 
 /// What a file mentions and defines, as borrowed slices of its text.
 #[derive(Debug, Default)]

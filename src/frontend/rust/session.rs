@@ -356,7 +356,10 @@ impl<'a> CrateFrontEnd<'a> {
     /// signatures, fields and constants.
     fn build_index(&mut self) -> CrateIndex {
         // Names: the crate's types and traits.
-        let mut index = CrateIndex::default();
+        let mut index = CrateIndex {
+            reexports: self.roots.reexports.clone(),
+            ..CrateIndex::default()
+        };
         for u in self.unparsed.values() {
             for (name, is_trait) in &u.types {
                 index.type_names.insert(name.clone());
@@ -491,6 +494,7 @@ impl<'a> CrateFrontEnd<'a> {
         }
         let mut krate = Crate {
             key: self.key.to_string(),
+            reexports: self.roots.reexports.clone(),
             functions: Vec::new(),
             unparsed: self
                 .unparsed

@@ -488,10 +488,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(spec) = user_spec {
             return self.api_call(&spec, None, &args, &last, loc, text, out);
         }
-        if self.is_crate_fn(&segs) {
+        if let Some(path) = self.crate_fn_path(&segs) {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
-                Callee::Path(segs),
+                Callee::Path(path),
                 None,
                 &arg_infos,
                 closures,
@@ -553,8 +553,29 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .find(|s| self.spec_matches(s, None, &peek, Some(&resolved)))
     }
 
-    /// True when the path names a function of this crate (`save`, `db::save`, `Self::save`, `Repo::new`).
+    /// True when the path names a function of this crate (`save`, `db::save`, `Self::save`, `Repo::new`),
+    /// also through a re-export of another crate of the unit (`platform::mailer::send`).
     pub(super) fn is_crate_fn(&self, segs: &[String]) -> bool {
+        self.crate_fn_path(segs).is_some()
+    }
+
+    /// The path by which a call of `segs` names a function of this crate: `segs`
+    /// itself, or the real path behind a re-export (`pub use notify::mailer;` in a
+    /// facade, also when the facade's path was imported by `use`).
+    pub(super) fn crate_fn_path(&self, segs: &[String]) -> Option<Vec<String>> {
+        if self.is_crate_fn_here(segs) {
+            return Some(segs.to_vec());
+        }
+        if self.cx.index.reexports.is_empty() {
+            return None;
+        }
+        let resolved = resolve_path(self.cx.uses, segs);
+        crate::ir::through_reexports(&self.cx.index.reexports, &resolved)
+            .into_iter()
+            .find(|p| self.is_crate_fn_here(p))
+    }
+
+    fn is_crate_fn_here(&self, segs: &[String]) -> bool {
         let Some(last) = segs.last() else {
             return false;
         };
