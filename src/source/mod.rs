@@ -262,7 +262,7 @@ impl Walker {
 
     /// Checks one PATH argument: a file is a candidate right away, a directory is
     /// returned to be walked.
-    fn add_path(&mut self, arg: &Path) -> Option<DirPath> {
+    fn add_path(&mut self, arg: &Path, overlay: &Overlay) -> Option<DirPath> {
         let base = display_of(arg);
         let shown_arg = if base.is_empty() {
             ".".to_string()
@@ -271,6 +271,21 @@ impl Walker {
         };
         let meta = match fs::metadata(arg) {
             Ok(m) => m,
+            // A file named as PATH that exists only as an editor's buffer (a new file,
+            // never saved, in no crate): analyzed alone, from the buffer.
+            Err(_) if overlay.contains_key(arg) => {
+                let kind = FileKind::from_path(arg)?;
+                let dir = display_of(arg.parent().unwrap_or(Path::new("")));
+                self.candidates
+                    .entry(arg.to_path_buf())
+                    .or_insert_with(|| Candidate {
+                        kind,
+                        named: BTreeSet::new(),
+                    })
+                    .named
+                    .insert((base, dir));
+                return None;
+            }
             Err(e) => {
                 self.error(shown_arg, format!("cannot read path: {}", io_message(&e)));
                 return None;
@@ -713,7 +728,10 @@ pub fn discover_with(
     overlay: &Overlay,
 ) -> Discovery {
     let mut walker = Walker::default();
-    let dirs: Vec<DirPath> = paths.iter().filter_map(|p| walker.add_path(p)).collect();
+    let dirs: Vec<DirPath> = paths
+        .iter()
+        .filter_map(|p| walker.add_path(p, overlay))
+        .collect();
     let real_dirs: Vec<PathBuf> = dirs.iter().map(|d| d.real.clone()).collect();
     let rules = Arc::new(Mutex::new(Rules::new(&real_dirs)));
     for d in &dirs {

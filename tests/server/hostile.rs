@@ -342,6 +342,31 @@ fn an_unsaved_new_file_is_analyzed_with_its_crate() {
     c.shutdown();
 }
 
+/// Issue 38 items 7 and 8 together: without a workspace root, a new file never saved
+/// and in no crate (its directory may not exist yet) is analyzed alone, from its
+/// buffer. Before: its only diagnostic was `cannot read path`.
+#[test]
+fn without_a_workspace_an_unsaved_file_in_no_crate_is_analyzed_alone() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fs::canonicalize(t.path()).unwrap();
+    for file in [dir.join("new.rs"), dir.join("not/yet/made/new.rs")] {
+        assert!(!file.exists());
+        let (mut c, _) = Client::start_with(None, json!({}), json!({"debounceMs": 0}));
+        let diagnostics = c.open(&file, &ack_first(), 1);
+        let codes: Vec<&Value> = diagnostics.iter().map(|d| &d["code"]).collect();
+        let ma001 = diagnostics
+            .iter()
+            .find(|d| d["code"] == "MA001")
+            .unwrap_or_else(|| panic!("no MA001 on the unsaved buffer: {codes:?}"));
+        assert_eq!(ma001["range"]["start"]["line"], 31);
+        assert!(
+            !diagnostics.iter().any(|d| d["code"] == "input-error"),
+            "{codes:?}"
+        );
+        c.shutdown();
+    }
+}
+
 /// Files of the crate the exit test analyzes: enough that its analysis takes seconds
 /// (3 000 take 1.5 s with two threads here, 8 000 about 4 s).
 const LARGE_CRATE_FILES: usize = 8000;
