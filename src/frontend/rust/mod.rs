@@ -74,6 +74,9 @@ pub struct CrateIndex {
     /// String constants and statics by name, and the SQL the crate's struct
     /// literals put in a field, by `Type.field` (empty: literals disagree).
     pub consts: HashMap<String, String>,
+    /// The functions whose result a serverless batch handler returns, directly or
+    /// through one more such function: name -> owners ([`lambda::ResultSites`]).
+    pub batch_returned: lambda::BatchReturned,
 }
 
 /// `use` imports of one file: local name -> full path.
