@@ -449,7 +449,8 @@ pub(crate) fn result_sites(body: &syn::Block, self_ty: Option<&str>) -> ResultSi
                     }
                 }
                 syn::Expr::MethodCall(mc) => {
-                    let on_self = matches!(&*mc.receiver, syn::Expr::Path(p) if p.path.is_ident("self"));
+                    let on_self =
+                        matches!(&*mc.receiver, syn::Expr::Path(p) if p.path.is_ident("self"));
                     let owner = match (on_self, self.self_ty) {
                         (true, Some(t)) => t.to_string(),
                         _ => "*".to_string(),
@@ -510,10 +511,10 @@ pub(crate) fn returned_by(
     };
     for item in items {
         match item {
-            syn::Item::Fn(f) if include_tests || !is_test_attr(&f.attrs) => {
-                if chosen(&f.sig, None) {
-                    add(out, &f.block, None);
-                }
+            syn::Item::Fn(f)
+                if (include_tests || !is_test_attr(&f.attrs)) && chosen(&f.sig, None) =>
+            {
+                add(out, &f.block, None);
             }
             syn::Item::Impl(imp) if include_tests || !is_test_attr(&imp.attrs) => {
                 let self_ty = super::type_name(&imp.self_ty);

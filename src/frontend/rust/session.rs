@@ -463,7 +463,10 @@ impl<'a> CrateFrontEnd<'a> {
             return index;
         }
         let old = &index.batch_returned;
-        let differ = set.keys().chain(old.keys()).filter(|k| set.get(*k) != old.get(*k));
+        let differ = set
+            .keys()
+            .chain(old.keys())
+            .filter(|k| set.get(*k) != old.get(*k));
         self.changed.batch_returned.extend(differ.cloned());
         let mut index = Arc::unwrap_or_clone(index);
         index.batch_returned = set;
@@ -882,8 +885,17 @@ impl<'a> Shard<'a> {
     fn batch_returned(&self, of: Option<&lambda::BatchReturned>) -> lambda::BatchReturned {
         let sl = &self.apis.serverless;
         let mut out = lambda::BatchReturned::new();
-        let wrapped = |t: &str| sl.runtime.event_wrappers.iter().any(|w| t.contains(w.as_str()));
-        for p in self.parsed.iter().filter(|p| of.is_some() || wrapped(&p.file.text)) {
+        let wrapped = |t: &str| {
+            sl.runtime
+                .event_wrappers
+                .iter()
+                .any(|w| t.contains(w.as_str()))
+        };
+        for p in self
+            .parsed
+            .iter()
+            .filter(|p| of.is_some() || wrapped(&p.file.text))
+        {
             self.isolated(&p.file.path, || {
                 let tests = self.include_tests;
                 lambda::returned_by(sl, &p.uses, &p.ast.items, tests, of, &mut out)
