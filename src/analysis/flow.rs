@@ -611,13 +611,15 @@ impl<'c> Interp<'c> {
                     // The ack of a later element of the batch is not this failure's.
                     let other = f.earlier && msg.is_some();
                     if (f.received || msg.is_some() || !*offsets) && !other {
-                        self.failures.push(AckOnFailure {
-                            ack: ev.clone(),
-                            failed: f.effect.clone(),
-                            handled: f.handled.clone(),
-                            entry: self.entry.clone(),
-                            delivery: f.delivery,
-                        });
+                        for (failed, handled) in f.all() {
+                            self.failures.push(AckOnFailure {
+                                ack: ev.clone(),
+                                failed: failed.clone(),
+                                handled: handled.clone(),
+                                entry: self.entry.clone(),
+                                delivery: f.delivery,
+                            });
+                        }
                     }
                 }
                 if *offsets {
@@ -712,13 +714,15 @@ impl<'c> Interp<'c> {
                             || (sql.verb == "UPDATE" && (f.batch || sql.marks_done)))
                         && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
-                        self.failures.push(AckOnFailure {
-                            ack: ev.clone(),
-                            failed: f.effect.clone(),
-                            handled: f.handled.clone(),
-                            entry: self.entry.clone(),
-                            delivery: f.delivery,
-                        });
+                        for (failed, handled) in f.all() {
+                            self.failures.push(AckOnFailure {
+                                ack: ev.clone(),
+                                failed: failed.clone(),
+                                handled: handled.clone(),
+                                entry: self.entry.clone(),
+                                delivery: f.delivery,
+                            });
+                        }
                         st.failed = Some(f);
                     }
                 }
@@ -1011,6 +1015,12 @@ impl<'c> Interp<'c> {
                     f.handled = Some(e.loc.clone());
                     f.batch = true;
                     f.delivery = *delivery;
+                    // An earlier batch nothing read stays unread.
+                    if let Some(prev) = st.failed.as_ref().filter(|p| p.unread_batch()) {
+                        if f.unread_batch() {
+                            f.keep_batches(prev);
+                        }
+                    }
                     st.failed = Some(f);
                 }
                 // The request's own failure is still the call's.

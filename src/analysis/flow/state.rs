@@ -100,6 +100,9 @@ pub(super) struct Failure {
     /// It is one send's delivery report that nothing reads (a dropped delivery
     /// future, a report no `poll` / `flush` served), not an error seen and dropped.
     pub(super) delivery: bool,
+    /// Earlier batches whose per-entry failures nothing read on this path either
+    /// (with where each was seen): what confirms this failure confirms them too.
+    pub(super) earlier_batches: Vec<(EvRef, Option<Loc>)>,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -115,6 +118,7 @@ impl PartialEq for Failure {
             && self.told == other.told
             && self.batch == other.batch
             && self.delivery == other.delivery
+            && self.earlier_batches == other.earlier_batches
     }
 }
 
@@ -136,7 +140,30 @@ impl Failure {
             told: false,
             batch: false,
             delivery: false,
+            earlier_batches: Vec::new(),
         }
+    }
+
+    /// An unread batch's failure (not a delivery report).
+    pub(super) fn unread_batch(&self) -> bool {
+        self.batch && !self.delivery
+    }
+
+    /// Keeps `other`, an unread batch's failure as this one is, and the batches it
+    /// kept, among the earlier batches.
+    pub(super) fn keep_batches(&mut self, other: &Failure) {
+        let more = other.earlier_batches.iter().cloned();
+        for (effect, handled) in more.chain([(other.effect.clone(), other.handled.clone())]) {
+            if effect != self.effect && !self.earlier_batches.iter().any(|(e, _)| *e == effect) {
+                self.earlier_batches.push((effect, handled));
+            }
+        }
+    }
+
+    /// This failure and the earlier batches it kept, as (effect, handled).
+    pub(super) fn all(&self) -> impl Iterator<Item = (&EvRef, &Option<Loc>)> {
+        std::iter::once((&self.effect, &self.handled))
+            .chain(self.earlier_batches.iter().map(|(e, h)| (e, h)))
     }
 }
 
@@ -335,8 +362,11 @@ impl State {
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
         union(&mut self.read_tables, &other.read_tables);
-        if self.failed.is_none() {
-            self.failed.clone_from(&other.failed);
+        match (&mut self.failed, &other.failed) {
+            (None, _) => self.failed.clone_from(&other.failed),
+            // Batches unread on either path are unread here.
+            (Some(a), Some(b)) if a.unread_batch() && b.unread_batch() => a.keep_batches(b),
+            _ => {}
         }
         if self.cause.is_none() {
             self.cause.clone_from(&other.cause);

@@ -369,3 +369,171 @@ impl<'ast> Visit<'ast> for Built<'_> {
     // Closures and nested items build their own values.
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
+
+/// Where a function's result is written: the `Ok(..)`s it returns, and the calls
+/// whose result it returns (SPEC §2, serverless event sources: the `Ok` that becomes
+/// a batch handler's result, in a helper when the handler returns the helper's).
+#[derive(Default)]
+pub(crate) struct ResultSites {
+    /// The `Ok(..)` expressions returned.
+    pub oks: Vec<proc_macro2::Span>,
+    /// The functions whose result is returned, as (owner, name): owner `""` for a
+    /// free function, a type for `Type::f(..)` / `self.f(..)`, `"*"` for a method
+    /// on a receiver of unknown type.
+    pub calls: Vec<(String, String)>,
+}
+
+/// The result sites of a body: its tail expression and every `return` (outside
+/// closures, async blocks and nested items), through blocks, `if`/`else` and
+/// `match` arms, and, for calls, through `.await` and `?`. `self_ty`: the type of
+/// the `impl` the function is in.
+pub(crate) fn result_sites(body: &syn::Block, self_ty: Option<&str>) -> ResultSites {
+    struct V<'s> {
+        self_ty: Option<&'s str>,
+        out: ResultSites,
+    }
+    impl V<'_> {
+        fn tail(&mut self, b: &syn::Block) {
+            if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last() {
+                self.at(e);
+            }
+        }
+        fn at(&mut self, e: &syn::Expr) {
+            let results = &crate::apis::builtin_std().results;
+            match e {
+                syn::Expr::Paren(p) => self.at(&p.expr),
+                syn::Expr::Group(g) => self.at(&g.expr),
+                syn::Expr::Await(a) => self.at(&a.base),
+                syn::Expr::Try(t) => self.at(&t.expr),
+                syn::Expr::Block(b) => self.tail(&b.block),
+                syn::Expr::Unsafe(b) => self.tail(&b.block),
+                syn::Expr::If(i) => {
+                    self.tail(&i.then_branch);
+                    if let Some((_, e)) = &i.else_branch {
+                        self.at(e);
+                    }
+                }
+                syn::Expr::Match(m) => {
+                    for arm in &m.arms {
+                        self.at(&arm.body);
+                    }
+                }
+                syn::Expr::Call(c) => {
+                    let syn::Expr::Path(p) = &*c.func else {
+                        return;
+                    };
+                    let segs = &p.path.segments;
+                    let Some(last) = segs.last() else {
+                        return;
+                    };
+                    let name = last.ident.to_string();
+                    match results.side(&name) {
+                        Some(true) => self.out.oks.push(e.span()),
+                        Some(false) => {}
+                        None => {
+                            let owner = match segs.len() {
+                                0 | 1 => String::new(),
+                                n => {
+                                    let o = segs[n - 2].ident.to_string();
+                                    if o == "Self" {
+                                        self.self_ty.unwrap_or("*").to_string()
+                                    } else if o.starts_with(char::is_uppercase) {
+                                        o
+                                    } else {
+                                        String::new()
+                                    }
+                                }
+                            };
+                            self.out.calls.push((owner, name));
+                        }
+                    }
+                }
+                syn::Expr::MethodCall(mc) => {
+                    let on_self =
+                        matches!(&*mc.receiver, syn::Expr::Path(p) if p.path.is_ident("self"));
+                    let owner = match (on_self, self.self_ty) {
+                        (true, Some(t)) => t.to_string(),
+                        _ => "*".to_string(),
+                    };
+                    self.out.calls.push((owner, mc.method.to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+            if let Some(e) = &r.expr {
+                self.at(e);
+            }
+            syn::visit::visit_expr_return(self, r);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = V {
+        self_ty,
+        out: ResultSites::default(),
+    };
+    v.tail(body);
+    v.visit_block(body);
+    v.out
+}
+
+/// Functions by name, each with the owners it is meant for ([`ResultSites::calls`]).
+pub type BatchReturned = std::collections::BTreeMap<String, BTreeSet<String>>;
+
+/// Adds to `out` the functions whose result a function of `items` returns, where
+/// that function is a serverless batch handler (`of` is `None`) or one of `of`
+/// (the next level).
+pub(crate) fn returned_by(
+    sl: &Serverless,
+    uses: &UseMap,
+    items: &[syn::Item],
+    include_tests: bool,
+    of: Option<&BatchReturned>,
+    out: &mut BatchReturned,
+) {
+    let chosen = |sig: &syn::Signature, self_ty: Option<&str>| match of {
+        None => sig.inputs.iter().any(|a| match a {
+            syn::FnArg::Typed(t) => event_source(sl, uses, &t.ty).is_some(),
+            syn::FnArg::Receiver(_) => false,
+        }),
+        Some(of) => of.get(&sig.ident.to_string()).is_some_and(|o| {
+            o.contains(self_ty.unwrap_or("")) || (self_ty.is_some() && o.contains("*"))
+        }),
+    };
+    let add = |out: &mut BatchReturned, body: &syn::Block, self_ty: Option<&str>| {
+        for (owner, name) in result_sites(body, self_ty).calls {
+            out.entry(name).or_default().insert(owner);
+        }
+    };
+    for item in items {
+        match item {
+            syn::Item::Fn(f)
+                if (include_tests || !is_test_attr(&f.attrs)) && chosen(&f.sig, None) =>
+            {
+                add(out, &f.block, None);
+            }
+            syn::Item::Impl(imp) if include_tests || !is_test_attr(&imp.attrs) => {
+                let self_ty = super::type_name(&imp.self_ty);
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(m) = it {
+                        if (include_tests || !is_test_attr(&m.attrs))
+                            && chosen(&m.sig, self_ty.as_deref())
+                        {
+                            add(out, &m.block, self_ty.as_deref());
+                        }
+                    }
+                }
+            }
+            syn::Item::Mod(m) if include_tests || !is_test_attr(&m.attrs) => {
+                if let Some((_, inner)) = &m.content {
+                    returned_by(sl, uses, inner, include_tests, of, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -123,6 +123,8 @@ pub struct IndexReads {
     pub fields: HashSet<String>,
     /// Constant names (`consts`).
     pub consts: HashSet<String>,
+    /// Function names looked up in `batch_returned`.
+    pub batch_returned: HashSet<String>,
 }
 
 impl IndexReads {
@@ -136,6 +138,7 @@ impl IndexReads {
         self.counted.extend(other.counted);
         self.fields.extend(other.fields);
         self.consts.extend(other.consts);
+        self.batch_returned.extend(other.batch_returned);
     }
 
     pub fn touches(&self, changed: &IndexReads) -> bool {
@@ -149,6 +152,7 @@ impl IndexReads {
             || self.counted.iter().any(|k| changed.counted.contains(k))
             || self.fields.iter().any(|k| changed.fields.contains(k))
             || self.consts.iter().any(|k| changed.consts.contains(k))
+            || (self.batch_returned.iter()).any(|k| changed.batch_returned.contains(k))
     }
 }
 
@@ -178,6 +182,18 @@ impl FileCx<'_> {
             }
         }
         self.index.fns.get(name)
+    }
+
+    /// Whether a batch handler returns the result of this function (`owner`: its
+    /// `impl`'s type, `None` for a free function); a method on a receiver of unknown
+    /// type counts when the crate has one method of that name.
+    fn batch_returned(&self, name: &str, owner: Option<&str>) -> bool {
+        note(&mut self.reads.borrow_mut().batch_returned, name);
+        let Some(owners) = self.index.batch_returned.get(name) else {
+            return false;
+        };
+        owners.contains(owner.unwrap_or(""))
+            || (owner.is_some() && owners.contains("*") && self.links_untyped(name))
     }
 
     /// The value of the crate's constant `name`.
@@ -395,6 +411,9 @@ struct Lowerer<'a, 'b> {
     /// A serverless batch handler's event parameter (SPEC §2, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,
+    /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
+    /// returns (line and column) ack the batch.
+    batch_oks: Option<HashSet<(u32, u32)>>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -544,6 +563,7 @@ fn lower_fn(
         unread_batches: HashSet::new(),
         dropped_unawaited: HashSet::new(),
         batch_event: None,
+        batch_oks: None,
     };
     let (batches, dropped) = batch::unread_batches(cx.apis, block);
     let at = |s: proc_macro2::Span| {
@@ -606,6 +626,11 @@ fn lower_fn(
                 params.push(v);
             }
         }
+    }
+    let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
+    if l.batch_event.is_some() || returned {
+        let sites = super::lambda::result_sites(block, self_type.as_deref());
+        l.batch_oks = Some(sites.oks.into_iter().map(at).collect());
     }
     // A serverless batch handler receives its event's records when it is called.
     let mut entry = Vec::new();
@@ -689,17 +714,16 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, apis: &Apis, name: &str
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- values and scopes -------------------------------------------------
 
-    /// In a serverless batch handler, outside closures: the `Ok(..)` it returns acks
-    /// every record of its event not listed as failed (SPEC §2, serverless event
-    /// sources).
+    /// In a serverless batch handler, or a function whose result one returns,
+    /// outside closures: the `Ok(..)` it returns acks every record of its event not
+    /// listed as failed (SPEC §2, serverless event sources).
     pub(super) fn batch_ack(&mut self, e: &Expr, out: &mut Vec<Node>) {
-        if self.batch_event.is_none() {
-            return;
-        }
-        if self.closure_depth != 0 || result_kind(e) != Some(false) {
-            return;
-        }
         let sp = e.span();
+        let at = self.cx.span(sp, sp);
+        let returned = (self.batch_oks.as_ref()).is_some_and(|s| s.contains(&(at.line, at.column)));
+        if self.closure_depth != 0 || !returned {
+            return;
+        }
         out.push(Node::Event(Event {
             // The whole batch, not one record: a record that failed earlier in the
             // loop over the records is acked by it too.
@@ -717,10 +741,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (`response.batch_item_failures.push(..)`, or of a `BatchItemFailure`) keeps
     /// that record, like a nack.
     pub(super) fn batch_keep(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) {
-        let Some(v) = self.batch_event else {
-            return;
-        };
-        if mc.method != "push" {
+        if self.batch_oks.is_none() || mc.method != "push" {
             return;
         }
         let sl = &self.cx.apis.serverless;
@@ -756,7 +777,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let sp = mc.span();
         out.push(Node::Event(Event {
-            kind: EventKind::Nack { msg: Some(v) },
+            kind: EventKind::Nack {
+                msg: self.batch_event,
+            },
             loc: self.cx.loc(sp, sp),
             text: "batch_item_failures.push".into(),
             describe: "record listed as failed".into(),

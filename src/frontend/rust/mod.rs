@@ -76,6 +76,9 @@ pub struct CrateIndex {
     pub consts: HashMap<String, String>,
     /// The unit's re-exports across crates (`Roots::reexports`).
     pub reexports: Vec<(Vec<String>, Vec<String>)>,
+    /// The functions whose result a serverless batch handler returns, directly or
+    /// through one more such function: name -> owners ([`lambda::ResultSites`]).
+    pub batch_returned: lambda::BatchReturned,
 }
 
 /// `use` imports of one file: local name -> full path.

@@ -4,6 +4,8 @@
 
 use super::*;
 
+mod returned;
+
 /// Runs `f` with a front end for one crate whose files are parsed and lowered on
 /// `shards` threads (this one and `shards - 1` more, each with a [`STACK_SIZE`]
 /// stack): syntax trees cannot move between threads, so each file stays on the
@@ -347,6 +349,8 @@ impl<'a> CrateFrontEnd<'a> {
             Some(index) => index,
             None => Arc::new(self.build_index()),
         };
+        // Read from bodies, which may be parsed since: computed every round.
+        let index = self.with_batch_returned(index);
         self.index = Some(index.clone());
         self.index_stale = false;
         self.lower_with(index)

@@ -13,9 +13,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.in_return = tail;
             self.stmt(stmt, &mut out);
             self.in_return = false;
-            if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
-                self.batch_ack(e, &mut out);
-            }
         }
         self.scopes.pop();
         out

@@ -97,7 +97,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.batch_keep(mc, out);
                 info
             }
-            Expr::Call(c) => self.call(c, out),
+            Expr::Call(c) => {
+                let info = self.call(c, out);
+                self.batch_ack(e, out);
+                info
+            }
             Expr::Macro(m) => self.mac(&m.mac, out),
             Expr::Block(b) => self.block_value(&b.block, out),
             Expr::Unsafe(b) => self.block_value(&b.block, out),
@@ -252,7 +256,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.in_return = self.closure_depth == 0;
                     self.expr(v, out);
                     self.in_return = was;
-                    self.batch_ack(v, out);
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
                 Info::default()
