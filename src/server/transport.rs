@@ -14,9 +14,11 @@
 //! invalid request) and a log line, and the session goes on.
 
 use std::io::{self, BufRead, Read, Write};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::{bounded, select, unbounded, Receiver, Sender};
 use lsp_server::{Connection, ErrorCode, Message, RequestId};
 use serde_json::{json, Value};
 
@@ -175,11 +177,9 @@ pub fn decode(body: &[u8]) -> Result<Message, Option<Rejected>> {
     }
 }
 
-/// One message in the base protocol's framing, written at once under the lock (the
-/// writer thread writes whole messages under it too).
-fn write_raw(out: &io::Stdout, value: &Value) -> io::Result<()> {
+/// One message in the base protocol's framing.
+fn write_raw(out: &mut impl Write, value: &Value) -> io::Result<()> {
     let body = value.to_string();
-    let mut out = out.lock();
     write!(out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
     out.flush()
 }
@@ -198,6 +198,19 @@ fn log_line(message: &str) -> Value {
            "params": {"type": 2, "message": format!("msgaudit: {message}")}})
 }
 
+/// How long after reading `exit` the process ends even when the main loop has not
+/// taken it: a client that stops reading the server's output blocks the writer,
+/// then the main loop on its next reply, and `exit` must still end the process
+/// within a second.
+pub const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// The most bytes of messages read ahead of the main loop. The reader goes on
+/// reading while the main loop is blocked (so that it sees `exit`), up to this
+/// much; past it, it waits.
+pub const READ_AHEAD: u64 = 2 * MAX_MESSAGE;
+/// The error replies and log lines the reader hands the writer that it has not
+/// written yet; more are dropped (and said on standard error).
+const RAW_QUEUE: usize = 64;
+
 /// The threads of the stdio transport.
 pub struct Transport {
     reader: JoinHandle<Result<(), String>>,
@@ -208,7 +221,9 @@ impl Transport {
     /// Waits for the writer to write what it was given (it ends when the
     /// connection's sender is dropped), and returns why the reader stopped, if it
     /// stopped on bad input. The reader is not waited for: after `exit` it has
-    /// stopped, and otherwise it may be blocked on standard input.
+    /// stopped, and otherwise it may be blocked on standard input. A writer blocked
+    /// on an output nobody reads is not waited for either: after `exit` the reader
+    /// ends the process ([`EXIT_GRACE`]).
     pub fn finish(self) -> Result<(), String> {
         let _ = self.writer.join();
         if self.reader.is_finished() {
@@ -219,17 +234,62 @@ impl Transport {
     }
 }
 
-/// A connection over standard input and output.
+/// Bytes read ahead of the main loop ([`READ_AHEAD`]).
+#[derive(Default)]
+struct Ahead {
+    bytes: Mutex<u64>,
+    taken: Condvar,
+}
+
+impl Ahead {
+    /// Waits until `n` more bytes fit (one message always does).
+    fn reserve(&self, n: u64) {
+        let mut held = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        while *held > 0 && *held + n > READ_AHEAD {
+            held = self.taken.wait(held).unwrap_or_else(|e| e.into_inner());
+        }
+        *held += n;
+    }
+
+    fn release(&self, n: u64) {
+        let mut held = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        *held = held.saturating_sub(n);
+        self.taken.notify_all();
+    }
+}
+
+/// A connection over standard input and output. Three threads: the reader frames
+/// and decodes messages as they arrive and queues them ([`READ_AHEAD`]), a
+/// forwarder hands them to the main loop one at a time, and the writer alone
+/// writes standard output (the main loop's messages, and the reader's error
+/// replies and log lines), so that a blocked output blocks neither reading nor
+/// `exit`.
 pub fn stdio() -> (Connection, Transport) {
     let (writer_tx, writer_rx) = bounded::<Message>(0);
+    let (raw_tx, raw_rx) = bounded::<Value>(RAW_QUEUE);
     let (reader_tx, reader_rx) = bounded::<Message>(0);
+    let (queue_tx, queue_rx) = unbounded::<(Message, u64)>();
+    let ahead = Arc::new(Ahead::default());
     let writer = std::thread::Builder::new()
         .name("msgaudit-lsp-writer".into())
-        .spawn(move || write_loop(writer_rx))
+        .spawn(move || write_loop(writer_rx, raw_rx))
+        .expect("cannot start a thread");
+    let forwarded = ahead.clone();
+    std::thread::Builder::new()
+        .name("msgaudit-lsp-forwarder".into())
+        .spawn(move || {
+            for (msg, n) in queue_rx {
+                let sent = reader_tx.send(msg);
+                forwarded.release(n);
+                if sent.is_err() {
+                    return;
+                }
+            }
+        })
         .expect("cannot start a thread");
     let reader = std::thread::Builder::new()
         .name("msgaudit-lsp-reader".into())
-        .spawn(move || read_loop(reader_tx))
+        .spawn(move || read_loop(&queue_tx, &raw_tx, &ahead))
         .expect("cannot start a thread");
     (
         Connection {
@@ -240,33 +300,85 @@ pub fn stdio() -> (Connection, Transport) {
     )
 }
 
-fn write_loop(rx: Receiver<Message>) {
+fn write_loop(rx: Receiver<Message>, raw: Receiver<Value>) {
     let stdout = io::stdout();
-    for msg in rx {
-        if msg.write(&mut stdout.lock()).is_err() {
+    let mut raw = Some(raw);
+    loop {
+        let written = match &raw {
+            Some(r) => select! {
+                recv(rx) -> msg => match msg {
+                    Ok(msg) => msg.write(&mut stdout.lock()),
+                    Err(_) => {
+                        // The main loop is done: what the reader queued last
+                        // (a fatal frame's reply) still goes out.
+                        for v in r.try_iter() {
+                            if write_raw(&mut stdout.lock(), &v).is_err() {
+                                return;
+                            }
+                        }
+                        return;
+                    }
+                },
+                recv(r) -> v => match v {
+                    Ok(v) => write_raw(&mut stdout.lock(), &v),
+                    Err(_) => {
+                        raw = None;
+                        Ok(())
+                    }
+                },
+            },
+            None => match rx.recv() {
+                Ok(msg) => msg.write(&mut stdout.lock()),
+                Err(_) => return,
+            },
+        };
+        if written.is_err() {
             return;
         }
     }
 }
 
-fn read_loop(tx: Sender<Message>) -> Result<(), String> {
+/// Hands `value` to the writer unless its queue is full (then it is said on
+/// standard error only).
+fn to_writer(raw: &Sender<Value>, value: Value) {
+    if raw.try_send(value).is_err() {
+        let _ = writeln!(
+            io::stderr(),
+            "msgaudit server: output blocked; a reply was dropped"
+        );
+    }
+}
+
+fn read_loop(
+    queue: &Sender<(Message, u64)>,
+    raw: &Sender<Value>,
+    ahead: &Ahead,
+) -> Result<(), String> {
     let stdin = io::stdin();
     let mut input = stdin.lock();
-    let stdout = io::stdout();
     loop {
         let body = match read_frame(&mut input, MAX_MESSAGE) {
             Ok(Frame::Body(body)) => body,
             Ok(Frame::End) | Err(_) => return Ok(()),
             Ok(Frame::Fatal(r)) => {
-                let _ = write_raw(&stdout, &error_reply(&r));
+                to_writer(raw, error_reply(&r));
                 return Err(r.message);
             }
         };
+        let n = body.len() as u64;
         match decode(&body) {
             Ok(msg) => {
+                drop(body);
                 let exit = matches!(&msg, Message::Notification(n) if n.method == "exit");
-                if tx.send(msg).is_err() || exit {
+                ahead.reserve(n);
+                if queue.send((msg, n)).is_err() {
                     return Ok(());
+                }
+                if exit {
+                    // The main loop ends the process when it takes `exit`; when it
+                    // is blocked (on an output nobody reads), this does.
+                    std::thread::sleep(EXIT_GRACE);
+                    std::process::exit(0);
                 }
             }
             Err(reply) => {
@@ -276,9 +388,9 @@ fn read_loop(tx: Sender<Message>) -> Result<(), String> {
                 };
                 let _ = writeln!(io::stderr(), "msgaudit server: {what}");
                 if let Some(r) = reply {
-                    let _ = write_raw(&stdout, &error_reply(&r));
+                    to_writer(raw, error_reply(&r));
                 }
-                let _ = write_raw(&stdout, &log_line(&what));
+                to_writer(raw, log_line(&what));
             }
         }
     }

@@ -370,3 +370,59 @@ fn without_a_workspace_an_unsaved_file_in_no_crate_is_analyzed_alone() {
 /// Files of the crate the exit test analyzes: enough that its analysis takes seconds
 /// (3 000 take 1.5 s with two threads here, 8 000 about 4 s).
 const LARGE_CRATE_FILES: usize = 8000;
+
+/// Issue 38 item 6, a client that stops reading: `exit` still ends the process
+/// within a second. The client here never reads the server's output and sends
+/// requests whose replies fill the pipe (the writer blocks, then the main loop on
+/// its next reply), then `exit`. Before: the reader was blocked handing the main
+/// loop a request and never read `exit`; the process never ended.
+#[test]
+fn exit_ends_the_process_when_the_client_stops_reading_its_output() {
+    use std::io::Write;
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_msgaudit"))
+        .args(["server", "--jobs", "1"])
+        .env("XDG_CACHE_HOME", cache.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Held open and never read.
+    let _stdout = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut bytes = frame(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"processId": null, "rootUri": null, "capabilities": {}}}));
+    bytes.extend(frame(
+        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    ));
+    // Each reply is about 150 bytes: 4 000 are ten times a 64 KiB pipe.
+    for id in 1..=4000 {
+        bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": id,
+            "method": "msgaudit/no-such-method", "params": {}})));
+    }
+    bytes.extend(frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
+    // Written on its own thread: a server that stops reading blocks the write.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&bytes);
+        let _ = stdin.flush();
+        stdin
+    });
+    let start = std::time::Instant::now();
+    let ended = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(writer);
+    assert!(
+        ended.is_some(),
+        "the server did not exit while its output was not read"
+    );
+}
