@@ -88,8 +88,14 @@ impl Blocks<'_> {
     fn batches(&mut self, b: &Block) {
         for (i, stmt) in b.stmts.iter().enumerate() {
             match stmt {
-                Stmt::Expr(e, Some(_)) => {
-                    if let Some((span, _)) = batch_site(self.apis, e) {
+                Stmt::Expr(e, semi) => {
+                    if semi.is_some() {
+                        if let Some((span, _)) = batch_site(self.apis, e) {
+                            self.out.push(span);
+                            continue;
+                        }
+                    }
+                    if let Some(span) = self.matched(e) {
                         self.out.push(span);
                     }
                 }
@@ -122,6 +128,75 @@ impl Blocks<'_> {
     }
 }
 
+impl Blocks<'_> {
+    /// A `match` or `if let` on a batch call's result whose `Ok` side never acts on
+    /// the response: every arm that can hold it (`Ok(..)`, `_`) drops it or only logs
+    /// through the name it binds. The batch call's place then.
+    fn matched(&self, e: &Expr) -> Option<PmSpan> {
+        match e {
+            Expr::Match(m) => {
+                let (span, fields) = batch_site(self.apis, &m.expr)?;
+                let mut holds = false;
+                for arm in &m.arms {
+                    match self.arm_reads(&arm.pat, &arm.body, fields) {
+                        Some(true) => return None,
+                        Some(false) => holds = true,
+                        None => {}
+                    }
+                }
+                holds.then_some(span)
+            }
+            Expr::If(i) => {
+                let Expr::Let(l) = &*i.cond else {
+                    return None;
+                };
+                let (span, fields) = batch_site(self.apis, &l.expr)?;
+                let body = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: i.then_branch.clone(),
+                });
+                match self.arm_reads(&l.pat, &body, fields) {
+                    Some(false) => Some(span),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether an arm with pattern `pat` acts on the response: `None` when the
+    /// pattern cannot hold it (`Err(..)`), `Some(true)` when it may act (a pattern
+    /// not followed counts as acting: unknown means silent).
+    fn arm_reads(&self, pat: &Pat, body: &Expr, fields: &[String]) -> Option<bool> {
+        let inner = match pat {
+            Pat::Wild(_) => return Some(false),
+            Pat::TupleStruct(ts) => {
+                let name = ts.path.segments.last()?.ident.to_string();
+                if name != "Ok" {
+                    return (name != "Err").then_some(true);
+                }
+                match ts.elems.first() {
+                    None => return Some(false),
+                    Some(p) => p,
+                }
+            }
+            _ => return Some(true),
+        };
+        let name = match inner {
+            Pat::Wild(_) | Pat::Rest(_) => return Some(false),
+            Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.to_string(),
+            _ => return Some(true),
+        };
+        let u = Uses {
+            apis: self.apis,
+            name: &name,
+            fields,
+        };
+        Some(u.expr_acts(body))
+    }
+}
+
 /// The name a `let` binds: `Some(None)` for `_`, `None` for a pattern that
 /// destructures (not followed).
 fn binding(p: &Pat) -> Option<Option<String>> {
@@ -149,9 +224,43 @@ fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
                 }
                 e = &mc.receiver;
             }
+            // `join_all(chunks.map(|c| client.batch()…send()))`: the joined
+            // responses are the batch calls' (the packs' `task_joins`).
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let name = p.path.segments.last()?.ident.to_string();
+                if !apis.std.task_joins.contains(&name) {
+                    return None;
+                }
+                return c.args.iter().find_map(|a| mapped_batch(apis, a));
+            }
             _ => return None,
         }
     }
+}
+
+/// The batch call a closure of an iterator adapter (`map`; the packs'
+/// `element_closures`) in the chain `e` returns.
+fn mapped_batch<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
+    let mut e = e;
+    while let Expr::MethodCall(mc) = e {
+        if apis.std.element_closures.contains(&mc.method.to_string()) {
+            if let Some(Expr::Closure(c)) = mc.args.first() {
+                let tail = match &*c.body {
+                    Expr::Block(b) => match b.block.stmts.last() {
+                        Some(Stmt::Expr(t, None)) => t,
+                        _ => return None,
+                    },
+                    other => other,
+                };
+                return batch_site(apis, tail);
+            }
+        }
+        e = &mc.receiver;
+    }
+    None
 }
 
 /// How the statements after a binding use the batch response bound to `name`.
@@ -167,9 +276,40 @@ impl Uses<'_> {
             Stmt::Local(l) => l.init.as_ref().is_some_and(|i| {
                 self.expr_acts(&i.expr) || i.diverge.as_ref().is_some_and(|d| self.expr_acts(&d.1))
             }),
+            Stmt::Expr(e, Some(_)) if self.dropped_view(e) => false,
             Stmt::Expr(e, _) => self.expr_acts(e),
             Stmt::Macro(m) => self.macro_acts(&m.mac),
             Stmt::Item(_) => false,
+        }
+    }
+
+    /// `e` only walks the response through standard methods (`into_iter`,
+    /// `collect`, `?` on each request's result) and its value is dropped: the
+    /// responses are looked at for a failed request, not for failed entries.
+    fn dropped_view(&self, e: &Expr) -> bool {
+        let std = &self.apis.std;
+        let mut e = e;
+        loop {
+            match e {
+                Expr::Try(t) => e = &t.expr,
+                Expr::Paren(p) => e = &p.expr,
+                Expr::MethodCall(mc) => {
+                    let m = mc.method.to_string();
+                    let plain = std.element_methods.contains(&m)
+                        || std.methods.contains(&m)
+                        || std.aliases.contains(&m);
+                    if !plain
+                        || std.element_closures.contains(&m)
+                        || self.fields.iter().any(|f| *f == m)
+                        || mc.args.iter().any(|a| self.mentions(a))
+                    {
+                        return false;
+                    }
+                    e = &mc.receiver;
+                }
+                Expr::Path(p) => return p.path.is_ident(self.name),
+                _ => return false,
+            }
         }
     }
 
