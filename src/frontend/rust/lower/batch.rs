@@ -300,7 +300,7 @@ impl Uses<'_> {
                         || std.aliases.contains(&m);
                     if !plain
                         || std.element_closures.contains(&m)
-                        || self.fields.iter().any(|f| *f == m)
+                        || self.fields.contains(&m)
                         || mc.args.iter().any(|a| self.mentions(a))
                     {
                         return false;
