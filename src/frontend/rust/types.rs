@@ -96,12 +96,21 @@ pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if is_wrapper(&name) {
-                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                    for a in &args.args {
-                        if let syn::GenericArgument::Type(t) = a {
-                            return innermost(t);
-                        }
+            if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                let mut types = args.args.iter().filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                });
+                if is_wrapper(&name) {
+                    if let Some(t) = types.next() {
+                        return innermost(t);
+                    }
+                } else if builtin_std().collections.contains(&name) {
+                    // A collection holds its elements; a map (`HashMap<K, V>`), its
+                    // values (a dispatch table's handlers).
+                    let skip = usize::from(name.ends_with("Map"));
+                    if let Some(t) = types.nth(skip) {
+                        return innermost(t);
                     }
                 }
             }
