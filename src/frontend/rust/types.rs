@@ -175,6 +175,47 @@ pub(crate) fn type_info(
     ty: &syn::Type,
     self_ty: Option<&str>,
 ) -> TypeInfo {
+    aliased_type_info(apis, uses, index, ty, self_ty, 0)
+}
+
+/// `name` is imported into the file from another crate.
+fn imported_from_outside(uses: &UseMap, name: &syn::Ident) -> bool {
+    uses.get(&name.to_string()).is_some_and(|full| {
+        !matches!(
+            full.first().map(String::as_str),
+            Some("crate" | "self" | "super")
+        ) && full.len() >= 2
+    })
+}
+
+/// [`type_info`], a crate type alias read as the type it names (at most a few deep).
+fn aliased_type_info(
+    apis: &Apis,
+    uses: &UseMap,
+    index: &CrateIndex,
+    ty: &syn::Type,
+    self_ty: Option<&str>,
+    depth: u8,
+) -> TypeInfo {
+    if depth < 4 {
+        let alias = innermost(ty)
+            .filter(|p| {
+                p.segments.len() == 1
+                    || matches!(
+                        p.segments[0].ident.to_string().as_str(),
+                        "crate" | "self" | "super"
+                    )
+            })
+            .and_then(|p| p.segments.last())
+            .filter(|s| s.arguments.is_empty() && !imported_from_outside(uses, &s.ident))
+            .and_then(|s| index.aliases.get(&s.ident.to_string()))
+            .and_then(|text| syn::parse_str::<syn::Type>(text).ok());
+        if let Some(aliased) = alias {
+            let mut ti = aliased_type_info(apis, uses, index, &aliased, self_ty, depth + 1);
+            ti.outside |= is_collection(ty);
+            return ti;
+        }
+    }
     let collection = is_collection(ty);
     let Some(path) = innermost(ty) else {
         return TypeInfo {
