@@ -511,6 +511,8 @@ struct Pack {
     #[serde(default)]
     element_methods: Vec<String>,
     #[serde(default)]
+    element_accessors: Vec<String>,
+    #[serde(default)]
     element_closures: Vec<String>,
     #[serde(default)]
     stream_callbacks: Vec<String>,
@@ -839,6 +841,7 @@ impl Apis {
         self.std.task_joins.extend(pack.task_joins);
         self.std.channel_makers.extend(pack.channel_makers);
         self.std.element_methods.extend(pack.element_methods);
+        self.std.element_accessors.extend(pack.element_accessors);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
         self.std.text_methods.extend(pack.text_methods);

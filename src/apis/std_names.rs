@@ -59,6 +59,9 @@ pub struct StdNames {
     /// Iterator methods whose items are the receiver's elements (`iter`, `drain`;
     /// `element_methods`).
     pub element_methods: HashSet<String>,
+    /// Methods of a collection giving one of its elements (`get`, `first`;
+    /// `element_accessors`): a dispatch table's handler.
+    pub element_accessors: HashSet<String>,
     /// Iterator adapters whose closure's first parameter is an element (`map`,
     /// `for_each`; `element_closures`).
     pub element_closures: HashSet<String>,

@@ -20,6 +20,10 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
             }
             syn::Item::Type(t) => {
                 index.type_names.insert(t.ident.to_string());
+                if t.generics.params.is_empty() {
+                    let text = quote::ToTokens::to_token_stream(&*t.ty).to_string();
+                    index.aliases.insert(t.ident.to_string(), text);
+                }
             }
             syn::Item::Mod(m) => {
                 if !include_tests && is_test_attr(&m.attrs) {

@@ -68,6 +68,9 @@ pub enum ReturnedText {
 #[derive(Clone, Debug, Default)]
 pub struct CrateIndex {
     pub type_names: HashSet<String>,
+    /// The crate's type aliases without generic parameters, by name: the type's
+    /// text (`type Router = HashMap<String, Arc<dyn Handler>>`), read for what it is.
+    pub aliases: HashMap<String, String>,
     pub traits: HashSet<String>,
     pub fields: HashMap<String, HashMap<String, TypeInfo>>,
     pub fns: HashMap<String, Vec<FnSig>>,

@@ -376,12 +376,14 @@ impl<'a> CrateFrontEnd<'a> {
             }
         }
         let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.names()));
-        let (types, traits) = self.local.names();
+        let (types, traits, aliases) = self.local.names();
         index.type_names.extend(types);
         index.traits.extend(traits);
-        for (types, traits) in self.gather(pending) {
+        index.aliases.extend(aliases);
+        for (types, traits, aliases) in self.gather(pending) {
             index.type_names.extend(types);
             index.traits.extend(traits);
+            index.aliases.extend(aliases);
         }
 
         // Signatures, fields and constants, merged in path order (read again only
@@ -842,12 +844,12 @@ impl<'a> Shard<'a> {
         })
     }
 
-    fn names(&self) -> (HashSet<String>, HashSet<String>) {
+    fn names(&self) -> (HashSet<String>, HashSet<String>, HashMap<String, String>) {
         let mut index = CrateIndex::default();
         for p in &self.parsed {
             collect_names(&p.ast.items, &mut index, self.include_tests);
         }
-        (index.type_names, index.traits)
+        (index.type_names, index.traits, index.aliases)
     }
 
     fn sigs(&self, index: &CrateIndex, known: &HashSet<String>) -> Vec<(String, FileSigs)> {

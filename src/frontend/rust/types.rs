@@ -96,12 +96,21 @@ pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if is_wrapper(&name) {
-                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                    for a in &args.args {
-                        if let syn::GenericArgument::Type(t) = a {
-                            return innermost(t);
-                        }
+            if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                let mut types = args.args.iter().filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                });
+                if is_wrapper(&name) {
+                    if let Some(t) = types.next() {
+                        return innermost(t);
+                    }
+                } else if builtin_std().collections.contains(&name) {
+                    // A collection holds its elements; a map (`HashMap<K, V>`), its
+                    // values (a dispatch table's handlers).
+                    let skip = usize::from(name.ends_with("Map"));
+                    if let Some(t) = types.nth(skip) {
+                        return innermost(t);
                     }
                 }
             }
@@ -166,6 +175,47 @@ pub(crate) fn type_info(
     ty: &syn::Type,
     self_ty: Option<&str>,
 ) -> TypeInfo {
+    aliased_type_info(apis, uses, index, ty, self_ty, 0)
+}
+
+/// `name` is imported into the file from another crate.
+fn imported_from_outside(uses: &UseMap, name: &syn::Ident) -> bool {
+    uses.get(&name.to_string()).is_some_and(|full| {
+        !matches!(
+            full.first().map(String::as_str),
+            Some("crate" | "self" | "super")
+        ) && full.len() >= 2
+    })
+}
+
+/// [`type_info`], a crate type alias read as the type it names (at most a few deep).
+fn aliased_type_info(
+    apis: &Apis,
+    uses: &UseMap,
+    index: &CrateIndex,
+    ty: &syn::Type,
+    self_ty: Option<&str>,
+    depth: u8,
+) -> TypeInfo {
+    if depth < 4 {
+        let alias = innermost(ty)
+            .filter(|p| {
+                p.segments.len() == 1
+                    || matches!(
+                        p.segments[0].ident.to_string().as_str(),
+                        "crate" | "self" | "super"
+                    )
+            })
+            .and_then(|p| p.segments.last())
+            .filter(|s| s.arguments.is_empty() && !imported_from_outside(uses, &s.ident))
+            .and_then(|s| index.aliases.get(&s.ident.to_string()))
+            .and_then(|text| syn::parse_str::<syn::Type>(text).ok());
+        if let Some(aliased) = alias {
+            let mut ti = aliased_type_info(apis, uses, index, &aliased, self_ty, depth + 1);
+            ti.outside |= is_collection(ty);
+            return ti;
+        }
+    }
     let collection = is_collection(ty);
     let Some(path) = innermost(ty) else {
         return TypeInfo {

@@ -181,7 +181,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let arg_infos = self.plain_args(&args, out);
         self.closure_param_hint = None;
-        if recv.crate_type.is_some() && self.cx.apis.std.element_methods.contains(&name) {
+        let std = &self.cx.apis.std;
+        if recv.crate_type.is_some()
+            && (std.element_methods.contains(&name)
+                || (recv.outside && std.element_accessors.contains(&name)))
+        {
             let mut info = self.derived(&recv);
             info.crate_type = recv.crate_type.clone();
             return info;

@@ -298,7 +298,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Index(i) => {
                 let base = self.expr(&i.expr, out);
                 self.expr(&i.index, out);
-                self.derived(&base)
+                let mut info = self.derived(&base);
+                // An element of a collection of a crate type (`table[topic]`) is one.
+                if base.outside {
+                    info.crate_type = base.crate_type;
+                }
+                info
             }
             Expr::Tuple(t) => self.collect(t.elems.iter(), out),
             Expr::Array(a) => self.collect(a.elems.iter(), out),

@@ -129,6 +129,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Pat::Type(pt) => {
                 let ti = self.type_info(&pt.ty);
                 let mut info = info.clone();
+                // A declared type that names something (a role, a crate type, or a
+                // collection of them: `HashMap<&str, Arc<dyn Projection>>`) also says
+                // whether the value is a collection holding them.
+                let typed = ti.role.is_some() || ti.crate_type.is_some();
                 if info.value.is_none() {
                     if ti.role.is_some() {
                         info.role = ti.role.clone();
@@ -136,13 +140,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if ti.crate_type.is_some() {
                         info.crate_type = ti.crate_type.clone();
                     }
+                    if typed {
+                        info.outside = ti.outside;
+                    }
                 } else if let Some(v) = info.value {
                     let val = &mut self.values[v as usize];
+                    let untyped = val.role.is_none() && val.crate_type.is_none();
                     if val.role.is_none() {
                         val.role = ti.role;
                     }
                     if val.crate_type.is_none() {
                         val.crate_type = ti.crate_type;
+                    }
+                    if untyped && typed {
+                        val.outside = ti.outside;
                     }
                 }
                 self.bind_pattern(&pt.pat, &info);
