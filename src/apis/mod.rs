@@ -515,6 +515,8 @@ struct Pack {
     #[serde(default)]
     stream_callbacks: Vec<String>,
     #[serde(default)]
+    stream_adapters: Vec<String>,
+    #[serde(default)]
     text_methods: Vec<String>,
     #[serde(default)]
     collections: Vec<String>,
@@ -841,6 +843,7 @@ impl Apis {
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
+        self.std.stream_adapters.extend(pack.stream_adapters);
         self.std.text_methods.extend(pack.text_methods);
         self.std.collections.extend(pack.collections);
         self.std.wrappers.extend(pack.wrappers);

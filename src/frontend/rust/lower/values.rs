@@ -136,6 +136,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if ti.crate_type.is_some() {
                         info.crate_type = ti.crate_type.clone();
                     }
+                    // A declared type from outside (`Vec<String>`): its methods are
+                    // never the crate's.
+                    info.outside |= ti.outside;
                 } else if let Some(v) = info.value {
                     let val = &mut self.values[v as usize];
                     if val.role.is_none() {
