@@ -427,6 +427,10 @@ pub struct CallSpec {
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
     pub offsets: bool,
+    /// An `idgen` that reads a clock (`Utc::now`): its reading is an id only once
+    /// formatted into a text (`format!("{}-{}", key, now.timestamp_millis())`).
+    #[serde(default)]
+    pub formatted: bool,
     /// Applying the effect twice does harm (e-mail, payment, `INCR`, `XADD`).
     #[serde(default)]
     pub non_idempotent: bool,
