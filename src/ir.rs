@@ -157,6 +157,9 @@ pub enum EventKind {
         sql: SqlFacts,
         /// A claim (`ON CONFLICT DO NOTHING`) whose result is discarded.
         unchecked: bool,
+        /// The values the statement is written with, and where each comes from as
+        /// this function sees it (a parameter's origin is the caller's argument's).
+        keyed_by: Vec<(ValueId, Origin)>,
         /// The target is a pool or a connection (or another store, like Redis): unless
         /// a transaction is open on it, the write commits by itself.
         autocommit: bool,
@@ -303,6 +306,19 @@ pub struct Call {
     pub propagates_err: bool,
     /// The call's result is discarded (or bound and never used).
     pub result_unused: bool,
+    /// Where each argument comes from, as the caller sees it (parallel to `args`).
+    pub origins: Vec<Origin>,
+}
+
+/// Where a value comes from, as far as the function that holds it sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Origin {
+    #[default]
+    Unknown,
+    /// A literal or a constant of the code.
+    Constant,
+    /// Taken from a received message.
+    Message,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -104,11 +104,22 @@ struct Frame<'c> {
     map: HashMap<ValueId, Val>,
     /// Closures the caller passed for parameters, with the frame they were written in.
     closures: HashMap<ValueId, Rc<(&'c Node, Frame<'c>)>>,
+    /// Where the caller's arguments for parameters come from (a constant, a message).
+    origins: HashMap<ValueId, crate::ir::Origin>,
 }
 
 impl Frame<'_> {
     fn val(&self, v: ValueId) -> Val {
         self.map.get(&v).copied().unwrap_or((self.id, v))
+    }
+
+    /// Where `v` comes from: as the function sees it, or (a parameter) as its caller
+    /// gave it.
+    fn origin(&self, v: ValueId, local: crate::ir::Origin) -> crate::ir::Origin {
+        match local {
+            crate::ir::Origin::Unknown => self.origins.get(&v).copied().unwrap_or(local),
+            o => o,
+        }
     }
 }
 
@@ -209,6 +220,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables) -> Facts {
             fn_idx: i,
             map: HashMap::new(),
             closures: HashMap::new(),
+            origins: HashMap::new(),
         };
         let mut start = State::new();
         start.message = f.takes_message;
@@ -699,6 +711,7 @@ impl<'c> Interp<'c> {
                 target,
                 sql,
                 unchecked,
+                keyed_by,
                 autocommit,
             } => {
                 let ev = self.evref(e);
@@ -746,7 +759,14 @@ impl<'c> Interp<'c> {
                 let named_before = st.writes.iter().any(|w| w.named_dedup);
                 // A claim by its shape is keyed by what a message brought: only on a
                 // path that received one (SPEC §2: elsewhere, an idempotent write).
-                let claim_shape = sql.is_claim_shape() && !named_before && st.message;
+                // Keyed by constants the caller passed, and by nothing of a message: a
+                // lock or a constant marker, not a claim.
+                let fixed_key = {
+                    let origins: Vec<_> = keyed_by.iter().map(|(v, o)| fr.origin(*v, *o)).collect();
+                    origins.contains(&crate::ir::Origin::Constant)
+                        && !origins.contains(&crate::ir::Origin::Message)
+                };
+                let claim_shape = sql.is_claim_shape() && !named_before && st.message && !fixed_key;
                 let dedup = !outbox && !sql.guarded && (named || claim_shape);
                 let tx_val = target
                     .map(|t| fr.val(t))

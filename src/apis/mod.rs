@@ -427,6 +427,10 @@ pub struct CallSpec {
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
     pub offsets: bool,
+    /// An `idgen` that reads a clock (`Utc::now`): its reading is an id only once
+    /// formatted into a text (`format!("{}-{}", key, now.timestamp_millis())`).
+    #[serde(default)]
+    pub formatted: bool,
     /// Applying the effect twice does harm (e-mail, payment, `INCR`, `XADD`).
     #[serde(default)]
     pub non_idempotent: bool,
@@ -516,6 +520,8 @@ struct Pack {
     element_closures: Vec<String>,
     #[serde(default)]
     stream_callbacks: Vec<String>,
+    #[serde(default)]
+    stream_adapters: Vec<String>,
     #[serde(default)]
     text_methods: Vec<String>,
     #[serde(default)]
@@ -844,6 +850,7 @@ impl Apis {
         self.std.element_accessors.extend(pack.element_accessors);
         self.std.element_closures.extend(pack.element_closures);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
+        self.std.stream_adapters.extend(pack.stream_adapters);
         self.std.text_methods.extend(pack.text_methods);
         self.std.collections.extend(pack.collections);
         self.std.wrappers.extend(pack.wrappers);

@@ -68,6 +68,9 @@ pub struct StdNames {
     /// Methods of a message stream whose closure handles each message (futures'
     /// `for_each`, `try_for_each_concurrent`; `stream_callbacks`).
     pub stream_callbacks: HashSet<String>,
+    /// Methods of a message stream that make a stream of the same messages, mapped or
+    /// filtered (futures' `map`, `try_filter_map`; `stream_adapters`).
+    pub stream_adapters: HashSet<String>,
     /// Methods of no argument whose result holds its receiver's text (`to_string`,
     /// `as_str`; `text_methods`): a string evaluates through them.
     pub text_methods: HashSet<String>,

@@ -8,7 +8,10 @@ declare_rule! {
     ///
     /// Finds a dedup claim (`INSERT … ON CONFLICT DO NOTHING`, `INSERT OR IGNORE`,
     /// Redis `SET NX`) whose result is thrown away (the statement's value is discarded
-    /// or bound to a name that is never read) while the effect runs after it anyway.
+    /// or bound to a name that is never read) while the effect runs after it anyway:
+    /// in a message handler, and in any function when the claim goes into a table
+    /// named as a dedup record (`processed_*`, `inbox`, `idempotency*`, the config's
+    /// `dedup_tables`).
     ///
     /// ## Why is this bad?
     ///
@@ -58,13 +61,17 @@ declare_rule! {
 }
 
 /// A claim whose result is still untested when an effect runs, in a message
-/// handler (SPEC §2: MA005 concerns message handlers; a request handler's
-/// idempotency key is not a redelivered message's).
+/// handler, or in any function when the claim goes into a table named as a dedup
+/// record (SPEC §2: a claim there whose result is ignored is a bug wherever it is
+/// written; a claim recognized only by its shape is one off a message path).
 pub fn reports(p: &PairFact, _: &Facts) -> bool {
-    p.relation
-        == Relation::UntestedClaimBeforeEffect {
-            on_message_path: true,
-        }
+    matches!(
+        p.relation,
+        Relation::UntestedClaimBeforeEffect {
+            on_message_path,
+            into_named_table,
+        } if on_message_path || into_named_table
+    )
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {

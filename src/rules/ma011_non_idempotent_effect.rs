@@ -136,7 +136,8 @@ mod tests {
         assert!(!reports(
             &super::super::pairs::fact(
                 Relation::UntestedClaimBeforeEffect {
-                    on_message_path: true
+                    on_message_path: true,
+                    into_named_table: false,
                 },
                 (4, 9)
             ),

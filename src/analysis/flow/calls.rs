@@ -180,6 +180,7 @@ impl<'c> Interp<'c> {
             let mut map = HashMap::new();
             let mut closures = HashMap::new();
             let mut actuals: Vec<Option<ValueId>> = Vec::new();
+            let mut origins = HashMap::new();
             let offset = usize::from(callee.has_self);
             if callee.has_self {
                 actuals.push(c.receiver);
@@ -187,6 +188,17 @@ impl<'c> Interp<'c> {
             actuals.extend(c.args.iter().copied());
             for (i, (p, a)) in callee.params.iter().zip(actuals).enumerate() {
                 let Some(p) = p else { continue };
+                let local = i
+                    .checked_sub(offset)
+                    .and_then(|j| c.origins.get(j).copied())
+                    .unwrap_or_default();
+                let origin = match a {
+                    Some(a) => fr.origin(a, local),
+                    None => local,
+                };
+                if origin != crate::ir::Origin::Unknown {
+                    origins.insert(*p, origin);
+                }
                 if let Some(a) = a {
                     map.insert(*p, fr.val(a));
                     // A closure parameter passed on to the next callee.
@@ -203,6 +215,7 @@ impl<'c> Interp<'c> {
                 fn_idx: idx,
                 map,
                 closures,
+                origins,
             };
             self.stack.push(idx);
             self.via.push(e.loc.clone());

@@ -168,6 +168,9 @@ pub enum Relation {
     UntestedClaimBeforeEffect {
         /// A message is in hand on the path (received, or given to its function).
         on_message_path: bool,
+        /// The claim goes into a table named as a dedup record (the config's
+        /// `dedup_tables`, `processed_*`, `inbox`, ...).
+        into_named_table: bool,
     },
     /// `primary` (an effect a second run repeats: not idempotent) is durable before
     /// `other` (an ack).

@@ -285,6 +285,7 @@ impl<'c> Interp<'c> {
             fn_idx,
             map: HashMap::new(),
             closures: HashMap::new(),
+            origins: HashMap::new(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();

@@ -41,9 +41,11 @@ impl<'c> Interp<'c> {
             }
         }
         for c in st.unchecked.clone() {
+            let into_named_table = st.writes.iter().any(|w| w.ev == c && w.named_dedup);
             self.pair(
                 Relation::UntestedClaimBeforeEffect {
                     on_message_path: st.message,
+                    into_named_table,
                 },
                 c,
                 effect.clone(),

@@ -225,6 +225,7 @@ impl IndexCx<'_> {
         self.apis.paths.get(last).is_some_and(|specs| {
             specs.iter().any(|s| {
                 s.event == crate::apis::ApiEvent::Idgen
+                    && !s.formatted
                     && s.paths
                         .iter()
                         .any(|p| crate::apis::path_ends_with(&resolved, p))

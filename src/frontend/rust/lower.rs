@@ -285,6 +285,8 @@ struct Info {
     crate_type: Option<String>,
     /// Of a type outside the analyzed code, or a collection ([`TypeInfo::outside`]).
     outside: bool,
+    /// A literal or a constant of the code, as written (`"lock:x"`, `LOCK_KEY`).
+    constant: bool,
     sql: Option<SqlFacts>,
     builder: Option<Box<Builder>>,
     /// Values whose identity appears in the expression.
@@ -329,6 +331,9 @@ struct Value {
     /// A fresh id (or a value made from one): where it was generated, and the retry
     /// scope it was generated in.
     fresh: Option<(Loc, String, Option<u32>)>,
+    /// A clock reading (or a value made from one): a fresh id once formatted into a
+    /// text (the packs' `formatted` id generators).
+    clock: Option<(Loc, String, Option<u32>)>,
     /// A Kafka client config being built, or the client made from one (index into
     /// `kafka_clients`).
     kafka_config: Option<Box<KafkaClient>>,
@@ -394,6 +399,10 @@ struct Lowerer<'a, 'b> {
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
     /// retried step sends (a fresh id per attempt), by the scope they belong to.
     retry_scopes: Vec<(u32, Loc, String)>,
+    /// Those of `retry_scopes` that are loops that may prove a relay's poll loop, and
+    /// the id flows recorded in them as they would be outside any retry.
+    poll_scopes: Vec<u32>,
+    poll_fallbacks: Vec<(u32, IdFlow)>,
     /// Every retry scope lowered (not consume loops), for the review checklist.
     retries_seen: Vec<(Loc, String)>,
     next_scope: u32,
@@ -554,6 +563,8 @@ fn lower_fn(
         unused_calls: HashSet::new(),
         bound_calls: Vec::new(),
         retry_scopes: Vec::new(),
+        poll_scopes: Vec::new(),
+        poll_fallbacks: Vec::new(),
         retries_seen: Vec::new(),
         next_scope: 0,
         id_flows: Vec::new(),
@@ -820,20 +831,34 @@ fn string_literals(es: &[&Expr]) -> Vec<String> {
 const TOPIC_MARK: &str = "@topic=";
 
 fn contains_receive(nodes: &[Node]) -> bool {
+    contains_event(nodes, &|k| {
+        matches!(k, EventKind::Receive { element: false, .. })
+    })
+}
+
+/// Some event among the nodes (nested ones included) is of a kind `pred` accepts.
+fn contains_event(nodes: &[Node], pred: &dyn Fn(&EventKind) -> bool) -> bool {
     nodes.iter().any(|n| match n {
-        Node::Event(Event {
-            kind: EventKind::Receive { element: false, .. },
-            ..
-        }) => true,
-        Node::Seq(v) | Node::Branch(v) => contains_receive(v),
+        Node::Event(e) => pred(&e.kind),
+        Node::Seq(v) | Node::Branch(v) => contains_event(v, pred),
         Node::Loop { body, .. } | Node::Closure { body, .. } => {
-            contains_receive(std::slice::from_ref(body))
+            contains_event(std::slice::from_ref(body), pred)
         }
         Node::ResultBranch { scrutinee, ok, err } => [scrutinee, ok, err]
             .iter()
-            .any(|n| contains_receive(std::slice::from_ref(&***n))),
+            .any(|n| contains_event(std::slice::from_ref(&***n), pred)),
         _ => false,
     })
+}
+
+/// A loop that runs pass after pass (`loop`, `while running`), not one that takes
+/// the next item of something (`while let Some(x) = ..`, `for`).
+fn may_poll(e: &Expr) -> bool {
+    match e {
+        Expr::Loop(_) => true,
+        Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)),
+        _ => false,
+    }
 }
 
 /// The nodes end with a call into the crate (whose outcome a `ResultBranch` splits).

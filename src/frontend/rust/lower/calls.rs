@@ -168,6 +168,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
 
+        // A stream of the same messages, mapped or filtered (`consumer.try_filter_map(..)`):
+        // receiving from it receives from the receiver.
+        if self.cx.apis.std.stream_adapters.contains(&name) && is_stream_role(recv.role.as_deref())
+        {
+            self.plain_args(&args, out);
+            return recv;
+        }
+
         // Iterator steps over a collection of a crate type keep the element's type, and
         // an adapter's closure takes it as its parameter.
         if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(&name) {
@@ -679,6 +687,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 closures: Vec::new(),
                 propagates_err: false,
                 result_unused: false,
+                origins: Vec::new(),
             }),
             loc: loc.clone(),
             text: segs.join("::"),
@@ -729,6 +738,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 closures,
                 propagates_err: false,
                 result_unused: false,
+                origins: args.iter().map(|a| self.origin_of(a)).collect(),
             }),
             loc,
             text,

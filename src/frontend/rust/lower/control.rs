@@ -9,22 +9,46 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// attempt).
     pub(super) fn loop_expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
         let retry = self.is_retry_loop(e);
-        if retry {
+        // A loop that may be a relay's poll loop (outside any retry): it is one if a
+        // pass reads rows and publishes them (decided once it is lowered).
+        let poll = !retry && self.retry_scopes.is_empty() && may_poll(e);
+        if retry || poll {
             self.next_scope += 1;
             let sp = expr_span(e);
             let loc = self.cx.loc(sp, sp);
             let text = self.cx.text_of(sp).chars().take(40).collect();
             self.retry_scopes.push((self.next_scope, loc, text));
+            if poll {
+                self.poll_scopes.push(self.next_scope);
+            }
         }
         let start = out.len();
         let info = self.loop_inner(e, out);
-        if retry {
+        if retry || poll {
             if let Some((id, loc, text)) = self.retry_scopes.pop() {
-                // A loop that receives messages is a consume loop, not a retry.
-                if contains_receive(&out[start..]) {
+                let body = &out[start..];
+                // A loop that receives messages is a consume loop, not a retry. A
+                // poll loop that re-reads rows and publishes them re-sends a row
+                // whose publish failed on the next pass: each pass is an attempt.
+                let receives = contains_receive(body);
+                let relay = contains_event(body, &|k| matches!(k, EventKind::Read { .. }))
+                    && contains_event(body, &|k| matches!(k, EventKind::Publish { .. }));
+                if receives || (poll && !relay) {
                     self.id_flows.retain(|(scope, _)| *scope != Some(id));
-                } else {
+                    // What the flows would have been outside any retry.
+                    for (s, f) in std::mem::take(&mut self.poll_fallbacks) {
+                        if s != id {
+                            self.poll_fallbacks.push((s, f));
+                        } else if !self.id_flows.iter().any(|(_, x)| *x == f) {
+                            self.id_flows.push((None, f));
+                        }
+                    }
+                } else if retry {
                     self.retries_seen.push((loc, text));
+                }
+                if poll {
+                    self.poll_scopes.retain(|s| *s != id);
+                    self.poll_fallbacks.retain(|(s, _)| *s != id);
                 }
             }
         }
@@ -34,7 +58,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// A loop that re-runs a failing step: its text names attempts, retries or backoff
     /// and it handles an error; or a `loop`/`while` (not `while let`: that iterates)
     /// that handles an `Err` and leaves on success (`break`/`return`); or `for _ in
-    /// 0..n` that handles an `Err`. Loops that receive messages are consume loops.
+    /// 0..n` that handles an `Err` and leaves. Loops that receive messages are consume loops.
     pub(super) fn is_retry_loop(&self, e: &Expr) -> bool {
         // `while let Some(x) = stream.next().await` takes the next item each time (a
         // stream, a channel, a queue): it iterates, whatever its body's log lines say
@@ -53,7 +77,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match e {
             Expr::Loop(_) => t.handles_err && t.leaves,
             Expr::While(w) => !matches!(&*w.cond, Expr::Let(_)) && t.handles_err && t.leaves,
-            Expr::ForLoop(f) => matches!(strip(&f.expr), Expr::Range(_)) && t.handles_err,
+            // Attempts stop once one succeeds: a range loop that never leaves makes
+            // every item of the range (`for i in 0..1000 { produce(i) }`).
+            Expr::ForLoop(f) => {
+                matches!(strip(&f.expr), Expr::Range(_)) && t.handles_err && t.leaves
+            }
             _ => false,
         }
     }

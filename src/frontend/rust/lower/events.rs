@@ -142,7 +142,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !spec.terminals.is_empty() {
             let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
             for a in &arg_infos {
-                mentions.extend(a.mentions.iter().copied());
+                mentions.extend(self.arg_mentions(a));
             }
             let b = Builder {
                 spec: spec.clone(),
@@ -168,7 +168,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let mut mentions: Vec<ValueId> = Vec::new();
         for a in &arg_infos {
-            mentions.extend(a.mentions.iter().copied());
+            mentions.extend(self.arg_mentions(a));
         }
         if matches!(spec.event, Api::ChannelSend | Api::ChannelRecv) {
             let mut keys = recv_v
@@ -484,6 +484,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             target,
                             sql: facts,
                             unchecked: false,
+                            keyed_by: self.origins_of(&mentions),
                             autocommit,
                         };
                         out.push(Node::Event(Event {
@@ -502,6 +503,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                                 target,
                                 sql: facts,
                                 unchecked: false,
+                                keyed_by: self.origins_of(&mentions),
                                 autocommit,
                             }
                         } else {
@@ -570,7 +572,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::Idgen => {
                 let v = self.new_value(&text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
-                self.values[v as usize].fresh = Some((loc.clone(), text.clone(), scope));
+                let minted = Some((loc.clone(), text.clone(), scope));
+                if spec.formatted {
+                    self.values[v as usize].clock = minted;
+                } else {
+                    self.values[v as usize].fresh = minted;
+                }
                 made = Some(v);
                 EventKind::IdGen { binding: Some(v) }
             }

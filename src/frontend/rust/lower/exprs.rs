@@ -9,9 +9,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Lit(l) => match &l.lit {
                 syn::Lit::Str(s) => Info {
                     str_lit: Some(s.value()),
+                    constant: true,
                     ..Info::default()
                 },
-                _ => Info::default(),
+                _ => Info {
+                    constant: true,
+                    ..Info::default()
+                },
             },
             Expr::Reference(r) => self.expr(&r.expr, out),
             Expr::Paren(p) => self.expr(&p.expr, out),
@@ -376,6 +380,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return Info {
                     str_lit: Some(s.clone()),
                     idents: vec![name],
+                    constant: true,
                     ..Info::default()
                 };
             }

@@ -51,13 +51,36 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             // statement that does not parse so stays unknown.
             Some(MacroKind::Format) => {
                 if let Some(a) = &args {
-                    let info = self.collect(a.iter().skip(1), out);
+                    let mut info = self.collect(a.iter().skip(1), out);
+                    // Names the template captures (`format!("{key}:{nanos}")`).
+                    if let Some(Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(t),
+                        ..
+                    })) = a.first().map(strip)
+                    {
+                        for name in captured_names(&t.value()) {
+                            if let Some(v) = self.lookup(&name) {
+                                let captured = self.value_info(v);
+                                info.absorb(&captured);
+                            }
+                        }
+                    }
+                    // A clock reading formatted into the text: the text is a fresh id.
+                    let clock = info
+                        .fresh
+                        .is_none()
+                        .then(|| self.clock_in(&info.mentions))
+                        .flatten();
                     if let Some(filled) = self.cx.eval().format(a) {
                         return Info {
                             str_lit: Some(filled),
                             mentions: info.mentions,
+                            fresh: clock,
                             ..Info::default()
                         };
+                    }
+                    if clock.is_some() {
+                        info.fresh = clock;
                     }
                     return info;
                 }
@@ -210,4 +233,38 @@ fn parse_select(input: syn::parse::ParseStream) -> syn::Result<Vec<SelectBranch>
         out.push((pat, fut, body));
     }
     Ok(out)
+}
+
+/// The names a format template captures: `{name}` and `{name:>8}`, not `{}`, `{0}`
+/// or an escaped `{{`.
+fn captured_names(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        rest = &rest[i + 1..];
+        if let Some(r) = rest.strip_prefix('{') {
+            rest = r;
+            continue;
+        }
+        let Some(end) = rest.find('}') else { break };
+        let name = rest[..end].split(':').next().unwrap_or_default().trim();
+        let ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if ident && !out.iter().any(|n: &String| n == name) {
+            out.push(name.to_string());
+        }
+        rest = &rest[end + 1..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod captured_tests {
+    #[test]
+    fn names_captured_by_a_template() {
+        assert_eq!(
+            super::captured_names("{a}-{} {{x}} {b:>8} {0} {a}"),
+            vec!["a".to_string(), "b".to_string()]
+        );
+    }
 }

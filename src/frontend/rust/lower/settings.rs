@@ -21,12 +21,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let Some((idloc, idtext, scope)) = self.values[*m as usize].fresh.clone() else {
                 continue;
             };
+            let outside_retry = handler && dedup_write && sink_call.is_none();
             let retry = match scope {
                 Some(id) => match self.retry_scopes.iter().find(|(s, _, _)| *s == id) {
-                    Some((_, l, t)) => Some((l.clone(), t.clone())),
+                    Some((_, l, t)) => {
+                        // In a loop that may prove no poll loop: the flow as it is
+                        // outside any retry, kept in case.
+                        if outside_retry && self.poll_scopes.contains(&id) {
+                            let flow = IdFlow {
+                                idgen: idloc.clone(),
+                                idgen_text: idtext.clone(),
+                                sink: loc.clone(),
+                                sink_text: text.to_string(),
+                                retry: None,
+                                sink_call: sink_call.clone(),
+                            };
+                            self.poll_fallbacks.push((id, flow));
+                        }
+                        Some((l.clone(), t.clone()))
+                    }
                     None => continue,
                 },
-                None if handler && dedup_write && sink_call.is_none() => None,
+                None if outside_retry => None,
                 None => continue,
             };
             let flow = IdFlow {

@@ -100,6 +100,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     kind: EventKind::ErrorIgnored { .. },
                     ..
                 }) => continue,
+                // A closure mapping its error (`.map_err(|_| StatusCode::..)`) that
+                // does nothing the model sees.
+                Node::Closure { body, .. } if body.is_empty() => continue,
                 Node::Event(ev) => return Some(ev),
                 _ => return None,
             }

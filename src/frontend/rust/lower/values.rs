@@ -140,8 +140,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if ti.crate_type.is_some() {
                         info.crate_type = ti.crate_type.clone();
                     }
+                    // A declared type that names something sets whether the value
+                    // is from outside; one that names nothing of the crate
+                    // (`Vec<String>`) only adds it: its methods are never the crate's.
                     if typed {
                         info.outside = ti.outside;
+                    } else {
+                        info.outside |= ti.outside;
                     }
                 } else if let Some(v) = info.value {
                     let val = &mut self.values[v as usize];
@@ -202,6 +207,59 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// The values an argument mentions; a fresh id made in the argument itself (a
+    /// helper's result, `headers_for(id)`) becomes a value of its own.
+    pub(super) fn arg_mentions(&mut self, a: &Info) -> Vec<ValueId> {
+        let mut out = a.mentions.clone();
+        let carried = out.iter().any(|m| self.values[*m as usize].fresh.is_some());
+        if a.value.is_none() && a.fresh.is_some() && !carried && !a.fresh_blocked {
+            out.push(self.value_from("", a));
+        }
+        out
+    }
+
+    /// The clock reading among `mentions` (a fresh id once formatted into a text).
+    pub(super) fn clock_in(&self, mentions: &[ValueId]) -> Option<(Loc, String, Option<u32>)> {
+        mentions
+            .iter()
+            .find_map(|m| self.values[*m as usize].clock.clone())
+    }
+
+    /// Where an argument comes from: a message's value, a literal or constant (text
+    /// known, no value in it), or unknown.
+    pub(super) fn origin_of(&self, a: &Info) -> crate::ir::Origin {
+        use crate::ir::Origin;
+        if a.value
+            .iter()
+            .chain(&a.mentions)
+            .any(|m| self.root(*m).is_some())
+        {
+            Origin::Message
+        } else if a.constant && a.value.is_none() && a.mentions.is_empty() {
+            Origin::Constant
+        } else {
+            Origin::Unknown
+        }
+    }
+
+    /// The values a statement is written with, each with where it comes from here.
+    pub(super) fn origins_of(&self, mentions: &[ValueId]) -> Vec<(ValueId, crate::ir::Origin)> {
+        use crate::ir::Origin;
+        let mut out: Vec<(ValueId, Origin)> = Vec::new();
+        for &m in mentions {
+            if out.iter().any(|(v, _)| *v == m) {
+                continue;
+            }
+            let o = if self.root(m).is_some() {
+                Origin::Message
+            } else {
+                Origin::Unknown
+            };
+            out.push((m, o));
+        }
+        out
+    }
+
     /// Info for a part of a value: no identity of its own, taken from the message.
     pub(super) fn derived(&self, info: &Info) -> Info {
         let mut mentions = info.mentions.clone();
@@ -239,9 +297,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .find_map(|m| self.values[*m as usize].fresh.clone())
             })
         };
+        let clock = self.clock_in(&info.mentions);
         let val = &mut self.values[v as usize];
         val.text.clone_from(&info.str_lit);
         val.fresh = fresh;
+        val.clock = clock;
         val.kafka_config = info.kafka_config.clone();
         val.kafka_client = info.kafka_client;
         val.idents = info.idents.iter().take(16).cloned().collect();
