@@ -1,2 +1,0 @@
-//! One dependency for every service.
-pub use ledger::*;
