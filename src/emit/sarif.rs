@@ -451,6 +451,45 @@ mod tests {
     }
 
     #[test]
+    fn suppressed_findings_are_results_with_their_justification() {
+        let text = "fn f() {\n    commit(m);\n    commit(m);\n}\n";
+        let mut open = Report::default();
+        open.sources.insert("x.rs".into(), text.into());
+        open.findings.push(finding("x.rs", 2));
+        open.findings.push(finding("x.rs", 3));
+        let mut one_suppressed = open.clone();
+        let first = one_suppressed.findings.remove(0);
+        one_suppressed
+            .suppressed
+            .push(crate::diagnostic::Suppressed {
+                finding: first,
+                justification: "replayed".into(),
+            });
+        let a = to_sarif(&open).runs[0].results.clone().unwrap();
+        let b = to_sarif(&one_suppressed).runs[0].results.clone().unwrap();
+        assert_eq!(b.len(), 2);
+        assert!(a.iter().all(|r| r.suppressions.is_none()));
+        let s = b[0].suppressions.as_ref().unwrap();
+        assert_eq!(s[0].kind, json!("inSource"));
+        assert_eq!(s[0].justification.as_deref(), Some("replayed"));
+        assert!(b[1].suppressions.is_none());
+        // Same fingerprints, repeat counts included, with or without the suppression.
+        let prints = |rs: &[SarifResult]| -> Vec<_> {
+            rs.iter().map(|r| r.partial_fingerprints.clone()).collect()
+        };
+        assert_eq!(prints(&a), prints(&b));
+        let location = &b[1].locations.as_ref().unwrap()[0];
+        let artifact = location
+            .physical_location
+            .as_ref()
+            .unwrap()
+            .artifact_location
+            .as_ref()
+            .unwrap();
+        assert_eq!(artifact.uri_base_id.as_deref(), Some(SRCROOT));
+    }
+
+    #[test]
     fn unknown_positions_have_no_region() {
         assert!(region(&Span::default()).is_none());
         let r = region(&Span {
