@@ -141,6 +141,15 @@ pub struct Finding {
     pub help: String,
 }
 
+/// A finding that an in-source `msgaudit:allow(…)` comment suppressed, with the
+/// comment's reason (the text after the `)`, empty when there is none). Only SARIF
+/// shows them (as results with `suppressions`); every other format counts them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suppressed {
+    pub finding: Finding,
+    pub justification: String,
+}
+
 /// Most labels a finding carries: the rest are counted on the last one shown (a
 /// handler with thousands of effects after one ack would otherwise print them all,
 /// for every ack).

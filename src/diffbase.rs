@@ -288,14 +288,14 @@ pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
 }
 
 /// Removes from `report.findings` those whose primary span touches no changed
-/// line; returns how many.
+/// line; returns how many. Suppressed findings (kept for SARIF) are filtered the
+/// same way, uncounted.
 pub fn filter(report: &mut Report, changed: &ChangedLines) -> usize {
     let resolver = Config {
         root: Some(changed.toplevel.clone()),
         ..Config::default()
     };
-    let before = report.findings.len();
-    report.findings.retain(|f| {
+    let on_changed_line = |f: &crate::diagnostic::Finding| {
         let Some(rel) = resolver.relative_to_root(Path::new(&f.path)) else {
             return false;
         };
@@ -304,7 +304,10 @@ pub fn filter(report: &mut Report, changed: &ChangedLines) -> usize {
             .files
             .get(&rel)
             .is_some_and(|lines| lines.intersects(f.span.line, last))
-    });
+    };
+    let before = report.findings.len();
+    report.findings.retain(|f| on_changed_line(f));
+    report.suppressed.retain(|s| on_changed_line(&s.finding));
     before - report.findings.len()
 }
 

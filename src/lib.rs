@@ -223,7 +223,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
             f.severity = sev;
         }
     }
-    report.summary.suppressed = suppressed;
+    report.summary.suppressed = suppressed.len();
+    report.suppressed = suppressed;
     report.findings = findings;
     for f in &discovery.files {
         if let Some(raw) = source::raw_display(&f.path, &f.abs) {

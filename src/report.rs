@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::diagnostic::{Finding, InputError};
+use crate::diagnostic::{Finding, InputError, Suppressed};
 
 /// Counts reported in the JSON `summary`, so that silence is never mistaken for a clean result.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,6 +53,10 @@ pub struct Timings {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub findings: Vec<Finding>,
+    /// Findings suppressed in the source (`msgaudit: allow(…)`), sorted like
+    /// `findings`: SARIF keeps them as suppressed results; the other formats only
+    /// count them (`summary.suppressed`).
+    pub suppressed: Vec<Suppressed>,
     pub errors: Vec<InputError>,
     pub summary: Summary,
     /// Time per phase, for `--statistics`; emitters never read it.
@@ -89,6 +93,14 @@ impl Report {
             .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));
         self.findings
             .dedup_by(|a, b| a.code == b.code && a.path == b.path && a.span == b.span);
+        self.suppressed.sort_by(|a, b| {
+            let (a, b) = (&a.finding, &b.finding);
+            a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span))
+        });
+        self.suppressed.dedup_by(|a, b| {
+            let (a, b) = (&a.finding, &b.finding);
+            a.code == b.code && a.path == b.path && a.span == b.span
+        });
         self.errors.sort_by(|a, b| {
             (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
         });

@@ -8,7 +8,7 @@
 //! tells comments from string and char literals; in YAML a `#` starts a comment
 //! at a line's start or after whitespace, outside quotes.
 
-use crate::diagnostic::{Finding, Severity, Span};
+use crate::diagnostic::{Finding, Severity, Span, Suppressed};
 use crate::frontend::rust::lex::{Kind, Lexer};
 use crate::rules::UNUSED_SUPPRESSION;
 use crate::source::{FileKind, SourceFile};
@@ -39,6 +39,8 @@ pub struct Suppression {
     pub line: u32,
     /// Span of the comment, from its `//` or `#` to the end of its text.
     pub span: Span,
+    /// The comment's text after the `)`, trimmed: why the finding is accepted.
+    pub reason: String,
 }
 
 /// Line comments of a Rust text: (byte offset of the `//`, byte offset of the
@@ -101,6 +103,7 @@ pub fn scan(text: &str, kind: FileKind) -> Vec<Suppression> {
         let (line, column) = line_col(text, start);
         let end = start + comment.len();
         let (end_line, end_column) = line_col(text, end);
+        let reason = args[close + 1..].trim().to_string();
         let span = Span {
             line,
             column,
@@ -119,6 +122,7 @@ pub fn scan(text: &str, kind: FileKind) -> Vec<Suppression> {
                 code: rule_named(item).map(|r| r.code),
                 line,
                 span,
+                reason: reason.clone(),
             });
         }
     }
@@ -142,7 +146,8 @@ fn unused(file: &SourceFile, s: &Suppression, message: String) -> Finding {
 
 /// Removes suppressed findings, appends unused-suppression findings for suppressions
 /// that match nothing (unless `active(code, path)` says the rule is turned off), and
-/// returns the number of findings suppressed.
+/// returns the findings suppressed, each with the reason of the first comment that
+/// covers it.
 ///
 /// A suppression naming no known rule is reported as an unused suppression too, when
 /// that check is active.
@@ -150,8 +155,8 @@ pub fn apply(
     files: &[SourceFile],
     findings: &mut Vec<Finding>,
     active: &dyn Fn(&str, &str) -> bool,
-) -> usize {
-    let mut removed = vec![false; findings.len()];
+) -> Vec<Suppressed> {
+    let mut removed: Vec<Option<String>> = vec![None; findings.len()];
     let mut stale = Vec::new();
     for file in files {
         if !file.text.contains(MARKER) {
@@ -177,7 +182,7 @@ pub fn apply(
                     && f.path == file.path
                     && (f.span.line == s.line || f.span.line == s.line + 1)
                 {
-                    removed[i] = true;
+                    removed[i].get_or_insert_with(|| s.reason.clone());
                     used = true;
                 }
             }
@@ -190,15 +195,20 @@ pub fn apply(
             }
         }
     }
-    let count = removed.iter().filter(|&&r| r).count();
-    let mut i = 0;
-    findings.retain(|_| {
-        let keep = !removed[i];
-        i += 1;
-        keep
-    });
-    findings.extend(stale);
-    count
+    let mut suppressed = Vec::new();
+    let mut kept = Vec::with_capacity(findings.len());
+    for (finding, reason) in std::mem::take(findings).into_iter().zip(removed) {
+        match reason {
+            Some(justification) => suppressed.push(Suppressed {
+                finding,
+                justification,
+            }),
+            None => kept.push(finding),
+        }
+    }
+    kept.extend(stale);
+    *findings = kept;
+    suppressed
 }
 
 #[cfg(test)]
@@ -308,7 +318,11 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
             finding("MA004", "src/a.rs", 2),
         ];
         let n = apply(&files, &mut findings, &|code, _| code != "MA003");
-        assert_eq!(n, 2);
+        let why: Vec<_> = n
+            .iter()
+            .map(|s| (s.finding.code, s.justification.as_str()))
+            .collect();
+        assert_eq!(why, [("MA001", "reason"), ("MA002", "")]);
         let left: Vec<_> = findings
             .iter()
             .map(|f| (f.code, f.path.as_str(), f.span.line))
@@ -343,7 +357,11 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
             let text = format!("// msgaudit:allow({name}) reason\npublish();\n");
             let files = [file("src/a.rs", FileKind::Rust, &text)];
             let mut findings = vec![finding("MA006", "src/a.rs", 2)];
-            assert_eq!(apply(&files, &mut findings, &|_, _| true), 1, "{name}");
+            assert_eq!(
+                apply(&files, &mut findings, &|_, _| true).len(),
+                1,
+                "{name}"
+            );
             assert!(findings.is_empty(), "{name}: {findings:?}");
         }
         for not_a_name in [
@@ -360,7 +378,7 @@ let e = b'\''; let f = br"//"; // msgaudit:allow(MA005)
     fn inactive_ma900_reports_nothing() {
         let files = [file("a.yml", FileKind::Yaml, "# msgaudit:allow(MA004)\n")];
         let mut findings = Vec::new();
-        assert_eq!(apply(&files, &mut findings, &|c, _| c != "MA900"), 0);
+        assert!(apply(&files, &mut findings, &|c, _| c != "MA900").is_empty());
         assert!(findings.is_empty());
     }
 }

@@ -1,12 +1,19 @@
 //! `--format sarif`: one SARIF 2.1.0 log (OASIS, errata 01) with one run, for
 //! GitHub code scanning (`github/codeql-action/upload-sarif`) and SARIF viewers.
 //!
-//! - `tool.driver` is msgaudit with its version and every rule of
-//!   [`rules::ALL`](crate::rules::ALL) as a `reportingDescriptor` (a catalogued but
-//!   unimplemented rule is `enabled: false`).
+//! - `tool.driver` is msgaudit with its version, its home page (`informationUri`,
+//!   Cargo.toml's `homepage`) and every rule of [`rules::ALL`](crate::rules::ALL) as
+//!   a `reportingDescriptor`: its documentation page as `helpUri`
+//!   ([`RuleMeta::doc_url`]), its explanation as `help.markdown` and as plain text
+//!   in `help.text`.
 //! - Each finding is a `result` with its rule, level, message and primary location;
 //!   its labels are `relatedLocations` with their messages; boundary, window and
 //!   help are in the result's `properties`.
+//! - Findings suppressed in the source (`msgaudit:allow(…)`) are results too, with
+//!   `suppressions: [{kind: inSource, justification}]` (the comment's reason), so
+//!   that code scanning shows them as closed rather than forgetting them.
+//! - Relative artifact URIs are relative to `%SRCROOT%` (`uriBaseId`), the
+//!   directory msgaudit ran in, which `originalUriBaseIds` gives as a `file:` URI.
 //! - Columns count characters (`columnKind: unicodeCodePoints`), `endColumn` is
 //!   exclusive, as in SARIF.
 //! - `partialFingerprints["msgaudit/v1"]` hashes the rule, the path and the
@@ -22,13 +29,13 @@ use serde_json::{json, Value};
 use serde_sarif::sarif::{
     ArtifactLocation, Invocation, Location, Message, MultiformatMessageString, Notification,
     PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
-    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+    Result as SarifResult, ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
-use super::{escape, unindent, Sources};
+use super::{escape, plain, unindent, Sources};
 use crate::diagnostic::{Finding, InputError, Severity, Span};
 use crate::report::Report;
-use crate::rules::{RuleMeta, ALL};
+use crate::rules::{RuleMeta, ALL, HOMEPAGE};
 
 /// `$schema` of the log: the official schema's `id`.
 pub const SCHEMA: &str =
@@ -37,6 +44,10 @@ pub const SCHEMA: &str =
 /// Key of the fingerprint in `partialFingerprints`; the suffix changes when the
 /// way it is computed does.
 pub const FINGERPRINT_KEY: &str = "msgaudit/v1";
+
+/// The `uriBaseId` of relative artifact URIs: the directory msgaudit ran in, which
+/// display paths are relative to.
+pub const SRCROOT: &str = "%SRCROOT%";
 
 /// The report as one pretty-printed SARIF document, with a final newline.
 pub fn render(report: &Report) -> String {
@@ -51,15 +62,32 @@ pub fn render(report: &Report) -> String {
 pub fn to_sarif(report: &Report) -> Sarif {
     let mut sources = Sources::new(report);
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let results: Vec<SarifResult> = report
+    // Reported and suppressed findings in one order (path, line, column, code), so
+    // that a fingerprint's repeat count does not change when a suppression is added.
+    let mut all: Vec<(&Finding, Option<&str>)> = report
         .findings
         .iter()
-        .map(|f| {
+        .map(|f| (f, None))
+        .chain(
+            report
+                .suppressed
+                .iter()
+                .map(|s| (&s.finding, Some(s.justification.as_str()))),
+        )
+        .collect();
+    all.sort_by(|(a, _), (b, _)| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));
+    let results: Vec<SarifResult> = all
+        .into_iter()
+        .map(|(f, justification)| {
             let hash = fingerprint_hash(f, &mut sources);
             let n = seen.entry(hash.clone()).or_default();
             let fingerprint = format!("{hash}:{n}");
             *n += 1;
-            result(f, fingerprint)
+            let mut r = result(f, fingerprint);
+            if let Some(justification) = justification {
+                r.suppressions = Some(vec![suppression(justification)]);
+            }
+            r
         })
         .collect();
     let notifications: Vec<Notification> = report.errors.iter().map(notification).collect();
@@ -90,15 +118,17 @@ pub fn to_sarif(report: &Report) -> Sarif {
         .name("msgaudit")
         .version(env!("CARGO_PKG_VERSION"))
         .semantic_version(env!("CARGO_PKG_VERSION"))
+        .information_uri(HOMEPAGE)
         .short_description(text(env!("CARGO_PKG_DESCRIPTION")))
         .rules(ALL.iter().map(|r| descriptor(r)).collect::<Vec<_>>())
         .build();
-    let run = Run::builder()
+    let mut run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
         .invocations(vec![invocation])
         .results(results)
         .column_kind(json!("unicodeCodePoints"))
         .build();
+    run.original_uri_base_ids = Some(BTreeMap::from([(SRCROOT.to_string(), srcroot())]));
     Sarif::builder()
         .schema(SCHEMA)
         .version(json!("2.1.0"))
@@ -108,6 +138,44 @@ pub fn to_sarif(report: &Report) -> Sarif {
 
 fn text(s: &str) -> MultiformatMessageString {
     MultiformatMessageString::builder().text(s).build()
+}
+
+/// Markdown as `markdown`, and as plain text in `text`.
+fn markdown(md: &str) -> MultiformatMessageString {
+    let text = plain::markdown_to_text(md);
+    MultiformatMessageString::builder()
+        .text(text.trim_end())
+        .markdown(md)
+        .build()
+}
+
+/// `%SRCROOT%`: the current directory as an absolute `file:` URI ending in `/`
+/// (SARIF §3.14.14); without `uri` when the directory is unknown or not UTF-8.
+fn srcroot() -> ArtifactLocation {
+    let dir = std::env::current_dir().ok();
+    let dir = dir.as_deref().and_then(std::path::Path::to_str).map(|d| {
+        let d = d.replace(std::path::MAIN_SEPARATOR, "/");
+        if d.ends_with('/') {
+            d
+        } else {
+            format!("{d}/")
+        }
+    });
+    let mut location = ArtifactLocation::builder()
+        .description(Message::from(
+            "The directory msgaudit ran in: relative paths in this log are relative to it.",
+        ))
+        .build();
+    location.uri = dir.map(|d| path_uri(&d));
+    location
+}
+
+fn suppression(justification: &str) -> Suppression {
+    let mut s = Suppression::builder().kind(json!("inSource")).build();
+    if !justification.is_empty() {
+        s.justification = Some(justification.to_string());
+    }
+    s
 }
 
 fn level(severity: Severity) -> ResultLevel {
@@ -145,13 +213,9 @@ fn descriptor(rule: &RuleMeta) -> ReportingDescriptor {
         .id(rule.code)
         .name(rule.name)
         .short_description(text(rule.summary))
-        .full_description(text(&first_paragraph(doc)))
-        .help(
-            MultiformatMessageString::builder()
-                .text(doc)
-                .markdown(doc)
-                .build(),
-        )
+        .full_description(markdown(&first_paragraph(doc)))
+        .help(markdown(doc))
+        .help_uri(rule.doc_url())
         .default_configuration(configuration)
         .properties(
             PropertyBag::builder()
@@ -204,9 +268,21 @@ fn region(span: &Span) -> Option<Region> {
     Some(r)
 }
 
+/// The location of a file by its display path: relative to `%SRCROOT%`, or an
+/// absolute `file:` URI.
+fn artifact(path: &str) -> ArtifactLocation {
+    let uri = path_uri(path);
+    let mut a = ArtifactLocation::builder().build();
+    if !uri.starts_with("file:") {
+        a.uri_base_id = Some(SRCROOT.to_string());
+    }
+    a.uri = Some(uri);
+    a
+}
+
 fn physical(path: &str, region: Option<Region>) -> PhysicalLocation {
     let mut p = PhysicalLocation::builder()
-        .artifact_location(ArtifactLocation::builder().uri(path_uri(path)).build())
+        .artifact_location(artifact(path))
         .build();
     p.region = region;
     p
@@ -372,6 +448,45 @@ mod tests {
         assert_eq!(fa[FINGERPRINT_KEY], fb[0]);
         assert!(fb[0].ends_with(":0") && fb[1].ends_with(":1"), "{fb:?}");
         assert_eq!(fb[0].split(':').next(), fb[1].split(':').next());
+    }
+
+    #[test]
+    fn suppressed_findings_are_results_with_their_justification() {
+        let text = "fn f() {\n    commit(m);\n    commit(m);\n}\n";
+        let mut open = Report::default();
+        open.sources.insert("x.rs".into(), text.into());
+        open.findings.push(finding("x.rs", 2));
+        open.findings.push(finding("x.rs", 3));
+        let mut one_suppressed = open.clone();
+        let first = one_suppressed.findings.remove(0);
+        one_suppressed
+            .suppressed
+            .push(crate::diagnostic::Suppressed {
+                finding: first,
+                justification: "replayed".into(),
+            });
+        let a = to_sarif(&open).runs[0].results.clone().unwrap();
+        let b = to_sarif(&one_suppressed).runs[0].results.clone().unwrap();
+        assert_eq!(b.len(), 2);
+        assert!(a.iter().all(|r| r.suppressions.is_none()));
+        let s = b[0].suppressions.as_ref().unwrap();
+        assert_eq!(s[0].kind, json!("inSource"));
+        assert_eq!(s[0].justification.as_deref(), Some("replayed"));
+        assert!(b[1].suppressions.is_none());
+        // Same fingerprints, repeat counts included, with or without the suppression.
+        let prints = |rs: &[SarifResult]| -> Vec<_> {
+            rs.iter().map(|r| r.partial_fingerprints.clone()).collect()
+        };
+        assert_eq!(prints(&a), prints(&b));
+        let location = &b[1].locations.as_ref().unwrap()[0];
+        let artifact = location
+            .physical_location
+            .as_ref()
+            .unwrap()
+            .artifact_location
+            .as_ref()
+            .unwrap();
+        assert_eq!(artifact.uri_base_id.as_deref(), Some(SRCROOT));
     }
 
     #[test]

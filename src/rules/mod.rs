@@ -41,7 +41,15 @@ pub struct RuleMeta {
     pub doc: &'static str,
 }
 
+/// The project's home page (`homepage` in Cargo.toml).
+pub const HOMEPAGE: &str = env!("CARGO_PKG_HOMEPAGE");
+
 impl RuleMeta {
+    /// The rule's documentation page: `<homepage>/blob/main/docs/rules/<CODE>.md`.
+    pub fn doc_url(&self) -> String {
+        format!("{HOMEPAGE}/blob/main/docs/rules/{}.md", self.code)
+    }
+
     /// A finding of this rule at `at` (its primary location), with the rule's code,
     /// name, default severity and boundary: the one way a rule makes a finding.
     pub fn finding(
