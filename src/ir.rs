@@ -112,6 +112,9 @@ pub enum ExternalKind {
     /// A cache entry (a value written with an expiry): its failure loses nothing of
     /// the message, and it is no business change.
     Cache,
+    /// A write to a database outside SQL (DynamoDB), durable when the call returns:
+    /// a business change like an autocommit write (named by its store).
+    Store(String),
     Other(String),
 }
 

@@ -937,6 +937,9 @@ impl<'c> Interp<'c> {
                 if let Some(b) = st.broker_open.clone() {
                     self.pair(Relation::InBrokerTransaction, ev.clone(), b, Vec::new());
                 }
+                if matches!(kind, crate::ir::ExternalKind::Store(_)) {
+                    self.store_write(&mut st, &ev);
+                }
                 self.effect_now(&mut st, ev);
             }
             EventKind::BrokerBegin => {

@@ -377,7 +377,9 @@ fn other_effect(e: &crate::ir::Event) -> Option<Effect> {
                 ExternalKind::Http => EffectClass::Http,
                 ExternalKind::Email => EffectClass::Email,
                 ExternalKind::Payment => EffectClass::Payment,
-                ExternalKind::Cache | ExternalKind::Other(_) => EffectClass::Other,
+                ExternalKind::Cache | ExternalKind::Store(_) | ExternalKind::Other(_) => {
+                    EffectClass::Other
+                }
             },
             if *idempotency_key {
                 Some(true)

@@ -424,6 +424,10 @@ pub struct CallSpec {
     /// commits each write by itself.
     pub store: Option<String>,
     pub external: Option<String>,
+    /// The external effect writes a database outside SQL (DynamoDB `put_item`): a
+    /// durable business change, like an autocommit write, for dual writes (MA006).
+    #[serde(default)]
+    pub durable: bool,
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
     pub offsets: bool,

@@ -7,8 +7,8 @@ declare_rule! {
     /// ## What it does
     ///
     /// Finds a function (a message handler, an HTTP handler, a service method) that
-    /// makes a database change durable (commits a transaction, or writes in
-    /// autocommit) and publishes to a broker (rdkafka `send`, lapin `basic_publish`,
+    /// makes a database change durable (commits a transaction, writes in autocommit,
+    /// or puts or updates a DynamoDB item) and publishes to a broker (rdkafka `send`, lapin `basic_publish`,
     /// async-nats `publish`, SQS `send_message`, redis `xadd`) as two separate steps,
     /// in either order, with no outbox. It follows calls into the crate's other
     /// functions and files.

@@ -115,6 +115,26 @@ impl<'c> Interp<'c> {
         }
     }
 
+    /// A write to a store outside SQL that is durable when the call returns
+    /// (`ExternalKind::Store`): a database change apart from any publish on this
+    /// path, as an autocommit SQL write is.
+    pub(super) fn store_write(&mut self, st: &mut State, ev: &EvRef) {
+        let change = Applied::new(ev.clone(), st);
+        for p in live_publishes(st) {
+            self.pair(
+                Relation::PublishApartFromDbChange {
+                    change_in_broker_transaction: change.in_broker_transaction,
+                    change_deletes_only: change.deletes_only,
+                    change_after_publish: true,
+                },
+                p,
+                ev.clone(),
+                Vec::new(),
+            );
+        }
+        st.durable.insert(change);
+    }
+
     pub(super) fn commit(&mut self, st: &mut State, tx: Val, ev: EvRef) {
         let Some(t) = st.txs.get(&tx).cloned() else {
             return;

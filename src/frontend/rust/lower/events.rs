@@ -561,6 +561,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Some("email") => ExternalKind::Email,
                     Some("payment") => ExternalKind::Payment,
                     Some("cache") => ExternalKind::Cache,
+                    Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
                     other => ExternalKind::Other(other.unwrap_or("external").to_string()),
                 },
                 non_idempotent: spec.non_idempotent,
