@@ -425,7 +425,7 @@ pub struct CallSpec {
     pub store: Option<String>,
     pub external: Option<String>,
     /// The external effect writes a database outside SQL (DynamoDB `put_item`): a
-    /// durable business change, like an autocommit write, for dual writes (MA006).
+    /// durable business change, like an autocommit write, for dual writes.
     #[serde(default)]
     pub durable: bool,
     /// The ack is a Kafka consumer's offset commit or store.

@@ -173,8 +173,10 @@ impl Blocks<'_> {
             Pat::Wild(_) => return Some(false),
             Pat::TupleStruct(ts) => {
                 let name = ts.path.segments.last()?.ident.to_string();
-                if name != "Ok" {
-                    return (name != "Err").then_some(true);
+                match self.apis.std.results.side(&name) {
+                    Some(true) => {}
+                    Some(false) => return None,
+                    None => return Some(true),
                 }
                 match ts.elems.first() {
                     None => return Some(false),
