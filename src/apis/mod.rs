@@ -39,6 +39,8 @@ pub const PACKS: &[(&str, &str)] = &[
     ),
     ("redis.toml", include_str!("../../rules/redis.toml")),
     ("pulsar.toml", include_str!("../../rules/pulsar.toml")),
+    ("kafka.toml", include_str!("../../rules/kafka.toml")),
+    ("rskafka.toml", include_str!("../../rules/rskafka.toml")),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
