@@ -39,6 +39,8 @@ pub const PACKS: &[(&str, &str)] = &[
     ),
     ("redis.toml", include_str!("../../rules/redis.toml")),
     ("pulsar.toml", include_str!("../../rules/pulsar.toml")),
+    ("kafka.toml", include_str!("../../rules/kafka.toml")),
+    ("rskafka.toml", include_str!("../../rules/rskafka.toml")),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
@@ -469,6 +471,13 @@ pub struct CallSpec {
     pub verb: Option<String>,
     /// What the call does to the client configuration it is called on.
     pub config: Option<ConfigStep>,
+    /// With `config = "property"`: the one property a builder method sets from its
+    /// argument (kafka-rust `with_required_acks(RequiredAcks::One)` sets `acks`)...
+    pub property: Option<String>,
+    /// ...and the value each enum variant the argument names gives it
+    /// (`One = "1"`): the last segment of the argument's path.
+    #[serde(default)]
+    pub property_values: HashMap<String, String>,
     /// For user entries: the receiver's declared type must be this (or unknown).
     #[serde(skip)]
     pub on_type: Option<String>,
@@ -682,6 +691,9 @@ impl Pack {
 #[derive(Debug, Default)]
 pub struct Apis {
     pub types: HashMap<String, Vec<TypeSpec>>,
+    /// The roles of client configurations: the receivers of the packs' `config`
+    /// calls (rdkafka `ClientConfig`, kafka-rust's producer builder).
+    pub config_roles: std::collections::HashSet<String>,
     /// Batch calls whose response carries per-entry failures, by method name: the
     /// response's accessors that tell which entries failed (the packs' `entry_failures`).
     pub entry_failures: HashMap<String, Vec<String>>,
@@ -976,6 +988,13 @@ impl Apis {
             }
         }
         self.entry_failures = batches;
+        self.config_roles = self
+            .methods
+            .values()
+            .flatten()
+            .filter(|s| s.config.is_some())
+            .flat_map(|s| s.on.iter().filter(|o| *o != "?").cloned())
+            .collect();
         let mut tokens: Vec<String> = Vec::new();
         tokens.extend(self.types.keys().cloned());
         tokens.extend(self.methods.keys().cloned());

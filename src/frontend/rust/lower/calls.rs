@@ -118,7 +118,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
 
         // rdkafka `ClientConfig` chains.
-        if Role::KafkaConfig.is(recv.role.as_deref()) {
+        if recv
+            .role
+            .as_deref()
+            .is_some_and(|r| self.cx.apis.config_roles.contains(r))
+        {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
         if self.cx.apis.topics.subscribe.contains(&name) {

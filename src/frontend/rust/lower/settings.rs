@@ -155,21 +155,36 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 runs: Vec::new(),
             })
         });
-        let step = self
+        let role = recv.role.clone();
+        let spec = self
             .cx
             .apis
             .methods
             .get(&name)
             .into_iter()
             .flatten()
-            .filter(|s| s.on.iter().any(|o| Role::KafkaConfig.is(Some(o.as_str()))))
-            .find_map(|s| s.config);
-        match step {
+            .find(|s| s.config.is_some() && s.on.iter().any(|o| Some(o) == role.as_ref()))
+            .cloned();
+        match spec.as_ref().and_then(|s| s.config) {
             Some(ConfigStep::Property) => {
-                let key = arg_infos.first().and_then(|a| a.str_lit.clone());
+                let spec = spec.as_ref().expect("a config step has its spec");
+                // A setter of one property takes its value from the variant its
+                // argument names (`RequiredAcks::One`); `.set(k, v)` from two strings.
+                let (key, value_arg) = match &spec.property {
+                    Some(p) => (Some(p.clone()), 0),
+                    None => (arg_infos.first().and_then(|a| a.str_lit.clone()), 1),
+                };
                 match key {
                     Some(key) => {
-                        let value = arg_infos.get(1).and_then(|a| a.str_lit.clone());
+                        let value = match &spec.property {
+                            Some(_) => args.first().and_then(|a| match a {
+                                Expr::Path(p) => p.path.segments.last().and_then(|s| {
+                                    spec.property_values.get(&s.ident.to_string()).cloned()
+                                }),
+                                _ => None,
+                            }),
+                            None => arg_infos.get(value_arg).and_then(|a| a.str_lit.clone()),
+                        };
                         cfg.props.push(Prop {
                             key,
                             value,
@@ -181,12 +196,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Some(ConfigStep::Keep) => {}
             Some(ConfigStep::Create) => {
+                // The value made has the role the pack says (`returns`), unless a
+                // turbofish names the client (`create::<StreamConsumer>()`).
+                let made = spec.as_ref().and_then(|s| s.returns.clone());
                 let role = self.turbofish_role(mc);
                 let mut client = *cfg;
                 client.role = role.clone();
                 self.kafka_clients.push(client);
                 return Info {
-                    role: role.or_else(|| Role::KafkaClient.some()),
+                    role: role.or(made).or_else(|| Role::KafkaClient.some()),
                     kafka_client: Some(self.kafka_clients.len() - 1),
                     ..Info::default()
                 };
@@ -198,7 +216,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         Info {
             value: recv.value,
-            role: Role::KafkaConfig.some(),
+            role: role.or_else(|| Role::KafkaConfig.some()),
             kafka_config: Some(cfg),
             ..Info::default()
         }

@@ -31,7 +31,9 @@ fn names_come_from_the_packs() {
             "query_scalar",
             "query_with",
             "sql_query",
-            "subscribe"
+            "subscribe",
+            "with_topic",
+            "with_topic_partitions"
         ]
     );
     assert_eq!(
