@@ -48,9 +48,22 @@ fn checklist_answers_from_the_analysis() {
         .find(|s| s.starts_with("Consumer `KafkaOrders::run`"))
         .unwrap();
     assert!(kafka.contains("**Guarantee: at-most-once**"));
-    assert!(kafka.contains("Decided by MA001 ack-before-commit [fixtures/demo/src/consumer.rs:76](fixtures/demo/src/consumer.rs#L76)"));
+    // Each rule's code links to its page, the URL of SARIF's `helpUri`.
+    let rule = |code: &str| {
+        let r = msgaudit::rules::lookup(code).unwrap();
+        format!("[{code}]({}) {}", r.doc_url(), r.name)
+    };
+    assert!(kafka.contains(&format!(
+        "Decided by {} [fixtures/demo/src/consumer.rs:76](fixtures/demo/src/consumer.rs#L76)",
+        rule("MA001")
+    )));
     assert!(kafka.contains("- [ ] **3."));
-    assert!(out.contains("**Findings by rule:** 3 MA001 ack-before-commit, 1 MA003 split-dedup-transaction, 1 MA006 dual-write (5 in total)."));
+    assert!(out.contains(&format!(
+        "**Findings by rule:** 3 {}, 1 {}, 1 {} (5 in total).",
+        rule("MA001"),
+        rule("MA003"),
+        rule("MA006")
+    )));
 }
 
 #[test]

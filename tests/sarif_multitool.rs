@@ -253,13 +253,16 @@ fn artifact_uris_are_relative_to_srcroot() {
     assert_eq!(driver["informationUri"], env!("CARGO_PKG_HOMEPAGE"));
     for rule in driver["rules"].as_array().unwrap() {
         let code = rule["id"].as_str().unwrap();
+        let name = ::msgaudit::rules::lookup(code).unwrap().name;
         assert_eq!(
             rule["helpUri"],
             format!(
-                "{}/blob/main/docs/rules/{code}.md",
-                env!("CARGO_PKG_HOMEPAGE")
+                "{}/blob/main/docs/rules/{code}-{name}.md",
+                env!("CARGO_PKG_REPOSITORY")
             )
         );
+        let page = format!("docs/rules/{code}-{name}.md");
+        assert!(Path::new(&page).is_file(), "{page}");
         let text = rule["help"]["text"].as_str().unwrap();
         let markdown = rule["help"]["markdown"].as_str().unwrap();
         assert!(markdown.contains("## What it does"), "{code}");

@@ -335,13 +335,14 @@ fn open_change_save_close_hover_code_action_shutdown() {
         message.contains("\nhelp: apply the effect first"),
         "{message}"
     );
-    // The code links to the rule's page: `msgaudit explain MA001`.
-    let href = ack["codeDescription"]["href"].as_str().unwrap();
-    let page = msgaudit::server::convert::uri_to_path(&href.parse().unwrap()).unwrap();
-    assert!(href.ends_with("/MA001.md"), "{href}");
-    assert_eq!(
-        fs::read_to_string(page).unwrap(),
-        msgaudit::emit::explain(msgaudit::rules::lookup("MA001").unwrap())
+    // The code links to the rule's published page, the URL of SARIF's `helpUri`.
+    let rule = msgaudit::rules::lookup("MA001").unwrap();
+    assert_eq!(ack["codeDescription"]["href"], rule.doc_url());
+    assert!(
+        rule.doc_url()
+            .ends_with("/docs/rules/MA001-ack-before-commit.md"),
+        "{}",
+        rule.doc_url()
     );
     // Labels are related information, in this file and in others.
     let related = ack["relatedInformation"].as_array().unwrap();
@@ -478,6 +479,32 @@ fn yaml_buffers_get_findings_and_a_yaml_suppression() {
     // The file's findings are cleared: an empty list for it.
     let after = c.change(&yaml, &lines.concat(), 8);
     assert_eq!(after, Vec::<Value>::new());
+    c.shutdown();
+}
+
+#[test]
+fn local_rule_pages_are_written_and_linked_for_offline_use() {
+    let (_t, root) = demo();
+    let consumer = root.join("src/consumer.rs");
+    let text = fs::read_to_string(&consumer).unwrap();
+    let (mut c, _) = Client::start(
+        &root,
+        json!({}),
+        json!({"debounceMs": 0, "rulesUrl": "local"}),
+    );
+    let diagnostics = c.open(&consumer, &text, 1);
+    let ack = on_line(&diagnostics, "MA001", 75).expect("MA001 at consumer.rs:76");
+    // The code links to a local page: the text of `msgaudit explain MA001`.
+    let href = ack["codeDescription"]["href"].as_str().unwrap();
+    assert!(
+        href.starts_with("file://") && href.ends_with("/MA001.md"),
+        "{href}"
+    );
+    let page = msgaudit::server::convert::uri_to_path(&href.parse().unwrap()).unwrap();
+    assert_eq!(
+        fs::read_to_string(page).unwrap(),
+        msgaudit::emit::explain(msgaudit::rules::lookup("MA001").unwrap())
+    );
     c.shutdown();
 }
 

@@ -103,8 +103,17 @@ fn effect(e: &Effect) -> String {
     call(&e.site)
 }
 
+/// `[MA001](…/docs/rules/MA001-ack-before-commit.md) ack-before-commit`: the code
+/// links to the rule's published page, the URL of SARIF's `helpUri`.
+fn rule(code: &str, name: &str) -> String {
+    match crate::rules::lookup(code) {
+        Some(r) => format!("[{code}]({}) {name}", r.doc_url()),
+        None => format!("{code} {name}"),
+    }
+}
+
 fn finding(f: &FindingRef) -> String {
-    format!("{} {} {}", f.code, f.name, link(&f.path, f.line))
+    format!("{} {}", rule(f.code, f.name), link(&f.path, f.line))
 }
 
 /// The code of the rule about a boundary, where the checklist names it without a
@@ -174,9 +183,8 @@ fn render_body(report: &Report) -> String {
         })
         .map(|f| {
             format!(
-                "- {} {} {}: {}",
-                f.code,
-                f.name,
+                "- {} {}: {}",
+                rule(f.code, f.name),
                 link(&f.path, f.span.line),
                 md(&f.message)
             )
@@ -788,7 +796,7 @@ fn summary(report: &Report) -> String {
     } else {
         let parts: Vec<String> = by
             .iter()
-            .map(|((code, name), n)| format!("{n} {code} {name}"))
+            .map(|((code, name), n)| format!("{n} {}", rule(code, name)))
             .collect();
         let _ = write!(
             out,

@@ -7,6 +7,7 @@ pub mod escape;
 pub mod github;
 pub mod human;
 pub mod json;
+pub mod pages;
 pub mod plain;
 pub mod rustc_json;
 pub mod sarif;

@@ -44,10 +44,21 @@ pub struct RuleMeta {
 /// The project's home page (`homepage` in Cargo.toml).
 pub const HOMEPAGE: &str = env!("CARGO_PKG_HOMEPAGE");
 
+/// Where the rules' pages are published: `docs/rules/` of the main branch of the
+/// repository (`repository` in Cargo.toml), which renders Markdown. The one base of
+/// every rule link (SARIF `helpUri`, the language server's code link, the checklist).
+pub const RULE_DOCS_BASE: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/rules/");
+
 impl RuleMeta {
-    /// The rule's documentation page: `<homepage>/blob/main/docs/rules/<CODE>.md`.
+    /// The file name of the rule's page in `docs/rules/`: `MA001-ack-before-commit.md`.
+    pub fn page_file(&self) -> String {
+        format!("{}-{}.md", self.code, self.name)
+    }
+
+    /// The rule's documentation page, a stable URL:
+    /// `<repository>/blob/main/docs/rules/MA001-ack-before-commit.md`.
     pub fn doc_url(&self) -> String {
-        format!("{HOMEPAGE}/blob/main/docs/rules/{}.md", self.code)
+        format!("{RULE_DOCS_BASE}{}", self.page_file())
     }
 
     /// A finding of this rule at `at` (its primary location), with the rule's code,
@@ -145,7 +156,14 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
           that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
           Stale suppressions accumulate and hide the next real defect written on that line.\n\n\
-          A suppression of a rule that `--select`, `--ignore` or the config turned off is not stale.\n",
+          A suppression of a rule that `--select`, `--ignore` or the config turned off is not stale.\n\n\
+          ## Example\n\n\
+          ```rust\n\
+          // msgaudit:allow(MA001) replayed from the outbox on restart\n\
+          tx.commit().await?; // the ack that was here moved below: nothing to suppress\n\
+          consumer.commit_message(&msg, CommitMode::Async)?;\n\
+          ```\n\n\
+          Use instead: remove the comment, so that the next finding on that line shows.\n",
 };
 
 /// Every rule, in code order.

@@ -22,10 +22,12 @@
 //! - Every file with findings gets them (a finding of a handler may sit in a file
 //!   that is not open); files that no longer have any are cleared.
 //!
-//! `initializationOptions`: `debounceMs` (number), `rulesUrl` (a URL template with
-//! `{code}` and `{name}` for each diagnostic's code link; by default the link is a
-//! local Markdown file of the rule's `msgaudit explain` text, see
-//! [`ServerOptions::docs_dir`]).
+//! `initializationOptions`: `debounceMs` (number), `rulesUrl` (each diagnostic's code
+//! link: by default the rule's published page, [`crate::rules::RuleMeta::doc_url`],
+//! the URL that SARIF's `helpUri` and the checklist give too; a URL template with
+//! `{code}` and `{name}` for other documentation; or `local`, for a local Markdown
+//! file of the rule's `msgaudit explain` text that opens without a network, see
+//! [`ServerOptions::docs_dir`]). Hover shows the same text in any case.
 
 mod actions;
 pub mod convert;
@@ -58,12 +60,15 @@ use convert::Encoding;
 #[derive(Clone, Debug, Default)]
 pub struct ServerOptions {
     /// A directory to write each rule's documentation to (`MA0NN.md`, the text of
-    /// `msgaudit explain`), linked from each diagnostic's code; `None`: no link
-    /// unless the client gives `rulesUrl`.
+    /// `msgaudit explain`), linked from each diagnostic's code when the client asks
+    /// for local pages (`rulesUrl: "local"`); `None`: such a client gets no link.
     pub docs_dir: Option<PathBuf>,
     /// Threads for each analysis (`--jobs`); `None`: one per core.
     pub jobs: Option<usize>,
 }
+
+/// The `rulesUrl` that links each code to a local page ([`ServerOptions::docs_dir`]).
+const LOCAL_RULES: &str = "local";
 
 /// Settings from the client's `initializationOptions`.
 #[derive(Clone, Debug)]
@@ -79,7 +84,11 @@ impl Settings {
             debounce: Duration::from_millis(
                 get("debounceMs").and_then(Value::as_u64).unwrap_or(200),
             ),
-            rules_url: get("rulesUrl").and_then(Value::as_str).map(str::to_string),
+            rules_url: get("rulesUrl")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_string),
         }
     }
 }
@@ -188,7 +197,11 @@ pub fn run(
         watch_files(&connection)?;
     }
 
-    let docs_dir = options.docs_dir.as_deref().and_then(write_rule_docs);
+    // The local pages are written only for a client that links to them.
+    let docs_dir = match settings.rules_url.as_deref() {
+        Some(LOCAL_RULES) => options.docs_dir.as_deref().and_then(write_rule_docs),
+        _ => None,
+    };
     let (job_tx, job_rx) = crossbeam_channel::unbounded();
     let (out_tx, out_rx) = crossbeam_channel::unbounded();
     let jobs = options.jobs;
@@ -710,16 +723,20 @@ impl Server {
         report.sources.get(path).map_or("", String::as_str)
     }
 
-    /// The link of a rule's code: `rulesUrl` filled in, else the rule's page in the
-    /// docs directory.
+    /// The link of a rule's code: the rule's published page (the URL of SARIF's
+    /// `helpUri`), else `rulesUrl` filled in, or the rule's local page
+    /// (`rulesUrl: "local"`).
     fn rule_link(&self, code: &str, name: &str) -> Option<lsp::Uri> {
-        match &self.settings.rules_url {
+        match self.settings.rules_url.as_deref() {
+            None => crate::rules::lookup(code)?.doc_url().parse().ok(),
+            Some(LOCAL_RULES) => {
+                convert::path_to_uri(&self.docs_dir.as_ref()?.join(format!("{code}.md")))
+            }
             Some(template) => template
                 .replace("{code}", code)
                 .replace("{name}", name)
                 .parse()
                 .ok(),
-            None => convert::path_to_uri(&self.docs_dir.as_ref()?.join(format!("{code}.md"))),
         }
     }
 
