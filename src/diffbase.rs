@@ -401,8 +401,20 @@ diff --git a/new.rs b/\"sp\\303\\251cial\\tname.rs\"
 +b
 +c
 ";
-        let files = parse_diff(diff);
+        let (files, removed) = parse(diff);
         assert_eq!(files["src/a.rs"], Lines::Ranges(vec![(4, 5), (12, 12)]));
+        // A line replaced sits between the lines around its replacement; a pure
+        // removal (`+21,0`) between line 21 and line 22.
+        assert_eq!(removed["src/a.rs"], vec![(11, 12), (21, 22)]);
+        let changed = ChangedLines {
+            toplevel: PathBuf::from("/"),
+            files: files.clone(),
+            removed: removed.clone(),
+        };
+        // Only the removal falls in lines 21..=30; nothing in 13..=20.
+        assert!(changed.touches("/src/a.rs", 21, 30));
+        assert!(!changed.touches("/src/a.rs", 22, 30));
+        assert!(!changed.touches("/src/a.rs", 13, 20));
         assert!(!files.contains_key("old.rs"));
         // The quoted target is `"b/..."`: unquoted first, then the prefix dropped.
         assert_eq!(files["sp\u{e9}cial\tname.rs"], Lines::Ranges(vec![(1, 3)]));

@@ -212,9 +212,15 @@ mod tests {
         // The sections with findings come first.
         assert!(out.find("### S5").unwrap() < out.find("- S1\n").unwrap());
         let s: Vec<Section> = (0..20).map(|i| section(i, i % 5 == 0)).collect();
-        let out = fit("H\n", s, &[], "T\n", 900);
-        assert!(out.chars().count() <= 900, "{}", out.len());
-        assert!(out.contains("Findings here: F5."));
+        let out = fit("H\n", s, &[], "T\n", 600);
+        assert!(out.chars().count() <= 600, "{}", out.len());
+        assert!(out.contains("list only their findings") && out.contains("- S1\n"));
+        assert!(out.contains("Findings here: F5.") && !out.contains("left out"));
+        let s: Vec<Section> = (0..200).map(|i| section(i, i % 5 == 0)).collect();
+        let out = fit("H\n", s, &[], "T\n", 2000);
+        assert!(out.chars().count() <= 2000, "{}", out.len());
+        // Clean sections leave first.
+        assert!(out.contains("Findings here: F195.") && !out.contains("- S199\n"));
         assert!(out.contains("left out**"), "{out}");
         assert!(out.ends_with("origin/main`.\n"));
     }
