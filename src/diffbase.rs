@@ -7,7 +7,8 @@
 //! untracked files that are not ignored. Every file is diffed as text, whatever
 //! its attributes say, without external diff programs or text conversions, and
 //! hunks are read by their line counts (see [`parse_diff`]). Pure deletions
-//! change no remaining line. The `git` command is run locally; nothing is fetched
+//! change no remaining line, so they choose no finding; the review checklist
+//! counts a removal inside a function as touching it. The `git` command is run locally; nothing is fetched
 //! (a lazy fetch in a partial clone is turned off).
 
 use std::collections::BTreeMap;
@@ -42,6 +43,32 @@ pub struct ChangedLines {
     /// The repository's top-level directory; `files` keys are relative to it.
     pub toplevel: PathBuf,
     pub files: BTreeMap<String, Lines>,
+    /// Where lines were removed, per file: the pair of remaining lines the removal
+    /// sat between (a removal inside a function touches it; SPEC §6 scopes the
+    /// checklist by it). Findings are never chosen by removals.
+    pub removed: BTreeMap<String, Vec<(u32, u32)>>,
+}
+
+impl ChangedLines {
+    /// Whether the change touches lines `first..=last` of `path` (a display path):
+    /// a changed line among them, or lines removed between two of them.
+    pub fn touches(&self, path: &str, first: u32, last: u32) -> bool {
+        let resolver = Config {
+            root: Some(self.toplevel.clone()),
+            ..Config::default()
+        };
+        let Some(rel) = resolver.relative_to_root(Path::new(path)) else {
+            return false;
+        };
+        let within = |l: u32| (first..=last).contains(&l);
+        self.files
+            .get(&rel)
+            .is_some_and(|lines| lines.intersects(first, last))
+            || self
+                .removed
+                .get(&rel)
+                .is_some_and(|r| r.iter().any(|&(a, b)| within(a) && within(b)))
+    }
 }
 
 fn usage(message: String) -> InputError {
@@ -149,7 +176,7 @@ pub fn collect(first_path: &Path, rev: &str) -> Result<ChangedLines, InputError>
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let mut files = parse_diff(&String::from_utf8_lossy(&out.stdout));
+    let (mut files, removed) = parse(&String::from_utf8_lossy(&out.stdout));
 
     let mut cmd = git(&toplevel);
     cmd.args(["ls-files", "-z", "--others", "--exclude-standard"]);
@@ -165,7 +192,11 @@ pub fn collect(first_path: &Path, rev: &str) -> Result<ChangedLines, InputError>
             files.insert(path.to_string(), Lines::All);
         }
     }
-    Ok(ChangedLines { toplevel, files })
+    Ok(ChangedLines {
+        toplevel,
+        files,
+        removed,
+    })
 }
 
 /// Undoes git's C-style quoting of a path (`"a\tb"`); other paths are returned as is.
@@ -235,10 +266,21 @@ fn hunk_header(line: &str) -> Option<(u32, u32, u32)> {
 /// `+++ b/path`) are read only between hunks. The lines marked are those printed
 /// with `+`, by their line number in the new file.
 pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
+    parse(diff).0
+}
+
+/// Where lines were removed, per file, as [`ChangedLines::removed`] holds them.
+type Removals = BTreeMap<String, Vec<(u32, u32)>>;
+
+/// [`parse_diff`], and where lines were removed.
+fn parse(diff: &str) -> (BTreeMap<String, Lines>, Removals) {
     let mut files: BTreeMap<String, Lines> = BTreeMap::new();
+    let mut removed = Removals::new();
     let mut current: Option<String> = None;
     // Lines of the current hunk still to read, and the new file's next line number.
     let (mut old_left, mut new_left, mut new_line) = (0u32, 0u32, 0u32);
+    // A hunk that adds nothing (`+c,0`) names the line before the removal.
+    let mut adds_none = false;
     for line in diff.split('\n') {
         if old_left > 0 || new_left > 0 {
             match line.as_bytes().first() {
@@ -256,6 +298,17 @@ pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
                 }
                 Some(b'-') if old_left > 0 => {
                     old_left -= 1;
+                    let between = if adds_none {
+                        (new_line, new_line + 1)
+                    } else {
+                        (new_line.saturating_sub(1), new_line)
+                    };
+                    if let Some(file) = &current {
+                        let r = removed.entry(file.clone()).or_default();
+                        if r.last() != Some(&between) {
+                            r.push(between);
+                        }
+                    }
                     continue;
                 }
                 Some(b' ') if old_left > 0 && new_left > 0 => {
@@ -277,6 +330,7 @@ pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
             current = None;
         } else if let Some((old_count, new_start, new_count)) = hunk_header(line) {
             (old_left, new_left, new_line) = (old_count, new_count, new_start);
+            adds_none = new_count == 0;
             if let Some(file) = &current {
                 files
                     .entry(file.clone())
@@ -284,7 +338,7 @@ pub fn parse_diff(diff: &str) -> BTreeMap<String, Lines> {
             }
         }
     }
-    files
+    (files, removed)
 }
 
 /// Removes from `report.findings` those whose primary span touches no changed
@@ -347,8 +401,20 @@ diff --git a/new.rs b/\"sp\\303\\251cial\\tname.rs\"
 +b
 +c
 ";
-        let files = parse_diff(diff);
+        let (files, removed) = parse(diff);
         assert_eq!(files["src/a.rs"], Lines::Ranges(vec![(4, 5), (12, 12)]));
+        // A line replaced sits between the lines around its replacement; a pure
+        // removal (`+21,0`) between line 21 and line 22.
+        assert_eq!(removed["src/a.rs"], vec![(11, 12), (21, 22)]);
+        let changed = ChangedLines {
+            toplevel: PathBuf::from("/"),
+            files: files.clone(),
+            removed: removed.clone(),
+        };
+        // Only the removal falls in lines 21..=30; nothing in 13..=20.
+        assert!(changed.touches("/src/a.rs", 21, 30));
+        assert!(!changed.touches("/src/a.rs", 22, 30));
+        assert!(!changed.touches("/src/a.rs", 13, 20));
         assert!(!files.contains_key("old.rs"));
         // The quoted target is `"b/..."`: unquoted first, then the prefix dropped.
         assert_eq!(files["sp\u{e9}cial\tname.rs"], Lines::Ranges(vec![(1, 3)]));

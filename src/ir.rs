@@ -633,6 +633,9 @@ pub struct Function {
     /// Module path inside the crate, from the file's location (`db`, `handlers::orders`).
     pub module: Vec<String>,
     pub loc: Loc,
+    /// The whole item, from `fn` to the closing brace (what a change must touch to
+    /// touch this function: the checklist's `--diff-base` scope).
+    pub extent: Loc,
     /// `self` first for methods, then the parameters in order (`None` for patterns).
     pub params: Vec<Option<ValueId>>,
     /// A parameter holds a message of a consumer API (`delivery: Delivery`): the

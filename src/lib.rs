@@ -264,6 +264,14 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         analyzed_findings.as_deref().unwrap_or(&report.findings),
         &rules::properties,
     );
+    // With --diff-base the checklist shows the consumers and producers whose code,
+    // or code they call, the change touches (SPEC §6); their answers stay those of
+    // the whole analysis.
+    if let (Some(changed), Some(rev)) = (&changed, &options.diff_base) {
+        report.inventory.retain_code(rev.clone(), |l| {
+            changed.touches(&l.path, l.span.line, l.span.end_line.max(l.span.line))
+        });
+    }
     report.cargo = cargo_targets(&report, &discovery.files);
     // A Rust file in a package of the tree (its manifest not above the PATH
     // arguments: SPEC §3) is in the crate of its Cargo target.

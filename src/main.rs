@@ -100,6 +100,17 @@ struct ChecklistArgs {
     /// (`https://github.com/ORG/REPO/blob/SHA/`); links are relative without it.
     #[arg(long, value_name = "URL")]
     link_base: Option<String>,
+
+    /// Show only the consumers and producers whose code, or code they call, changed
+    /// since this git revision (commits since it, staged, unstaged and untracked
+    /// files), and the findings on changed lines; answers still come from the whole tree.
+    #[arg(long, value_name = "REV")]
+    diff_base: Option<String>,
+
+    /// Leave the findings recorded in this baseline file out of the lists of
+    /// findings; answers still come from the whole tree.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -576,9 +587,9 @@ fn main() -> ExitCode {
             select: Vec::new(),
             ignore: Vec::new(),
             fail_on: FailOn::Never,
-            baseline: None,
+            baseline: args.baseline,
             write_baseline: None,
-            diff_base: None,
+            diff_base: args.diff_base,
             jobs: None,
             statistics: false,
             no_prefilter: false,

@@ -148,3 +148,208 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walk(from) {
+        let dest = to.join(entry.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, dest).unwrap();
+    }
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "git {args:?}: {ok:?}");
+}
+
+/// The headings of the consumer and producer sections.
+fn headings(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .filter(|h| h.starts_with("Consumer") || h.starts_with("Producer"))
+        .map(String::from)
+        .collect()
+}
+
+const TWO_CONSUMERS: &str = "use rdkafka::consumer::StreamConsumer;
+
+async fn apply_order(n: u32) -> u32 {
+    n + 1
+}
+
+async fn apply_payment(n: u32) -> u32 {
+    n + 2
+}
+
+async fn run_orders(c: StreamConsumer) {
+    loop {
+        let m = c.recv().await;
+        apply_order(1).await;
+    }
+}
+
+async fn run_payments(c: StreamConsumer) {
+    loop {
+        let m = c.recv().await;
+        apply_payment(1).await;
+    }
+}
+";
+
+/// `--diff-base REV` shows the consumers whose code, or code they call, changed
+/// since REV (SPEC §6): a change inside the function one of two consumers calls
+/// leaves only that consumer's section, in both commands.
+#[test]
+fn diff_base_scopes_the_checklist_to_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"two\"\n").unwrap();
+    std::fs::write(src.join("main.rs"), TWO_CONSUMERS).unwrap();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "two consumers"]);
+    let root = dir.path().to_str().unwrap();
+    let (code, all) = run(&["checklist", root]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        headings(&all),
+        [
+            "Consumer `run_orders`: unknown",
+            "Consumer `run_payments`: unknown"
+        ],
+        "{all}"
+    );
+    // Nothing changed yet: no section.
+    let (code, none) = run(&["checklist", "--diff-base", "HEAD", root]);
+    assert_eq!(code, 0, "{none}");
+    assert!(headings(&none).is_empty(), "{none}");
+    std::fs::write(src.join("main.rs"), TWO_CONSUMERS.replace("n + 2", "n + 3")).unwrap();
+    let (code, sub) = run(&["checklist", "--diff-base", "HEAD", root]);
+    assert_eq!(code, 0, "{sub}");
+    assert_eq!(
+        headings(&sub),
+        ["Consumer `run_payments`: unknown"],
+        "{sub}"
+    );
+    assert!(
+        sub.contains("1 of 2 consumers and 0 of 0 producers shown"),
+        "{sub}"
+    );
+    let (_, fmt) = run(&[
+        "check",
+        "--format",
+        "checklist",
+        "--diff-base",
+        "HEAD",
+        root,
+    ]);
+    assert_eq!(fmt, sub);
+}
+
+/// Past GitHub's comment limit the checklist shortens: sections with findings
+/// first, and a final line saying how many sections were left out (SPEC §6).
+#[test]
+fn a_large_tree_stays_under_the_comment_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    for i in 0..150 {
+        copy_tree(&demo, &dir.path().join(format!("service_{i:02}")));
+    }
+    let (code, out) = run(&["checklist", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let chars = out.chars().count();
+    assert!(chars <= 65_536, "{chars} characters");
+    let last = out.trim_end().lines().last().unwrap();
+    assert!(
+        last.contains(" sections ") && last.contains("left out**"),
+        "{last}"
+    );
+    assert!(last.contains("msgaudit checklist"), "{last}");
+    // The counts add up: sections shown (whole, shortened or one line) and left out.
+    let shown = headings(&out).len()
+        + out
+            .lines()
+            .filter(|l| l.starts_with("- Consumer") || l.starts_with("- Producer"))
+            .count();
+    let left: usize = last
+        .trim_start_matches("**")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (_, one) = run(&["checklist", demo.to_str().unwrap()]);
+    assert_eq!(shown + left, 150 * headings(&one).len(), "{out}");
+    // Sections with findings come first.
+    let first = out.split("\n### ").nth(1).unwrap();
+    assert!(first.contains("MA00"), "{first}");
+}
+
+/// Question 3 and question 4 agree (issue 20): where the ack runs before the
+/// effect, question 4 is not ticked "the ack follows the effect", with or without
+/// the findings shown (a baseline, --diff-base).
+#[test]
+fn ack_order_answers_agree_under_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/services/ma001_ma003_ma006_ma007_service_ledger-projector");
+    copy_tree(&service, dir.path());
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-q", "-m", "service"]);
+    let root = dir.path().to_str().unwrap();
+    let baseline = dir.path().join("b.json");
+    let baseline = baseline.to_str().unwrap();
+    let (code, _) = run(&["check", root, "--write-baseline", baseline]);
+    assert_eq!(code, 0);
+    // Every file changed: --diff-base shows every section, and the findings.
+    for f in walk(&dir.path().join("src")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, text.replace('\n', " \n")).unwrap();
+    }
+    let runs = [
+        run(&["check", "--format", "checklist", root]).1,
+        run(&[
+            "check",
+            "--format",
+            "checklist",
+            "--baseline",
+            baseline,
+            root,
+        ])
+        .1,
+        run(&[
+            "check",
+            "--format",
+            "checklist",
+            "--diff-base",
+            "HEAD",
+            root,
+        ])
+        .1,
+    ];
+    let mut early = 0;
+    for out in &runs {
+        for s in out.split("\n### ").filter(|s| s.starts_with("Consumer")) {
+            let q = |n: &str| s.lines().find(|l| l.contains(&format!("**{n}. "))).unwrap();
+            if q("3").starts_with("- [ ]") && q("3").contains("No: ") {
+                early += 1;
+                assert!(q("4").starts_with("- [ ]"), "{s}");
+                assert!(!q("4").contains("the ack follows the effect"), "{s}");
+            }
+        }
+    }
+    assert!(early >= 3, "{runs:?}");
+}

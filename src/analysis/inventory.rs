@@ -23,6 +23,21 @@ use super::flow::{AckBeforeEffect, Facts, PairFact, Relation, Resolver, MAX_CALL
 pub struct Inventory {
     pub consumers: Vec<Consumer>,
     pub producers: Vec<Producer>,
+    /// Set by [`Inventory::retain_code`]: the sections shown are those a change touches.
+    pub scope: Option<Scope>,
+}
+
+/// What [`Inventory::retain_code`] left out of the inventory (the checklist says so).
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// The `--diff-base` revision the change is taken since.
+    pub rev: String,
+    /// How many consumers and producers the whole analysis found.
+    pub consumers: usize,
+    pub producers: usize,
+    /// The findings the sections left out cite (path, line, column, code): they
+    /// belong to a message path, only not to one shown.
+    pub cited: BTreeSet<(String, u32, u32, &'static str)>,
 }
 
 /// A call the inventory points at.
@@ -116,6 +131,9 @@ pub struct Consumer {
     pub findings: Vec<FindingRef>,
     /// Locations that tie a finding to this consumer.
     pub locs: BTreeSet<(String, u32, u32)>,
+    /// Its function and the functions it reaches, each whole (`fn` to closing
+    /// brace): the code a change must touch to touch this consumer.
+    pub code: Vec<Loc>,
 }
 
 /// A function that publishes to a broker.
@@ -142,6 +160,8 @@ pub struct Producer {
     pub db_writes: Vec<Effect>,
     pub findings: Vec<FindingRef>,
     pub locs: BTreeSet<(String, u32, u32)>,
+    /// Its function and the functions it reaches, each whole (as a consumer's).
+    pub code: Vec<Loc>,
 }
 
 fn key(loc: &Loc) -> (String, u32, u32) {
@@ -162,6 +182,39 @@ impl Inventory {
             .iter()
             .flat_map(|p| p.loc.iter().map(|l| l.path.as_ref()));
         consumers.chain(producers)
+    }
+
+    /// Keeps the consumers and producers some of whose code (their function or a
+    /// function they reach, [`Consumer::code`]) `touched` says yes to, the change
+    /// being taken since `rev`. Call after [`Inventory::attach`].
+    pub fn retain_code(&mut self, rev: String, touched: impl Fn(&Loc) -> bool) {
+        let mut scope = Scope {
+            rev,
+            consumers: self.consumers.len(),
+            producers: self.producers.len(),
+            cited: BTreeSet::new(),
+        };
+        let cite = |fs: &[FindingRef], cited: &mut BTreeSet<_>| {
+            cited.extend(
+                fs.iter()
+                    .map(|f| (f.path.clone(), f.line, f.column, f.code)),
+            );
+        };
+        let (shown, hidden): (Vec<Consumer>, Vec<Consumer>) = std::mem::take(&mut self.consumers)
+            .into_iter()
+            .partition(|c| c.code.iter().any(&touched));
+        hidden
+            .iter()
+            .for_each(|c| cite(&c.findings, &mut scope.cited));
+        self.consumers = shown;
+        let (shown, hidden): (Vec<Producer>, Vec<Producer>) = std::mem::take(&mut self.producers)
+            .into_iter()
+            .partition(|p| p.code.iter().any(&touched));
+        hidden
+            .iter()
+            .for_each(|p| cite(&p.findings, &mut scope.cited));
+        self.producers = shown;
+        self.scope = Some(scope);
     }
 
     /// Merges the inventory of another crate and sorts.
@@ -545,8 +598,9 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
             .iter()
             .any(|e| matches!(e.kind, EventKind::Publish { .. }))
         {
-            inv.producers
-                .push(producer(input, f, &used, &kafka_clients, &confirms));
+            let mut p = producer(input, f, &used, &kafka_clients, &confirms);
+            p.code = code_of(krate, &reach(krate, &resolver, i));
+            inv.producers.push(p);
         }
     }
     // A function that reaches another consumer (`main` running the consume loops)
@@ -568,6 +622,21 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
     });
     inv.sort();
     inv
+}
+
+/// The whole functions in `r`, first the one it starts from, then the others in
+/// source order.
+fn code_of(krate: &Crate, r: &Reach) -> Vec<Loc> {
+    let mut code: Vec<Loc> = r
+        .functions
+        .iter()
+        .map(|&j| krate.functions[j].extent.clone())
+        .collect();
+    if code.len() > 1 {
+        code[1..].sort();
+    }
+    code.dedup();
+    code
 }
 
 fn has_callback(n: &Node) -> bool {
@@ -719,6 +788,7 @@ fn consumer(
         .chain(c.auto_ack.iter().map(|a| key(&a.loc)))
         .collect();
     c.locs.extend(locs);
+    c.code = code_of(krate, &r);
     sort_dedup(&mut c.receives);
     sort_dedup(&mut c.acks);
     sort_dedup(&mut c.nacks);

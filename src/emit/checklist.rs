@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::escape;
+
+mod fit;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
 };
@@ -148,23 +150,51 @@ pub fn render(report: &Report) -> String {
 
 fn render_body(report: &Report) -> String {
     let inv = &report.inventory;
-    let mut out = String::from("## msgaudit review checklist\n\n");
-    let _ = writeln!(
-        out,
-        "{} consumer{} and {} producer{} found. Checked boxes are answered by the analysis; \
-         open ones need the reviewer.",
-        inv.consumers.len(),
-        plural(inv.consumers.len()),
-        inv.producers.len(),
-        plural(inv.producers.len()),
-    );
+    let mut head = String::from("## msgaudit review checklist\n\n");
+    match &inv.scope {
+        Some(s) => {
+            let _ = writeln!(
+                head,
+                "{} of {} consumer{} and {} of {} producer{} shown: those whose code, or code \
+                 they call, changed since {}; the answers come from the whole tree. Checked \
+                 boxes are answered by the analysis; open ones need the reviewer.",
+                inv.consumers.len(),
+                s.consumers,
+                plural(s.consumers),
+                inv.producers.len(),
+                s.producers,
+                plural(s.producers),
+                code(&s.rev),
+            );
+        }
+        None => {
+            let _ = writeln!(
+                head,
+                "{} consumer{} and {} producer{} found. Checked boxes are answered by the \
+                 analysis; open ones need the reviewer.",
+                inv.consumers.len(),
+                plural(inv.consumers.len()),
+                inv.producers.len(),
+                plural(inv.producers.len()),
+            );
+        }
+    }
+    let mut sections = Vec::new();
     for c in &inv.consumers {
-        out.push('\n');
-        consumer(&mut out, c, report);
+        let mut full = String::from("\n");
+        consumer(&mut full, c, report);
+        let name = format!(
+            "Consumer {}: {}",
+            code(&c.name),
+            inventory::infer(c).guarantee.as_str()
+        );
+        sections.push(fit::Section::new(full, name, c.loc.as_ref(), &c.findings));
     }
     for p in &inv.producers {
-        out.push('\n');
-        producer(&mut out, p, report);
+        let mut full = String::from("\n");
+        producer(&mut full, p, report);
+        let name = format!("Producer {}", code(&p.name));
+        sections.push(fit::Section::new(full, name, p.loc.as_ref(), &p.findings));
     }
     let elsewhere: Vec<String> = report
         .findings
@@ -178,28 +208,26 @@ fn render_body(report: &Report) -> String {
                         && r.column == f.span.column
                 })
             };
-            !inv.consumers.iter().any(|c| cited(&c.findings))
+            let left_out = inv.scope.as_ref().is_some_and(|s| {
+                s.cited
+                    .contains(&(f.path.clone(), f.span.line, f.span.column, f.code))
+            });
+            !left_out
+                && !inv.consumers.iter().any(|c| cited(&c.findings))
                 && !inv.producers.iter().any(|p| cited(&p.findings))
         })
         .map(|f| {
             format!(
-                "- {} {}: {}",
+                "- {} {}: {}
+",
                 rule(f.code, f.name),
                 link(&f.path, f.span.line),
                 md(&f.message)
             )
         })
         .collect();
-    if !elsewhere.is_empty() {
-        out.push_str("\n### Findings outside these message paths\n\n");
-        for e in elsewhere {
-            out.push_str(&e);
-            out.push('\n');
-        }
-    }
-    out.push('\n');
-    out.push_str(&summary(report));
-    out
+    let tail = format!("\n{}", summary(report));
+    fit::fit(&head, sections, &elsewhere, &tail, fit::COMMENT_LIMIT)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -368,6 +396,14 @@ fn retries(out: &mut String, c: &Consumer) {
     item(out, !retry_ids, q, &answer);
 }
 
+/// Whether the analysis saw the consumer ack before an effect, or ack on its own
+/// (question 3's "No"), findings or not.
+fn acks_early(c: &Consumer) -> bool {
+    !c.ack_before_effect.is_empty()
+        || !c.auto_ack.is_empty()
+        || !findings_of(&c.findings, &[Concern::AckOrder]).is_empty()
+}
+
 /// Question 3: what the ack confirms, and whether it runs after the effect commits.
 fn ack(out: &mut String, c: &Consumer) {
     let q = "3. What does the ack confirm, and does it run after the effect commits?";
@@ -470,14 +506,21 @@ fn one_transaction(out: &mut String, c: &Consumer) {
         );
     } else if c.effects.is_empty() {
         item(out, true, q, "Nothing to commit: no effect is reached.");
-    } else if !findings_of(&c.findings, &[Concern::AckOrder]).is_empty() {
+    } else if acks_early(c) {
+        // What question 3 answers from the analysis decides here too, whether or not
+        // its finding is shown (a baseline, --diff-base, a rule turned off).
+        let codes = findings_of(&c.findings, &[Concern::AckOrder]);
+        let cited = if codes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", join(&codes))
+        };
         item(
             out,
             false,
             q,
             &format!(
-                "No: progress is recorded before the effect commits ({}), so a crash in between loses the message.",
-                join(&findings_of(&c.findings, &[Concern::AckOrder]))
+                "No: progress is recorded before the effect commits{cited}, so a crash in between loses the message."
             ),
         );
     } else if c.effects.iter().all(|e| e.idempotent == Some(true)) {

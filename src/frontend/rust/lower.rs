@@ -686,6 +686,7 @@ fn lower_fn(
         trait_name,
         module: module.to_vec(),
         loc: cx.loc(sig.ident.span(), sig.ident.span()),
+        extent: cx.loc(sig.fn_token.span, block.brace_token.span.close()),
         takes_message: params
             .iter()
             .flatten()
