@@ -567,6 +567,9 @@ pub struct KafkaClient {
     /// several that never run together (Spring profile documents merged over the
     /// default document: `""` is the default, otherwise the profile). Empty: always.
     pub runs: Vec<String>,
+    /// The pack whose configuration calls made the client in code (`rdkafka`); none
+    /// for a client described in YAML.
+    pub library: Option<String>,
 }
 
 impl KafkaClient {

@@ -469,12 +469,7 @@ fn libraries(apis: &Apis, e: &crate::ir::Event) -> BTreeSet<String> {
         .chain(apis.paths.get(name))
         .flatten()
         .filter(|s| s.event == want)
-        .map(|s| {
-            s.origin
-                .trim_start_matches("rules/")
-                .trim_end_matches(".toml")
-                .to_string()
-        })
+        .map(|s| s.pack_name())
         .collect()
 }
 
@@ -561,8 +556,10 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
         .iter()
         .flat_map(|f| f.kafka_clients.iter())
         .collect();
-    if !kafka_clients.is_empty() {
-        // `ClientConfig` chains and YAML client maps are Kafka clients.
+    // A client made by a pack's configuration calls is that pack's; one of unknown
+    // making, any Kafka pack's.
+    used.extend(kafka_clients.iter().filter_map(|c| c.library.clone()));
+    if kafka_clients.iter().any(|c| c.library.is_none()) {
         used.extend(input.apis.packs_of(apis::Broker::Kafka).map(String::from));
     }
     let stores_offsets = all_events

@@ -490,6 +490,16 @@ pub struct CallSpec {
     pub loose: bool,
 }
 
+impl CallSpec {
+    /// The pack's name, as its file names it (`rules/rdkafka.toml`: `rdkafka`).
+    pub fn pack_name(&self) -> String {
+        self.origin
+            .trim_start_matches("rules/")
+            .trim_end_matches(".toml")
+            .to_string()
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Pack {

@@ -105,8 +105,8 @@ fn effect(e: &Effect) -> String {
     call(&e.site)
 }
 
-/// `[MA001](…/docs/rules/MA001-ack-before-commit.md) ack-before-commit`: the code
-/// links to the rule's published page, the URL of SARIF's `helpUri`.
+/// `[CODE](…/docs/rules/CODE-name.md) name`: the code links to the rule's
+/// published page, the URL of SARIF's `helpUri`.
 fn rule(code: &str, name: &str) -> String {
     match crate::rules::lookup(code) {
         Some(r) => format!("[{code}]({}) {name}", r.doc_url()),

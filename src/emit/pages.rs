@@ -1,4 +1,4 @@
-//! The generated pages of `docs/`: one per rule (`docs/rules/MA001-ack-before-commit.md`)
+//! The generated pages of `docs/`: one per rule (`docs/rules/CODE-name.md`)
 //! and their index, made from each rule's own documentation, the text `msgaudit
 //! explain` prints, so that the page and the command never disagree; and one per
 //! client pack (`docs/packs/lapin.md`), made from the pack (`rules/lapin.toml`). `tests/docs.rs`

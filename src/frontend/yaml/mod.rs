@@ -159,6 +159,7 @@ impl Ctx {
             role: None,
             topics: Vec::new(),
             runs: Vec::new(),
+            library: None,
         }
     }
 

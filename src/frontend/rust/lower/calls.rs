@@ -518,16 +518,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if let Some(spec) = self.path_spec(&segs, &args) {
             let mut info = self.api_call(&spec, None, &args, &last, loc.clone(), text, out);
-            if Role::KafkaConfig.is(info.role.as_deref()) {
+            let role = info.role.as_deref();
+            if role.is_some_and(|r| self.cx.apis.config_roles.contains(r)) {
+                // rdkafka's `ClientConfig` is librdkafka's; another pack's builder
+                // (kafka-rust) has no librdkafka defaults.
+                let family = if Role::KafkaConfig.is(role) {
+                    ClientFamily::Librdkafka
+                } else {
+                    ClientFamily::Unknown
+                };
                 info.kafka_config = Some(Box::new(KafkaClient {
                     new_loc: loc,
-                    family: ClientFamily::Librdkafka,
+                    family,
                     framework: false,
                     props: Vec::new(),
                     dynamic: false,
                     role: None,
                     topics: Vec::new(),
                     runs: Vec::new(),
+                    library: Some(spec.pack_name()),
                 }));
             }
             return info;

@@ -146,13 +146,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut cfg = recv.kafka_config.clone().unwrap_or_else(|| {
             Box::new(KafkaClient {
                 new_loc: loc.clone(),
-                family: ClientFamily::Librdkafka,
+                family: if Role::KafkaConfig.is(recv.role.as_deref()) {
+                    ClientFamily::Librdkafka
+                } else {
+                    ClientFamily::Unknown
+                },
                 framework: false,
                 props: Vec::new(),
                 dynamic: true,
                 role: None,
                 topics: Vec::new(),
                 runs: Vec::new(),
+                library: None,
             })
         });
         let role = recv.role.clone();
@@ -202,6 +207,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let role = self.turbofish_role(mc);
                 let mut client = *cfg;
                 client.role = role.clone();
+                if client.library.is_none() {
+                    client.library = spec.as_ref().map(|s| s.pack_name());
+                }
                 self.kafka_clients.push(client);
                 return Info {
                     role: role.or(made).or_else(|| Role::KafkaClient.some()),
