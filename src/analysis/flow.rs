@@ -813,19 +813,7 @@ impl<'c> Interp<'c> {
                     None => {
                         if !outbox && sql.kind == crate::ir::SqlKind::Write {
                             let change = applied.clone().deleting(sql.verb == "DELETE");
-                            for p in live_publishes(&st) {
-                                self.pair(
-                                    Relation::PublishApartFromDbChange {
-                                        change_in_broker_transaction: change.in_broker_transaction,
-                                        change_deletes_only: change.deletes_only,
-                                        change_after_publish: true,
-                                    },
-                                    p,
-                                    ev.clone(),
-                                    Vec::new(),
-                                );
-                            }
-                            st.durable.insert(change);
+                            self.durable_change(&mut st, change, &ev);
                         }
                         if nonidem {
                             st.nonidem.insert(applied);

@@ -120,6 +120,12 @@ impl<'c> Interp<'c> {
     /// path, as an autocommit SQL write is.
     pub(super) fn store_write(&mut self, st: &mut State, ev: &EvRef) {
         let change = Applied::new(ev.clone(), st);
+        self.durable_change(st, change, ev);
+    }
+
+    /// `change`, made durable by `ev` outside any transaction: a database change
+    /// apart from every publish live on this path, and from those that follow.
+    pub(super) fn durable_change(&mut self, st: &mut State, change: Applied, ev: &EvRef) {
         for p in live_publishes(st) {
             self.pair(
                 Relation::PublishApartFromDbChange {
