@@ -597,3 +597,99 @@ fn diff_base_does_not_run_the_repositorys_fsmonitor_hook() {
     git(&repo, &["diff", "HEAD", "--stat"]);
     assert!(marker.exists());
 }
+
+/// The action's run step, run as GitHub would (its env, `GITHUB_OUTPUT`): `args`
+/// with a quoted config path holding a space reaches msgaudit as one argument, and
+/// a finding suppressed in the source is dropped from the SARIF log before the
+/// upload (code scanning shows `suppressions` as open alerts), or kept when asked.
+/// Before: `read -a` split `'ci/my config.toml'` in two and the run wrote no SARIF.
+#[cfg(unix)]
+#[test]
+fn the_action_passes_quoted_args_and_drops_suppressed_results() {
+    for tool in ["bash", "jq", "xargs"] {
+        let found = StdCommand::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(found, "the action needs {tool}");
+    }
+    let action = yaml("action.yml");
+    let step = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "check")
+        .unwrap();
+    let script = step["run"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write(repo, "src/a.rs", ACK_THEN_WRITE);
+    let suppressed = ACK_THEN_WRITE.replace(
+        "        delivery.ack(BasicAckOptions::default()).await?; //~ MA001",
+        "        // msgaudit:allow(MA001) the spool is replayed from the broker's copy\n        \
+         delivery.ack(BasicAckOptions::default()).await?;",
+    );
+    assert_ne!(suppressed, ACK_THEN_WRITE);
+    write(repo, "src/b.rs", &suppressed);
+    write(repo, "ci/my config.toml", "[rules]\nMA006 = \"off\"\n");
+    let bin = Path::new(env!("CARGO_BIN_EXE_msgaudit")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |keep: &str| -> (Value, String) {
+        let output = repo.join("github_output");
+        let out = StdCommand::new("bash")
+            .args(["-c", script])
+            .current_dir(repo)
+            .env("PATH", &path)
+            .env("GITHUB_OUTPUT", &output)
+            .env("MSGAUDIT_PATH", "src")
+            .env("MSGAUDIT_BASELINE", "")
+            .env("MSGAUDIT_DIFF_BASE", "")
+            .env("MSGAUDIT_FAIL_ON", "never")
+            .env("MSGAUDIT_ARGS", "--config 'ci/my config.toml'")
+            .env("MSGAUDIT_SARIF", "out.sarif")
+            .env("MSGAUDIT_SUPPRESSED", keep)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let sarif = fs::read_to_string(repo.join("out.sarif")).unwrap();
+        (
+            serde_json::from_str(&sarif).unwrap(),
+            fs::read_to_string(output).unwrap(),
+        )
+    };
+    let results = |v: &Value| -> Vec<(String, bool)> {
+        v["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                (uri, r.get("suppressions").is_some())
+            })
+            .collect()
+    };
+    let (dropped, output) = run("drop");
+    assert_eq!(output.trim(), "exit-code=0");
+    assert_eq!(results(&dropped), vec![("src/a.rs".to_string(), false)]);
+    let (kept, _) = run("keep");
+    let mut kept = results(&kept);
+    kept.sort();
+    assert_eq!(
+        kept,
+        vec![
+            ("src/a.rs".to_string(), false),
+            ("src/b.rs".to_string(), true)
+        ]
+    );
+}
