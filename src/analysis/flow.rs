@@ -623,15 +623,7 @@ impl<'c> Interp<'c> {
                     // The ack of a later element of the batch is not this failure's.
                     let other = f.earlier && msg.is_some();
                     if (f.received || msg.is_some() || !*offsets) && !other {
-                        for (failed, handled) in f.all() {
-                            self.failures.push(AckOnFailure {
-                                ack: ev.clone(),
-                                failed: failed.clone(),
-                                handled: handled.clone(),
-                                entry: self.entry.clone(),
-                                delivery: f.delivery,
-                            });
-                        }
+                        self.acked_on_failure(f, &ev);
                     }
                 }
                 if *offsets {
@@ -727,15 +719,7 @@ impl<'c> Interp<'c> {
                             || (sql.verb == "UPDATE" && (f.batch || sql.marks_done)))
                         && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
-                        for (failed, handled) in f.all() {
-                            self.failures.push(AckOnFailure {
-                                ack: ev.clone(),
-                                failed: failed.clone(),
-                                handled: handled.clone(),
-                                entry: self.entry.clone(),
-                                delivery: f.delivery,
-                            });
-                        }
+                        self.acked_on_failure(&f, &ev);
                         st.failed = Some(f);
                     }
                 }
