@@ -623,7 +623,15 @@ impl<'c> Interp<'c> {
                     // The ack of a later element of the batch is not this failure's.
                     let other = f.earlier && msg.is_some();
                     if (f.received || msg.is_some() || !*offsets) && !other {
-                        self.acked_on_failure(f, &ev);
+                        for (failed, handled) in f.all() {
+                            self.failures.push(AckOnFailure {
+                                ack: ev.clone(),
+                                failed: failed.clone(),
+                                handled: handled.clone(),
+                                entry: self.entry.clone(),
+                                delivery: f.delivery,
+                            });
+                        }
                     }
                 }
                 if *offsets {
@@ -719,7 +727,15 @@ impl<'c> Interp<'c> {
                             || (sql.verb == "UPDATE" && (f.batch || sql.marks_done)))
                         && sql.tables.iter().any(|t| f.read_before.contains(t));
                     if progress {
-                        self.acked_on_failure(&f, &ev);
+                        for (failed, handled) in f.all() {
+                            self.failures.push(AckOnFailure {
+                                ack: ev.clone(),
+                                failed: failed.clone(),
+                                handled: handled.clone(),
+                                entry: self.entry.clone(),
+                                delivery: f.delivery,
+                            });
+                        }
                         st.failed = Some(f);
                     }
                 }

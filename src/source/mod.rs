@@ -260,19 +260,6 @@ impl Walker {
         });
     }
 
-    /// `path` (the file `arg` names) is a candidate, named by `arg` as `base`.
-    fn name_file(&mut self, path: PathBuf, kind: FileKind, arg: &Path, base: String) {
-        let dir = display_of(arg.parent().unwrap_or(Path::new("")));
-        self.candidates
-            .entry(path)
-            .or_insert_with(|| Candidate {
-                kind,
-                named: BTreeSet::new(),
-            })
-            .named
-            .insert((base, dir));
-    }
-
     /// Checks one PATH argument: a file is a candidate right away, a directory is
     /// returned to be walked.
     fn add_path(&mut self, arg: &Path, overlay: &Overlay) -> Option<DirPath> {
@@ -288,7 +275,15 @@ impl Walker {
             // never saved, in no crate): analyzed alone, from the buffer.
             Err(_) if overlay.contains_key(arg) => {
                 let kind = FileKind::from_path(arg)?;
-                self.name_file(arg.to_path_buf(), kind, arg, base);
+                let dir = display_of(arg.parent().unwrap_or(Path::new("")));
+                self.candidates
+                    .entry(arg.to_path_buf())
+                    .or_insert_with(|| Candidate {
+                        kind,
+                        named: BTreeSet::new(),
+                    })
+                    .named
+                    .insert((base, dir));
                 return None;
             }
             Err(e) => {
@@ -311,7 +306,15 @@ impl Walker {
                     return None;
                 }
             };
-            self.name_file(real, kind, arg, base);
+            let dir = display_of(arg.parent().unwrap_or(Path::new("")));
+            self.candidates
+                .entry(real)
+                .or_insert_with(|| Candidate {
+                    kind,
+                    named: BTreeSet::new(),
+                })
+                .named
+                .insert((base, dir));
             return None;
         }
         if !meta.is_dir() {

@@ -115,20 +115,6 @@ impl<'c> Interp<'c> {
         }
     }
 
-    /// `ack` acknowledges on the path where `f`'s effects failed (and each earlier
-    /// batch whose failures nothing read): one fact per failed effect.
-    pub(super) fn acked_on_failure(&mut self, f: &Failure, ack: &EvRef) {
-        for (failed, handled) in f.all() {
-            self.failures.push(AckOnFailure {
-                ack: ack.clone(),
-                failed: failed.clone(),
-                handled: handled.clone(),
-                entry: self.entry.clone(),
-                delivery: f.delivery,
-            });
-        }
-    }
-
     /// A write to a store outside SQL that is durable when the call returns
     /// (`ExternalKind::Store`): a database change apart from any publish on this
     /// path, as an autocommit SQL write is.
