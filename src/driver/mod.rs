@@ -669,7 +669,7 @@ fn analyze_crate(
         unique: unique_tables.to_vec(),
     };
     let (findings, inventory, over_budget, claim_tables) = cpu::timed(cpu::Phase::Rules, || {
-        let mut facts = flow::crate_facts(&lowered.krate, &tables);
+        let mut facts = flow::crate_facts(&lowered.krate, &tables, &crate::rules::path_policy());
         let findings = crate::rules::check_crate(
             &crate::rules::CrateInput {
                 krate: &lowered.krate,
