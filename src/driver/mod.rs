@@ -1103,7 +1103,7 @@ fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize 
 /// Why crates are left out once the system has refused memory.
 const OUT_OF_MEMORY: &str = "not analyzed: the system refused memory during the run, so the \
                              crates not yet analyzed were left out (see `--jobs` and the memory \
-                             budget in the README)";
+                             budget in docs/bad-input.md)";
 
 /// A crate left out (memory): each of its own files is named, so the report says
 /// what was not analyzed.
