@@ -188,7 +188,7 @@ pub(super) fn compose<'a>(
     // A facade (a crate that re-exports another's modules or items, `pub use
     // notify::mailer;`) is linked when what it re-exports is: calls through it reach
     // the real definitions (SPEC §2).
-    let reexports = reexports_of(&crates);
+    let reexports = reexports_of(crates);
     with_facades(&mut relevant, &deps, &reexports);
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
     let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
