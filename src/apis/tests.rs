@@ -140,7 +140,7 @@ fn binds_and_ttls_are_checked_at_load() {
     let apis = Apis::builtin();
     assert_eq!(apis.ttls["pexpire"].form, TtlForm::KeyTtl);
     assert_eq!(apis.ttls["pexpire"].unit, Some(TtlUnit::Millis));
-    assert_eq!(apis.ttl_modules, ["redis"]);
+    assert_eq!(apis.ttl_modules, ["fred", "redis"]);
     assert_eq!(apis.topics.create, ["NewTopic::new"]);
     assert!(apis.paths["sql_query"]
         .iter()
