@@ -47,6 +47,12 @@ pub const PACKS: &[(&str, &str)] = &[
         include_str!("../../rules/google_cloud_pubsub.toml"),
     ),
     ("rumqttc.toml", include_str!("../../rules/rumqttc.toml")),
+    ("paho_mqtt.toml", include_str!("../../rules/paho_mqtt.toml")),
+    ("amiquip.toml", include_str!("../../rules/amiquip.toml")),
+    (
+        "azservicebus.toml",
+        include_str!("../../rules/azservicebus.toml"),
+    ),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
