@@ -41,6 +41,18 @@ pub const PACKS: &[(&str, &str)] = &[
     ("pulsar.toml", include_str!("../../rules/pulsar.toml")),
     ("kafka.toml", include_str!("../../rules/kafka.toml")),
     ("rskafka.toml", include_str!("../../rules/rskafka.toml")),
+    ("fred.toml", include_str!("../../rules/fred.toml")),
+    (
+        "google_cloud_pubsub.toml",
+        include_str!("../../rules/google_cloud_pubsub.toml"),
+    ),
+    ("rumqttc.toml", include_str!("../../rules/rumqttc.toml")),
+    ("paho_mqtt.toml", include_str!("../../rules/paho_mqtt.toml")),
+    ("amiquip.toml", include_str!("../../rules/amiquip.toml")),
+    (
+        "azservicebus.toml",
+        include_str!("../../rules/azservicebus.toml"),
+    ),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
@@ -142,6 +154,11 @@ pub enum Broker {
     Sqs,
     Redis,
     Pulsar,
+    /// Google Cloud Pub/Sub, MQTT, Azure Service Bus: acked per message; the
+    /// checklist asks nothing broker-specific of them.
+    Pubsub,
+    Mqtt,
+    Servicebus,
 }
 
 /// What a call does to delivery.
