@@ -16,7 +16,8 @@ declare_rule! {
     ///   the `match`, shared with the success path;
     /// - `let _ = op.await;`, `op.await;`, `.ok()`, `.unwrap_or_default()`,
     ///   `.unwrap_or(..)`, `.unwrap_or_else(..)`, `let Ok(v) = op else { .. }`,
-    ///   `if op.await.is_err() { .. }`;
+    ///   `if op.await.is_err() { .. }`, and the same tests of a bound outcome
+    ///   (`let r = op.await; if r.is_err() { .. }`);
     /// - a helper that catches its effect's error, logs it and returns `Ok(())`.
     ///
     /// The effect is a database write or commit, a publish, or an external call

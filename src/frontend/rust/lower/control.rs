@@ -190,14 +190,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
         let bound = match &*i.cond {
             Expr::Let(l) => self.bound_outcome(&l.expr, out),
-            _ => false,
+            // `let r = op.await; if r.is_err() { … }`.
+            c => outcome_receiver(c).is_some_and(|r| self.bound_outcome(r, out)),
         };
         let outcome = match &*i.cond {
             Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
                 .filter(|ok| *ok || catch_all_err(&l.pat))
                 .map(|ok| (ok, l.pat.span())),
             // `if op.await.is_err() { … }`, `if !op.await.is_ok() { … }`.
-            c => outcome_test(c),
+            c => outcome_test(c, bound),
         };
         // The failure side of an operation's outcome handles its error and goes on.
         if let Some((is_ok, sp)) = outcome {

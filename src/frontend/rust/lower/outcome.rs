@@ -51,14 +51,35 @@ pub(super) fn ends_in_fallible(nodes: &[Node]) -> bool {
 
 /// `op.is_err()` (true: the `if` body is the failure side, `false` for the `else`),
 /// `op.is_ok()`, `!op.is_ok()`, over a call chain; with where the test is written.
-pub(super) fn outcome_test(c: &Expr) -> Option<(bool, PmSpan)> {
+/// `bound`: the receiver may also be a binding that holds an operation's outcome
+/// (`let r = op.await; if r.is_err() { … }`).
+pub(super) fn outcome_test(c: &Expr, bound: bool) -> Option<(bool, PmSpan)> {
     match strip(c) {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
-            outcome_test(&u.expr).map(|(ok, sp)| (!ok, sp))
+            outcome_test(&u.expr, bound).map(|(ok, sp)| (!ok, sp))
         }
-        Expr::MethodCall(m) if m.args.is_empty() && is_call_chain(&m.receiver) => {
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && (is_call_chain(&m.receiver) || (bound && outcome_receiver(c).is_some())) =>
+        {
             let side = results().tests.get(&m.method.to_string())?;
             Some((*side == ResultSide::Ok, m.method.span()))
+        }
+        _ => None,
+    }
+}
+
+/// The binding an outcome test reads (`r` in `r.is_err()`, `!r.is_ok()`), when it
+/// tests a plain binding.
+pub(super) fn outcome_receiver(c: &Expr) -> Option<&Expr> {
+    match strip(c) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => outcome_receiver(&u.expr),
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && matches!(strip(&m.receiver), Expr::Path(p) if p.path.get_ident().is_some())
+                && results().tests.contains_key(&m.method.to_string()) =>
+        {
+            Some(&m.receiver)
         }
         _ => None,
     }
