@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod diffbase;
 pub mod driver;
 pub mod emit;
+pub mod fix;
 pub mod frontend;
 pub mod ir;
 pub mod report;

@@ -4,6 +4,7 @@
 
 use crate::diagnostic::{Concern, Consequence, Severity};
 
+mod fixes;
 mod group;
 pub mod ma001_ack_before_commit;
 pub mod ma002_fresh_id_per_attempt;
@@ -82,6 +83,7 @@ impl RuleMeta {
             window,
             labels,
             help,
+            fix: None,
         }
     }
 }
