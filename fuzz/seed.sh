@@ -14,8 +14,8 @@ copy() { # DIR FILE...
 copy rust_frontend $(find fixtures examples -name '*.rs' -size -64k)
 copy yaml_frontend $(find fixtures examples \( -name '*.yml' -o -name '*.yaml' \) -size -64k)
 copy config $(find fixtures tests/data rules -name '*.toml' ! -name Cargo.toml -size -64k)
-# The config example of the README, and the API packs' own tables as `[apis]` lists.
-sed -n '/^```toml$/,/^```$/p' README.md | grep -v '^```' > $out/config/readme.toml
+# The config example of docs/configuration.md, and the API packs' own tables as `[apis]` lists.
+sed -n '/^```toml$/,/^```$/p' docs/configuration.md | grep -v '^```' > $out/config/readme.toml
 copy suppress $(grep -rl 'msgaudit:allow' fixtures tests src)
 copy suppress $(find fixtures -name '*.yml' -size -16k | head -20)
 for t in rust_frontend yaml_frontend config suppress; do

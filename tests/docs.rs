@@ -3,8 +3,11 @@
 //! disagrees with the rule's documentation (the text of `msgaudit explain`) or the
 //! pack fails `generated_pages_are_as_committed` until they are written again with
 //! `MSGAUDIT_BLESS=1 cargo test --test docs`, so that the change shows in review.
-//! And every relative link of `docs/` resolves: its file exists, and its anchor is a
-//! heading of that file.
+//! And the hand-written pages and `README.md` hold together: every relative link
+//! resolves (its file exists, and its anchor is a heading of that file), no code fence
+//! has text after its closing fence (GitHub would show the rest of the page as code),
+//! the book's `SUMMARY.md` lists every page, and every `msgaudit` command of a
+//! `console` block runs on the fixtures and prints and exits as the block says.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -159,11 +162,17 @@ fn relative_links(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// README.md and every Markdown page of `docs/`.
+fn pages() -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from("README.md")];
+    markdown_files(Path::new(DOCS), &mut files);
+    files
+}
+
 #[test]
 fn every_relative_link_in_docs_resolves() {
-    let mut files = Vec::new();
-    markdown_files(Path::new(DOCS), &mut files);
-    assert!(!files.is_empty());
+    let files = pages();
+    assert!(files.len() > 1);
     let mut broken = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();
@@ -204,4 +213,268 @@ fn anchors_are_githubs() {
         relative_links("[a](b.md#c) [d](https://e) ![f](g.png) [h](#i)"),
         ["b.md#c", "g.png", "#i"]
     );
+}
+
+/// The code fences of a Markdown text, as CommonMark reads them: for each, its info
+/// string, its body and the line its opening fence is on. A line inside a fence that
+/// starts like a closing fence but has text after it does not close it (the text goes
+/// on as code): it is returned in `Err`, with its line.
+#[allow(clippy::type_complexity)]
+fn fences(text: &str) -> Result<Vec<(String, String, usize)>, Vec<(usize, String)>> {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    // (fence char, fence length, info, body, line)
+    let mut open: Option<(char, usize, String, String, usize)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let ch = trimmed.chars().next().unwrap_or(' ');
+        let run = if indent <= 3 && (ch == '`' || ch == '~') {
+            trimmed.chars().take_while(|&c| c == ch).count()
+        } else {
+            0
+        };
+        match open.as_mut() {
+            None if run >= 3 => {
+                let info = trimmed[run..].trim().to_string();
+                open = Some((ch, run, info, String::new(), i + 1));
+            }
+            None => {}
+            Some((fch, flen, _, body, _)) => {
+                if ch == *fch && run >= *flen {
+                    if trimmed[run..].trim().is_empty() {
+                        let (_, _, info, body, at) = open.take().unwrap();
+                        out.push((info, body, at));
+                        continue;
+                    }
+                    bad.push((i + 1, line.to_string()));
+                }
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+    }
+    if let Some((_, _, _, _, at)) = open {
+        bad.push((at, "a code fence that is never closed".to_string()));
+    }
+    if bad.is_empty() {
+        Ok(out)
+    } else {
+        Err(bad)
+    }
+}
+
+#[test]
+fn no_code_fence_has_trailing_text() {
+    let mut broken = Vec::new();
+    for file in pages() {
+        if let Err(bad) = fences(&fs::read_to_string(&file).unwrap()) {
+            for (line, text) in bad {
+                broken.push(format!("{}:{line}: {text}", file.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "text after a closing code fence (the fence does not close):\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn fences_are_read_as_commonmark() {
+    let ok = "a\n```sh\nx\n```\n~~~~\n```\n~~~~\n";
+    assert_eq!(
+        fences(ok).unwrap(),
+        [
+            ("sh".to_string(), "x\n".to_string(), 2),
+            (String::new(), "```\n".to_string(), 5)
+        ]
+    );
+    let bad = "```sh\nx\n``` Findings that belong\n```\n";
+    assert_eq!(fences(bad).unwrap_err()[0].0, 3);
+    assert!(fences("```\nnever closed\n").is_err());
+}
+
+/// The book lists every page of `docs/` (and nothing that is not there: mdBook would
+/// create it, `create-missing = false` makes that an error).
+#[test]
+fn the_book_summary_lists_every_page() {
+    let summary = fs::read_to_string(Path::new(DOCS).join("SUMMARY.md")).unwrap();
+    let listed: BTreeSet<PathBuf> = relative_links(&summary)
+        .iter()
+        .map(|l| Path::new(DOCS).join(l))
+        .collect();
+    let mut files = Vec::new();
+    markdown_files(Path::new(DOCS), &mut files);
+    let missing: Vec<_> = files
+        .iter()
+        .filter(|f| !f.ends_with("SUMMARY.md") && !listed.contains(*f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pages not in docs/SUMMARY.md: {missing:?}"
+    );
+    for l in &listed {
+        assert!(
+            l.is_file(),
+            "docs/SUMMARY.md lists {} (no such file)",
+            l.display()
+        );
+    }
+}
+
+/// One command of a `console` block: `$ msgaudit ARGS`, the output lines after it,
+/// and the `# exit N` line that ends it (0 when there is none). A `...` line stands
+/// for any number of lines left out.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    args: Vec<String>,
+    output: Vec<String>,
+    exit: i32,
+}
+
+/// Splits a command line as a shell would, for what these pages show: words, single
+/// and double quotes. A line with shell syntax beyond that (`>`, `|`, `$VAR`, `;`) is
+/// refused: show it in a `sh` block instead.
+fn shell_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, '>' | '<' | '|' | '$' | ';' | '&' | '`' | '\\' | '*') => {
+                return Err(format!("shell syntax `{c}` in `{line}`"))
+            }
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("unclosed quote in `{line}`"));
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+fn console_commands(body: &str) -> Result<Vec<Shown>, String> {
+    let mut out: Vec<Shown> = Vec::new();
+    for line in body.lines() {
+        if let Some(cmd) = line.strip_prefix("$ ") {
+            let mut args = shell_words(cmd)?;
+            if args.first().map(String::as_str) != Some("msgaudit") {
+                return Err(format!("not a msgaudit command: `{line}`"));
+            }
+            args.remove(0);
+            out.push(Shown {
+                args,
+                output: Vec::new(),
+                exit: 0,
+            });
+        } else if let Some(n) = line.strip_prefix("# exit ") {
+            let last = out.last_mut().ok_or("`# exit` before any command")?;
+            last.exit = n.trim().parse().map_err(|_| format!("bad `{line}`"))?;
+        } else {
+            let last = out
+                .last_mut()
+                .ok_or_else(|| format!("output before any command: `{line}`"))?;
+            last.output.push(line.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `actual` is what `shown` shows: line by line, a `...` line matching any
+/// run of lines (none included).
+fn output_matches(shown: &[String], actual: &[&str]) -> bool {
+    match shown.split_first() {
+        None => actual.is_empty(),
+        Some((first, rest)) if first == "..." => {
+            (0..=actual.len()).any(|skip| output_matches(rest, &actual[skip..]))
+        }
+        Some((first, rest)) => {
+            actual
+                .first()
+                .is_some_and(|a| a.trim_end() == first.trim_end())
+                && output_matches(rest, &actual[1..])
+        }
+    }
+}
+
+#[test]
+fn console_blocks_are_read_as_documented() {
+    let shown = console_commands(
+        "$ msgaudit check fixtures/demo --config 'a b.toml'\nx\n...\n# exit 1\n$ msgaudit rules\n",
+    )
+    .unwrap();
+    assert_eq!(
+        shown[0].args,
+        ["check", "fixtures/demo", "--config", "a b.toml"]
+    );
+    assert_eq!((shown[0].output.len(), shown[0].exit), (2, 1));
+    assert_eq!((shown[1].output.len(), shown[1].exit), (0, 0));
+    assert!(console_commands("$ msgaudit check . > out.sarif\n").is_err());
+    assert!(console_commands("$ cargo test\n").is_err());
+    let out = ["a".to_string(), "...".to_string(), "d".to_string()];
+    assert!(output_matches(&out, &["a", "b", "c", "d"]));
+    assert!(output_matches(&out, &["a", "d"]));
+    assert!(!output_matches(&out, &["a", "b"]));
+    assert!(!output_matches(&out[..1], &["a", "b"]));
+}
+
+/// Every command a `console` block of README.md or `docs/` shows runs (the binary this
+/// test builds, from the repository root, on the fixtures) and prints and exits as
+/// shown, so that the pages never show output msgaudit no longer gives.
+#[test]
+fn every_console_command_runs_as_shown() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for file in pages() {
+        let text = fs::read_to_string(&file).unwrap();
+        let Ok(blocks) = fences(&text) else { continue };
+        for (info, body, at) in blocks {
+            if info != "console" {
+                continue;
+            }
+            let place = format!("{}:{at}", file.display());
+            let commands = match console_commands(&body) {
+                Ok(c) => c,
+                Err(e) => {
+                    failures.push(format!("{place}: {e}"));
+                    continue;
+                }
+            };
+            for shown in commands {
+                ran += 1;
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_msgaudit"))
+                    .args(&shown.args)
+                    .env_remove("FORCE_COLOR")
+                    .env("NO_COLOR", "1")
+                    .output()
+                    .unwrap();
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let lines: Vec<&str> = stdout.lines().collect();
+                let mut trimmed = lines.as_slice();
+                while trimmed.last().is_some_and(|l| l.trim().is_empty()) {
+                    trimmed = &trimmed[..trimmed.len() - 1];
+                }
+                let code = out.status.code().unwrap_or(-1);
+                if code != shown.exit || !output_matches(&shown.output, trimmed) {
+                    failures.push(format!(
+                        "{place}: `msgaudit {}` exited {code} (shown: {}) and printed:\n{stdout}",
+                        shown.args.join(" "),
+                        shown.exit
+                    ));
+                }
+            }
+        }
+    }
+    assert!(ran > 0, "no console command in README.md or docs/");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

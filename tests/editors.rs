@@ -87,14 +87,14 @@ fn the_problem_matcher_reads_every_short_line() {
 }
 
 #[test]
-fn the_readme_tasks_json_uses_the_shipped_matcher() {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+fn the_documented_tasks_json_uses_the_shipped_matcher() {
+    let readme = std::fs::read_to_string("docs/editors.md").unwrap();
     let block = readme
         .split("```json\n")
         .skip(1)
         .filter_map(|b| b.split_once("\n```").map(|(json, _)| json))
         .find(|b| b.contains("\"problemMatcher\""))
-        .expect("a tasks.json block in the README");
+        .expect("a tasks.json block in docs/editors.md");
     let tasks: Value = serde_json::from_str(block).unwrap();
     let shipped: Value = serde_json::from_str(
         &std::fs::read_to_string("editors/vscode/problem-matcher.json").unwrap(),

@@ -1,4 +1,4 @@
-//! Inputs kept from fuzzing (`fuzz/`, see the README's "Fuzzing" section): every
+//! Inputs kept from fuzzing (`fuzz/`, see "Fuzzing" in docs/development.md): every
 //! file under `tests/data/fuzz/<target>/` goes through what that fuzz target calls.
 //! `tests/data/fuzz/README.md` says where each file comes from.
 //!

@@ -5,8 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+
+use super::{AnalysisInput, LINK_BUDGET_BYTES, LINK_BUDGET_RATIO};
 use crate::frontend::rust;
 use crate::source::{FileKind, SourceFile};
+use crate::support::cpu;
 use crate::support::files::normalize_lexically;
 
 /// The crates' dependencies with the code they take in by `#[path]` (SPEC §3: a
@@ -123,4 +128,128 @@ pub(super) fn reexport_paths(
         }
     }
     out
+}
+
+/// The crates as analyzed: each with its dependencies in the tree, the import
+/// names those are reached by, and how many files are its own.
+pub(super) struct Composed<'a> {
+    pub crates: BTreeMap<&'a str, Vec<&'a SourceFile>>,
+    pub roots: BTreeMap<&'a str, rust::Roots>,
+    pub own_files: BTreeMap<&'a str, usize>,
+}
+
+/// Composes each crate with its dependencies in the tree (`api_filter` matches the
+/// files that name an API).
+pub(super) fn compose<'a>(
+    input: &AnalysisInput<'a>,
+    crates: &BTreeMap<&'a str, Vec<&'a SourceFile>>,
+    api_filter: &AhoCorasick,
+) -> Composed<'a> {
+    let pool = input.pool;
+    // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
+    // join its own, below the names it imports them by, so that calls into them are
+    // followed like calls within the crate.
+    // API knowledge wins over bodies (SPEC §2): a dependency that is a library the
+    // API packs describe (a client library's examples use it) is not linked.
+    let libraries: BTreeSet<&str> = input
+        .apis
+        .types
+        .values()
+        .flatten()
+        .flat_map(|t| t.crates.iter().map(String::as_str))
+        .collect();
+    let deps = with_path_modules(input.deps, input.files);
+    // The files a dependency contributes: those that name an API, and those that
+    // declare a trait (what a `dyn Trait` receiver dispatches over: the trait of a
+    // plain library crate, its implementations elsewhere); the others hold no
+    // delivery event and type no receiver.
+    let typing: BTreeSet<&str> = pool.install(|| {
+        crates
+            .par_iter()
+            .flat_map_iter(|(_, files)| files.iter())
+            .filter(|f| {
+                api_filter.is_match(&f.text)
+                    || (f.text.contains("trait")
+                        && cpu::timed(cpu::Phase::Lexical, || {
+                            rust::scan::scan(&f.text).types.iter().any(|t| t.is_trait)
+                        }))
+            })
+            .map(|f| f.path.as_str())
+            .collect()
+    });
+    // A dependency with none of those files is left unlinked: calls into it stay
+    // unresolved, as calls into another crate are (cheaper on big workspaces; the
+    // same with or without the prefilter).
+    let mut relevant: BTreeSet<&str> = crates
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| typing.contains(f.path.as_str())))
+        .map(|(k, _)| *k)
+        .collect();
+    // A facade (a crate that re-exports another's modules or items, `pub use
+    // notify::mailer;`) is linked when what it re-exports is: calls through it reach
+    // the real definitions (SPEC §2).
+    let reexports = reexports_of(crates);
+    with_facades(&mut relevant, &deps, &reexports);
+    let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
+    let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
+    let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
+        .iter()
+        .map(|(key, own)| {
+            own_files.insert(key, own.len());
+            let mut files = own.clone();
+            let mut unit_roots = rust::Roots::default();
+            let mut queue = std::collections::VecDeque::from([*key]);
+            let mut seen = BTreeSet::from([*key]);
+            // Every crate that uses a dependency parses it again: a budget bounds
+            // that work (a vendored client many times the crate's size is left
+            // unlinked, as a crate outside the tree is).
+            let own_bytes: usize = own.iter().map(|f| f.text.len()).sum();
+            let mut budget = own_bytes.saturating_mul(LINK_BUDGET_RATIO) + LINK_BUDGET_BYTES;
+            while let Some(k) = queue.pop_front() {
+                let deps = deps.get(k).into_iter().flatten();
+                let linked = deps.filter(|(i, d)| {
+                    !libraries.contains(i.as_str()) && relevant.contains(d.as_str())
+                });
+                for (import, dep) in linked {
+                    let Some((dep, dep_files)) = crates.get_key_value(dep.as_str()) else {
+                        continue;
+                    };
+                    if seen.insert(dep) {
+                        // The budget counts its files that name an API; those that
+                        // declare a trait join too (`Vec<Box<dyn Handler>>` then
+                        // dispatches to the handlers' impls), parsed only as far as
+                        // the crate needs.
+                        let bytes: usize = dep_files
+                            .iter()
+                            .filter(|f| api_filter.is_match(&f.text))
+                            .map(|f| f.text.len())
+                            .sum();
+                        if bytes > budget {
+                            continue;
+                        }
+                        budget -= bytes;
+                        files.extend(
+                            dep_files
+                                .iter()
+                                .copied()
+                                .filter(|f| typing.contains(f.path.as_str())),
+                        );
+                        unit_roots
+                            .modules
+                            .insert(dep.to_string(), vec![import.clone()]);
+                        queue.push_back(dep);
+                    }
+                }
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            unit_roots.reexports = reexport_paths(key, &unit_roots, &deps, &reexports);
+            roots.insert(key, unit_roots);
+            (*key, files)
+        })
+        .collect();
+    Composed {
+        crates,
+        roots,
+        own_files,
+    }
 }

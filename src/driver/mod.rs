@@ -7,8 +7,9 @@ mod budget;
 pub mod demand;
 pub mod lazy;
 mod link;
+mod schedule;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -200,109 +201,12 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
     let crates: BTreeMap<&str, Vec<&SourceFile>> =
         filtered.into_iter().map(|(k, f, _)| (k, f)).collect();
-    // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
-    // join its own, below the names it imports them by, so that calls into them are
-    // followed like calls within the crate.
-    // API knowledge wins over bodies (SPEC §2): a dependency that is a library the
-    // API packs describe (a client library's examples use it) is not linked.
-    let libraries: BTreeSet<&str> = input
-        .apis
-        .types
-        .values()
-        .flatten()
-        .flat_map(|t| t.crates.iter().map(String::as_str))
-        .collect();
     let api_filter = prefilter(input.apis);
-    let deps = link::with_path_modules(input.deps, input.files);
-    // The files a dependency contributes: those that name an API, and those that
-    // declare a trait (what a `dyn Trait` receiver dispatches over: the trait of a
-    // plain library crate, its implementations elsewhere); the others hold no
-    // delivery event and type no receiver.
-    let typing: BTreeSet<&str> = pool.install(|| {
-        crates
-            .par_iter()
-            .flat_map_iter(|(_, files)| files.iter())
-            .filter(|f| {
-                api_filter.is_match(&f.text)
-                    || (f.text.contains("trait")
-                        && cpu::timed(cpu::Phase::Lexical, || {
-                            rust::scan::scan(&f.text).types.iter().any(|t| t.is_trait)
-                        }))
-            })
-            .map(|f| f.path.as_str())
-            .collect()
-    });
-    // A dependency with none of those files is left unlinked: calls into it stay
-    // unresolved, as calls into another crate are (cheaper on big workspaces; the
-    // same with or without the prefilter).
-    let mut relevant: BTreeSet<&str> = crates
-        .iter()
-        .filter(|(_, files)| files.iter().any(|f| typing.contains(f.path.as_str())))
-        .map(|(k, _)| *k)
-        .collect();
-    // A facade (a crate that re-exports another's modules or items, `pub use
-    // notify::mailer;`) is linked when what it re-exports is: calls through it reach
-    // the real definitions (SPEC §2).
-    let reexports = link::reexports_of(&crates);
-    link::with_facades(&mut relevant, &deps, &reexports);
-    let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();
-    let mut own_files: BTreeMap<&str, usize> = BTreeMap::new();
-    let crates: BTreeMap<&str, Vec<&SourceFile>> = crates
-        .iter()
-        .map(|(key, own)| {
-            own_files.insert(key, own.len());
-            let mut files = own.clone();
-            let mut unit_roots = rust::Roots::default();
-            let mut queue = std::collections::VecDeque::from([*key]);
-            let mut seen = BTreeSet::from([*key]);
-            // Every crate that uses a dependency parses it again: a budget bounds
-            // that work (a vendored client many times the crate's size is left
-            // unlinked, as a crate outside the tree is).
-            let own_bytes: usize = own.iter().map(|f| f.text.len()).sum();
-            let mut budget = own_bytes.saturating_mul(LINK_BUDGET_RATIO) + LINK_BUDGET_BYTES;
-            while let Some(k) = queue.pop_front() {
-                let deps = deps.get(k).into_iter().flatten();
-                let linked = deps.filter(|(i, d)| {
-                    !libraries.contains(i.as_str()) && relevant.contains(d.as_str())
-                });
-                for (import, dep) in linked {
-                    let Some((dep, dep_files)) = crates.get_key_value(dep.as_str()) else {
-                        continue;
-                    };
-                    if seen.insert(dep) {
-                        // The budget counts its files that name an API; those that
-                        // declare a trait join too (`Vec<Box<dyn Handler>>` then
-                        // dispatches to the handlers' impls), parsed only as far as
-                        // the crate needs.
-                        let bytes: usize = dep_files
-                            .iter()
-                            .filter(|f| api_filter.is_match(&f.text))
-                            .map(|f| f.text.len())
-                            .sum();
-                        if bytes > budget {
-                            continue;
-                        }
-                        budget -= bytes;
-                        files.extend(
-                            dep_files
-                                .iter()
-                                .copied()
-                                .filter(|f| typing.contains(f.path.as_str())),
-                        );
-                        unit_roots
-                            .modules
-                            .insert(dep.to_string(), vec![import.clone()]);
-                        queue.push_back(dep);
-                    }
-                }
-            }
-            files.sort_by(|a, b| a.path.cmp(&b.path));
-            unit_roots.reexports = link::reexport_paths(key, &unit_roots, &deps, &reexports);
-            roots.insert(key, unit_roots);
-            (*key, files)
-        })
-        .collect();
-    let no_roots = rust::Roots::default();
+    let link::Composed {
+        crates,
+        roots,
+        own_files,
+    } = link::compose(input, &crates, &api_filter);
     let filter = input.prefilter.then_some(api_filter);
     let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
     // Which files of each crate name an API (`None`: all are parsed), on the pool.
@@ -338,101 +242,14 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
 
     let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
-    // Crates are admitted by their estimated memory (budget.rs), from scheduling
-    // threads that hand each admitted crate to the pool; the results keep `work`'s
-    // order.
-    let largest = budget::largest_crate(
-        budget::address_space_limit(),
-        pool.current_num_threads(),
-        STACK_SIZE,
-    );
-    let run_budget = input
-        .hooks
-        .memory_budget_mib
-        .map_or(budget::RUN_MEMORY_BUDGET, |m| m.saturating_mul(1 << 20));
-    let gate = budget::Gate::new(largest.map_or(run_budget, |l| run_budget.min(l)));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<CrateResult>>> =
-        work.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..pool.current_num_threads().max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((key, files, named)) = work.get(i) else {
-                    break;
-                };
-                let _tick = Tick(&bar);
-                if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    continue;
-                }
-                let parsed: u64 = files
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| named.as_ref().is_none_or(|n| n[*j]))
-                    .map(|(_, f)| f.text.len() as u64)
-                    .sum();
-                let cost = budget::estimate(parsed);
-                // A crate that would take more than an address-space limit leaves is
-                // not started (it would end the process): its files are named.
-                if let Some(limit) = largest.filter(|&l| cost > l) {
-                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(not_analyzed(
-                        key,
-                        files,
-                        &format!(
-                            "not analyzed: its crate needs about {} MiB, more than the \
-                             address-space limit leaves ({} MiB); raise `ulimit -v`, or \
-                             lower `--jobs`",
-                            cost >> 20,
-                            limit >> 20
-                        ),
-                    ));
-                    continue;
-                }
-                let _permit = gate.admit(cost);
-                // Once the system has refused memory, the crates still waiting are
-                // named as not analyzed, and the run ends with what it found.
-                if crate::support::alloc::exhausted() {
-                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(not_analyzed(key, files, OUT_OF_MEMORY));
-                    continue;
-                }
-                // An internal failure on one crate is reported; the others still run.
-                let result = pool.install(|| {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        analyze_crate(
-                            key,
-                            files,
-                            &unique_tables,
-                            input.cancel,
-                            input.running,
-                            rust::Inputs {
-                                apis: input.apis,
-                                included: &included,
-                                include_tests: input.include_tests,
-                                roots: roots.get(key).unwrap_or(&no_roots),
-                                hooks: input.hooks,
-                            },
-                            named
-                                .as_deref()
-                                .zip(lexicon.as_ref())
-                                .map(|(named, lexicon)| Prefilter { named, lexicon }),
-                        )
-                    }))
-                    .unwrap_or_else(|panic| internal_error(files, panic))
-                });
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-            });
-        }
-    });
-    out.peak_crates = gate.peak();
-    let results: Vec<CrateResult> = slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or_default()
-        })
-        .collect();
+    let shared = schedule::Shared {
+        unique_tables: &unique_tables,
+        included: &included,
+        roots: &roots,
+        lexicon: lexicon.as_ref(),
+    };
+    let (results, peak) = schedule::run_crates(input, &work, &shared, &bar);
+    out.peak_crates = peak;
     // YAML files parse on the same big-stack threads: serde-saphyr recurses once per
     // nesting level (bounded by its budget's `max_depth`).
     let yaml_results: Vec<yaml::Lowered> = pool.install(|| {
@@ -669,7 +486,7 @@ fn analyze_crate(
         unique: unique_tables.to_vec(),
     };
     let (findings, inventory, over_budget, claim_tables) = cpu::timed(cpu::Phase::Rules, || {
-        let mut facts = flow::crate_facts(&lowered.krate, &tables);
+        let mut facts = flow::crate_facts(&lowered.krate, &tables, &crate::rules::path_policy());
         let findings = crate::rules::check_crate(
             &crate::rules::CrateInput {
                 krate: &lowered.krate,
@@ -1103,7 +920,7 @@ fn shards_for(files: &[&SourceFile], hooks: &crate::support::DevHooks) -> usize 
 /// Why crates are left out once the system has refused memory.
 const OUT_OF_MEMORY: &str = "not analyzed: the system refused memory during the run, so the \
                              crates not yet analyzed were left out (see `--jobs` and the memory \
-                             budget in the README)";
+                             budget in docs/bad-input.md)";
 
 /// A crate left out (memory): each of its own files is named, so the report says
 /// what was not analyzed.

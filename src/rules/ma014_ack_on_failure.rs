@@ -1,7 +1,7 @@
 use super::declare_rule;
 use super::group::{by_primary, Labels};
 use super::pairs::{call_text, code};
-use crate::analysis::flow::{AckOnFailure, Facts};
+use crate::analysis::flow::{AckAfterFailure, Facts, WriteAfterFailure};
 use crate::diagnostic::Finding;
 
 declare_rule! {
@@ -129,12 +129,24 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
         .collect()
 }
 
-fn depth(f: &AckOnFailure) -> usize {
+/// A write on a failure path that is the message's progress record, not a record of
+/// the failure: an outbox relay whose publish failed and that then deletes the row it
+/// read before the publish (or marks it done) loses the row, as an ack would lose a
+/// message. Any other write there (a retry count, a failure row, an insert of the row
+/// again) records the failure: the path after it is not reported. For the entries of
+/// a batch nothing read, an update of the rows read is progress too: it records nothing
+/// of which entries failed.
+pub fn progress_write(w: &WriteAfterFailure) -> bool {
+    let retires = w.verb == "DELETE" || (w.verb == "UPDATE" && (w.batch || w.marks_done));
+    w.publish_failed && w.rows_read_before && retires
+}
+
+fn depth(f: &AckAfterFailure) -> usize {
     f.ack.via.len() + f.failed.via.len()
 }
 
 /// The facts of one ack, the closest entry's first (it explains best).
-fn finding(facts: Vec<&AckOnFailure>) -> Finding {
+fn finding(facts: Vec<&AckAfterFailure>) -> Finding {
     let first = facts[0];
     let ack = &first.ack;
     let what = if ack.describe.is_empty() {
@@ -192,5 +204,53 @@ impl super::Rule for Check {
 
     fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
         check(cx.facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(verb: &str) -> WriteAfterFailure<'_> {
+        WriteAfterFailure {
+            verb,
+            marks_done: false,
+            rows_read_before: true,
+            publish_failed: true,
+            batch: false,
+        }
+    }
+
+    #[test]
+    fn a_relay_deleting_the_row_it_failed_to_publish_records_progress() {
+        assert!(progress_write(&write("DELETE")));
+    }
+
+    #[test]
+    fn an_update_is_progress_only_when_it_marks_rows_done_or_follows_an_unread_batch() {
+        assert!(!progress_write(&write("UPDATE")));
+        assert!(progress_write(&WriteAfterFailure {
+            marks_done: true,
+            ..write("UPDATE")
+        }));
+        assert!(progress_write(&WriteAfterFailure {
+            batch: true,
+            ..write("UPDATE")
+        }));
+    }
+
+    #[test]
+    fn a_write_that_records_the_failure_ends_the_failure_path() {
+        // A failure row, a retry count, rows read after the failure, a failed effect
+        // that is not a publish: none is the message's progress.
+        assert!(!progress_write(&write("INSERT")));
+        assert!(!progress_write(&WriteAfterFailure {
+            rows_read_before: false,
+            ..write("DELETE")
+        }));
+        assert!(!progress_write(&WriteAfterFailure {
+            publish_failed: false,
+            ..write("DELETE")
+        }));
     }
 }

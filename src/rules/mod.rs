@@ -286,6 +286,14 @@ fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
 
 /// Keeps the relations some rule reports: what the review inventory and the
 /// guarantee read as defects of a path, the rules' decision and not the analysis's.
+/// The decisions the path analysis asks of the rules while it walks a path
+/// ([`crate::analysis::flow::Policy`]); each lives in its rule's file.
+pub fn path_policy() -> crate::analysis::flow::Policy {
+    crate::analysis::flow::Policy {
+        progress_write: ma014_ack_on_failure::progress_write,
+    }
+}
+
 pub fn keep_reported(facts: &mut crate::analysis::flow::Facts) {
     let keep: Vec<bool> = facts
         .pairs

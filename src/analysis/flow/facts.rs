@@ -101,7 +101,7 @@ pub struct AckBeforeEffect {
 /// the error handled at `handled` and nothing on the path keeping the message: no
 /// nack, no dead-letter or retry publish, no failure record written.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct AckOnFailure {
+pub struct AckAfterFailure {
     pub ack: EvRef,
     pub failed: EvRef,
     pub handled: Option<Loc>,
@@ -110,6 +110,35 @@ pub struct AckOnFailure {
     /// What failed is a send's delivery report that nothing reads (a dropped
     /// delivery future, a report no `poll` / `flush` served), not a seen error.
     pub delivery: bool,
+}
+
+/// A write on a path where an effect failed and its error was handled, as the path
+/// shows it. Whether such a write is the message's progress record (an ack reached on
+/// the failure path) or a record of the failure is a rule's decision, asked through
+/// [`Policy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteAfterFailure<'a> {
+    /// The statement's verb (`INSERT`, `UPDATE`, `DELETE`, ...).
+    pub verb: &'a str,
+    /// It sets a column that marks rows done (`SET sent = true`).
+    pub marks_done: bool,
+    /// It changes a table whose rows the path read before the failed effect (and did
+    /// not read again after it).
+    pub rows_read_before: bool,
+    /// The failed effect is a publish.
+    pub publish_failed: bool,
+    /// What failed is a batch's entries that nothing read.
+    pub batch: bool,
+}
+
+/// Decisions the path analysis asks of the rules while it walks a path, where a
+/// rule's answer changes what the path holds next. The driver passes the rules' own
+/// (`rules::path_policy`); the analysis names no rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    /// A write on a failure path records the message's progress (an ack: the failure
+    /// stays on the path) rather than the failure (which it ends).
+    pub progress_write: fn(&WriteAfterFailure) -> bool,
 }
 
 /// How a write becomes durable, as far as the path shows.
@@ -199,7 +228,7 @@ pub struct Facts {
     pub acks: Vec<AckBeforeEffect>,
     pub pairs: Vec<PairFact>,
     /// Acks on paths where the message's effect failed.
-    pub failures: Vec<AckOnFailure>,
+    pub failures: Vec<AckAfterFailure>,
     /// Some path applies an effect after receiving a message: the crate's consumers
     /// have side effects (what auto-ack risks).
     pub handler_effects: bool,

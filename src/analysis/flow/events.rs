@@ -1,0 +1,591 @@
+//! One event of a path: what it does to the abstract state, and the facts it records
+//! with what the path did before it. [`Interp::event`] dispatches by the event's kind;
+//! each kind has its own method below.
+
+use super::state::{join_opt, Applied, Failure, List, Pending, State, Tx};
+use super::{finish_tasks, Frame, Interp, Outcome, MAX_CALL_DEPTH};
+use crate::analysis::flow::facts::{
+    AckAfterFailure, EffectKind, EvRef, Relation, WriteAfterFailure,
+};
+use crate::ir::{Event, EventKind, ExternalKind, Origin, SqlFacts, SqlKind, ValueId};
+
+impl<'c> Interp<'c> {
+    pub(super) fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
+        // What the operation just before failed with, if it failed: only the error
+        // handling right after it reads it (acks after a failure).
+        let cause = st.cause.take();
+        let new_cause = match &e.kind {
+            EventKind::Receive {
+                msg,
+                element,
+                client,
+            } => {
+                self.receive(&mut st, fr, *msg, *element, *client);
+                None
+            }
+            // A consumer's offsets committed with no message named (a partition list,
+            // the consumer's position), on a path that received none: the records
+            // reached this code another way, and what runs after it (a caller going on
+            // to start a server) belongs to no message it confirms. Acks before
+            // effects and repeatable effects concern handlers (SPEC §2).
+            EventKind::Ack {
+                msg: None,
+                offsets: true,
+            } if !st.received => None,
+            EventKind::Ack { msg, offsets, .. } => {
+                self.ack(e, &mut st, fr, *msg, *offsets);
+                None
+            }
+            EventKind::Begin { tx, fresh, used } => {
+                st.txs.insert(
+                    fr.val(*tx),
+                    Tx {
+                        begin: Some(self.evref(e)),
+                        writes: Vec::new(),
+                        open: true,
+                        idle: *fresh && !*used,
+                        outbox: false,
+                        nonidem: List::default(),
+                        known: false,
+                        non_delete: false,
+                    },
+                );
+                None
+            }
+            EventKind::Write { .. } => self.write(e, &mut st, fr),
+            EventKind::Commit { tx } => {
+                let ev = self.evref(e);
+                self.split = None;
+                let t = fr.val(*tx);
+                let failable = st
+                    .txs
+                    .get(&t)
+                    .is_some_and(|x| x.open && !x.writes.is_empty());
+                let failure = failable.then(|| Failure::of(ev.clone(), false, &st));
+                self.commit(&mut st, t, ev);
+                failure
+            }
+            EventKind::Rollback { tx } => {
+                rollback(&mut st, fr.val(*tx));
+                None
+            }
+            EventKind::Publish {
+                non_idempotent,
+                capped,
+                ..
+            } => self.publish(e, &mut st, *non_idempotent, *capped),
+            EventKind::External {
+                non_idempotent,
+                kind,
+                ..
+            } => self.external(e, &mut st, *non_idempotent, kind),
+            EventKind::BrokerBegin => {
+                self.broker_begin(e, &mut st);
+                None
+            }
+            // Committing a producer transaction flushes its sends and fails if one was
+            // not delivered: their reports are read.
+            EventKind::BrokerCommit => {
+                st.broker_open = None;
+                if st.failed.as_ref().is_some_and(|f| f.delivery) {
+                    st.failed = None;
+                }
+                None
+            }
+            EventKind::BrokerAbort => {
+                st.broker_open = None;
+                None
+            }
+            EventKind::AwaitHandle {
+                handle: Some(handle),
+            } => {
+                let h = fr.val(*handle);
+                let (done, left) = std::mem::take(&mut st.floating)
+                    .into_iter()
+                    .partition(|f| f.handle == Some(h));
+                st.floating = left;
+                finish_tasks(&mut st, done);
+                None
+            }
+            EventKind::AwaitHandle { handle: None } => {
+                let done = std::mem::take(&mut st.floating);
+                finish_tasks(&mut st, done);
+                None
+            }
+            EventKind::ChannelSend { chan } => {
+                self.hand_to_workers(e, chan, &mut st);
+                None
+            }
+            EventKind::ChannelRecv { .. } => {
+                st.before_recv = false;
+                None
+            }
+            EventKind::Call(c) => return self.call(e, c, st, fr),
+            EventKind::CallValue { callee } => {
+                if let Some(cl) = fr.closures.get(callee).cloned() {
+                    if self.stack.len() <= MAX_CALL_DEPTH {
+                        self.via.push(e.loc.clone());
+                        let o = self.run(cl.0, st, &cl.1);
+                        self.via.pop();
+                        let mut fall = o.fall;
+                        for s in [o.ret, o.ret_err].into_iter().flatten() {
+                            join_opt(&mut fall, s);
+                        }
+                        return Outcome {
+                            fall,
+                            ..Outcome::default()
+                        };
+                    }
+                }
+                None
+            }
+            EventKind::ClaimTested { claim } => {
+                st.unchecked.retain(|c| c.loc != *claim);
+                None
+            }
+            // A nack, a reject or a delayed redelivery keeps the failed message.
+            EventKind::Nack { .. } => {
+                st.failed = None;
+                None
+            }
+            EventKind::Failed { what } => {
+                let failed = Event {
+                    kind: (**what).clone(),
+                    ..e.clone()
+                };
+                st.failed = Some(Failure::of(
+                    self.evref(&failed),
+                    matches!(**what, EventKind::Publish { .. }),
+                    &st,
+                ));
+                None
+            }
+            EventKind::EntriesUnread { what, delivery } => {
+                self.entries_unread(e, &mut st, what, *delivery);
+                // The request's own failure is still the call's.
+                cause
+            }
+            EventKind::ErrorIgnored { told, arm } => {
+                if let Some(mut c) = cause {
+                    if *arm && c.publish && !st.failed_publishes.contains(&c.effect) {
+                        st.failed_publishes.insert(c.effect.clone());
+                    }
+                    c.handled = Some(e.loc.clone());
+                    c.told = *told;
+                    c.received |= st.received;
+                    st.failed = Some(c);
+                }
+                None
+            }
+            EventKind::Read { tables } => {
+                // Rows read again after a failed publish are new rows: a delete of
+                // them is not the progress record of what failed to publish.
+                if let Some(f) = st.failed.as_mut() {
+                    f.read_before.retain(|t| !tables.contains(t));
+                }
+                st.read_tables.extend(tables.iter().cloned());
+                None
+            }
+            EventKind::IdGen { .. }
+            | EventKind::BrokerOffsets
+            | EventKind::ChannelOpen { .. }
+            | EventKind::ConfirmSelect { .. } => None,
+            // Waiting for the confirmations serves the delivery reports not read yet.
+            EventKind::ConfirmsWaited { .. } => {
+                if st.failed.as_ref().is_some_and(|f| f.delivery) {
+                    st.failed = None;
+                }
+                None
+            }
+        };
+        st.cause = new_cause;
+        Outcome {
+            fall: Some(st),
+            ..Outcome::default()
+        }
+    }
+
+    fn receive(
+        &mut self,
+        st: &mut State,
+        fr: &Frame<'c>,
+        msg: ValueId,
+        element: bool,
+        client: Option<u32>,
+    ) {
+        st.received = true;
+        st.message = true;
+        if let Some(c) = client {
+            let key = (fr.fn_idx, c);
+            self.received_clients.insert(key);
+            if !st.received_clients.contains(&key) {
+                st.received_clients.insert(key);
+            }
+        }
+        // Each message is its own path (SPEC §2): a new message ends the pending acks
+        // of the ones received before it, of any value; an element of a batch ends
+        // only its own (the batch's ack may follow).
+        let m = fr.val(msg);
+        st.acks.retain(|_, p| element && p.msg != Some(m));
+        // Tasks spawned before this message arrived (a background relay, a server
+        // started in `main`) are not this message's effects. Nor are the effects the
+        // messages before it had: they pair with no ack of this one (as at a loop's
+        // back edge).
+        if let Some(f) = st.failed.as_mut().filter(|_| element) {
+            f.earlier |= !f.batch;
+        }
+        if !element {
+            st.failed = None;
+            st.forget_message_effects();
+        }
+    }
+
+    fn ack(
+        &mut self,
+        e: &'c Event,
+        st: &mut State,
+        fr: &Frame<'c>,
+        msg: Option<ValueId>,
+        offsets: bool,
+    ) {
+        let ev = self.evref(e);
+        // Acked where its effect failed, nothing keeping it.
+        if let Some(f) = &st.failed {
+            // The ack of a later element of the batch is not this failure's.
+            let other = f.earlier && msg.is_some();
+            if (f.received || msg.is_some() || !offsets) && !other {
+                self.acked_on_failure(f, &ev);
+            }
+        }
+        if offsets {
+            match st.broker_seen.clone() {
+                // Consume-transform-produce with a transactional producer.
+                Some(begin) => self.pair(
+                    Relation::OffsetsBesideBrokerTransaction,
+                    ev.clone(),
+                    begin,
+                    Vec::new(),
+                ),
+                None => {
+                    st.early_offsets.insert(ev.clone());
+                }
+            }
+        }
+        // The effects a second run repeats are durable before the ack. One ack after
+        // an effect is enough to tell (a later ack of the path would pair with the
+        // same effects again: quadratic in a long handler); with a dedup record on
+        // the path they stay, as a rollback may undo it.
+        let dedup_on_path = st.writes.iter().any(|w| w.dedup);
+        let repeatable = if dedup_on_path {
+            st.nonidem.clone()
+        } else {
+            std::mem::take(&mut st.nonidem)
+        };
+        for x in repeatable {
+            self.pair(
+                Relation::RepeatableEffectBeforeAck {
+                    dedup_on_path,
+                    in_broker_transaction: x.in_broker_transaction,
+                },
+                x.ev,
+                ev.clone(),
+                Vec::new(),
+            );
+        }
+        let p = Pending {
+            msg: msg.map(|m| fr.val(m)),
+            ev,
+        };
+        for f in st.floating.clone() {
+            let kind = if f.sent {
+                EffectKind::Handed {
+                    send: f.spawn.clone(),
+                }
+            } else {
+                EffectKind::Spawned {
+                    spawn: f.spawn.clone(),
+                }
+            };
+            self.fact(&p, f.effect.clone(), kind);
+        }
+        // A message acked again: the effects that follow are after this ack; those
+        // between the two were the earlier ack's.
+        if let Some(m) = p.msg {
+            st.acks.retain(|_, q| q.msg != Some(m));
+        }
+        st.acks.insert(e.loc.clone(), p);
+    }
+
+    /// `ack` acknowledges on the path where `f`'s effects failed (and each earlier
+    /// batch whose failures nothing read): one fact per failed effect.
+    fn acked_on_failure(&mut self, f: &Failure, ack: &EvRef) {
+        for (failed, handled) in f.all() {
+            self.failures.push(AckAfterFailure {
+                ack: ack.clone(),
+                failed: failed.clone(),
+                handled: handled.clone(),
+                entry: self.entry.clone(),
+                delivery: f.delivery,
+            });
+        }
+    }
+
+    /// A write on a path where an effect failed: the message's progress record (the
+    /// failure stays on the path, and the write is an ack reached on it) or a record of
+    /// the failure (which ends it), as the policy decides.
+    fn write_after_failure(&mut self, st: &mut State, sql: &SqlFacts, ev: &EvRef) {
+        let Some(f) = st.failed.take() else {
+            return;
+        };
+        let write = WriteAfterFailure {
+            verb: &sql.verb,
+            marks_done: sql.marks_done,
+            rows_read_before: sql.tables.iter().any(|t| f.read_before.contains(t)),
+            publish_failed: f.publish,
+            batch: f.batch,
+        };
+        if (self.policy.progress_write)(&write) {
+            self.acked_on_failure(&f, ev);
+            st.failed = Some(f);
+        }
+    }
+
+    fn write(&mut self, e: &'c Event, st: &mut State, fr: &Frame<'c>) -> Option<Failure> {
+        let EventKind::Write {
+            target,
+            sql,
+            unchecked,
+            keyed_by,
+            autocommit,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let ev = self.evref(e);
+        self.split = None;
+        self.write_after_failure(st, sql, &ev);
+        // Rows read, published, then marked or deleted: a relay over the table.
+        let marks = matches!(sql.verb.as_str(), "UPDATE" | "DELETE") || sql.upsert;
+        if marks && !st.publishes.is_empty() {
+            for t in &sql.tables {
+                if st.read_tables.contains(t) {
+                    self.relayed.insert(t.clone());
+                }
+            }
+        }
+        let outbox = sql.tables.iter().any(|t| self.tables.is_outbox(t));
+        // A dedup record by its table's name; by its shape (a conflict-ignoring insert
+        // of a key) only when no named dedup record is on the path, since then a shaped
+        // insert is more likely an idempotent effect. Recording a dedup entry: an
+        // insert (or upsert) into a dedup table; a cleanup `DELETE` of old entries is
+        // not a dedup record.
+        let named = sql.verb != "DELETE" && sql.tables.iter().any(|t| self.tables.is_dedup(t));
+        let named_before = st.writes.iter().any(|w| w.named_dedup);
+        // A claim by its shape is keyed by what a message brought: only on a path that
+        // received one (SPEC §2: elsewhere, an idempotent write). Keyed by constants
+        // the caller passed, and by nothing of a message: a lock or a constant marker,
+        // not a claim.
+        let fixed_key = {
+            let origins: Vec<_> = keyed_by.iter().map(|(v, o)| fr.origin(*v, *o)).collect();
+            origins.contains(&Origin::Constant) && !origins.contains(&Origin::Message)
+        };
+        let claim_shape = sql.is_claim_shape() && !named_before && st.message && !fixed_key;
+        let dedup = !outbox && !sql.guarded && (named || claim_shape);
+        let tx_val = target
+            .map(|t| fr.val(t))
+            .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
+        let auto = tx_val.is_none() && *autocommit;
+        // A business write can fail (a dedup record's failure is not the effect's; a
+        // Redis `SET` is a cache or a lock).
+        let failure = (!dedup && sql.kind == SqlKind::Write && sql.verb != "SET")
+            .then(|| Failure::of(ev.clone(), false, st));
+        let nonidem = !outbox
+            && !dedup
+            && !sql.guarded
+            && (sql.self_referencing
+                || (sql.verb == "INSERT"
+                    && !sql.ignores_conflict
+                    && !sql.upsert
+                    && !self.tables.has_unique_key(&sql.tables)));
+        let applied = Applied::new(ev.clone(), st);
+        self.write_pairs(
+            st,
+            &ev,
+            (tx_val, auto),
+            (dedup, named, outbox, sql.guarded),
+            *unchecked,
+        );
+        // In a task (a worker, a spawned task), a dedup claim recorded before the
+        // effect in its transaction covers it: the claim commits with it or not at
+        // all, and the ack that follows the task sees neither.
+        let claimed_in_task = self.tasks > 0
+            && tx_val.is_some()
+            && st.writes.iter().any(|w| w.dedup && w.tx == tx_val);
+        match tx_val.and_then(|t| st.txs.get_mut(&t)) {
+            Some(tx) => {
+                if nonidem && !claimed_in_task {
+                    tx.nonidem.insert(applied.clone());
+                }
+                tx.known |= sql.kind == SqlKind::Write;
+                tx.non_delete |= sql.kind == SqlKind::Write && sql.verb != "DELETE";
+                tx.writes.push(ev);
+                tx.outbox |= outbox;
+            }
+            None => {
+                if !outbox && sql.kind == SqlKind::Write {
+                    let change = applied.clone().deleting(sql.verb == "DELETE");
+                    self.durable_change(st, change, &ev);
+                }
+                if nonidem {
+                    st.nonidem.insert(applied);
+                }
+                self.effect_now(st, ev);
+            }
+        }
+        failure
+    }
+
+    fn publish(
+        &mut self,
+        e: &'c Event,
+        st: &mut State,
+        non_idempotent: bool,
+        capped: bool,
+    ) -> Option<Failure> {
+        let ev = self.evref(e);
+        self.split = None;
+        // A dead-letter, retry or failure publish keeps the failed message.
+        st.failed = None;
+        let failure = (!capped).then(|| Failure::of(ev.clone(), true, st));
+        if non_idempotent {
+            st.nonidem.insert(Applied::new(ev.clone(), st));
+        }
+        self.claims_before(st, &ev);
+        // A publish inside a Kafka transaction is still a step apart from the database
+        // (SQL inside that transaction is an effect in the broker transaction, not
+        // counted here).
+        for d in st.durable.clone() {
+            self.pair(
+                Relation::PublishApartFromDbChange {
+                    change_in_broker_transaction: d.in_broker_transaction,
+                    change_deletes_only: d.deletes_only,
+                    change_after_publish: false,
+                },
+                ev.clone(),
+                d.ev,
+                Vec::new(),
+            );
+        }
+        let open: Vec<Tx> = st
+            .txs
+            .values()
+            .filter(|t| t.open && t.known && !t.outbox)
+            .cloned()
+            .collect();
+        for t in open {
+            let related = t
+                .begin
+                .iter()
+                .map(|b| (b.clone(), "transaction begins here".into()))
+                .collect();
+            self.pair(
+                Relation::PublishApartFromDbChange {
+                    change_in_broker_transaction: false,
+                    change_deletes_only: !t.non_delete,
+                    change_after_publish: false,
+                },
+                ev.clone(),
+                t.writes[0].clone(),
+                related,
+            );
+        }
+        st.publishes.insert(ev.clone());
+        self.effect_now(st, ev);
+        failure
+    }
+
+    fn external(
+        &mut self,
+        e: &'c Event,
+        st: &mut State,
+        non_idempotent: bool,
+        kind: &ExternalKind,
+    ) -> Option<Failure> {
+        let ev = self.evref(e);
+        self.split = None;
+        // A cache entry that fails loses nothing of the message.
+        let failure = (*kind != ExternalKind::Cache).then(|| Failure::of(ev.clone(), false, st));
+        if non_idempotent {
+            st.nonidem.insert(Applied::new(ev.clone(), st));
+        }
+        self.claims_before(st, &ev);
+        if let Some(b) = st.broker_open.clone() {
+            self.pair(Relation::InBrokerTransaction, ev.clone(), b, Vec::new());
+        }
+        if matches!(kind, ExternalKind::Store(_)) {
+            self.store_write(st, &ev);
+        }
+        self.effect_now(st, ev);
+        failure
+    }
+
+    fn broker_begin(&mut self, e: &'c Event, st: &mut State) {
+        let ev = self.evref(e);
+        // Offsets committed earlier on this path, in consume-transform-produce with a
+        // transactional producer, are beside its transaction too.
+        for ack in std::mem::take(&mut st.early_offsets) {
+            self.pair(
+                Relation::OffsetsBesideBrokerTransaction,
+                ack,
+                ev.clone(),
+                Vec::new(),
+            );
+        }
+        st.broker_open = Some(ev.clone());
+        if st.broker_seen.is_none() {
+            st.broker_seen = Some(ev);
+        }
+    }
+
+    /// A batch's failed entries nothing reads (a nack-like delete batch loses nothing:
+    /// its failed entries come back). A delivery report nothing reads is one send's
+    /// unseen outcome: it does not hide a failure the path already has.
+    fn entries_unread(&mut self, e: &'c Event, st: &mut State, what: &EventKind, delivery: bool) {
+        let kept = delivery && st.failed.as_ref().is_some_and(|f| !f.delivery);
+        if kept || !matches!(what, EventKind::Publish { .. } | EventKind::External { .. }) {
+            return;
+        }
+        let failed = Event {
+            kind: what.clone(),
+            ..e.clone()
+        };
+        let mut f = Failure::of(
+            self.evref(&failed),
+            matches!(what, EventKind::Publish { .. }),
+            st,
+        );
+        f.handled = Some(e.loc.clone());
+        f.batch = true;
+        f.delivery = delivery;
+        // An earlier batch nothing read stays unread.
+        if let Some(prev) = st.failed.as_ref().filter(|p| p.unread_batch()) {
+            if f.unread_batch() {
+                f.keep_batches(prev);
+            }
+        }
+        st.failed = Some(f);
+    }
+}
+
+/// A transaction rolled back: its writes (claims included) never happened.
+fn rollback(st: &mut State, t: super::Val) {
+    st.txs.remove(&t);
+    let gone: Vec<EvRef> = st
+        .writes
+        .iter()
+        .filter(|w| w.tx == Some(t))
+        .map(|w| w.ev.clone())
+        .collect();
+    st.writes.retain(|w| !gone.contains(&w.ev));
+    st.unchecked.retain(|c| !gone.contains(c));
+}
