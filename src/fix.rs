@@ -2,7 +2,7 @@
 //! the edited text of each file (edits that overlap an earlier one wait for the
 //! next round), the check that the result still parses, and the unified diff.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::{Applicability, Edit, Finding};
 
@@ -12,44 +12,51 @@ pub const MAX_ROUNDS: usize = 4;
 
 /// The new text of each file the fixes of `findings` change (display path -> text
 /// without BOM), from `sources` (the analyzed text). A fix is taken whole or not at
-/// all; a fix whose edits overlap one taken before, or fall outside the text, waits.
-/// Returns the texts and how many fixes were taken.
+/// all; a fix whose edits overlap one taken before (other than by the very same
+/// edit, which two findings may share), or fall outside the text, waits.
+/// Returns the texts and, for each fix taken, the files it edits.
 pub fn apply(
     findings: &[Finding],
     sources: &BTreeMap<String, String>,
     unsafe_fixes: bool,
-) -> (BTreeMap<String, String>, usize) {
+) -> (BTreeMap<String, String>, Vec<BTreeSet<String>>) {
     let mut taken: BTreeMap<&str, Vec<&Edit>> = BTreeMap::new();
-    let mut count = 0;
+    let mut fixes = Vec::new();
     for fix in findings.iter().filter_map(|f| f.fix.as_ref()) {
         if fix.applicability == Applicability::Unsafe && !unsafe_fixes {
             continue;
         }
-        let fits =
-            fix.edits.iter().all(|e| {
-                let Some(text) = sources.get(&e.path) else {
-                    return false;
-                };
-                let (s, t) = (e.span.byte_start, e.span.byte_end);
-                s <= t
-                    && text.is_char_boundary(s)
-                    && text.is_char_boundary(t)
-                    && t <= text.len()
-                    && taken.get(e.path.as_str()).is_none_or(|done| {
-                        done.iter()
-                            .all(|d| t <= d.span.byte_start || s >= d.span.byte_end)
-                    })
-                    && fix.edits.iter().filter(|o| o.path == e.path).all(|o| {
-                        std::ptr::eq(o, e) || t <= o.span.byte_start || s >= o.span.byte_end
-                    })
-            });
+        let disjoint = |a: &Edit, b: &Edit| {
+            a == b || a.span.byte_end <= b.span.byte_start || a.span.byte_start >= b.span.byte_end
+        };
+        let fits = fix.edits.iter().all(|e| {
+            let Some(text) = sources.get(&e.path) else {
+                return false;
+            };
+            let (s, t) = (e.span.byte_start, e.span.byte_end);
+            s <= t
+                && t <= text.len()
+                && text.is_char_boundary(s)
+                && text.is_char_boundary(t)
+                && taken
+                    .get(e.path.as_str())
+                    .is_none_or(|done| done.iter().all(|d| disjoint(e, d)))
+                && fix
+                    .edits
+                    .iter()
+                    .filter(|o| o.path == e.path)
+                    .all(|o| std::ptr::eq(o, e) || disjoint(e, o))
+        });
         if !fits {
             continue;
         }
         for e in &fix.edits {
-            taken.entry(&e.path).or_default().push(e);
+            let done = taken.entry(&e.path).or_default();
+            if !done.contains(&e) {
+                done.push(e);
+            }
         }
-        count += 1;
+        fixes.push(fix.edits.iter().map(|e| e.path.clone()).collect());
     }
     let mut out = BTreeMap::new();
     for (path, mut edits) in taken {
@@ -67,7 +74,7 @@ pub fn apply(
             out.insert(path.to_string(), new);
         }
     }
-    (out, count)
+    (out, fixes)
 }
 
 /// Whether the fixed text of the file at `path` still parses (YAML loads, Rust
@@ -106,19 +113,22 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
 /// What `check --fix` (or `--diff`) did.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    /// Findings of the first analysis that the last one no longer has.
+    /// The fixes applied (or, with `--diff`, shown), over all rounds: one per
+    /// finding fixed.
     pub fixed: usize,
-    /// With `--diff`: the unified diff of every file the fixes change.
+    /// With `--diff`: the unified diff, original to final text, of every file the
+    /// fixes change.
     pub diff: String,
     /// Files left as they were because the fixed text would not parse, or could not
     /// be written (display path, why).
     pub refused: Vec<(String, String)>,
 }
 
-/// Runs the analysis, applies the fixes its findings carry and analyzes again, in
-/// rounds, until no fix is left to take ([`MAX_ROUNDS`] at most). With `write`
-/// false (`--diff`) one round is computed and nothing is written. Returns the last
-/// report (what remains) and what was done.
+/// Runs the analysis, applies the fixes its findings carry and analyzes the fixed
+/// text again (in memory), in rounds, until no fix is left to take
+/// ([`MAX_ROUNDS`] at most). Then, with `write`, each changed file is rewritten
+/// once, atomically; without (`--diff`), the diff of the original to the final
+/// text is kept. Returns the last report (what remains) and what was done.
 pub fn fix_tree(
     paths: &[std::path::PathBuf],
     options: &crate::Options,
@@ -126,63 +136,83 @@ pub fn fix_tree(
     write: bool,
 ) -> Result<(crate::Report, Outcome), crate::InputError> {
     let mut report = crate::check(paths, options)?;
-    let before = report.findings.len();
+    let first = report.clone();
     let mut outcome = Outcome::default();
+    // Display path -> fixed text so far.
+    let mut fixed: BTreeMap<String, String> = BTreeMap::new();
+    let mut refused: BTreeSet<String> = BTreeSet::new();
     for _ in 0..MAX_ROUNDS {
-        let (texts, _) = apply(&report.findings, &report.sources, unsafe_fixes);
+        let (texts, taken) = apply(&report.findings, &report.sources, unsafe_fixes);
         let mut changed = false;
-        for (path, text) in &texts {
-            if !still_parses(path, text) {
+        for (path, text) in texts {
+            if refused.contains(&path) {
+                continue;
+            }
+            if !still_parses(&path, &text) {
                 outcome
                     .refused
                     .push((path.clone(), "the fixed text would not parse".into()));
+                refused.insert(path);
                 continue;
             }
-            if !write {
-                outcome
-                    .diff
-                    .push_str(&unified_diff(path, &report.sources[path], text));
-                continue;
-            }
-            let bom = if report.bom.contains(path) {
-                "\u{feff}"
-            } else {
-                ""
-            };
-            let disk = disk_path(path, report.raw_paths.get(path));
-            match crate::support::files::write_atomic(&disk, &format!("{bom}{text}"), "fixed file")
-            {
-                Ok(()) => changed = true,
-                Err(e) => outcome.refused.push((path.clone(), e)),
-            }
+            fixed.insert(path, text);
+            changed = true;
         }
-        if !write {
-            // What the diff fixes does not remain.
-            let shown = |f: &Finding| {
-                f.fix.as_ref().is_some_and(|x| {
-                    (unsafe_fixes || x.applicability == Applicability::Safe)
-                        && x.edits.iter().all(|e| {
-                            texts.contains_key(&e.path)
-                                && !outcome.refused.iter().any(|(p, _)| *p == e.path)
-                        })
-                })
-            };
-            report.findings.retain(|f| !shown(f));
-            report.finish();
-            outcome.fixed = before - report.findings.len();
-            return Ok((report, outcome));
-        }
+        outcome.fixed += taken
+            .iter()
+            .filter(|files| files.iter().all(|p| !refused.contains(p)))
+            .count();
         if !changed {
             break;
         }
-        report = crate::check(paths, options)?;
+        let mut overlay = (*options.overlay).clone();
+        for (path, text) in &fixed {
+            if let Some(disk) = first.disk.get(path) {
+                overlay.insert(disk.clone(), text.clone());
+            }
+        }
+        let again = crate::Options {
+            overlay: std::sync::Arc::new(overlay),
+            ..options.clone()
+        };
+        report = crate::check(paths, &again)?;
     }
-    outcome.fixed = before.saturating_sub(report.findings.len());
+    // What the overlay read is on disk as it was (BOM and paths from the first run).
+    report.bom = first.bom.clone();
+    report.raw_paths = first.raw_paths.clone();
+    for (path, text) in &fixed {
+        let Some(old) = first.sources.get(path) else {
+            continue;
+        };
+        if !write {
+            outcome.diff.push_str(&unified_diff(path, old, text));
+            continue;
+        }
+        let bom = if first.bom.contains(path) {
+            "\u{feff}"
+        } else {
+            ""
+        };
+        let disk = disk_path(path, first.raw_paths.get(path), first.disk.get(path));
+        if let Err(e) =
+            crate::support::files::write_atomic(&disk, &format!("{bom}{text}"), "fixed file")
+        {
+            outcome.refused.push((path.clone(), e));
+        }
+    }
     Ok((report, outcome))
 }
 
-/// The file a display path names (relative to the directory msgaudit runs in).
-fn disk_path(display: &str, raw: Option<&Vec<u8>>) -> std::path::PathBuf {
+/// The file a display path names: where it was read, else its bytes or the display
+/// path itself (relative to the directory msgaudit runs in).
+fn disk_path(
+    display: &str,
+    raw: Option<&Vec<u8>>,
+    read: Option<&std::path::PathBuf>,
+) -> std::path::PathBuf {
+    if let Some(p) = read {
+        return p.clone();
+    }
     #[cfg(unix)]
     if let Some(bytes) = raw {
         use std::os::unix::ffi::OsStrExt;

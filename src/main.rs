@@ -456,8 +456,9 @@ fn check(args: CheckArgs) -> u8 {
                 let noun = |n: usize| if n == 1 { "finding" } else { "findings" };
                 let (fixed, remain) = (outcome.fixed, report.findings.len());
                 let verb = if args.diff { "would fix" } else { "fixed" };
+                let remains = if remain == 1 { "remains" } else { "remain" };
                 say!(
-                    "msgaudit: {verb} {fixed} {}, {remain} {} remain",
+                    "msgaudit: {verb} {fixed} {}, {remain} {} {remains}",
                     noun(fixed),
                     noun(remain)
                 );

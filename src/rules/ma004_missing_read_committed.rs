@@ -66,6 +66,7 @@ declare_rule! {
         consequence: Visibility,
         summary: "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
         boundary: "visibility of uncommitted/aborted transactional records",
+        fix: "`isolation.level` written as `read_uncommitted` becomes `read_committed`.",
     };
 }
 

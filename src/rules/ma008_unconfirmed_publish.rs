@@ -95,6 +95,7 @@ declare_rule! {
         consequence: Loss,
         summary: "A producer can lose or duplicate sends (weak acks, idempotence off, too many in-flight requests with idempotence).",
         boundary: "producer to broker acceptance",
+        fix: "Kafka producers: `acks` becomes `all`, `enable.idempotence` `true`, and more than 5 in-flight requests 5, where each offending value is written in place.",
     };
 }
 
