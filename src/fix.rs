@@ -134,7 +134,7 @@ pub fn fix_tree(
     options: &crate::Options,
     unsafe_fixes: bool,
     write: bool,
-) -> Result<(crate::Report, Outcome), crate::InputError> {
+) -> Result<(crate::report::Report, Outcome), crate::diagnostic::InputError> {
     let mut report = crate::check(paths, options)?;
     let first = report.clone();
     let mut outcome = Outcome::default();

@@ -29,7 +29,8 @@ struct Case {
 
 /// A transactional producer of `orders`, so that a `read_uncommitted` reader of it
 /// is an MA004 finding (the cases put their reader in another file).
-const TX_PRODUCER: &str = "producer:\n  bootstrap.servers: kafka:9092\n  transactional.id: orders-tx\n  topic: orders\n";
+const TX_PRODUCER: &str =
+    "producer:\n  bootstrap.servers: kafka:9092\n  transactional.id: orders-tx\n  topic: orders\n";
 
 const CASES: &[Case] = &[
     Case {
@@ -204,7 +205,12 @@ fn each_case_is_found_and_carries_a_safe_fix() {
             .collect();
         assert!(!with_fix.is_empty(), "{}: no finding\n{out}", case.name);
         for f in with_fix {
-            assert_eq!(f["fix"]["applicability"], json!("safe"), "{}: {f}", case.name);
+            assert_eq!(
+                f["fix"]["applicability"],
+                json!("safe"),
+                "{}: {f}",
+                case.name
+            );
             assert!(
                 !f["fix"]["edits"].as_array().unwrap().is_empty(),
                 "{}",
@@ -247,15 +253,18 @@ fn fix_rewrites_only_the_values_and_a_second_run_changes_nothing() {
             "{}",
             case.name
         );
-        assert!(err2.contains("msgaudit: fixed 0 findings"), "{}: {err2}", case.name);
+        assert!(
+            err2.contains("msgaudit: fixed 0 findings"),
+            "{}: {err2}",
+            case.name
+        );
         assert_eq!(codes_of(&out2), left, "{}", case.name);
         if !case.file.ends_with(".rs") {
             let mut expected = yaml_docs(case.before);
             for (pointer, value) in case.changed {
                 *expected
                     .pointer_mut(pointer)
-                    .unwrap_or_else(|| panic!("{}: no {pointer}", case.name)) =
-                    json!(value);
+                    .unwrap_or_else(|| panic!("{}: no {pointer}", case.name)) = json!(value);
             }
             // Numbers and booleans compare by their text: `acks: 1` becomes `acks: all`.
             assert_eq!(
@@ -339,7 +348,11 @@ fn a_value_through_an_alias_or_a_constant_is_not_fixed() {
 fn a_bom_is_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    write(dir, "p.yaml", "\u{feff}producer:\n  bootstrap.servers: k:9092\n  acks: 0\n");
+    write(
+        dir,
+        "p.yaml",
+        "\u{feff}producer:\n  bootstrap.servers: k:9092\n  acks: 0\n",
+    );
     run(dir, &["--fix"]);
     assert_eq!(
         fs::read_to_string(dir.join("p.yaml")).unwrap(),

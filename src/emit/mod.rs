@@ -187,7 +187,9 @@ pub fn explain(rule: &RuleMeta) -> String {
             rule.fix
         );
     } else if rule.consequence != Consequence::Nothing {
-        out.push_str("Fix: none; the change is a decision about the program (see the fixes page).\n\n");
+        out.push_str(
+            "Fix: none; the change is a decision about the program (see the fixes page).\n\n",
+        );
     }
     out.push_str(unindent(rule.doc).trim_end());
     out.push('\n');
