@@ -76,6 +76,15 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "Spring profile inherits the default's level: two findings, one shared edit",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_uncommitted\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
+        after: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_committed\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
+        codes: &["MA004"],
+        fixed: 2,
+        changed: &[("/0/spring/kafka/consumer/isolation-level", "read_committed")],
+    },
+    Case {
         name: "Strimzi consumer.override.* and producer.override.*",
         file: "connectors.yaml",
         before: "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config:\n    topics: orders\n    consumer.override.isolation.level: read_uncommitted\n---\napiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: source\nspec:\n  class: io.debezium.connector.postgresql.PostgresConnector\n  config:\n    producer.override.acks: \"1\"\n",
