@@ -332,6 +332,7 @@ mod tests {
             window: String::new(),
             labels: Vec::new(),
             help: String::new(),
+            fix: None,
         }
     }
 

@@ -139,6 +139,44 @@ pub struct Finding {
     pub window: String,
     pub labels: Vec<Label>,
     pub help: String,
+    /// The edit that removes the defect, when the rule knows one (SPEC §4, "Fixes").
+    pub fix: Option<Fix>,
+}
+
+/// Whether a fix can be applied without review (SPEC §4): a safe fix changes a
+/// setting to the value the rule asks for and nothing else; an unsafe one is right
+/// in most programs but can change what the program does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Applicability {
+    Safe,
+    Unsafe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// One replacement of analyzed text: the bytes of `span` in the file at display path
+/// `path` become `content`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Edit {
+    pub path: String,
+    pub span: Span,
+    pub content: String,
+}
+
+/// A finding's fix: a one-line title, its safety, and the edits (never overlapping
+/// one another).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    pub applicability: Applicability,
+    pub edits: Vec<Edit>,
 }
 
 /// A finding that an in-source `msgaudit:allow(…)` comment suppressed, with the
@@ -156,6 +194,14 @@ pub struct Suppressed {
 pub const MAX_LABELS: usize = 16;
 
 impl Finding {
+    /// The finding with `fix` attached (none: as it was).
+    pub fn with_fix(mut self, fix: Option<Fix>) -> Self {
+        if fix.is_some() {
+            self.fix = fix;
+        }
+        self
+    }
+
     /// Keeps the first [`MAX_LABELS`] labels; the last one kept says how many more
     /// there were.
     pub fn bound_labels(&mut self) {

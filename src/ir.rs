@@ -525,6 +525,10 @@ pub struct Prop {
     /// Rust: the `.set(..)` call. YAML: the value as written (through an alias or
     /// a merge key: where the anchor defines it), since the value is what is wrong.
     pub loc: Loc,
+    /// The value's own text where a fix may replace it: inside the quotes of a string
+    /// literal or a YAML scalar, or a plain YAML scalar, written in place on one line
+    /// (not through an alias, a constant or an escape). `None` otherwise.
+    pub value_at: Option<Loc>,
 }
 
 /// Which Kafka client library a configuration is for: it decides the defaults

@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod diffbase;
 pub mod driver;
 pub mod emit;
+pub mod fix;
 pub mod frontend;
 pub mod ir;
 pub mod report;
@@ -231,6 +232,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
             report.raw_paths.insert(f.path.clone(), raw);
         }
         report.sources.insert(f.path.clone(), f.text.clone());
+        report.disk.insert(f.path.clone(), f.abs.clone());
         if f.bom {
             report.bom.insert(f.path.clone());
         }

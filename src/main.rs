@@ -121,6 +121,16 @@ struct CheckArgs {
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<PathBuf>,
 
+    /// Apply the safe fixes findings carry, then report what remains (SPEC §4).
+    #[arg(long)]
+    fix: bool,
+    /// With `--fix` or `--diff`: take the unsafe fixes too.
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Print the fixes as a unified diff (`git apply` reads it) and write nothing.
+    #[arg(long)]
+    diff: bool,
+
     /// Output format.
     #[arg(long, alias = "output-format", value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -436,8 +446,36 @@ fn check(args: CheckArgs) -> u8 {
         hooks: msgaudit::support::DevHooks::from_env(),
         ..Options::default()
     };
-    let report = match msgaudit::check(&args.paths, &options) {
-        Ok(r) => r,
+    let fixing = args.fix || args.diff || args.unsafe_fixes;
+    let run = if fixing {
+        msgaudit::fix::fix_tree(&args.paths, &options, args.unsafe_fixes, !args.diff).map(
+            |(report, outcome)| {
+                for (path, why) in &outcome.refused {
+                    say!("msgaudit: {path} not fixed: {why}");
+                }
+                let noun = |n: usize| if n == 1 { "finding" } else { "findings" };
+                let (fixed, remain) = (outcome.fixed, report.findings.len());
+                let verb = if args.diff { "would fix" } else { "fixed" };
+                let remains = if remain == 1 { "remains" } else { "remain" };
+                say!(
+                    "msgaudit: {verb} {fixed} {}, {remain} {} {remains}",
+                    noun(fixed),
+                    noun(remain)
+                );
+                (report, Some(outcome.diff))
+            },
+        )
+    } else {
+        msgaudit::check(&args.paths, &options).map(|r| (r, None))
+    };
+    let report = match run {
+        Ok((r, Some(diff))) if args.diff => {
+            if !write_stdout(&diff) {
+                return EXIT_ERROR;
+            }
+            return exit_status(&r, args.fail_on, args.exit_zero);
+        }
+        Ok((r, _)) => r,
         Err(e) => {
             print_error(&e);
             print_error_document(e, args.format);
@@ -485,11 +523,16 @@ fn check(args: CheckArgs) -> u8 {
     if args.statistics {
         print_statistics(&report, output_start.elapsed(), start.elapsed());
     }
+    exit_status(&report, args.fail_on, args.exit_zero)
+}
+
+/// The exit code for what `report` found (SPEC §4).
+fn exit_status(report: &Report, fail_on: FailOn, exit_zero: bool) -> u8 {
     if !report.errors.is_empty() {
         return EXIT_ERROR;
     }
-    let threshold = match args.fail_on {
-        _ if args.exit_zero => return EXIT_OK,
+    let threshold = match fail_on {
+        _ if exit_zero => return EXIT_OK,
         FailOn::Never => return EXIT_OK,
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,
@@ -583,6 +626,9 @@ fn main() -> ExitCode {
             output: None,
             color: Color::Never,
             exit_zero: false,
+            fix: false,
+            unsafe_fixes: false,
+            diff: false,
             config: args.config,
             select: Vec::new(),
             ignore: Vec::new(),

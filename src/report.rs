@@ -68,6 +68,8 @@ pub struct Report {
     pub raw_paths: BTreeMap<String, Vec<u8>>,
     /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
     pub bom: BTreeSet<String>,
+    /// Display path -> the file on disk, for `check --fix` (SPEC §4, "Fixes").
+    pub disk: BTreeMap<String, std::path::PathBuf>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).
     pub inventory: crate::analysis::inventory::Inventory,
     /// Display path -> the Cargo package and target of each file a finding, a label

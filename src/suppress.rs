@@ -141,6 +141,7 @@ fn unused(file: &SourceFile, s: &Suppression, message: String) -> Finding {
         window: "a stale suppression hides the next real defect written on this line".to_string(),
         labels: Vec::new(),
         help: "remove the comment".to_string(),
+        fix: None,
     }
 }
 
@@ -248,6 +249,7 @@ mod tests {
             window: String::new(),
             labels: Vec::new(),
             help: String::new(),
+            fix: None,
         }
     }
 

@@ -404,7 +404,35 @@ fn rustc_json_of_the_fixture_tree_parses_as_rustc_diagnostics() {
         assert_eq!(p.column_end as u64, f["end_column"].as_u64().unwrap());
         assert_eq!(d.spans.len(), 1 + f["labels"].as_array().unwrap().len());
         let levels: Vec<_> = d.children.iter().map(|c| c.level).collect();
-        assert_eq!(levels, [DiagnosticLevel::Note, DiagnosticLevel::Help]);
+        match f.get("fix") {
+            // A fix is a third child, a `help` whose spans carry the replacements
+            // (SPEC §4, "Fixes"), as rustc writes a suggestion.
+            Some(fix) => {
+                assert_eq!(
+                    levels,
+                    [
+                        DiagnosticLevel::Note,
+                        DiagnosticLevel::Help,
+                        DiagnosticLevel::Help
+                    ]
+                );
+                let edits = fix["edits"].as_array().unwrap();
+                let help = &d.children[2];
+                assert_eq!(help.spans.len(), edits.len(), "{}", d.message);
+                for (s, e) in help.spans.iter().zip(edits) {
+                    assert_eq!(
+                        s.suggested_replacement.as_deref(),
+                        e["content"].as_str(),
+                        "{}",
+                        d.message
+                    );
+                    assert_eq!(s.line_start as u64, e["line"].as_u64().unwrap());
+                    assert_eq!(s.column_start as u64, e["column"].as_u64().unwrap());
+                    assert_span_matches_the_file(s);
+                }
+            }
+            None => assert_eq!(levels, [DiagnosticLevel::Note, DiagnosticLevel::Help]),
+        }
         assert!(d.rendered.as_ref().unwrap().starts_with(&format!(
             "{}[{}]: ",
             f["severity"].as_str().unwrap(),

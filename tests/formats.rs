@@ -74,6 +74,7 @@ fn report() -> Report {
             },
         ],
         help: "create the key once, before the loop, from the event's id".into(),
+        fix: None,
     });
     r.findings.push(Finding {
         code: "MA001",
@@ -90,6 +91,7 @@ fn report() -> Report {
             message: "transaction begins here".into(),
         }],
         help: "commit the transaction first, then commit the offset".into(),
+        fix: None,
     });
     r.errors.push(InputError {
         path: "src/broken.rs".into(),

@@ -175,6 +175,7 @@ mod tests {
                 message: "here".into(),
             }],
             help: "h".into(),
+            fix: None,
         }
     }
 

@@ -467,6 +467,7 @@ mod tests {
                 message: "l".into(),
             }],
             help: "h".into(),
+            fix: None,
         });
         let out = render(&r, &HumanOptions::default());
         assert!(

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diagnostic::{Finding, InputError, Label};
+use crate::diagnostic::{Finding, Fix, InputError, Label};
 use crate::report::Report;
 use crate::rules::RuleMeta;
 
@@ -38,6 +38,50 @@ pub struct JsonFinding<'a> {
     pub window: &'a str,
     pub labels: Vec<JsonLabel<'a>>,
     pub help: &'a str,
+    /// The finding's fix (SPEC §4), when the rule knows one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct JsonFix<'a> {
+    pub title: &'a str,
+    /// `safe` (applied by `--fix`) or `unsafe` (only with `--unsafe-fixes`).
+    pub applicability: &'a str,
+    pub edits: Vec<JsonEdit<'a>>,
+}
+
+/// One replacement: the text from (`line`, `column`) to (`end_line`, `end_column`),
+/// end exclusive, becomes `content`.
+#[derive(Serialize)]
+pub struct JsonEdit<'a> {
+    pub path: &'a str,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub content: &'a str,
+}
+
+impl<'a> From<&'a Fix> for JsonFix<'a> {
+    fn from(f: &'a Fix) -> Self {
+        JsonFix {
+            title: &f.title,
+            applicability: f.applicability.as_str(),
+            edits: f
+                .edits
+                .iter()
+                .map(|e| JsonEdit {
+                    path: &e.path,
+                    line: e.span.line,
+                    column: e.span.column,
+                    end_line: e.span.end_line,
+                    end_column: e.span.end_column,
+                    content: &e.content,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -124,6 +168,7 @@ impl<'a> JsonFinding<'a> {
             window: &f.window,
             labels: f.labels.iter().map(|l| JsonLabel::new(l, r)).collect(),
             help: &f.help,
+            fix: f.fix.as_ref().map(JsonFix::from),
         }
     }
 }

@@ -180,6 +180,17 @@ pub fn explain(rule: &RuleMeta) -> String {
             None => out.push('\n'),
         }
     }
+    if !rule.fix.is_empty() {
+        let _ = writeln!(
+            out,
+            "Fix (safe, applied by `msgaudit check --fix`): {}\n",
+            rule.fix
+        );
+    } else if rule.consequence != Consequence::Nothing {
+        out.push_str(
+            "Fix: none; the change is a decision about the program (see the fixes page).\n\n",
+        );
+    }
     out.push_str(unindent(rule.doc).trim_end());
     out.push('\n');
     out

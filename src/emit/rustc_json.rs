@@ -205,6 +205,23 @@ fn finding<'a>(sources: &mut Sources<'a>, f: &'a Finding) -> RustcDiagnostic<'a>
     if !f.help.is_empty() {
         children.push(child("help", f.help.clone()));
     }
+    if let Some(fix) = &f.fix {
+        // As rustc writes a suggestion: a `help` child whose spans carry the
+        // replacement and how sure it is.
+        let applicability = match fix.applicability {
+            crate::diagnostic::Applicability::Safe => "MachineApplicable",
+            crate::diagnostic::Applicability::Unsafe => "MaybeIncorrect",
+        };
+        let mut help = child("help", fix.title.clone());
+        for e in &fix.edits {
+            if let Some(mut s) = span(sources, &e.path, &e.span, true, None) {
+                s.suggested_replacement = Some(e.content.clone());
+                s.suggestion_applicability = Some(applicability.to_string());
+                help.spans.push(s);
+            }
+        }
+        children.push(help);
+    }
     let at = format!("{}:{}:{}", f.path, f.span.line, f.span.column);
     RustcDiagnostic {
         message_type: Some("diagnostic"),

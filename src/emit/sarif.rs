@@ -288,6 +288,36 @@ fn physical(path: &str, region: Option<Region>) -> PhysicalLocation {
     p
 }
 
+/// A finding's fix as SARIF: one `artifactChange` per file, each edit a
+/// `replacement` of its `deletedRegion` by its `insertedContent`.
+fn sarif_fix(fix: &crate::diagnostic::Fix) -> serde_sarif::sarif::Fix {
+    use serde_sarif::sarif::{ArtifactChange, ArtifactContent, Replacement};
+    let mut changes: Vec<ArtifactChange> = Vec::new();
+    for e in &fix.edits {
+        let Some(deleted) = region(&e.span) else {
+            continue;
+        };
+        let replacement = Replacement::builder()
+            .deleted_region(deleted)
+            .inserted_content(ArtifactContent::builder().text(e.content.clone()).build())
+            .build();
+        let uri = artifact(&e.path);
+        match changes.iter_mut().find(|c| c.artifact_location == uri) {
+            Some(c) => c.replacements.push(replacement),
+            None => changes.push(
+                ArtifactChange::builder()
+                    .artifact_location(uri)
+                    .replacements(vec![replacement])
+                    .build(),
+            ),
+        }
+    }
+    serde_sarif::sarif::Fix::builder()
+        .description(Message::from(fix.title.as_str()))
+        .artifact_changes(changes)
+        .build()
+}
+
 fn result(f: &Finding, fingerprint: String) -> SarifResult {
     let rule_index = ALL.iter().position(|r| r.code == f.code);
     let location = Location::builder()
@@ -323,6 +353,9 @@ fn result(f: &Finding, fingerprint: String) -> SarifResult {
         .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint)]))
         .build();
     r.rule_index = rule_index.map(|i| i as i64);
+    if let Some(fix) = &f.fix {
+        r.fixes = Some(vec![sarif_fix(fix)]);
+    }
     if !related.is_empty() {
         r.related_locations = Some(related);
     }
@@ -406,6 +439,7 @@ mod tests {
                 message: "l".into(),
             }],
             help: "h".into(),
+            fix: None,
         }
     }
 

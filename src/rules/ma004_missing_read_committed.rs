@@ -1,4 +1,5 @@
 use super::declare_rule;
+use super::fixes;
 use super::pairs::label;
 use crate::analysis::kafka_clients::{is_consumer, is_transactional_producer, value};
 use crate::diagnostic::Finding;
@@ -65,6 +66,7 @@ declare_rule! {
         consequence: Visibility,
         summary: "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
         boundary: "visibility of uncommitted/aborted transactional records",
+        fix: "`isolation.level` written as `read_uncommitted` becomes `read_committed`.",
     };
 }
 
@@ -141,6 +143,13 @@ pub fn check(
             .map(|x| &x.loc)
             .unwrap_or(&p.new_loc);
         let mut labels = vec![label(tx, "this producer writes the topic in transactions")];
+        let fix = match &how {
+            Uncommitted::Explicit(setting) => fixes::safe(
+                "set `isolation.level` to `read_committed`".into(),
+                vec![fixes::set_value(setting, "read_committed")],
+            ),
+            Uncommitted::Default(_) => None,
+        };
         let (loc, message, help) = match how {
             Uncommitted::Explicit(setting) => {
                 let at_block = block_primary(c);
@@ -172,7 +181,7 @@ pub fn check(
                 .into(),
             labels,
             help.into(),
-        ));
+        ).with_fix(fix));
     }
     out
 }

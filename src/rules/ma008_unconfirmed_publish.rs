@@ -1,4 +1,5 @@
 use super::declare_rule;
+use super::fixes;
 use super::group::{by_primary, Labels};
 use super::pairs::label;
 use crate::analysis::channels::{self, Mode};
@@ -94,6 +95,7 @@ declare_rule! {
         consequence: Loss,
         summary: "A producer can lose or duplicate sends (weak acks, idempotence off, too many in-flight requests with idempotence).",
         boundary: "producer to broker acceptance",
+        fix: "Kafka producers: `acks` becomes `all`, `enable.idempotence` `true`, and more than 5 in-flight requests 5, where each offending value is written in place.",
     };
 }
 
@@ -179,13 +181,40 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
         "the producer's configuration starts here",
     ));
     labels.sort();
-    Some(MA008.finding(
-        &first.loc,
-        format!("producer sets {why}"),
-        "a broker failover or a lost acknowledgement loses the record or writes it twice".into(),
-        labels,
-        "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)".into(),
-    ))
+    let fix = fixes::safe(
+        format!(
+            "set {}",
+            bad.iter()
+                .map(|(p, _)| format!("`{}={}`", p.key, wanted(&p.key)))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        bad.iter()
+            .map(|(p, _)| fixes::set_value(p, wanted(&p.key)))
+            .collect(),
+    );
+    Some(
+        MA008
+            .finding(
+                &first.loc,
+                format!("producer sets {why}"),
+                "a broker failover or a lost acknowledgement loses the record or writes it twice"
+                    .into(),
+                labels,
+                "set `acks=all` and keep `enable.idempotence=true` (at most 5 requests in flight)"
+                    .into(),
+            )
+            .with_fix(fix),
+    )
+}
+
+/// The value a weakening setting must take (SPEC §4: the safe fixes).
+fn wanted(key: &str) -> &'static str {
+    match key {
+        "acks" | "request.required.acks" => "all",
+        "enable.idempotence" => "true",
+        _ => "5",
+    }
 }
 
 /// Batch publishes whose per-entry failures nothing acts on (SPEC §2, "Batch calls

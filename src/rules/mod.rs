@@ -4,6 +4,7 @@
 
 use crate::diagnostic::{Concern, Consequence, Severity};
 
+mod fixes;
 mod group;
 pub mod ma001_ack_before_commit;
 pub mod ma002_fresh_id_per_attempt;
@@ -39,6 +40,9 @@ pub struct RuleMeta {
     pub consequence: Consequence,
     /// Markdown explanation (What it does / Why is this bad? / Example / Use instead).
     pub doc: &'static str,
+    /// The fix its findings carry when the value is written in place (SPEC §4,
+    /// "Fixes"), one line; empty when the rule has none.
+    pub fix: &'static str,
 }
 
 /// The project's home page (`homepage` in Cargo.toml).
@@ -82,6 +86,7 @@ impl RuleMeta {
             window,
             labels,
             help,
+            fix: None,
         }
     }
 }
@@ -98,7 +103,8 @@ macro_rules! declare_rule {
             concern: $concern:ident,
             consequence: $consequence:ident,
             summary: $summary:literal,
-            boundary: $boundary:literal $(,)?
+            boundary: $boundary:literal
+            $(, fix: $fix:literal)? $(,)?
         };
     ) => {
         pub static $ident: $crate::rules::RuleMeta = $crate::rules::RuleMeta {
@@ -110,6 +116,7 @@ macro_rules! declare_rule {
             concern: $crate::diagnostic::Concern::$concern,
             consequence: $crate::diagnostic::Consequence::$consequence,
             doc: concat!($($doc, "\n"),*),
+            fix: concat!("" $(, $fix)?),
         };
     };
 }
@@ -153,6 +160,7 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     boundary: "none: hygiene of suppressions",
     concern: Concern::Hygiene,
     consequence: Consequence::Nothing,
+    fix: "",
     doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
           that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
           Stale suppressions accumulate and hide the next real defect written on that line.\n\n\

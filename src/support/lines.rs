@@ -134,6 +134,37 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+/// The span of `value` written in place at `span` of `text`: the span itself when
+/// its text is `value`, or the inside of its quotes when it is `"value"` or
+/// `'value'`, all on one line (so not through an escape or a line fold). A fix
+/// replaces that text and keeps the quoting style.
+pub fn in_place(
+    text: &str,
+    span: crate::diagnostic::Span,
+    value: &str,
+) -> Option<crate::diagnostic::Span> {
+    let written = text.get(span.byte_start..span.byte_end)?;
+    if span.line != span.end_line || written.contains(['\n', '\r']) || value.is_empty() {
+        return None;
+    }
+    if written == value {
+        return Some(span);
+    }
+    let quoted = written.len() >= 2
+        && (written.starts_with('"') && written.ends_with('"')
+            || written.starts_with('\'') && written.ends_with('\''));
+    if quoted && &written[1..written.len() - 1] == value {
+        return Some(crate::diagnostic::Span {
+            column: span.column + 1,
+            end_column: span.end_column - 1,
+            byte_start: span.byte_start + 1,
+            byte_end: span.byte_end - 1,
+            ..span
+        });
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::LineIndex;

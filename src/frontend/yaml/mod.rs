@@ -173,6 +173,7 @@ impl Ctx {
             key: kafka_props::canonical(key),
             value: kafka_props::literal(value),
             loc: self.loc(value.span),
+            value_at: value.in_place.map(|s| self.loc(s)),
         });
     }
 
@@ -182,6 +183,7 @@ impl Ctx {
             key: key.to_string(),
             value: Some(value.to_string()),
             loc: self.loc(at.span),
+            value_at: None,
         });
     }
 

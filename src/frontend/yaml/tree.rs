@@ -19,6 +19,10 @@ use crate::support::lines::LineIndex;
 pub struct Node {
     pub value: Value,
     pub span: Span,
+    /// A scalar written in place (not reached through an alias or a merge key): the
+    /// span of its text inside any quotes, when that text is the value itself
+    /// (`support::lines::in_place`), for a fix to replace.
+    pub in_place: Option<Span>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,9 +286,15 @@ fn span_of(lines: &LineIndex, loc: &Location) -> Span {
 
 fn convert(lines: &LineIndex, raw: Spanned<Raw>) -> Node {
     let span = span_of(lines, &raw.defined);
+    let mut in_place = None;
     let value = match raw.value {
         Raw::Null => Value::Null,
-        Raw::Scalar(s) => Value::Scalar(s),
+        Raw::Scalar(s) => {
+            if raw.referenced == raw.defined {
+                in_place = crate::support::lines::in_place(lines.text(), span, &s);
+            }
+            Value::Scalar(s)
+        }
         Raw::Seq(v) => Value::Seq(v.into_iter().map(|n| convert(lines, n)).collect()),
         Raw::Map(m) => Value::Map(
             m.into_iter()
@@ -295,7 +305,11 @@ fn convert(lines: &LineIndex, raw: Spanned<Raw>) -> Node {
                 .collect(),
         ),
     };
-    Node { value, span }
+    Node {
+        value,
+        span,
+        in_place,
+    }
 }
 
 /// What serde-saphyr hands over, before spans are turned into ours.

@@ -190,10 +190,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             }),
                             None => arg_infos.get(value_arg).and_then(|a| a.str_lit.clone()),
                         };
+                        // The string literal's text, for a fix that changes the value.
+                        let value_at = match (&spec.property, args.get(value_arg)) {
+                            (
+                                None,
+                                Some(Expr::Lit(syn::ExprLit {
+                                    lit: syn::Lit::Str(lit),
+                                    ..
+                                })),
+                            ) => {
+                                let at = self.cx.loc(lit.span(), lit.span());
+                                crate::support::lines::in_place(
+                                    self.cx.lines.text(),
+                                    at.span,
+                                    &lit.value(),
+                                )
+                                .map(|span| Loc { span, ..at })
+                            }
+                            _ => None,
+                        };
                         cfg.props.push(Prop {
                             key,
                             value,
                             loc: loc.clone(),
+                            value_at,
                         });
                     }
                     None => cfg.dynamic = true,

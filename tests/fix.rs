@@ -1,0 +1,370 @@
+//! `check --fix` and `--diff` (SPEC §4, "Fixes"): before/after pairs per YAML
+//! dialect and for the rdkafka `ClientConfig` chain, generated into a temporary
+//! directory. For each: the fixed file is exactly the expected text (every byte
+//! outside the edits kept, CRLF kept), a second `--fix` changes nothing, the
+//! re-analysis has no finding of the fixed kind, a YAML file loads to the same
+//! document but for the changed values, and the `--diff` output is a patch `git
+//! apply` takes to the same text.
+
+mod common;
+use common::{git, git_repo, msgaudit, write};
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+struct Case {
+    name: &'static str,
+    file: &'static str,
+    before: &'static str,
+    after: &'static str,
+    /// The codes the fix removes.
+    codes: &'static [&'static str],
+    /// How many findings the fixes remove.
+    fixed: usize,
+    /// YAML: the values that change (JSON pointer into the documents, new value).
+    changed: &'static [(&'static str, &'static str)],
+}
+
+/// A transactional producer of `orders`, so that a `read_uncommitted` reader of it
+/// is an MA004 finding (the cases put their reader in another file).
+const TX_PRODUCER: &str =
+    "producer:\n  bootstrap.servers: kafka:9092\n  transactional.id: orders-tx\n  topic: orders\n";
+
+const CASES: &[Case] = &[
+    Case {
+        name: "plain property map, two weakenings, one finding",
+        file: "producer.yaml",
+        before: "# producer settings\nproducer:\n  bootstrap.servers: kafka:9092\n  acks: 0   # was 0\n  enable.idempotence: 'false'\n  value.serializer: x\n",
+        after: "# producer settings\nproducer:\n  bootstrap.servers: kafka:9092\n  acks: all   # was 0\n  enable.idempotence: 'true'\n  value.serializer: x\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[("/0/producer/acks", "all"), ("/0/producer/enable.idempotence", "true")],
+    },
+    Case {
+        name: "plain property map reader, upper case kept",
+        file: "reader.yaml",
+        before: "consumer:\n  bootstrap.servers: kafka:9092\n  group.id: g\n  topics: orders\n  isolation.level: \"READ_UNCOMMITTED\"\n",
+        after: "consumer:\n  bootstrap.servers: kafka:9092\n  group.id: g\n  topics: orders\n  isolation.level: \"READ_COMMITTED\"\n",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[("/0/consumer/isolation.level", "READ_COMMITTED")],
+    },
+    Case {
+        name: "Spring spring.kafka.* and properties.*",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    bootstrap-servers: kafka:9092\n    producer:\n      acks: 1 # leader only\n      properties:\n        \"[enable.idempotence]\": false\n    consumer:\n      group-id: g\n      isolation-level: read_uncommitted\n",
+        after: "spring:\n  kafka:\n    bootstrap-servers: kafka:9092\n    producer:\n      acks: all # leader only\n      properties:\n        \"[enable.idempotence]\": true\n    consumer:\n      group-id: g\n      isolation-level: read_uncommitted\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[
+            ("/0/spring/kafka/producer/acks", "all"),
+            ("/0/spring/kafka/producer/properties/[enable.idempotence]", "true"),
+        ],
+    },
+    Case {
+        name: "Spring profile reads uncommitted from a transactional producer",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      properties:\n        isolation.level: 'read_uncommitted'\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      isolation-level: read_uncommitted\n",
+        after: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      properties:\n        isolation.level: 'read_committed'\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      isolation-level: read_committed\n",
+        codes: &["MA004"],
+        fixed: 2,
+        changed: &[
+            ("/0/spring/kafka/consumer/properties/isolation.level", "read_committed"),
+            ("/1/spring/kafka/consumer/isolation-level", "read_committed"),
+        ],
+    },
+    Case {
+        name: "Spring profile inherits the default's level: two findings, one shared edit",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_uncommitted\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
+        after: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_committed\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
+        codes: &["MA004"],
+        fixed: 2,
+        changed: &[("/0/spring/kafka/consumer/isolation-level", "read_committed")],
+    },
+    Case {
+        name: "Strimzi consumer.override.* and producer.override.*",
+        file: "connectors.yaml",
+        before: "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config:\n    topics: orders\n    consumer.override.isolation.level: read_uncommitted\n---\napiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: source\nspec:\n  class: io.debezium.connector.postgresql.PostgresConnector\n  config:\n    producer.override.acks: \"1\"\n",
+        after: "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config:\n    topics: orders\n    consumer.override.isolation.level: read_committed\n---\napiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: source\nspec:\n  class: io.debezium.connector.postgresql.PostgresConnector\n  config:\n    producer.override.acks: \"all\"\n",
+        codes: &["MA004", "MA008"],
+        fixed: 2,
+        changed: &[
+            ("/0/spec/config/consumer.override.isolation.level", "read_committed"),
+            ("/1/spec/config/producer.override.acks", "all"),
+        ],
+    },
+    Case {
+        name: "Redpanda Connect kafka_franz output",
+        file: "pipeline.yaml",
+        before: "input:\n  generate:\n    mapping: 'root = {}'\noutput:\n  kafka_franz:\n    seed_brokers: [ \"redpanda:9092\" ]\n    topic: generated\n    idempotent_write: false\n",
+        after: "input:\n  generate:\n    mapping: 'root = {}'\noutput:\n  kafka_franz:\n    seed_brokers: [ \"redpanda:9092\" ]\n    topic: generated\n    idempotent_write: true\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[("/0/output/kafka_franz/idempotent_write", "true")],
+    },
+    Case {
+        name: "Vector librdkafka_options",
+        file: "vector.yaml",
+        before: "sinks:\n  to_kafka:\n    type: kafka\n    inputs: [ logs ]\n    bootstrap_servers: kafka:9092\n    topic: app-logs\n    encoding:\n      codec: json\n    librdkafka_options:\n      acks: \"1\"\n",
+        after: "sinks:\n  to_kafka:\n    type: kafka\n    inputs: [ logs ]\n    bootstrap_servers: kafka:9092\n    topic: app-logs\n    encoding:\n      codec: json\n    librdkafka_options:\n      acks: \"all\"\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[("/0/sinks/to_kafka/librdkafka_options/acks", "all")],
+    },
+    Case {
+        name: "CRLF line endings kept",
+        file: "crlf.yaml",
+        before: "producer:\r\n  bootstrap.servers: kafka:9092\r\n  acks: 1\r\n",
+        after: "producer:\r\n  bootstrap.servers: kafka:9092\r\n  acks: all\r\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[("/0/producer/acks", "all")],
+    },
+    Case {
+        name: "two rounds: idempotence on makes the in-flight count a finding",
+        file: "rounds.yaml",
+        before: "producer:\n  bootstrap.servers: kafka:9092\n  enable.idempotence: false\n  max.in.flight.requests.per.connection: 10\n",
+        after: "producer:\n  bootstrap.servers: kafka:9092\n  enable.idempotence: true\n  max.in.flight.requests.per.connection: 5\n",
+        codes: &["MA008"],
+        fixed: 2,
+        changed: &[
+            ("/0/producer/enable.idempotence", "true"),
+            ("/0/producer/max.in.flight.requests.per.connection", "5"),
+        ],
+    },
+    Case {
+        name: "rdkafka ClientConfig .set chain",
+        file: "src/lib.rs",
+        before: "use rdkafka::config::ClientConfig;\nuse rdkafka::producer::FutureProducer;\n\npub fn producer(brokers: &str) -> FutureProducer {\n    ClientConfig::new()\n        .set(\"bootstrap.servers\", brokers)\n        .set(\"acks\", \"1\") // leader only\n        .set(\"enable.idempotence\", \"false\")\n        .create()\n        .unwrap()\n}\n",
+        after: "use rdkafka::config::ClientConfig;\nuse rdkafka::producer::FutureProducer;\n\npub fn producer(brokers: &str) -> FutureProducer {\n    ClientConfig::new()\n        .set(\"bootstrap.servers\", brokers)\n        .set(\"acks\", \"all\") // leader only\n        .set(\"enable.idempotence\", \"true\")\n        .create()\n        .unwrap()\n}\n",
+        codes: &["MA008"],
+        fixed: 1,
+        changed: &[],
+    },
+    Case {
+        name: "rdkafka consumer reading uncommitted",
+        file: "src/lib.rs",
+        before: "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{Consumer, StreamConsumer};\nuse rdkafka::producer::FutureProducer;\n\npub fn producer() -> FutureProducer {\n    ClientConfig::new().set(\"transactional.id\", \"w\").create().unwrap()\n}\n\npub fn send(p: &FutureProducer) {\n    let _ = p.send_result(rdkafka::producer::FutureRecord::<(), [u8]>::to(\"orders\"));\n}\n\npub fn reader() -> StreamConsumer {\n    let c: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"g\")\n        .set(\"isolation.level\", \"read_uncommitted\")\n        .create()\n        .unwrap();\n    c.subscribe(&[\"orders\"]).unwrap();\n    c\n}\n",
+        after: "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{Consumer, StreamConsumer};\nuse rdkafka::producer::FutureProducer;\n\npub fn producer() -> FutureProducer {\n    ClientConfig::new().set(\"transactional.id\", \"w\").create().unwrap()\n}\n\npub fn send(p: &FutureProducer) {\n    let _ = p.send_result(rdkafka::producer::FutureRecord::<(), [u8]>::to(\"orders\"));\n}\n\npub fn reader() -> StreamConsumer {\n    let c: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"g\")\n        .set(\"isolation.level\", \"read_committed\")\n        .create()\n        .unwrap();\n    c.subscribe(&[\"orders\"]).unwrap();\n    c\n}\n",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[],
+    },
+];
+
+/// A git repository in `dir` holding the case's file (and the transactional
+/// producer of `orders` an MA004 case needs), committed.
+fn setup(dir: &Path, case: &Case) {
+    git_repo(dir);
+    if case.file.ends_with(".rs") {
+        write(dir, "Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nrdkafka = \"0.36\"\n");
+    } else if case.codes.contains(&"MA004") {
+        write(dir, "tx-producer.yaml", TX_PRODUCER);
+    }
+    write(dir, case.file, case.before);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "before"]);
+}
+
+/// `msgaudit check --format json ARGS .` in `dir`: (exit code, stdout, stderr).
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = msgaudit()
+        .current_dir(dir)
+        .args(["check", "--format", "json"])
+        .args(args)
+        .arg(".")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn codes_of(json: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn yaml_docs(text: &str) -> Value {
+    Value::Array(serde_saphyr::from_multiple::<Value>(text).unwrap())
+}
+
+#[test]
+fn each_case_is_found_and_carries_a_safe_fix() {
+    for case in CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        setup(tmp.path(), case);
+        let (_, out, err) = run(tmp.path(), &[]);
+        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let with_fix: Vec<&Value> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| case.codes.contains(&f["code"].as_str().unwrap()))
+            .collect();
+        assert!(!with_fix.is_empty(), "{}: no finding\n{out}", case.name);
+        for f in with_fix {
+            assert_eq!(
+                f["fix"]["applicability"],
+                json!("safe"),
+                "{}: {f}",
+                case.name
+            );
+            assert!(
+                !f["fix"]["edits"].as_array().unwrap().is_empty(),
+                "{}",
+                case.name
+            );
+        }
+    }
+}
+
+#[test]
+fn fix_rewrites_only_the_values_and_a_second_run_changes_nothing() {
+    for case in CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup(dir, case);
+        let (_, out, err) = run(dir, &["--fix"]);
+        let after = fs::read(dir.join(case.file)).unwrap();
+        assert_eq!(
+            String::from_utf8(after).unwrap(),
+            case.after,
+            "{}: {err}",
+            case.name
+        );
+        assert!(
+            err.contains(&format!("msgaudit: fixed {} finding", case.fixed)),
+            "{}: {err}",
+            case.name
+        );
+        let left = codes_of(&out);
+        assert!(
+            !left.iter().any(|c| case.codes.contains(&c.as_str())),
+            "{}: still {left:?}",
+            case.name
+        );
+        // The re-analysis of the written file agrees.
+        let (_, out2, err2) = run(dir, &["--fix"]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.after,
+            "{}",
+            case.name
+        );
+        assert!(
+            err2.contains("msgaudit: fixed 0 findings"),
+            "{}: {err2}",
+            case.name
+        );
+        assert_eq!(codes_of(&out2), left, "{}", case.name);
+        if !case.file.ends_with(".rs") {
+            let mut expected = yaml_docs(case.before);
+            for (pointer, value) in case.changed {
+                *expected
+                    .pointer_mut(pointer)
+                    .unwrap_or_else(|| panic!("{}: no {pointer}", case.name)) = json!(value);
+            }
+            // Numbers and booleans compare by their text: `acks: 1` becomes `acks: all`.
+            assert_eq!(
+                normalize(yaml_docs(case.after)),
+                normalize(expected),
+                "{}",
+                case.name
+            );
+        }
+    }
+}
+
+/// Scalars as strings, so that a value's type may change with its text.
+fn normalize(v: Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Array(a.into_iter().map(normalize).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, normalize(v))).collect()),
+        Value::Null => Value::Null,
+        Value::String(s) => Value::String(s),
+        other => Value::String(other.to_string()),
+    }
+}
+
+#[test]
+fn diff_writes_nothing_and_git_applies_it_to_the_fixed_text() {
+    for case in CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup(dir, case);
+        let (_, diff, err) = run(dir, &["--diff"]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.before,
+            "{}: --diff wrote",
+            case.name
+        );
+        assert!(
+            err.contains(&format!("msgaudit: would fix {} finding", case.fixed)),
+            "{}: {err}",
+            case.name
+        );
+        let patch = tmp.path().join(".git").join("fix.patch");
+        fs::write(&patch, &diff).unwrap();
+        let patch = patch.to_str().unwrap();
+        git(dir, &["apply", "--check", patch]);
+        git(dir, &["apply", patch]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.after,
+            "{}: the diff\n{diff}",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn a_value_through_an_alias_or_a_constant_is_not_fixed() {
+    let cases = [
+        (
+            "defaults.yaml",
+            "consumerDefaults: &d\n  bootstrap.servers: kafka:9092\n  isolation.level: read_uncommitted\nreader:\n  <<: *d\n  group.id: g\n  topics: orders\n",
+        ),
+        (
+            "src/lib.rs",
+            "use rdkafka::config::ClientConfig;\nuse rdkafka::producer::FutureProducer;\nconst ACKS: &str = \"1\";\npub fn producer() -> FutureProducer {\n    ClientConfig::new().set(\"acks\", ACKS).create().unwrap()\n}\n",
+        ),
+    ];
+    for (file, text) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "tx-producer.yaml", TX_PRODUCER);
+        write(dir, file, text);
+        let (_, out, err) = run(dir, &["--fix"]);
+        assert_eq!(fs::read_to_string(dir.join(file)).unwrap(), text, "{file}");
+        assert!(err.contains("msgaudit: fixed 0 findings"), "{file}: {err}");
+        assert!(!codes_of(&out).is_empty(), "{file}: {out}");
+    }
+}
+
+#[test]
+fn a_bom_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "p.yaml",
+        "\u{feff}producer:\n  bootstrap.servers: k:9092\n  acks: 0\n",
+    );
+    run(dir, &["--fix"]);
+    assert_eq!(
+        fs::read_to_string(dir.join("p.yaml")).unwrap(),
+        "\u{feff}producer:\n  bootstrap.servers: k:9092\n  acks: all\n"
+    );
+}
