@@ -353,3 +353,122 @@ fn ack_order_answers_agree_under_filters() {
     }
     assert!(early >= 3, "{runs:?}");
 }
+
+fn section<'a>(out: &'a str, start: &str) -> &'a str {
+    out.split("\n### ")
+        .find(|s| s.starts_with(start))
+        .unwrap_or_else(|| panic!("no section {start} in {out}"))
+}
+
+/// Question 6 is not ticked "nothing to retain" while an effect a redelivery
+/// repeats is not idempotent (issue 20).
+#[test]
+fn retention_is_open_when_effects_repeat() {
+    let (_, out) = run(&[
+        "checklist",
+        "fixtures/ma011_non_idempotent_effect/bad_kafka_sqlx_balance_increment.rs",
+    ]);
+    assert!(!out.contains("nothing to retain"), "{out}");
+    let q6 = out.lines().find(|l| l.contains("**6.")).unwrap();
+    assert!(q6.starts_with("- [ ]"), "{q6}");
+    assert!(
+        q6.contains("UPDATE of `wallets`") && q6.contains("not idempotent"),
+        "{q6}"
+    );
+}
+
+/// Question 6 says how long the source keeps messages when the analysis reads it
+/// (a topic's `retention.ms`), and that it is unknown otherwise.
+#[test]
+fn retention_of_the_source_is_stated() {
+    let (_, out) = run(&[
+        "checklist",
+        "fixtures/ma012_dedup_retention_window/ok_admin_client_topic_fourteen_day_cleanup",
+    ]);
+    let q6 = out.lines().find(|l| l.contains("**6.")).unwrap();
+    assert!(
+        q6.contains("Source messages are kept for 7 days on `payments`"),
+        "{q6}"
+    );
+    let (_, demo) = run(&["checklist", "fixtures/demo"]);
+    for q6 in demo.lines().filter(|l| l.contains("**6.")) {
+        assert!(
+            q6.contains("How long the source keeps messages is not stated"),
+            "{q6}"
+        );
+    }
+}
+
+/// Producers get a line on what their sends promise (issue 20).
+#[test]
+fn producers_say_what_a_send_promises() {
+    let (_, demo) = run(&["checklist", "fixtures/demo"]);
+    let billing = section(&demo, "Producer `Billing::invoice`");
+    assert!(
+        billing.contains(
+            "Sends are **at-least-once**: a send counts as sent when all in-sync replicas \
+             have written it (`acks` is not set: librdkafka's default is `all`); a retried \
+             send may be written twice"
+        ),
+        "{billing}"
+    );
+    let (_, ok) = run(&[
+        "checklist",
+        "fixtures/ma008_unconfirmed_publish/ok_acks_minus_one_idempotent.rs",
+    ]);
+    assert!(ok.contains("Sends are **effectively-once**"), "{ok}");
+    let (_, rabbit) = run(&[
+        "checklist",
+        "fixtures/ma008_unconfirmed_publish/ok_batch_publish_then_wait_for_confirms.rs",
+    ]);
+    assert!(
+        rabbit.contains("a send counts as sent when the broker has confirmed it"),
+        "{rabbit}"
+    );
+}
+
+/// A finding inside the function of a section is listed in that section, not
+/// under "outside these message paths" (issue 20: an MA003 in `Billing::invoice`).
+#[test]
+fn a_finding_in_a_sections_function_is_listed_there() {
+    let (_, demo) = run(&["checklist", "fixtures/demo"]);
+    assert!(!demo.contains("outside these message paths"), "{demo}");
+    let billing = section(&demo, "Producer `Billing::invoice`");
+    let findings = billing
+        .lines()
+        .find(|l| l.starts_with("Findings here:"))
+        .unwrap();
+    assert!(
+        findings.contains("MA003") && findings.contains("fixtures/demo/src/billing.rs#L22"),
+        "{findings}"
+    );
+}
+
+/// The checklist opens with the pipeline map (SPEC §6): topics to consumers
+/// labelled with their guarantee, producers to topics with their promise,
+/// findings marked.
+#[test]
+fn the_checklist_opens_with_a_pipeline_map() {
+    let (_, demo) = run(&["checklist", "fixtures/demo"]);
+    let start = demo
+        .find("```mermaid\nflowchart LR\n")
+        .expect("a mermaid block");
+    assert!(start < demo.find("### Consumer").unwrap());
+    let block = &demo[start..];
+    let block = &block[..block[3..].find("```").unwrap() + 6];
+    assert!(block.contains("([\"orders.created\"])"), "{block}");
+    assert!(
+        block.contains("[\"KafkaOrders::run ⚠ MA001\"]:::finding"),
+        "{block}"
+    );
+    assert!(
+        block.contains("[\"Billing::invoice ⚠ MA003 MA006\"]:::finding"),
+        "{block}"
+    );
+    assert!(block.contains("-->|\"at-most-once\"|"), "{block}");
+    assert!(block.contains("-->|\"effectively-once\"|"), "{block}");
+    assert!(block.contains("-->|\"at-least-once\"|"), "{block}");
+    // Deterministic.
+    let (_, again) = run(&["checklist", "fixtures/demo"]);
+    assert_eq!(demo, again);
+}

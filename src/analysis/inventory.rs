@@ -127,6 +127,9 @@ pub struct Consumer {
     /// Retention of the crate's dedup stores and the replay windows stated in it.
     pub retention: Vec<DedupRetention>,
     pub windows: Vec<ReplayWindow>,
+    /// Topics it consumes, when literal: the crate's subscriptions and its Kafka
+    /// consumer clients' topics (a crate's subscriptions may feed any of its consumers).
+    pub topics: Vec<String>,
     /// Findings at (or labelled at) any of the locations above.
     pub findings: Vec<FindingRef>,
     /// Locations that tie a finding to this consumer.
@@ -158,6 +161,8 @@ pub struct Producer {
     pub pairs: Vec<PairFact>,
     /// DB writes in the same function (a dual write unless they are outbox rows).
     pub db_writes: Vec<Effect>,
+    /// Topics it sends to, when literal (`FutureRecord::to("invoices")`).
+    pub topics: Vec<String>,
     pub findings: Vec<FindingRef>,
     pub locs: BTreeSet<(String, u32, u32)>,
     /// Its function and the functions it reaches, each whole (as a consumer's).
@@ -281,6 +286,47 @@ impl Inventory {
         }
         for p in &mut self.producers {
             p.findings = refs(&p.locs);
+        }
+        // A finding no section points at, inside the function of one (an MA003 in
+        // a producer's own function), belongs to that section.
+        let cited: BTreeSet<(String, u32, u32, &str)> = self
+            .consumers
+            .iter()
+            .flat_map(|c| &c.findings)
+            .chain(self.producers.iter().flat_map(|p| &p.findings))
+            .map(|f| (f.path.clone(), f.line, f.column, f.code))
+            .collect();
+        for f in findings {
+            if cited.contains(&(f.path.clone(), f.span.line, f.span.column, f.code)) {
+                continue;
+            }
+            let inside = |code: &[Loc]| {
+                code.first().is_some_and(|l| {
+                    *l.path == *f.path
+                        && l.span.line <= f.span.line
+                        && f.span.line <= l.span.end_line
+                })
+            };
+            let at = key(&Loc {
+                path: f.path.clone().into(),
+                span: f.span,
+            });
+            let own = match self.consumers.iter_mut().find(|c| inside(&c.code)) {
+                Some(c) => Some((&mut c.locs, &mut c.findings)),
+                None => self
+                    .producers
+                    .iter_mut()
+                    .find(|p| inside(&p.code))
+                    .map(|p| (&mut p.locs, &mut p.findings)),
+            };
+            if let Some((locs, fs)) = own {
+                let mut one = BTreeSet::new();
+                one.insert(at.clone());
+                fs.extend(refs(&one).into_iter().filter(|r| r.code == f.code));
+                fs.sort();
+                fs.dedup();
+                locs.insert(at);
+            }
         }
     }
 }
@@ -739,10 +785,13 @@ fn consumer(
     });
     let kafka = c.broker == Some(apis::Broker::Kafka);
     if kafka {
+        c.topics
+            .extend(input.retention.consumer_topics.iter().cloned());
         for k in kafka_clients
             .iter()
             .filter(|k| super::kafka_clients::is_consumer(k))
         {
+            c.topics.extend(k.topics.iter().cloned());
             c.locs.insert(key(&k.new_loc));
             c.locs.extend(k.props.iter().map(|p| key(&p.loc)));
             c.auto_ack.extend(auto_commit(k, stores_offsets));
@@ -762,9 +811,18 @@ fn consumer(
         .filter(|p| p.entry == f.name)
         .cloned()
         .collect();
+    sort_dedup(&mut c.topics);
+    // How long the source keeps messages: the windows of its topics, or all the
+    // crate states when its topics are not known.
+    c.windows = input
+        .retention
+        .windows
+        .iter()
+        .filter(|w| c.topics.is_empty() || w.topic.as_ref().is_none_or(|t| c.topics.contains(t)))
+        .cloned()
+        .collect();
     if !c.dedup.is_empty() {
         c.retention = input.retention.dedup.clone();
-        c.windows = input.retention.windows.clone();
         c.locs.extend(
             c.retention
                 .iter()
@@ -849,6 +907,10 @@ fn producer(
             .map(|k| (*k).clone())
             .collect();
     }
+    p.topics = f.kafka_sent_topics.clone();
+    p.topics
+        .extend(p.clients.iter().flat_map(|k| k.topics.iter().cloned()));
+    sort_dedup(&mut p.topics);
     p.retries = f.retries.clone();
     p.fresh_ids = f.id_flows.clone();
     p.pairs = input

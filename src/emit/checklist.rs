@@ -16,6 +16,8 @@ use std::fmt::Write as _;
 use super::escape;
 
 mod fit;
+mod map;
+mod sources;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
 };
@@ -23,6 +25,7 @@ use crate::apis::Broker;
 use crate::diagnostic::Concern;
 use crate::ir::Loc;
 use crate::report::Report;
+use sources::{send_promise, source_kept};
 
 /// Analyzed code as one Markdown code span (`` `tx.commit()` ``).
 fn code(text: &str) -> String {
@@ -178,6 +181,15 @@ fn render_body(report: &Report) -> String {
                 plural(inv.producers.len()),
             );
         }
+    }
+    let map = map::render(inv, &|p| send_promise(p).0.as_str());
+    if !map.is_empty() {
+        let _ = write!(
+            head,
+            "\n### Pipeline map\n\nTopics and queues, and the consumers and producers \
+             between them: each edge is labelled with the guarantee of the consumer or the \
+             promise of the producer's sends; ⚠ marks findings.\n\n{map}"
+        );
     }
     let mut sections = Vec::new();
     for c in &inv.consumers {
@@ -596,15 +608,54 @@ fn external_effects(out: &mut String, c: &Consumer) {
 fn retention(out: &mut String, c: &Consumer) {
     let q = "6. Do dedup records live as long as the source can replay?";
     let ma012 = findings_of(&c.findings, &[Concern::Retention]);
+    let kept = source_kept(c);
     if c.dedup.is_empty() {
-        item(
-            out,
-            true,
-            q,
-            "No dedup records are written: nothing to retain.",
-        );
+        // What questions 4 and 5 find not idempotent is what a replay applies again.
+        let repeated: Vec<String> = c
+            .effects
+            .iter()
+            .filter(|e| e.idempotent != Some(true))
+            .map(effect)
+            .collect();
+        let unkeyed =
+            !findings_of(&c.findings, &[Concern::SideEffect, Concern::EventId]).is_empty();
+        if c.effects.is_empty() {
+            item(
+                out,
+                true,
+                q,
+                &format!("No effect is reached: nothing to deduplicate. {kept}"),
+            );
+        } else if repeated.is_empty() && !unkeyed {
+            item(
+                out,
+                true,
+                q,
+                &format!("No dedup records are written, and none are needed: every effect is idempotent. {kept}"),
+            );
+        } else {
+            let them = if repeated.len() == 1 { "it" } else { "them" };
+            let what = if repeated.is_empty() {
+                "the external effects of question 5 are".to_string()
+            } else {
+                format!(
+                    "{} {}",
+                    join(&repeated),
+                    if repeated.len() == 1 { "is" } else { "are" }
+                )
+            };
+            item(
+                out,
+                false,
+                q,
+                &format!(
+                    "No dedup records are written, yet {what} not idempotent: every redelivery \
+                     the source can make applies {them} again. {kept}"
+                ),
+            );
+        }
     } else if !ma012.is_empty() {
-        item(out, false, q, &format!("No: {}.", join(&ma012)));
+        item(out, false, q, &format!("No: {}. {kept}", join(&ma012)));
     } else if !c.retention.is_empty() && !c.windows.is_empty() {
         let r: Vec<String> = c
             .retention
@@ -621,7 +672,7 @@ fn retention(out: &mut String, c: &Consumer) {
             true,
             q,
             &format!(
-                "Yes: retention of {} covers the replay window ({}).",
+                "Yes: retention of {} covers the replay window ({}). {kept}",
                 join(&r),
                 join(&w)
             ),
@@ -683,6 +734,12 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
         None => "not transactional".into(),
     });
     let _ = writeln!(out, "{}.\n", capitalize(&facts.join("; ")));
+    let (promise, when) = send_promise(p);
+    let _ = writeln!(
+        out,
+        "Sends are **{}**: a send counts as sent when {when}.\n",
+        promise.as_str()
+    );
 
     let q = "1. Stable event id, reused on every retry?";
     if p.fresh_ids.is_empty() {
