@@ -58,10 +58,24 @@ pub const PACKS: &[(&str, &str)] = &[
         "tokio_postgres.toml",
         include_str!("../../rules/tokio_postgres.toml"),
     ),
+    (
+        "mysql_async.toml",
+        include_str!("../../rules/mysql_async.toml"),
+    ),
+    ("tiberius.toml", include_str!("../../rules/tiberius.toml")),
+    (
+        "clickhouse.toml",
+        include_str!("../../rules/clickhouse.toml"),
+    ),
     ("rusqlite.toml", include_str!("../../rules/rusqlite.toml")),
     ("diesel.toml", include_str!("../../rules/diesel.toml")),
     ("sea_orm.toml", include_str!("../../rules/sea_orm.toml")),
     ("lambda.toml", include_str!("../../rules/lambda.toml")),
+    (
+        "async_stripe.toml",
+        include_str!("../../rules/async_stripe.toml"),
+    ),
+    ("sendgrid.toml", include_str!("../../rules/sendgrid.toml")),
     ("effects.toml", include_str!("../../rules/effects.toml")),
     ("runtime.toml", include_str!("../../rules/runtime.toml")),
 ];
