@@ -287,7 +287,7 @@ impl Inventory {
         for p in &mut self.producers {
             p.findings = refs(&p.locs);
         }
-        // A finding no section points at, inside the function of one (an MA003 in
+        // A finding no section points at, inside the function of one (a split dedup record in
         // a producer's own function), belongs to that section.
         let cited: BTreeSet<(String, u32, u32, &str)> = self
             .consumers

@@ -1057,9 +1057,18 @@ impl Apis {
     }
 
     /// The broker of a library as the inventory names it (a pack's name); `None`
-    /// for several (`rdkafka or lapin`) or none.
+    /// for several of different brokers (`rdkafka or lapin`) or none.
     pub fn broker_of(&self, library: Option<&str>) -> Option<Broker> {
-        library.and_then(|l| self.brokers.get(l).copied())
+        let library = library?;
+        if let Some(b) = self.brokers.get(library) {
+            return Some(*b);
+        }
+        // Several packs (`amiquip or lapin`): their broker when they share one.
+        let mut brokers = library
+            .split(" or ")
+            .map(|l| self.brokers.get(l.trim()).copied());
+        let first = brokers.next()??;
+        brokers.all(|b| b == Some(first)).then_some(first)
     }
 
     /// The packs of a broker, by name.
