@@ -19,6 +19,12 @@ fn names_come_from_the_packs() {
         sorted(names(&apis)),
         [
             "NewTopic",
+            "exec",
+            "exec_batch",
+            "exec_drop",
+            "exec_first",
+            "exec_iter",
+            "exec_map",
             "execute",
             "execute_raw",
             "query",
