@@ -6,35 +6,20 @@
 
 use std::process::Command;
 
+mod common;
+use common::{npx_found, skip_npx_test};
+
 /// The CLI, pinned so that a new release shows up as a deliberate update.
 const MERMAID_CLI: &str = "@mermaid-js/mermaid-cli@11.4.2";
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-fn required() -> bool {
-    ["CI", "MSGAUDIT_REQUIRE_NPX"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
-}
-
 fn skip(why: &str) {
-    assert!(
-        !required(),
-        "{why}, and CI or MSGAUDIT_REQUIRE_NPX is set: install npm and chromium"
-    );
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {why} (the Mermaid render test)"
-    );
+    skip_npx_test(why, "install npm and chromium", "the Mermaid render test");
 }
 
 #[test]
 fn the_demo_pipeline_map_renders() {
-    let npx = Command::new("npx")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !npx {
+    if !npx_found() {
         return skip("npx is not installed");
     }
     if !std::path::Path::new(CHROMIUM).exists() {

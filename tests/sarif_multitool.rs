@@ -15,37 +15,22 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{msgaudit, sarif_schema_errors};
+use common::{msgaudit, npx_found, sarif_schema_errors, skip_npx_test};
 
 /// The multitool, pinned so that a new release's rules show up as a deliberate
 /// update rather than as a failure out of the blue.
 const MULTITOOL: &str = "@microsoft/sarif-multitool@5.7.0";
 
-fn required() -> bool {
-    ["CI", "MSGAUDIT_REQUIRE_NPX"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
-}
-
 fn skip(why: &str) {
-    assert!(
-        !required(),
-        "{why}, and CI or MSGAUDIT_REQUIRE_NPX is set: install npm (apt-get install npm)"
-    );
-    // Written to the process's stderr itself, which the test harness does not
-    // capture, so that the skip shows in a plain `cargo test`.
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {why} (install npm to run the SARIF Multitool tests)"
+    skip_npx_test(
+        why,
+        "install npm (apt-get install npm)",
+        "install npm to run the SARIF Multitool tests",
     );
 }
 
 fn npx_available() -> bool {
-    let found = Command::new("npx")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = npx_found();
     if !found {
         skip("npx is not installed");
     }

@@ -104,3 +104,31 @@ pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect()
 }
+
+/// Whether the tests that run npm tools (the SARIF Multitool, the Mermaid CLI) must
+/// run rather than be skipped: `CI` or `MSGAUDIT_REQUIRE_NPX` is set.
+pub fn npx_required() -> bool {
+    ["CI", "MSGAUDIT_REQUIRE_NPX"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+}
+
+/// Skips an npm-based test, saying `skipped` on the process's own stderr (which the
+/// harness does not capture, so the skip shows in a plain `cargo test`); fails
+/// instead where [`npx_required`], telling what to `install`.
+pub fn skip_npx_test(why: &str, install: &str, skipped: &str) {
+    assert!(
+        !npx_required(),
+        "{why}, and CI or MSGAUDIT_REQUIRE_NPX is set: {install}"
+    );
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({skipped})");
+}
+
+/// Whether `npx` runs here.
+pub fn npx_found() -> bool {
+    std::process::Command::new("npx")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
