@@ -553,3 +553,71 @@ fn a_crate_too_large_for_the_address_space_limit_is_named_and_the_rest_reported(
         );
     }
 }
+
+/// Crates whose analysis keeps taking memory after the system refused it (a test hook
+/// makes lowering `hog.rs` take 32 MiB at a time; issue 38 item 2: a second refusal
+/// after the reserve was given back, or several threads refused at once, aborted the
+/// process). Each such crate stops at its next check point and is named; the run ends
+/// with exit 2 and valid JSON at every `--jobs`, and with one thread the crate
+/// analyzed before them keeps its finding.
+#[test]
+fn crates_that_run_out_of_memory_one_after_another_or_at_once_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // `ok` sorts first: with one thread it is analyzed before memory runs out.
+    ordinary(dir.path());
+    for c in ["p0", "p1", "p2", "p3"] {
+        write(dir.path(), &format!("{c}/Cargo.toml"), CARGO);
+        write(
+            dir.path(),
+            &format!("{c}/src/main.rs"),
+            "mod hog;\nfn main() {}\n",
+        );
+        write(
+            dir.path(),
+            &format!("{c}/src/hog.rs"),
+            handler(&format!("{RECEIVE}{ACK}{INSERT}")),
+        );
+    }
+    for jobs in ["1", "4", "8"] {
+        let bin = assert_cmd::cargo::cargo_bin("msgaudit");
+        let mut sh = std::process::Command::new("sh");
+        sh.current_dir(dir.path())
+            .env("MSGAUDIT_FAULT_INJECT", "oom:hog.rs")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {}; exec \"$0\" check --format json --jobs {jobs}",
+                800 * 1024
+            ))
+            .arg(bin);
+        let out = assert_cmd::Command::from_std(sh)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--jobs {jobs}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        let errors = v["errors"].as_array().unwrap();
+        for c in ["p0", "p1", "p2", "p3"] {
+            let e = errors
+                .iter()
+                .find(|e| e["path"] == format!("{c}/src/hog.rs"))
+                .unwrap_or_else(|| panic!("--jobs {jobs}: {c} is named: {v}"));
+            assert!(
+                e["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the system refused memory"),
+                "{e}"
+            );
+        }
+        if jobs == "1" {
+            assert!(
+                findings_in(&v, "ok/src/main.rs")
+                    .iter()
+                    .any(|f| f["code"] == "MA001"),
+                "{v}"
+            );
+        }
+    }
+}

@@ -188,6 +188,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         if !reach[i] || f.dependency {
             continue;
         }
+        crate::support::alloc::bail_if_exhausted();
         let mut an = Interp {
             split: None,
             handler_effects: false,

@@ -109,7 +109,17 @@ pub(super) fn run_crates(
                                 .map(|(named, lexicon)| Prefilter { named, lexicon }),
                         )
                     }))
-                    .unwrap_or_else(|panic| internal_error(files, panic))
+                    .unwrap_or_else(|panic| {
+                        if crate::support::alloc::is_out_of_memory(&*panic) {
+                            // The crate stopped and dropped its trees: the reserve
+                            // can be set aside again for what is left of the run.
+                            drop(panic);
+                            crate::support::alloc::refill();
+                            not_analyzed(key, files, OUT_OF_MEMORY)
+                        } else {
+                            internal_error(files, panic)
+                        }
+                    })
                 });
                 *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
             });

@@ -4,15 +4,21 @@
 //! prints nothing: every finding already made is lost. [`Reserved`] wraps the real
 //! allocator and sets aside [`RESERVE_BYTES`] of address space at start
 //! ([`Reserved::hold`]). When the system refuses an allocation, the reserve is given
-//! back, the allocation is tried again, and [`exhausted`] turns true. The driver asks
-//! [`exhausted`] before each crate and after each crate's parsing: from then on crates
-//! are left out and their files named as not analyzed, so the run ends with what it
-//! found, exit 2 and valid output. A second refusal after the reserve is gone still
-//! aborts (there is nothing left to give back).
+//! back, the allocation is tried again, and [`exhausted`] turns true.
+//!
+//! From then on the analysis winds down: the driver starts no more crates (their
+//! files are named as not analyzed), and a crate in progress stops at its next check
+//! point ([`bail_if_exhausted`], once per file and phase and once per function),
+//! unwinding with an [`OutOfMemory`] payload that drops its trees. A refusal that
+//! finds the reserve already given back (another thread's, at the same time, or a
+//! second one) waits for those crates to free their memory and tries again
+//! ([`WAIT_ROUNDS`]); once they have, [`refill`] sets the reserve aside again for the
+//! report. Only a refusal that no freed memory answers still aborts.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::time::Duration;
 
 /// Address space set aside at start and given back on the first refusal: enough to
 /// finish the crate in progress up to its next check and to write the report. It is
@@ -20,6 +26,16 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 /// when freed, so the address space is the system's again at once (an allocator with
 /// arenas would keep it for its own pages).
 pub const RESERVE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How often a refusal with no reserve left is tried again, [`WAIT_STEP`] apart,
+/// while the crates in progress stop and free their memory (about a second).
+pub const WAIT_ROUNDS: u32 = 100;
+const WAIT_STEP: Duration = Duration::from_millis(10);
+
+/// The payload a crate's analysis unwinds with when the system has refused memory
+/// ([`bail_if_exhausted`]): the driver names its files as not analyzed.
+#[derive(Debug)]
+pub struct OutOfMemory;
 
 /// The reserve and whether it was used: the process's allocator keeps [`GLOBAL`].
 pub struct State {
@@ -97,21 +113,45 @@ impl<A: GlobalAlloc> Reserved<A> {
     }
 }
 
-// SAFETY: every call is forwarded to `A`; a refused allocation is retried once after
-// freeing a block `A` gave out.
+impl<A: GlobalAlloc> Reserved<A> {
+    /// After `inner` refused: gives the reserve back and tries `again` once; with no
+    /// reserve left (given back before, or by another thread at the same time),
+    /// waits for the crates in progress to stop and free memory, trying `again`
+    /// every [`WAIT_STEP`] up to [`WAIT_ROUNDS`] times. Null when nothing answered.
+    fn refused(&self, again: impl Fn() -> *mut u8) -> *mut u8 {
+        if self.release() {
+            let p = again();
+            if !p.is_null() {
+                return p;
+            }
+        }
+        for _ in 0..WAIT_ROUNDS {
+            // Sleeping allocates nothing.
+            std::thread::sleep(WAIT_STEP);
+            let p = again();
+            if !p.is_null() {
+                return p;
+            }
+        }
+        null_mut()
+    }
+}
+
+// SAFETY: every call is forwarded to `A`; a refused allocation is retried after
+// freeing a block `A` gave out, or after other threads freed theirs.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Reserved<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = self.inner.alloc(layout);
-        if p.is_null() && self.release() {
-            return self.inner.alloc(layout);
+        if p.is_null() {
+            return self.refused(|| self.inner.alloc(layout));
         }
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = self.inner.alloc_zeroed(layout);
-        if p.is_null() && self.release() {
-            return self.inner.alloc_zeroed(layout);
+        if p.is_null() {
+            return self.refused(|| self.inner.alloc_zeroed(layout));
         }
         p
     }
@@ -122,8 +162,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Reserved<A> {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = self.inner.realloc(ptr, layout, new_size);
-        if p.is_null() && self.release() {
-            return self.inner.realloc(ptr, layout, new_size);
+        if p.is_null() {
+            // A refused realloc leaves the block as it was: trying again is sound.
+            return self.refused(|| self.inner.realloc(ptr, layout, new_size));
         }
         p
     }
@@ -135,28 +176,67 @@ pub fn exhausted() -> bool {
     GLOBAL.exhausted.load(Ordering::SeqCst)
 }
 
-/// Before a new run of a long-lived process (the language server): if the reserve
-/// was used, take it again and forget the refusal. A no-op unless the process's
-/// allocator is a [`Reserved`] that was armed.
-pub fn rearm() {
-    if !GLOBAL.armed.load(Ordering::SeqCst) || !GLOBAL.reserve.load(Ordering::SeqCst).is_null() {
-        return;
+/// A check point of a crate's analysis: once the system has refused memory, unwinds
+/// with [`OutOfMemory`] (without the panic hook's message), dropping what the crate
+/// holds. Only called under the driver's `catch_unwind`, which names the crate's
+/// files as not analyzed.
+pub fn bail_if_exhausted() {
+    if exhausted() {
+        std::panic::resume_unwind(Box::new(OutOfMemory));
+    }
+}
+
+/// `MSGAUDIT_FAULT_INJECT=oom:suffix` (tests): takes memory 32 MiB at a time, as a
+/// runaway analysis would, with a check point between blocks, until the system
+/// refuses it; then unwinds like any crate that ran out ([`bail_if_exhausted`]).
+pub fn hog() -> ! {
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    loop {
+        bail_if_exhausted();
+        held.push(vec![0u8; 32 << 20]);
+        std::hint::black_box(&held);
+    }
+}
+
+/// Whether a caught panic is [`bail_if_exhausted`]'s: such a panic is passed on to
+/// the driver, never reported as an internal error.
+pub fn is_out_of_memory(panic: &(dyn std::any::Any + Send)) -> bool {
+    panic.is::<OutOfMemory>()
+}
+
+/// After a crate stopped and freed its memory: sets the reserve aside again (when
+/// the system gives it) so that a later refusal, while the report is written, is
+/// survived too. The run stays [`exhausted`]. True when the reserve is held.
+pub fn refill() -> bool {
+    if !GLOBAL.armed.load(Ordering::SeqCst) {
+        return false;
+    }
+    if !GLOBAL.reserve.load(Ordering::SeqCst).is_null() {
+        return true;
     }
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { System.alloc(reserve_layout()) };
     if p.is_null() {
-        return;
+        return false;
     }
     if GLOBAL
         .reserve
         .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
         .is_err()
     {
-        // SAFETY: allocated just above with this layout.
+        // SAFETY: allocated just above with this layout (another thread set one aside).
         unsafe { System.dealloc(p, reserve_layout()) };
-        return;
     }
-    GLOBAL.exhausted.store(false, Ordering::SeqCst);
+    true
+}
+
+/// Before a new run of a long-lived process (the language server): if the reserve
+/// was used, take it again and forget the refusal. A no-op unless the process's
+/// allocator is a [`Reserved`] that was armed.
+pub fn rearm() {
+    if refill() {
+        GLOBAL.exhausted.store(false, Ordering::SeqCst);
+    }
 }
 
 #[cfg(test)]
@@ -208,5 +288,33 @@ mod tests {
         let q = unsafe { a.alloc(small) };
         assert!(!q.is_null());
         unsafe { a.dealloc(q, small) };
+    }
+
+    #[test]
+    fn a_refusal_with_the_reserve_gone_waits_for_memory_another_thread_frees() {
+        static STATE: State = State::new();
+        static A: Reserved<Picky> = Reserved {
+            inner: Picky {
+                refuse_over: AtomicUsize::new(1 << 20),
+            },
+            state: &STATE,
+        };
+        // The reserve was given back already (another thread's refusal): this one
+        // can only wait for the crates in progress to free memory.
+        STATE.exhausted.store(true, Ordering::SeqCst);
+        let freer = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            A.inner.refuse_over.store(usize::MAX, Ordering::SeqCst);
+        });
+        let big = Layout::from_size_align(2 << 20, 8).unwrap();
+        let p = unsafe { A.alloc(big) };
+        freer.join().unwrap();
+        assert!(!p.is_null(), "the wait ends when memory is freed");
+        unsafe { A.dealloc(p, big) };
+        // Nothing freed within the wait: refused (the caller aborts).
+        A.inner.refuse_over.store(1 << 20, Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        assert!(unsafe { A.alloc(big) }.is_null());
+        assert!(started.elapsed() >= WAIT_STEP * WAIT_ROUNDS);
     }
 }

@@ -23,7 +23,8 @@ pub struct DevHooks {
     /// several threads (tests of the sharding; default 48).
     pub shard_min_files: Option<usize>,
     /// `MSGAUDIT_FAULT_INJECT=suffix`: lowering a file whose path ends so panics
-    /// (tests of the isolation of internal errors).
+    /// (tests of the isolation of internal errors); `oom:suffix`: it takes memory
+    /// until the system refuses it (tests of running out of memory).
     pub fault_inject: Option<String>,
     /// `MSGAUDIT_MEMORY_BUDGET_MIB=n`: the run's memory budget for crates analyzed at
     /// one time (tests of the admission; default `driver::budget::RUN_MEMORY_BUDGET`).

@@ -703,7 +703,8 @@ struct Shard<'a> {
     /// other files go on (reported once, however many rounds run).
     internal: std::cell::RefCell<std::collections::BTreeMap<String, String>>,
     /// `MSGAUDIT_FAULT_INJECT=suffix`: lowering a file whose path ends so panics
-    /// (tests of the isolation).
+    /// (tests of the isolation); `oom:suffix`: it takes memory until the system
+    /// refuses it (tests of running out of memory).
     fault: Option<String>,
 }
 
@@ -723,10 +724,15 @@ impl<'a> Shard<'a> {
     }
 
     /// Runs one file's part of a phase; a panic becomes an internal error naming
-    /// the file, and an empty part.
+    /// the file, and an empty part. A run the system refused memory to stops here,
+    /// and its unwinding is passed on (the driver names the crate's files).
     fn isolated<T: Default>(&self, path: &str, work: impl FnOnce() -> T) -> T {
+        crate::support::alloc::bail_if_exhausted();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
             Ok(v) => v,
+            Err(panic) if crate::support::alloc::is_out_of_memory(&*panic) => {
+                std::panic::resume_unwind(panic)
+            }
             Err(panic) => {
                 let what = crate::diagnostic::panic_message(&*panic);
                 self.internal
@@ -901,12 +907,17 @@ impl<'a> Shard<'a> {
             .map(|p| {
                 let reads = Default::default();
                 let (fns, skipped) = self.isolated(&p.file.path, || {
-                    if self
-                        .fault
-                        .as_deref()
-                        .is_some_and(|s| p.file.path.ends_with(s))
-                    {
-                        panic!("fault injected by MSGAUDIT_FAULT_INJECT");
+                    match self.fault.as_deref() {
+                        Some(s)
+                            if s.strip_prefix("oom:")
+                                .is_some_and(|s| p.file.path.ends_with(s)) =>
+                        {
+                            crate::support::alloc::hog()
+                        }
+                        Some(s) if p.file.path.ends_with(s) => {
+                            panic!("fault injected by MSGAUDIT_FAULT_INJECT")
+                        }
+                        _ => {}
                     }
                     let cx = lower::FileCx {
                         path: Arc::from(p.file.path.as_str()),
