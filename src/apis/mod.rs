@@ -63,6 +63,16 @@ pub const PACKS: &[(&str, &str)] = &[
         include_str!("../../rules/mysql_async.toml"),
     ),
     ("tiberius.toml", include_str!("../../rules/tiberius.toml")),
+    ("scylla.toml", include_str!("../../rules/scylla.toml")),
+    ("mongodb.toml", include_str!("../../rules/mongodb.toml")),
+    (
+        "elasticsearch.toml",
+        include_str!("../../rules/elasticsearch.toml"),
+    ),
+    (
+        "opensearch.toml",
+        include_str!("../../rules/opensearch.toml"),
+    ),
     (
         "clickhouse.toml",
         include_str!("../../rules/clickhouse.toml"),
