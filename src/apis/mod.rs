@@ -13,7 +13,7 @@ mod statements;
 mod std_names;
 
 use statements::DslTables;
-pub use statements::{ArgWord, ArgWordSpec, BuilderStep, DslTableNames};
+pub use statements::{ArgWord, ArgWordSpec, BuilderStep, BuilderText, DslTableNames};
 pub use std_names::{builtin_std, DurationSpec, MacroKind, ResultSide, ResultSpec, StdNames};
 
 /// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
@@ -504,6 +504,9 @@ pub struct CallSpec {
     pub entry_failures: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
+    /// The builder's text, written along its calls (any other step leaves it
+    /// unknown: only its start is read).
+    pub text: Option<BuilderText>,
     /// Where the values bound to the statement are (`sql = "arg0"` calls only).
     pub binds: Option<Binds>,
     /// The statement's verb for `sql = "method"` (ORM calls: `model.insert(&db)`):

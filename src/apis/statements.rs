@@ -68,3 +68,27 @@ pub enum BuilderStep {
     /// subtracts from the column's own value makes the statement self-referencing.
     Assignments,
 }
+
+/// A statement builder whose text is written along its calls, also in later
+/// statements on the local holding it (`qb.push("SET status = ").push_bind(x)`):
+/// the pack's `text` table of a builder-starting call.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuilderText {
+    /// Methods that append their literal argument to the text.
+    #[serde(default)]
+    pub appends: Vec<String>,
+    /// Methods that bind their argument: a placeholder in the text.
+    #[serde(default)]
+    pub binds: Vec<String>,
+    /// Methods that open a list on the builder (a helper that writes to it,
+    /// separating what it binds by its literal argument).
+    #[serde(default)]
+    pub lists: Vec<String>,
+    /// Methods of a list helper that add without a separator.
+    #[serde(default)]
+    pub unseparated: Vec<String>,
+    /// Methods that leave the text as it is (finishing the statement).
+    #[serde(default)]
+    pub keeps: Vec<String>,
+}

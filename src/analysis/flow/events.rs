@@ -334,9 +334,16 @@ impl<'c> Interp<'c> {
     /// failure stays on the path, and the write is an ack reached on it) or a record of
     /// the failure (which ends it), as the policy decides.
     fn write_after_failure(&mut self, st: &mut State, sql: &SqlFacts, ev: &EvRef) {
-        let Some(f) = st.failed.take() else {
+        let Some(mut f) = st.failed.take() else {
             return;
         };
+        // Rows a progress write already retired: their loss is reported there; a
+        // later write of them (deleting the rows marked done) neither repeats it nor
+        // records the failure.
+        if sql.tables.iter().any(|t| f.progressed.contains(t)) {
+            st.failed = Some(f);
+            return;
+        }
         let write = WriteAfterFailure {
             verb: &sql.verb,
             marks_done: sql.marks_done,
@@ -346,6 +353,7 @@ impl<'c> Interp<'c> {
         };
         if (self.policy.progress_write)(&write) {
             self.acked_on_failure(&f, ev);
+            f.progressed.extend(sql.tables.iter().cloned());
             st.failed = Some(f);
         }
     }

@@ -103,6 +103,10 @@ pub(super) struct Failure {
     /// Earlier batches whose per-entry failures nothing read on this path either
     /// (with where each was seen): what confirms this failure confirms them too.
     pub(super) earlier_batches: Vec<(EvRef, Option<Loc>)>,
+    /// Tables whose rows a progress write on this path already marked done or
+    /// deleted: the loss is reported there, and a later write of them (a clean-up of
+    /// the rows marked done) is not another progress record.
+    pub(super) progressed: Vec<String>,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -141,6 +145,7 @@ impl Failure {
             batch: false,
             delivery: false,
             earlier_batches: Vec::new(),
+            progressed: Vec::new(),
         }
     }
 

@@ -16,6 +16,7 @@ use syn::{Expr, Pat, Stmt, Token};
 
 mod batch;
 mod blocks;
+mod builder_text;
 mod calls;
 mod control;
 mod events;
@@ -275,6 +276,9 @@ struct Builder {
     mentions: Vec<ValueId>,
     /// String literals passed along the chain (`.arg("NX")`).
     strs: Vec<String>,
+    /// The statement's text written so far (the pack's `text` steps), `None` once a
+    /// step wrote what is not known; the local holding the builder; a list view.
+    written: builder_text::Written,
 }
 
 #[derive(Clone, Debug, Default)]

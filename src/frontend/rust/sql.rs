@@ -402,6 +402,7 @@ fn marks_done(assignments: &[sqlparser::ast::Assignment]) -> bool {
         "dispatched",
         "relayed",
         "done",
+        "complete",
         "completed",
         "acked",
     ];
@@ -632,6 +633,9 @@ mod tests {
         let marks = |sql: &str| facts(sql).marks_done;
         assert!(marks("UPDATE outbox SET status = 'sent' WHERE id = $1"));
         assert!(marks("UPDATE events SET sent_at = now() WHERE id = $1"));
+        assert!(marks(
+            "UPDATE jobs SET status = 'complete' WHERE id IN ($2, $3)"
+        ));
         assert!(marks(
             "UPDATE jobs SET processed = true, processed_at = now() WHERE id = ?1"
         ));

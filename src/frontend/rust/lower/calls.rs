@@ -50,10 +50,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {
             let arg_infos = self.plain_args(&args, out);
+            let mut b = self.current_builder(b);
             if b.spec.terminals.contains(&name) {
+                self.finish_text(&mut b, &loc, &text);
                 return self.builder_event(*b, &name, &arg_infos, out);
             }
-            let mut b = b;
+            self.text_step(&mut b, &name, &args, &arg_infos);
             for a in &arg_infos {
                 b.mentions.extend(a.mentions.iter().copied());
                 b.strs.extend(a.str_lit.iter().cloned());

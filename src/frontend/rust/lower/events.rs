@@ -151,6 +151,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 sql: sql_text,
                 mentions,
                 strs: Vec::new(),
+                written: builder_text::Written::start(spec, arg_infos.first()),
             };
             return Info {
                 builder: Some(Box::new(b)),

@@ -17,7 +17,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..Info::default()
                 },
             },
-            Expr::Reference(r) => self.expr(&r.expr, out),
+            Expr::Reference(r) => {
+                let info = self.expr(&r.expr, out);
+                if r.mutability.is_some() {
+                    self.lend_builder(&info);
+                }
+                info
+            }
             Expr::Paren(p) => self.expr(&p.expr, out),
             Expr::Group(g) => self.expr(&g.expr, out),
             Expr::Unary(u) => self.expr(&u.expr, out),

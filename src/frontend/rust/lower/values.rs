@@ -298,6 +298,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             })
         };
         let clock = self.clock_in(&info.mentions);
+        let builder = info.builder.clone().map(|mut b| {
+            self.hold_builder(&mut b, v);
+            b
+        });
         let val = &mut self.values[v as usize];
         val.text.clone_from(&info.str_lit);
         val.fresh = fresh;
@@ -309,7 +313,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .sql
             .clone()
             .or_else(|| info.str_lit.as_deref().map(sql::facts));
-        val.builder = info.builder.clone();
+        val.builder = builder;
         val.msg_root = root;
         v
     }
