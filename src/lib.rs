@@ -188,7 +188,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),
         running: &running,
     };
-    let output = analyze_cached(&input, &applied_apis, &config, paths, options);
+    let (output, cache_hit) = analyze_cached(&input, &applied_apis, &config, paths, options);
     if options.cancelled() {
         return Err(cancelled());
     }
@@ -302,6 +302,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         cpu: support::cpu::since(cpu_before),
         unparsed_bodies: output.unparsed_bodies,
         peak_crates: output.peak_crates,
+        cache_hit,
     };
     Ok(report)
 }
@@ -309,30 +310,32 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
 /// The analysis's output, from the cache when an entry for this input is there
 /// ([`driver::cache`]), else analyzed (and stored, when the run was not cancelled).
 /// Runs with development hooks set (debug output, fault injection) are never cached.
+/// The flag: read from the cache (`Some(true)`), stored in it (`Some(false)`), neither.
 fn analyze_cached(
     input: &driver::AnalysisInput,
     applied_apis: &apis::ApiConfig,
     config: &config::Config,
     paths: &[PathBuf],
     options: &Options,
-) -> driver::AnalysisOutput {
+) -> (driver::AnalysisOutput, Option<bool>) {
     let hooked = format!("{:?}", options.hooks) != format!("{:?}", support::DevHooks::default());
     if !options.cache || hooked {
-        return driver::analyze(input);
+        return (driver::analyze(input), None);
     }
     let Some(dir) = driver::cache::dir_for(&baseline::project_root(config, &paths[0])) else {
-        return driver::analyze(input);
+        return (driver::analyze(input), None);
     };
     let key = driver::cache::key(input, applied_apis);
     if let Some(output) = driver::cache::load(&dir, &key) {
-        return output;
+        return (output, Some(true));
     }
     let output = driver::analyze(input);
     if !options.cancelled() {
         // A cache that cannot be written only costs the next run its speed.
-        let _ = driver::cache::store(&dir, &key, &output);
+        let stored = driver::cache::store(&dir, &key, &output).is_ok();
+        return (output, stored.then_some(false));
     }
-    output
+    (output, None)
 }
 
 /// `msgaudit clean`: removes the analysis cache of the project `paths` are in (the

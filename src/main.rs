@@ -325,6 +325,14 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
     }
     lines.push(format!("function bodies not parsed: {}", t.unparsed_bodies));
     lines.push(format!(
+        "analysis cache: {}",
+        match t.cache_hit {
+            Some(true) => "hit (the analysis was read from .msgaudit_cache)",
+            Some(false) => "miss (analyzed and stored)",
+            None => "not used",
+        }
+    ));
+    lines.push(format!(
         "crates analyzed at one time, at most: {}",
         t.peak_crates
     ));

@@ -105,6 +105,20 @@ fn warm_runs_print_what_cold_runs_print() {
     }
     // One analysis, one entry: the formats share it.
     assert_eq!(entries(dir.path()).len(), 1);
+    let stats = |args: &[&str]| {
+        let out = msgaudit()
+            .current_dir(dir.path())
+            .env_remove("MSGAUDIT_NO_CACHE")
+            .args(["check", "--statistics", "."])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(stats(&[]).contains("msgaudit: analysis cache: hit"));
+    assert!(stats(&["--no-cache"]).contains("msgaudit: analysis cache: not used"));
+    fs::remove_dir_all(cache_dir(dir.path())).unwrap();
+    assert!(stats(&[]).contains("msgaudit: analysis cache: miss"));
 }
 
 #[test]
