@@ -3,7 +3,9 @@
 //! nothing of the crate.
 
 /// Severity of a finding, as configured (`off` removes the finding altogether).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Severity {
     Warning,
     Error,
@@ -20,7 +22,9 @@ impl Severity {
 
 /// What a crash or a retry at a finding does to a message (MODEL.md): the property
 /// of a rule that the guarantee inference reads (`analysis::inventory::infer`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Consequence {
     /// The message (or what it causes) can be lost: progress is recorded before the
     /// effect commits, or whatever the effect did.
@@ -61,7 +65,9 @@ impl Consequence {
 /// The boundary a rule's findings are about, as the review checklist (SPEC §6) groups
 /// them into its questions: a rule property, so that the checklist and the guarantee
 /// never spell rule codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Concern {
     /// Question 1: the event id is stable across retries and redeliveries.
     EventId,
@@ -108,7 +114,19 @@ impl Concern {
 /// as rustc and SARIF do. Byte offsets are into the file's text with any BOM removed
 /// (`Report::sources`); a format that prints byte offsets into the file on disk
 /// adds the BOM back (`Report::bom`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Span {
     pub line: u32,
     pub column: u32,
@@ -119,7 +137,9 @@ pub struct Span {
 }
 
 /// A secondary location with its explanation ("transaction begins here").
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Label {
     pub path: String,
     pub span: Span,
@@ -127,10 +147,12 @@ pub struct Label {
 }
 
 /// One defect: a rule, where it is, and what a crash or retry there does.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
-    pub code: &'static str,
-    pub name: &'static str,
+    #[serde(with = "static_str")]
+    pub code: StaticStr,
+    #[serde(with = "static_str")]
+    pub name: StaticStr,
     pub severity: Severity,
     pub path: String,
     pub span: Span,
@@ -146,7 +168,9 @@ pub struct Finding {
 /// Whether a fix can be applied without review (SPEC §4): a safe fix changes a
 /// setting to the value the rule asks for and nothing else; an unsafe one is right
 /// in most programs but can change what the program does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Applicability {
     Safe,
     Unsafe,
@@ -163,7 +187,9 @@ impl Applicability {
 
 /// One replacement of analyzed text: the bytes of `span` in the file at display path
 /// `path` become `content`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Edit {
     pub path: String,
     pub span: Span,
@@ -172,7 +198,7 @@ pub struct Edit {
 
 /// A finding's fix: a one-line title, its safety, and the edits (never overlapping
 /// one another).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
     pub title: String,
     pub applicability: Applicability,
@@ -226,7 +252,7 @@ impl Finding {
 }
 
 /// An input that could not be (fully) analyzed: unparsable Rust, invalid UTF-8, a bad config.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct InputError {
     pub path: String,
     /// 1-based; `None` when the error has no position (an unreadable file).
@@ -242,4 +268,46 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// A rule's code or name. An alias so that serde's derive does not take the field
+/// for one borrowed from the input (it is read back through [`intern`]).
+pub type StaticStr = &'static str;
+
+/// Serde for the `&'static str` codes and names of findings (the analysis cache):
+/// written as strings, read back through [`intern`].
+pub mod static_str {
+    pub fn serialize<S: serde::Serializer>(s: &&'static str, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(de: D) -> Result<&'static str, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(de)?;
+        super::intern(s).ok_or_else(|| serde::de::Error::custom("too many distinct rule names"))
+    }
+}
+
+/// Most distinct strings [`intern`] keeps: rule codes and names are a few dozen.
+const MAX_INTERNED: usize = 1024;
+
+/// The one `&'static str` for `s`: rule codes and names read back from the analysis
+/// cache. Each distinct string is leaked once; `None` past [`MAX_INTERNED`] of them
+/// (a foreign file cannot make the process grow without bound).
+pub fn intern(s: String) -> Option<&'static str> {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, OnceLock};
+    static SET: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
+    let mut set = SET
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&known) = set.get(s.as_str()) {
+        return Some(known);
+    }
+    if set.len() >= MAX_INTERNED {
+        return None;
+    }
+    let leaked: &'static str = Box::leak(s.into_boxed_str());
+    set.insert(leaked);
+    Some(leaked)
 }

@@ -17,7 +17,9 @@ use crate::diagnostic::Span;
 pub type ValueId = u32;
 
 /// Where something is written: file (display path) and span.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Loc {
     pub path: Arc<str>,
     pub span: Span,
@@ -285,7 +287,7 @@ pub struct Event {
 }
 
 /// How a called function is named at the call site.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Callee {
     /// `foo(..)`, `db::foo(..)`, `Self::foo(..)`, `Repo::foo(..)`: the path segments.
     Path(Vec<String>),
@@ -500,7 +502,7 @@ impl Tables {
 }
 
 /// A fresh id that reaches what a retried step sends (a fresh id per attempt).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct IdFlow {
     /// Where the id is generated (`Uuid::new_v4()`), and the call as written.
     pub idgen: Loc,
@@ -517,7 +519,7 @@ pub struct IdFlow {
 }
 
 /// A property set on a Kafka client config (`.set("acks", "all")`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Prop {
     pub key: String,
     /// The value when it is a literal.
@@ -534,7 +536,19 @@ pub struct Prop {
 /// Which Kafka client library a configuration is for: it decides the defaults
 /// (SPEC §1: librdkafka reads committed and auto-commits; the Java client reads
 /// uncommitted; franz-go inputs in Redpanda Connect read uncommitted).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum ClientFamily {
     /// librdkafka: the Rust `rdkafka` crate, Vector, confluent-kafka clients.
     #[default]
@@ -549,7 +563,7 @@ pub enum ClientFamily {
 
 /// A Kafka client: built from an rdkafka `ClientConfig` chain in Rust, or described
 /// by a block of pipeline YAML.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KafkaClient {
     /// Rust: the `ClientConfig::new()` call that starts the chain. YAML: the key that
     /// holds the client's block (`consumer:`, `kafka_franz:`), or the block's first
@@ -732,7 +746,7 @@ pub struct UnparsedFn {
 /// How long a dedup store keeps its records (to compare with the replay window): a
 /// cleanup `DELETE … interval` on a dedup table, the TTL of a Redis dedup claim, or a
 /// pipeline description's `dedup.retention`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DedupRetention {
     /// Milliseconds (`crate::support::duration`).
     pub millis: u64,
@@ -749,7 +763,7 @@ pub struct DedupRetention {
 /// How far back a source can replay (what dedup retention must cover): a topic's
 /// `retention.ms`, or a replay window declared in a pipeline description. Queue message
 /// TTLs are not windows.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReplayWindow {
     /// The topic; `None` for a window declared for a pipeline stage as a whole.
     pub topic: Option<String>,

@@ -66,6 +66,10 @@ pub struct Options {
     /// server`, on a newer edit): the run stops after the crate it is lowering and
     /// returns [`cancelled`] instead of an incomplete report.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Read and write the analysis cache ([`driver::cache`]) in the project root's
+    /// `.msgaudit_cache/`. The binary's `check` sets it (unless `--no-cache` or
+    /// `MSGAUDIT_NO_CACHE=1`); the language server does not.
+    pub cache: bool,
 }
 
 static NOT_CANCELLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -109,14 +113,17 @@ fn max_file_bytes(options: &Options, config: &config::Config) -> u64 {
 /// The config of a run and its errors ([`config::Config::load`]), with the APIs it
 /// adds: an `[apis]` entry in error leaves the config's APIs out (the built-in ones
 /// apply) and is one more error.
+/// Also the `[apis]` as applied (the default one when the config's is in error).
 fn load_config(
     paths: &[PathBuf],
     options: &Options,
-) -> (config::Config, apis::Apis, Vec<InputError>) {
+) -> (config::Config, apis::Apis, apis::ApiConfig, Vec<InputError>) {
     let config::Parsed {
         config, mut errors, ..
     } = config::Config::load(options.config.as_deref(), &paths[0]);
+    let mut applied = config.apis.clone();
     let apis = apis::Apis::with_user(&config.apis).unwrap_or_else(|e| {
+        applied = apis::ApiConfig::default();
         errors.push(InputError {
             message: format!(
                 "{} (the config's [apis] are not applied: this run uses the built-in APIs)",
@@ -127,7 +134,7 @@ fn load_config(
         apis::Apis::with_user(&apis::ApiConfig::default())
             .expect("the built-in APIs alone are valid")
     });
-    (config, apis, errors)
+    (config, apis, applied, errors)
 }
 
 /// Runs the whole analysis. `Err` is a usage error that stops the run before any
@@ -140,7 +147,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     support::alloc::rearm();
     let paths = paths_or_dot(paths);
     let selection = config::Selection::new(&options.select, &options.ignore)?;
-    let (config, apis, config_errors) = load_config(paths, options);
+    let (config, apis, applied_apis, config_errors) = load_config(paths, options);
     let max_file_bytes = max_file_bytes(options, &config);
     let baseline = match &options.baseline {
         Some(file) => Some(baseline::Baseline::load(file, max_file_bytes)?),
@@ -168,7 +175,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     let cpu_before = support::cpu::snapshot();
     // Rules that are off for every path (`--select`/`--ignore`, the config) do not run.
     let running = |code: &str| selection.enabled(code) && !config.off_everywhere(code);
-    let output = driver::analyze(&driver::AnalysisInput {
+    let input = driver::AnalysisInput {
         files: &discovery.files,
         apis: &apis,
         include_tests: config.include_tests,
@@ -180,7 +187,8 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         hooks: &options.hooks,
         cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),
         running: &running,
-    });
+    };
+    let (output, cache_hit) = analyze_cached(&input, &applied_apis, &config, paths, options);
     if options.cancelled() {
         return Err(cancelled());
     }
@@ -294,8 +302,54 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         cpu: support::cpu::since(cpu_before),
         unparsed_bodies: output.unparsed_bodies,
         peak_crates: output.peak_crates,
+        cache_hit,
     };
     Ok(report)
+}
+
+/// The analysis's output, from the cache when an entry for this input is there
+/// ([`driver::cache`]), else analyzed (and stored, when the run was not cancelled).
+/// Runs with development hooks set (debug output, fault injection) are never cached.
+/// The flag: read from the cache (`Some(true)`), stored in it (`Some(false)`), neither.
+fn analyze_cached(
+    input: &driver::AnalysisInput,
+    applied_apis: &apis::ApiConfig,
+    config: &config::Config,
+    paths: &[PathBuf],
+    options: &Options,
+) -> (driver::AnalysisOutput, Option<bool>) {
+    let hooked = format!("{:?}", options.hooks) != format!("{:?}", support::DevHooks::default());
+    if !options.cache || hooked {
+        return (driver::analyze(input), None);
+    }
+    let Some(dir) = driver::cache::dir_for(&baseline::project_root(config, &paths[0])) else {
+        return (driver::analyze(input), None);
+    };
+    let key = driver::cache::key(input, applied_apis);
+    if let Some(output) = driver::cache::load(&dir, &key) {
+        return (output, Some(true));
+    }
+    let output = driver::analyze(input);
+    if !options.cancelled() {
+        // A cache that cannot be written only costs the next run its speed.
+        let stored = driver::cache::store(&dir, &key, &output).is_ok();
+        return (output, stored.then_some(false));
+    }
+    (output, None)
+}
+
+/// `msgaudit clean`: removes the analysis cache of the project `paths` are in (the
+/// directories `check` would use), and returns those removed.
+pub fn clean_cache(paths: &[PathBuf], options: &Options) -> Result<Vec<PathBuf>, InputError> {
+    let paths = paths_or_dot(paths);
+    let parsed = config::Config::load(options.config.as_deref(), &paths[0]);
+    let root = baseline::project_root(&parsed.config, &paths[0]);
+    driver::cache::clean(&root).map_err(|message| InputError {
+        path: String::new(),
+        line: None,
+        column: None,
+        message,
+    })
 }
 
 /// The Cargo package and target of every file a finding or an input error names

@@ -72,6 +72,17 @@ enum Command {
         #[arg(long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
     },
+    /// Remove the analysis cache of the project PATH is in (`.msgaudit_cache/` in
+    /// the directory of `msgaudit.toml`, else the repository root or PATH, and its
+    /// fallback under `$XDG_CACHE_HOME/msgaudit/`).
+    Clean {
+        /// A file or directory of the project.
+        #[arg(value_name = "PATH", default_value = ".")]
+        path: PathBuf,
+        /// The config file `check --config` would read (it decides the project root).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Print a shell completion script (`msgaudit completions bash >
     /// ~/.local/share/bash-completion/completions/msgaudit`).
     Completions {
@@ -207,6 +218,11 @@ struct CheckArgs {
     #[arg(long)]
     no_prefilter: bool,
 
+    /// Neither read nor write the analysis cache (`.msgaudit_cache/` in the project
+    /// root; `MSGAUDIT_NO_CACHE=1` does the same). The findings are the same.
+    #[arg(long)]
+    no_cache: bool,
+
     /// No progress bar on stderr (it is shown only when stderr is a terminal).
     #[arg(long, short)]
     quiet: bool,
@@ -308,6 +324,14 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
         lines.push(format!("skipped ({reason}): {n}"));
     }
     lines.push(format!("function bodies not parsed: {}", t.unparsed_bodies));
+    lines.push(format!(
+        "analysis cache: {}",
+        match t.cache_hit {
+            Some(true) => "hit (the analysis was read from .msgaudit_cache)",
+            Some(false) => "miss (analyzed and stored)",
+            None => "not used",
+        }
+    ));
     lines.push(format!(
         "crates analyzed at one time, at most: {}",
         t.peak_crates
@@ -444,6 +468,7 @@ fn check(args: CheckArgs) -> u8 {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
         hooks: msgaudit::support::DevHooks::from_env(),
+        cache: !args.no_cache && std::env::var_os("MSGAUDIT_NO_CACHE").is_none_or(|v| v != "1"),
         ..Options::default()
     };
     let fixing = args.fix || args.diff || args.unsafe_fixes;
@@ -639,6 +664,7 @@ fn main() -> ExitCode {
             jobs: None,
             statistics: false,
             no_prefilter: false,
+            no_cache: false,
             quiet: false,
             max_file_size: None,
             link_base: args.link_base,
@@ -646,6 +672,24 @@ fn main() -> ExitCode {
             show_settings: false,
         }),
         Command::Server { jobs } => server(jobs),
+        Command::Clean { path, config } => {
+            let options = Options {
+                config,
+                ..Options::default()
+            };
+            match msgaudit::clean_cache(&[path], &options) {
+                Ok(removed) => {
+                    for dir in removed {
+                        say!("removed {}", dir.display());
+                    }
+                    EXIT_OK
+                }
+                Err(e) => {
+                    say!("error: {}", e.message);
+                    EXIT_ERROR
+                }
+            }
+        }
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "msgaudit", &mut out);

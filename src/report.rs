@@ -47,6 +47,10 @@ pub struct Timings {
     pub unparsed_bodies: usize,
     /// The most crates analyzed at one time (admitted within the memory budget).
     pub peak_crates: usize,
+    /// The analysis cache: `Some(true)` when the output was read from it (the
+    /// processor times are then zero), `Some(false)` when analyzed and stored, `None`
+    /// when the run went without it.
+    pub cache_hit: Option<bool>,
 }
 
 /// Everything one `msgaudit check` run produced, sorted and ready for an emitter.

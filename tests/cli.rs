@@ -495,8 +495,9 @@ fn statistics_go_to_stderr_and_leave_stdout_unchanged() {
         );
     }
     // The fixture tree (hundreds of files) is parsed and lowered: those phases took
-    // measurable time.
-    let (_, fixtures_err) = run_in_repo(&["fixtures", "--format", "json", "--statistics"]);
+    // measurable time (analyzed, not read from the analysis cache).
+    let (_, fixtures_err) =
+        run_in_repo(&["fixtures", "--format", "json", "--statistics", "--no-cache"]);
     for phase in ["parse", "lower"] {
         let line = fixtures_err
             .lines()
@@ -570,13 +571,14 @@ fn progress_only_on_a_terminal_and_never_with_quiet() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A terminal (script(1) gives the run one), when the machine has script.
+    // A terminal (script(1) gives the run one), when the machine has script; the
+    // analysis runs (a run that reads it from the cache has nothing to show).
     let bin = assert_cmd::cargo::cargo_bin("msgaudit");
     let run_in_tty = |extra: &str| {
         std::process::Command::new("script")
             .args(["-qec"])
             .arg(format!(
-                "{} check {demo} --format json {extra} > /dev/null",
+                "{} check {demo} --format json --no-cache {extra} > /dev/null",
                 bin.display()
             ))
             .arg("/dev/null")

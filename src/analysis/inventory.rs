@@ -19,11 +19,13 @@ use crate::ir::{
 use super::flow::{AckBeforeEffect, Facts, PairFact, Relation, Resolver, MAX_CALL_DEPTH};
 
 /// Consumers and producers found in the analyzed tree, sorted by location.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Inventory {
     pub consumers: Vec<Consumer>,
     pub producers: Vec<Producer>,
     /// Set by [`Inventory::retain_code`]: the sections shown are those a change touches.
+    /// Never set in the driver's output (what the analysis cache stores).
+    #[serde(skip)]
     pub scope: Option<Scope>,
 }
 
@@ -41,7 +43,7 @@ pub struct Scope {
 }
 
 /// A call the inventory points at.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Site {
     pub loc: Loc,
     /// The call as written: `self.consumer.commit_message`.
@@ -51,7 +53,9 @@ pub struct Site {
 }
 
 /// What kind of effect a handler applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum EffectClass {
     Write,
     Publish,
@@ -61,7 +65,7 @@ pub enum EffectClass {
     Other,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
     pub site: Site,
     pub class: EffectClass,
@@ -74,20 +78,22 @@ pub struct Effect {
 }
 
 /// A consumer setting that acknowledges independently of processing (auto-ack).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct AutoAck {
     pub what: String,
     pub loc: Loc,
 }
 
 /// A finding of the run, as a section cites it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct FindingRef {
     pub path: String,
     pub line: u32,
     pub column: u32,
-    pub code: &'static str,
-    pub name: &'static str,
+    #[serde(with = "crate::diagnostic::static_str")]
+    pub code: crate::diagnostic::StaticStr,
+    #[serde(with = "crate::diagnostic::static_str")]
+    pub name: crate::diagnostic::StaticStr,
     pub severity: Severity,
     pub message: String,
     /// The rule's properties (`rules::RuleMeta`): what the checklist and the
@@ -97,7 +103,7 @@ pub struct FindingRef {
 }
 
 /// A function (or the closures in it) that receives messages, and what its handlers do.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Consumer {
     /// `KafkaOrders::run`.
     pub name: String,
@@ -140,7 +146,7 @@ pub struct Consumer {
 }
 
 /// A function that publishes to a broker.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Producer {
     pub name: String,
     pub loc: Option<Loc>,

@@ -169,7 +169,7 @@ impl Role {
 /// The broker a pack's calls move messages through (the pack's `broker`): what
 /// the inventory and the checklist ask of a consumer or producer depends on it
 /// (offsets and producer settings for Kafka, publisher confirms for RabbitMQ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Broker {
     Kafka,

@@ -4,6 +4,7 @@
 //! the front ends, the analysis and the rules; none of them imports it.
 
 mod budget;
+pub mod cache;
 pub mod demand;
 pub mod lazy;
 mod link;
@@ -100,7 +101,7 @@ pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct AnalysisOutput {
     pub findings: Vec<Finding>,
     pub errors: Vec<InputError>,

@@ -7,7 +7,7 @@ use crate::ir::Loc;
 
 /// An event as the facts refer to it (shared: the analysis states that hold it are
 /// copied at every branch).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct EvRef(std::sync::Arc<EvData>);
 
 // The same allocation is the same event without comparing its text (states share
@@ -57,7 +57,7 @@ impl std::ops::Deref for EvRef {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct EvData {
     pub loc: Loc,
     pub text: String,
@@ -71,7 +71,7 @@ pub struct EvData {
 }
 
 /// What the ack ran before.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum EffectKind {
     /// An effect that applies immediately (autocommit write, publish, HTTP, e-mail).
     Immediate,
@@ -88,7 +88,7 @@ pub enum EffectKind {
 }
 
 /// On some path, `ack` runs before `effect` is applied.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct AckBeforeEffect {
     pub ack: EvRef,
     pub effect: EvRef,
@@ -142,7 +142,9 @@ pub struct Policy {
 }
 
 /// How a write becomes durable, as far as the path shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Durability {
     /// Inside a transaction begun on this path: durable when it commits.
     Transaction,
@@ -160,7 +162,9 @@ impl Durability {
 
 /// How two events of one message path relate. Each relation states what the path
 /// does, not whether it is a defect: the rules decide that (`src/rules/`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Relation {
     /// `primary` (an SQL write or an external call) runs inside the broker
     /// transaction begun at `other`.
@@ -212,7 +216,7 @@ pub enum Relation {
 }
 
 /// On some path, the two events stand in the relation `relation`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct PairFact {
     pub relation: Relation,
     pub primary: EvRef,
