@@ -62,6 +62,10 @@ pub struct SqlFacts {
     /// An `UPDATE` that marks its rows done (`SET status = 'sent'`, `sent_at = now()`,
     /// `processed = true`) and records no failure (no error, attempt or retry column).
     pub marks_done: bool,
+    /// A `DELETE` whose `WHERE` keeps only rows already marked done (`status =
+    /// 'complete'`, `sent = true`, `sent_at IS NOT NULL`, with anything else ANDed): a
+    /// clean-up of retired rows, not a record of the rows a relay read.
+    pub clears_done: bool,
 }
 
 impl SqlFacts {
@@ -87,6 +91,7 @@ impl SqlFacts {
             columns: 0,
             many_rows: false,
             marks_done: false,
+            clears_done: false,
         }
     }
 

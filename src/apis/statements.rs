@@ -88,6 +88,11 @@ pub struct BuilderText {
     /// Methods of a list helper that add without a separator.
     #[serde(default)]
     pub unseparated: Vec<String>,
+    /// Methods that bind their argument to the text's next placeholder (`$n`, `?n`,
+    /// the n-th `?`) without writing to it (`sqlx::query(sql).bind(v)`): a bound enum
+    /// variant or constant is read there as the literal it names.
+    #[serde(default)]
+    pub fills: Vec<String>,
     /// Methods that leave the text as it is (finishing the statement).
     #[serde(default)]
     pub keeps: Vec<String>,

@@ -136,9 +136,12 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
 /// message. Any other write there (a retry count, a failure row, an insert of the row
 /// again) records the failure: the path after it is not reported. For the entries of
 /// a batch nothing read, an update of the rows read is progress too: it records nothing
-/// of which entries failed.
+/// of which entries failed. A delete of only the rows marked done (`WHERE status =
+/// 'complete'`) is a clean-up of rows already retired: a row whose publish failed is
+/// among them only if a progress write marked it, and its loss is reported there.
 pub fn progress_write(w: &WriteAfterFailure) -> bool {
-    let retires = w.verb == "DELETE" || (w.verb == "UPDATE" && (w.batch || w.marks_done));
+    let retires =
+        (w.verb == "DELETE" && !w.clears_done) || (w.verb == "UPDATE" && (w.batch || w.marks_done));
     w.publish_failed && w.rows_read_before && retires
 }
 
@@ -216,6 +219,7 @@ mod tests {
         WriteAfterFailure {
             verb,
             marks_done: false,
+            clears_done: false,
             rows_read_before: true,
             publish_failed: true,
             batch: false,
@@ -245,6 +249,10 @@ mod tests {
         // A failure row, a retry count, rows read after the failure, a failed effect
         // that is not a publish: none is the message's progress.
         assert!(!progress_write(&write("INSERT")));
+        assert!(!progress_write(&WriteAfterFailure {
+            clears_done: true,
+            ..write("DELETE")
+        }));
         assert!(!progress_write(&WriteAfterFailure {
             rows_read_before: false,
             ..write("DELETE")

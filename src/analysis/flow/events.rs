@@ -347,6 +347,7 @@ impl<'c> Interp<'c> {
         let write = WriteAfterFailure {
             verb: &sql.verb,
             marks_done: sql.marks_done,
+            clears_done: sql.clears_done,
             rows_read_before: sql.tables.iter().any(|t| f.read_before.contains(t)),
             publish_failed: f.publish,
             batch: f.batch,

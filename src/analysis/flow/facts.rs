@@ -122,6 +122,8 @@ pub struct WriteAfterFailure<'a> {
     pub verb: &'a str,
     /// It sets a column that marks rows done (`SET sent = true`).
     pub marks_done: bool,
+    /// A `DELETE` of only the rows marked done (`WHERE status = 'complete'`).
+    pub clears_done: bool,
     /// It changes a table whose rows the path read before the failed effect (and did
     /// not read again after it).
     pub rows_read_before: bool,

@@ -200,6 +200,7 @@ fn merge(acc: &mut SqlFacts, f: SqlFacts) {
     acc.many_rows |= f.many_rows;
     acc.returning |= f.returning;
     acc.marks_done |= f.marks_done;
+    acc.clears_done |= f.clears_done;
 }
 
 fn table_name(name: &ObjectName) -> String {
@@ -327,6 +328,7 @@ fn statement(s: &Statement) -> SqlFacts {
             tables.extend(from.iter().filter_map(|t| factor_name(&t.relation)));
             let mut f = write("DELETE", tables);
             f.returning = d.returning.is_some();
+            f.clears_done = d.selection.as_ref().is_some_and(keeps_only_done);
             f
         }
         Statement::Merge { .. } | Statement::Truncate { .. } | Statement::Copy { .. } => {
@@ -389,38 +391,13 @@ fn statement(s: &Statement) -> SqlFacts {
     }
 }
 
-/// `col + …`, `… + col`, `col - …` (also nested: `col + $1 + $2`).
 /// `SET` assignments that mark rows done: a column named for what was done (`sent`,
 /// `sent_at`, `processed`, `published_at`) or a status set to such a word, and no
 /// column that records a failure (an error, an attempt count, a retry time).
 fn marks_done(assignments: &[sqlparser::ast::Assignment]) -> bool {
-    const DONE: &[&str] = &[
-        "sent",
-        "published",
-        "processed",
-        "delivered",
-        "dispatched",
-        "relayed",
-        "done",
-        "complete",
-        "completed",
-        "acked",
-    ];
-    const FAILURE: &[&str] = &[
-        "error", "errors", "attempt", "attempts", "retry", "retries", "failed", "failure", "next",
-    ];
-    let words = |s: &str| -> Vec<String> {
-        s.to_ascii_lowercase()
-            .rsplit('.')
-            .next()
-            .unwrap_or_default()
-            .split('_')
-            .map(str::to_string)
-            .collect()
-    };
     let mut done = false;
     for a in assignments {
-        let col = words(&a.target.to_string());
+        let col = column_words(&a.target.to_string());
         if col.iter().any(|w| FAILURE.contains(&w.as_str())) {
             return false;
         }
@@ -433,6 +410,86 @@ fn marks_done(assignments: &[sqlparser::ast::Assignment]) -> bool {
     done
 }
 
+/// Words that say a row's work was done: a column named for it (`sent`, `sent_at`,
+/// `processed`) or a status value (`'complete'`).
+const DONE: &[&str] = &[
+    "sent",
+    "published",
+    "processed",
+    "delivered",
+    "dispatched",
+    "relayed",
+    "done",
+    "complete",
+    "completed",
+    "acked",
+];
+
+/// Words of a column that records a failure.
+const FAILURE: &[&str] = &[
+    "error", "errors", "attempt", "attempts", "retry", "retries", "failed", "failure", "next",
+];
+
+/// A column's last name, split at `_`, lower case (`o.sent_at` → `sent`, `at`).
+fn column_words(s: &str) -> Vec<String> {
+    s.to_ascii_lowercase()
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .split('_')
+        .map(str::to_string)
+        .collect()
+}
+
+/// A `WHERE` that keeps only rows marked done: one of its `AND`ed terms is a status
+/// equal to a done word (`status = 'complete'`), a done flag (`sent`, `sent = true`,
+/// `processed IS TRUE`) or a done time that is set (`sent_at IS NOT NULL`). A term
+/// under `OR` or `NOT` keeps other rows too.
+fn keeps_only_done(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::{BinaryOperator, Expr, Value};
+    let done_col = |c: &Expr| {
+        matches!(c, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) && {
+            let col = column_words(&c.to_string());
+            col.iter().any(|w| DONE.contains(&w.as_str()))
+                && !col.iter().any(|w| FAILURE.contains(&w.as_str()))
+        }
+    };
+    let status_col = |c: &Expr| {
+        matches!(c, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+            && column_words(&c.to_string())
+                .iter()
+                .any(|w| w == "status" || w == "state")
+    };
+    let done_word = |v: &Expr| match v {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => DONE.contains(&s.to_ascii_lowercase().as_str()),
+            _ => false,
+        },
+        _ => false,
+    };
+    let is_true = |v: &Expr| matches!(v, Expr::Value(v) if v.value == Value::Boolean(true));
+    match e {
+        Expr::Nested(inner) => keeps_only_done(inner),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => keeps_only_done(left) || keeps_only_done(right),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } => {
+            let pair =
+                |c: &Expr, v: &Expr| (status_col(c) && done_word(v)) || (done_col(c) && is_true(v));
+            pair(left, right) || pair(right, left)
+        }
+        Expr::IsTrue(c) | Expr::IsNotNull(c) => done_col(c),
+        c => done_col(c),
+    }
+}
+
+/// `col + …`, `… + col`, `col - …` (also nested: `col + $1 + $2`).
 fn increments(e: &sqlparser::ast::Expr, col: &str) -> bool {
     use sqlparser::ast::{BinaryOperator, Expr};
     let is_col = |e: &Expr| match e {
@@ -648,6 +705,30 @@ mod tests {
         assert!(!marks("UPDATE outbox SET status = 'failed' WHERE id = $1"));
         assert!(!marks("UPDATE accounts SET balance = $2 WHERE id = $1"));
         assert!(!marks("DELETE FROM outbox WHERE id = $1"));
+    }
+
+    #[test]
+    fn a_delete_of_rows_marked_done_is_a_clean_up() {
+        let clears = |sql: &str| facts(sql).clears_done;
+        assert!(clears("DELETE FROM jobs WHERE status = 'complete'"));
+        assert!(clears(
+            "DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < now() - interval '7 days'"
+        ));
+        assert!(clears("DELETE FROM outbox WHERE (published = true)"));
+        assert!(clears("DELETE FROM outbox WHERE o.processed"));
+        assert!(!clears("DELETE FROM outbox WHERE id = $1"));
+        assert!(!clears("DELETE FROM outbox WHERE status = $1"));
+        assert!(!clears("DELETE FROM outbox WHERE status = 'failed'"));
+        assert!(!clears(
+            "DELETE FROM outbox WHERE status = 'complete' OR id = $1"
+        ));
+        assert!(!clears("DELETE FROM outbox WHERE sent_at IS NULL"));
+        assert!(!clears("DELETE FROM outbox WHERE sent = false"));
+        assert!(!clears(
+            "DELETE FROM outbox WHERE retry_sent_at IS NOT NULL"
+        ));
+        assert!(!clears("DELETE FROM outbox"));
+        assert!(!clears("UPDATE outbox SET x = 1 WHERE status = 'complete'"));
     }
 
     use super::*;

@@ -14,6 +14,8 @@ pub(super) struct Written {
     grown: bool,
     /// Placeholders so far.
     binds: usize,
+    /// Bare `?` placeholders filled with a literal so far (they are no longer `?`).
+    filled: usize,
     /// The local holding the builder: its text is read and written there.
     owner: Option<ValueId>,
     /// A list helper of the builder (its separator): what it adds is separated.
@@ -37,7 +39,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// A local now holds `b` (`let mut qb = QueryBuilder::new(..)`): the steps on it
     /// in later statements write its text there.
     pub(super) fn hold_builder(&self, b: &mut Builder, v: ValueId) {
-        if b.spec.text.is_some() && b.written.owner.is_none() {
+        // Steps that only fill placeholders take the statement by value (`q.bind(v)`
+        // returns a new one): they write nothing to the local.
+        let in_place = b
+            .spec
+            .text
+            .as_ref()
+            .is_some_and(|t| !t.appends.is_empty() || !t.lists.is_empty());
+        if in_place && b.written.owner.is_none() {
             b.written.owner = Some(v);
         }
     }
@@ -74,7 +83,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let w = &mut b.written;
         let lit = infos.first().and_then(|i| i.str_lit.clone());
-        if has(&t.lists) {
+        if has(&t.fills) {
+            w.binds += 1;
+            let piece = bound_text(args.first().copied(), infos.first(), w.binds);
+            let filled = w
+                .text
+                .as_deref()
+                .filter(|_| !piece.starts_with('$'))
+                .and_then(|text| fill_placeholder(text, w.binds, w.binds - w.filled, &piece));
+            if let Some((text, bare)) = filled {
+                w.text = Some(text);
+                w.grown = true;
+                w.filled += usize::from(bare);
+            }
+        } else if has(&t.lists) {
             w.list = Some(lit.unwrap_or_else(|| ", ".into()));
             w.listed = false;
         } else if has(&t.appends) || has(&t.binds) {
@@ -160,6 +182,47 @@ fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
     format!("${n}")
 }
 
+/// `text` with its `n`th placeholder (`$n`, `?n`, else the `bare`-th `?` left,
+/// outside quotes) replaced by `lit`, and whether it was a bare `?`; `None` when it
+/// has none.
+fn fill_placeholder(text: &str, n: usize, bare: usize, lit: &str) -> Option<(String, bool)> {
+    let chars: Vec<char> = text.chars().collect();
+    // (start, end) of each placeholder outside quotes, with its number if written.
+    let mut marks: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    let mut quoted = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            quoted = !quoted;
+        } else if !quoted && (c == '$' || c == '?') {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j].is_ascii_digit() {
+                j += 1;
+            }
+            let number: Option<usize> = chars[i + 1..j].iter().collect::<String>().parse().ok();
+            if number.is_some() || c == '?' {
+                marks.push((i, j, number));
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    let numbered = marks.iter().find(|m| m.2 == Some(n));
+    let (start, end, number) = match numbered {
+        Some(m) => *m,
+        None => *marks
+            .iter()
+            .filter(|m| m.2.is_none())
+            .nth(bare.checked_sub(1)?)?,
+    };
+    let mut out: String = chars[..start].iter().collect();
+    out.push_str(lit);
+    out.extend(&chars[end..]);
+    Some((out, number.is_none()))
+}
+
 /// `InProgress` → `in_progress`, `DELIVERED` → `delivered`.
 fn snake(name: &str) -> String {
     let mut out = String::new();
@@ -172,4 +235,36 @@ fn snake(name: &str) -> String {
         out.push(c.to_ascii_lowercase());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_placeholder;
+
+    #[test]
+    fn placeholders_are_filled_by_number_or_position() {
+        let fill = |t: &str, n| fill_placeholder(t, n, n, "'complete'").map(|f| f.0);
+        assert_eq!(
+            fill("DELETE FROM t WHERE status = $1", 1).as_deref(),
+            Some("DELETE FROM t WHERE status = 'complete'")
+        );
+        assert_eq!(
+            fill("DELETE FROM t WHERE a = $10 AND status = $1", 1).as_deref(),
+            Some("DELETE FROM t WHERE a = $10 AND status = 'complete'")
+        );
+        assert_eq!(
+            fill("UPDATE t SET a = ? WHERE status = ? AND b = '?'", 2).as_deref(),
+            Some("UPDATE t SET a = ? WHERE status = 'complete' AND b = '?'")
+        );
+        assert_eq!(
+            fill("DELETE FROM t WHERE status = ?1", 1).as_deref(),
+            Some("DELETE FROM t WHERE status = 'complete'")
+        );
+        assert_eq!(fill("DELETE FROM t WHERE id = $1", 2), None);
+        // The second `?` once the first is filled is the first one left.
+        assert_eq!(
+            fill_placeholder("WHERE k = 'a' AND status = ?", 2, 1, "'sent'"),
+            Some(("WHERE k = 'a' AND status = 'sent'".to_string(), true))
+        );
+    }
 }
