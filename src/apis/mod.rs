@@ -522,6 +522,10 @@ pub struct CallSpec {
     /// (`One = "1"`): the last segment of the argument's path.
     #[serde(default)]
     pub property_values: HashMap<String, String>,
+    /// The pack's statements are in a dialect whose `INSERT` overwrites the row with
+    /// the same key (CQL): an upsert, not a row added (the pack's `insert_is_upsert`).
+    #[serde(skip)]
+    pub insert_is_upsert: bool,
     /// For user entries: the receiver's declared type must be this (or unknown).
     #[serde(skip)]
     pub on_type: Option<String>,
@@ -627,6 +631,10 @@ struct Pack {
     arg_words: Vec<ArgWordSpec>,
     #[serde(default)]
     lock_keys: Vec<String>,
+    /// The SQL text of this pack's calls is a dialect whose `INSERT` is an upsert
+    /// (CQL: it overwrites the row with the same primary key).
+    #[serde(default)]
+    insert_is_upsert: bool,
     lambda: Option<serverless::RuntimeSpec>,
     #[serde(default)]
     batch_events: Vec<serverless::BatchEventSpec>,
@@ -962,6 +970,7 @@ impl Apis {
         }
         for mut c in pack.calls {
             c.origin = format!("rules/{name}");
+            c.insert_is_upsert = pack.insert_is_upsert;
             self.add_call(c);
         }
     }
