@@ -53,6 +53,8 @@ pub const PACKS: &[(&str, &str)] = &[
         "azservicebus.toml",
         include_str!("../../rules/azservicebus.toml"),
     ),
+    ("fluvio.toml", include_str!("../../rules/fluvio.toml")),
+    ("iggy.toml", include_str!("../../rules/iggy.toml")),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),
     (
         "tokio_postgres.toml",
