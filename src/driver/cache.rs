@@ -182,11 +182,44 @@ pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
 /// entries past [`MAX_ENTRIES`]. `Err` says why it could not be written; the caller
 /// goes on without it.
 pub fn store(dir: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
-    let json = serde_json::to_string(output).map_err(|e| e.to_string())?;
-    let text = format!("{}{json}", header(key));
+    let mut text = Capped {
+        buf: Vec::new(),
+        cap: MAX_ENTRY_BYTES,
+    };
+    std::io::Write::write_all(&mut text, header(key).as_bytes()).map_err(|e| e.to_string())?;
+    serde_json::to_writer(&mut text, output).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(text.buf).map_err(|e| e.to_string())?;
     crate::support::files::write_atomic(&entry(dir, key), &text, "cache entry")?;
     evict(dir);
     Ok(())
+}
+
+/// The largest entry stored: a larger output is not cached. Storing must never cost
+/// the run that found it (issue 38): the entry's text is taken with `try_reserve`, so
+/// that memory refused fails the store, not the run.
+pub const MAX_ENTRY_BYTES: usize = 32 << 20;
+
+/// A buffer that refuses to grow past `cap` bytes, or when the system refuses memory.
+struct Capped {
+    buf: Vec<u8>,
+    cap: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > self.cap {
+            return Err(std::io::Error::other("the entry is too large to cache"));
+        }
+        self.buf
+            .try_reserve(data.len())
+            .map_err(|_| std::io::Error::other("no memory for the cache entry"))?;
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Removes the oldest entries past [`MAX_ENTRIES`], and temporary files an

@@ -58,6 +58,18 @@ declare_rule! {
     /// set `.set("isolation.level", "read_committed")`; in YAML, set
     /// `isolation-level: read_committed` (Spring), `consumer.override.isolation.level`
     /// (Kafka Connect) or `transaction_isolation_level: read_committed` (Redpanda Connect).
+    ///
+    /// ## Not reported
+    ///
+    /// - An unset `isolation.level` on a librdkafka client (the Rust `rdkafka` crate,
+    ///   Vector's `librdkafka_options`): its default is `read_committed`.
+    /// - A consumer linked to no transactional producer: none writes its topics, and
+    ///   none is in the same crate (Rust) or directory (YAML) when its topics are unknown.
+    /// - A generic property map whose client is unknown (a ConfigMap, Helm values) that
+    ///   leaves the level unset: only an explicit `read_uncommitted` there is a finding.
+    /// - A Kafka Streams application with an exactly-once `processing.guarantee`.
+    /// - Producers: the rule is about what a consumer reads (a producer's settings
+    ///   are MA008's).
     pub static MA004 = {
         code: "MA004",
         name: "missing-read-committed",

@@ -87,6 +87,19 @@ declare_rule! {
     ///
     /// Use instead: retry the entries in `out.failed()`, or return an error when it is
     /// not empty.
+    ///
+    /// ## Not reported
+    ///
+    /// - Client defaults: a Kafka producer that leaves `acks`, `enable.idempotence` or
+    ///   the in-flight limit unset (only explicit weakening is a finding).
+    /// - A RabbitMQ channel whose making cannot be found or is ambiguous: made outside
+    ///   the crate, channels under one name that disagree, or `confirm_select` called
+    ///   in a helper the channel is handed to.
+    /// - A batch call whose response's failed entries the code does more with than
+    ///   drop or log them, and one followed by an ack, delete, commit or relay
+    ///   marking: MA014 reports that record instead.
+    /// - An rdkafka delivery future kept in a binding or a collection, awaited, or a
+    ///   `BaseProducer` polled or flushed before the ack.
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",

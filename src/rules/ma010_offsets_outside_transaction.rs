@@ -43,6 +43,13 @@ declare_rule! {
     /// ```
     ///
     /// This takes precedence over MA001 for the same commit.
+    ///
+    /// ## Not reported
+    ///
+    /// - Offsets handed to the transaction (`send_offsets_to_transaction`), and a
+    ///   consumer that commits nothing itself.
+    /// - A consumer commit on a path with no transactional producer (the order of the
+    ///   commit and the effects there is MA001's).
     pub static MA010 = {
         code: "MA010",
         name: "offsets-outside-transaction",

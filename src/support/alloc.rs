@@ -54,6 +54,29 @@ impl State {
     }
 }
 
+impl State {
+    /// Sets the reserve aside unless it is; true when it is held afterwards.
+    fn take_reserve(&self) -> bool {
+        if !self.reserve.load(Ordering::SeqCst).is_null() {
+            return true;
+        }
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { System.alloc(reserve_layout()) };
+        if p.is_null() {
+            return false;
+        }
+        if self
+            .reserve
+            .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            // SAFETY: allocated just above with this layout (another thread set one aside).
+            unsafe { System.dealloc(p, reserve_layout()) };
+        }
+        true
+    }
+}
+
 static GLOBAL: State = State::new();
 
 fn reserve_layout() -> Layout {
@@ -81,23 +104,7 @@ impl<A: GlobalAlloc> Reserved<A> {
     /// used it). Untouched, it costs address space, not resident memory.
     pub fn hold(&self) {
         self.state.armed.store(true, Ordering::SeqCst);
-        if !self.state.reserve.load(Ordering::SeqCst).is_null() {
-            return;
-        }
-        // SAFETY: the layout has a non-zero size.
-        let p = unsafe { System.alloc(reserve_layout()) };
-        if p.is_null() {
-            return;
-        }
-        if self
-            .state
-            .reserve
-            .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            // SAFETY: `p` came from `System` with this layout.
-            unsafe { System.dealloc(p, reserve_layout()) };
-        }
+        self.state.take_reserve();
     }
 
     /// Gives the reserve back; true when there was one to give.
@@ -208,26 +215,7 @@ pub fn is_out_of_memory(panic: &(dyn std::any::Any + Send)) -> bool {
 /// the system gives it) so that a later refusal, while the report is written, is
 /// survived too. The run stays [`exhausted`]. True when the reserve is held.
 pub fn refill() -> bool {
-    if !GLOBAL.armed.load(Ordering::SeqCst) {
-        return false;
-    }
-    if !GLOBAL.reserve.load(Ordering::SeqCst).is_null() {
-        return true;
-    }
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { System.alloc(reserve_layout()) };
-    if p.is_null() {
-        return false;
-    }
-    if GLOBAL
-        .reserve
-        .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        // SAFETY: allocated just above with this layout (another thread set one aside).
-        unsafe { System.dealloc(p, reserve_layout()) };
-    }
-    true
+    GLOBAL.armed.load(Ordering::SeqCst) && GLOBAL.take_reserve()
 }
 
 /// Before a new run of a long-lived process (the language server): if the reserve

@@ -97,7 +97,49 @@ fn parse_facts(sql: &str, complete: bool) -> SqlFacts {
             return out;
         }
     }
+    if let Some((insert, if_not_exists)) = cql_insert(sql) {
+        let mut f = parse_facts(&insert, complete);
+        if f.kind == SqlKind::Write && f.verb == "INSERT" {
+            f.ignores_conflict |= if_not_exists;
+            return f;
+        }
+    }
     keyword_fallback(sql, complete)
+}
+
+/// A CQL insert's clauses that no SQL dialect has, at its end: `IF NOT EXISTS` (a
+/// lightweight transaction: the row is written only by the first writer, so the
+/// insert ignores conflicts, a claim like `ON CONFLICT DO NOTHING`) and then
+/// `USING TTL …` / `USING TIMESTAMP …` (how long the row lives: nothing to its
+/// effect). The insert without them, and whether `IF NOT EXISTS` was there; `None`
+/// when the text is no `INSERT` or has neither clause. (Text-level: sqlparser
+/// reads no CQL; the rest of the statement is still parsed as any SQL.)
+fn cql_insert(sql: &str) -> Option<(String, bool)> {
+    let norm = sql
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches(';')
+        .trim_end()
+        .to_string();
+    let upper = norm.to_ascii_uppercase();
+    if !upper.starts_with("INSERT ") {
+        return None;
+    }
+    let mut end = upper.len();
+    let using = [" USING TTL ", " USING TIMESTAMP "]
+        .iter()
+        .filter_map(|k| upper.rfind(k))
+        .min();
+    // Only a clause after the values (no parenthesis nor quote after it).
+    if let Some(u) = using.filter(|&u| !upper[u..].contains([')', '\'', '"'])) {
+        end = u;
+    }
+    let if_not_exists = upper[..end].ends_with(" IF NOT EXISTS");
+    if if_not_exists {
+        end -= " IF NOT EXISTS".len();
+    }
+    (end < upper.len()).then(|| (norm[..end].to_string(), if_not_exists))
 }
 
 /// Tables that a schema (migrations, `schema.sql`) gives a unique business key: a
@@ -883,6 +925,22 @@ mod tests {
         assert!(!claim(
             "INSERT INTO users (id, name, email) VALUES ($1, $2, :email) ON CONFLICT DO NOTHING"
         ));
+    }
+
+    #[test]
+    fn cql_lightweight_transactions_ignore_conflicts() {
+        let lwt = facts("INSERT INTO ks.processed (event_id) VALUES (?)\n   IF NOT EXISTS");
+        assert_eq!(
+            (lwt.kind.clone(), lwt.tables.as_slice()),
+            (SqlKind::Write, &["processed".to_string()][..])
+        );
+        assert!(lwt.is_claim_shape(), "{lwt:?}");
+        let ttl = facts("INSERT INTO seen (id) VALUES (?) IF NOT EXISTS USING TTL 86400;");
+        assert!(ttl.ignores_conflict && ttl.columns == 1);
+        let plain_ttl = facts("INSERT INTO seen (id, v) VALUES (?, ?) USING TTL ?");
+        assert!(plain_ttl.kind == SqlKind::Write && !plain_ttl.ignores_conflict);
+        assert!(!facts("INSERT INTO t (a) VALUES ('IF NOT EXISTS')").ignores_conflict);
+        assert_eq!(facts("CREATE TABLE IF NOT EXISTS t (a int)").verb, "");
     }
 
     #[test]

@@ -299,6 +299,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         args: &[&Expr],
         infos: &[Info],
     ) -> Option<SqlFacts> {
+        let mut facts = self.spec_sql_text(spec, recv, args, infos)?;
+        // A dialect whose `INSERT` overwrites the row with the same key (CQL): an
+        // upsert, unless it ignores conflicts (`IF NOT EXISTS`, a claim).
+        if spec.insert_is_upsert && facts.verb == "INSERT" && !facts.ignores_conflict {
+            facts.upsert = true;
+        }
+        Some(facts)
+    }
+
+    fn spec_sql_text(
+        &self,
+        spec: &CallSpec,
+        recv: Option<&Info>,
+        args: &[&Expr],
+        infos: &[Info],
+    ) -> Option<SqlFacts> {
         let which = spec.sql.as_deref()?;
         let from_info = |i: &Info| {
             i.sql
