@@ -26,7 +26,7 @@ mod workers;
 mod writes;
 
 pub use reach::effectful_functions;
-use reach::reaches_ack;
+use reach::{node_receives, reaches_ack, receiving_functions};
 
 pub use super::resolve::{Candidate, Resolver, MAX_METHOD_CANDIDATES};
 pub use crate::ir::Tables;
@@ -161,6 +161,7 @@ fn finish_tasks(st: &mut State, done: Vec<Floating>) {
 pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let resolver = Resolver::new(krate);
     let reach = reaches_ack(krate, &resolver);
+    let receiving = receiving_functions(krate, &resolver);
     let write_tables: HashMap<&Loc, &[String]> = krate
         .functions
         .iter()
@@ -211,6 +212,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             work: 0,
             entry: f.name.clone(),
             reach: &reach,
+            receiving: &receiving,
+            loops_receiving: HashMap::new(),
             relayed: BTreeSet::new(),
             claim_tables: BTreeSet::new(),
             write_tables: &write_tables,
@@ -303,6 +306,10 @@ struct Interp<'c> {
     policy: &'c Policy,
     entry: String,
     reach: &'c [bool],
+    /// Which functions receive a message, directly or through calls.
+    receiving: &'c [bool],
+    /// Whether each loop body seen (by address) receives.
+    loops_receiving: HashMap<usize, bool>,
     /// Tables this entry relays: rows read from them, published, then marked or
     /// deleted after the publish on the same path (SPEC §2, "Outbox").
     relayed: BTreeSet<String>,
@@ -320,6 +327,18 @@ struct Interp<'c> {
 }
 
 impl<'c> Interp<'c> {
+    /// Whether a loop's body receives a message (a consume loop).
+    fn loop_receives(&mut self, body: &Node, fr: &Frame<'c>) -> bool {
+        let key = std::ptr::from_ref(body) as usize;
+        if let Some(&r) = self.loops_receiving.get(&key) {
+            return r;
+        }
+        let f = &self.krate.functions[fr.fn_idx];
+        let r = node_receives(body, f, self.resolver, self.receiving);
+        self.loops_receiving.insert(key, r);
+        r
+    }
+
     fn evref(&self, e: &Event) -> EvRef {
         let d = if e.describe.is_empty() {
             "effect"
@@ -467,8 +486,12 @@ impl<'c> Interp<'c> {
                 let mut st = st;
                 // (A batch's unread per-entry failures concern the items the loop
                 // goes through: they stay.)
+                // A loop that receives none (a retry loop, a loop marking the rows a
+                // relay read) goes on with the failure: its iterations are the same
+                // message's steps.
                 let outer = match &st.failed {
                     Some(f) if f.batch => None,
+                    Some(_) if !self.loop_receives(body, fr) => None,
                     _ => st.failed.take(),
                 };
                 let entry = st.clone();
@@ -527,7 +550,10 @@ impl<'c> Interp<'c> {
                     b.carry_to_next_iteration(&entry, *each);
                     let before = head.clone();
                     head.join(&b);
-                    if head == before {
+                    // (A failure compares equal whatever tables were retired for it
+                    // since: the retired ones are compared here.)
+                    let retired = |s: &State| s.failed.as_ref().map_or(0, |f| f.progressed.len());
+                    if head == before && retired(&head) == retired(&before) {
                         break;
                     }
                 }

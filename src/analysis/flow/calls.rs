@@ -248,6 +248,9 @@ impl<'c> Interp<'c> {
                 s.writes.retain(|w| !gone.contains(&w.ev));
                 s.unchecked.retain(|c| !gone.contains(c));
             }
+            if let Some(before) = &failed_before {
+                retire_on_every_exit(&mut o, before);
+            }
             let mut cont = o.fall;
             if let Some(s) = o.ret {
                 join_opt(&mut cont, s);
@@ -327,5 +330,40 @@ impl<'c> Interp<'c> {
             split.map(|oe| Split::Apart(Box::new(oe)))
         };
         out
+    }
+}
+
+/// A callee that writes the progress of the rows whose publish failed (`before`'s
+/// effect, whatever its loops noted of it since) on
+/// one of its paths is the relay's marking step for them. Where it returns before
+/// that write (a connection it could not get, an early `?`), the rows stay unmarked,
+/// and a later write of the same table in the caller (a clean-up of other rows) is
+/// still not their progress record: the tables count as retired on every exit.
+fn retire_on_every_exit(o: &mut Outcome, before: &state::Failure) {
+    let mut marked: Vec<String> = Vec::new();
+    for s in [&o.fall, &o.ret, &o.ret_err].into_iter().flatten() {
+        let Some(f) = s.failed.as_ref().filter(|f| f.effect == before.effect) else {
+            continue;
+        };
+        for t in &f.progressed {
+            if !before.progressed.contains(t) && !marked.contains(t) {
+                marked.push(t.clone());
+            }
+        }
+    }
+    if marked.is_empty() {
+        return;
+    }
+    for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(f) = s.failed.as_mut().filter(|f| f.effect == before.effect) {
+            for t in &marked {
+                if !f.progressed.contains(t) {
+                    f.progressed.push(t.clone());
+                }
+            }
+        }
     }
 }

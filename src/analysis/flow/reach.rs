@@ -19,6 +19,28 @@ pub(super) fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
     })
 }
 
+/// Which functions receive a message (directly or through calls): a loop that
+/// calls one is a consume loop, whose iterations are other messages.
+pub(super) fn receiving_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
+    reaches(krate, resolver, &|k| matches!(k, EventKind::Receive { .. }))
+}
+
+/// Whether `n` receives a message: a receive event in it (closures included) or a
+/// call to a function that `receiving` says receives.
+pub(super) fn node_receives(n: &Node, f: &Function, r: &Resolver, receiving: &[bool]) -> bool {
+    let mut direct = false;
+    let mut calls = Vec::new();
+    scan(
+        n,
+        f,
+        r,
+        &|k| matches!(k, EventKind::Receive { .. }),
+        &mut direct,
+        &mut calls,
+    );
+    direct || calls.iter().any(|&j| receiving[j])
+}
+
 /// Which functions apply an effect (a write, a publish, an external call),
 /// directly or through calls.
 pub fn effectful_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
@@ -32,40 +54,6 @@ pub fn effectful_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
 
 /// Which functions contain an event matching `pred`, directly or through calls.
 fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool) -> Vec<bool> {
-    fn scan(
-        n: &Node,
-        f: &Function,
-        r: &Resolver,
-        pred: &dyn Fn(&EventKind) -> bool,
-        direct: &mut bool,
-        calls: &mut Vec<usize>,
-    ) {
-        match n {
-            Node::Seq(v) | Node::Branch(v) => {
-                v.iter().for_each(|c| scan(c, f, r, pred, direct, calls))
-            }
-            Node::Loop { body, .. } | Node::Closure { body, .. } => {
-                scan(body, f, r, pred, direct, calls)
-            }
-            Node::ResultBranch { scrutinee, ok, err } => {
-                for c in [scrutinee, ok, err] {
-                    scan(c, f, r, pred, direct, calls);
-                }
-            }
-            Node::Event(e) => {
-                if pred(&e.kind) {
-                    *direct = true;
-                }
-                if let EventKind::Call(c) = &e.kind {
-                    calls.extend(r.resolve(f, c));
-                    for (_, n) in &c.closures {
-                        scan(n, f, r, pred, direct, calls);
-                    }
-                }
-            }
-            Node::Exit(_) => {}
-        }
-    }
     let n = krate.functions.len();
     let mut reach = vec![false; n];
     let mut edges = vec![Vec::new(); n];
@@ -83,5 +71,38 @@ fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool
         if !changed {
             return reach;
         }
+    }
+}
+
+fn scan(
+    n: &Node,
+    f: &Function,
+    r: &Resolver,
+    pred: &dyn Fn(&EventKind) -> bool,
+    direct: &mut bool,
+    calls: &mut Vec<usize>,
+) {
+    match n {
+        Node::Seq(v) | Node::Branch(v) => v.iter().for_each(|c| scan(c, f, r, pred, direct, calls)),
+        Node::Loop { body, .. } | Node::Closure { body, .. } => {
+            scan(body, f, r, pred, direct, calls)
+        }
+        Node::ResultBranch { scrutinee, ok, err } => {
+            for c in [scrutinee, ok, err] {
+                scan(c, f, r, pred, direct, calls);
+            }
+        }
+        Node::Event(e) => {
+            if pred(&e.kind) {
+                *direct = true;
+            }
+            if let EventKind::Call(c) = &e.kind {
+                calls.extend(r.resolve(f, c));
+                for (_, n) in &c.closures {
+                    scan(n, f, r, pred, direct, calls);
+                }
+            }
+        }
+        Node::Exit(_) => {}
     }
 }

@@ -373,6 +373,17 @@ impl State {
             (Some(a), Some(b)) if a.unread_batch() && b.unread_batch() => a.keep_batches(b),
             _ => {}
         }
+        // Tables a progress write retired for this failure on either path (a marking
+        // loop that ran, or ran zero times): their loss is reported at that write.
+        if let (Some(a), Some(b)) = (&mut self.failed, &other.failed) {
+            if a.effect == b.effect {
+                for t in &b.progressed {
+                    if !a.progressed.contains(t) {
+                        a.progressed.push(t.clone());
+                    }
+                }
+            }
+        }
         if self.cause.is_none() {
             self.cause.clone_from(&other.cause);
         }

@@ -167,7 +167,7 @@ fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
     if let Some(s) = word {
         return format!("'{}'", s.replace('\'', "''"));
     }
-    if let Some(Expr::Path(p)) = e.map(strip) {
+    if let Some(Expr::Path(p)) = e.map(strip).map(unconverted) {
         let segs = &p.path.segments;
         if let Some(last) = segs.last().map(|s| s.ident.to_string()) {
             let variant = segs.len() >= 2 && last.starts_with(|c: char| c.is_ascii_uppercase());
@@ -180,6 +180,21 @@ fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
         }
     }
     format!("${n}")
+}
+
+/// `e` without conversions that keep what a value spells (`Status::Complete.to_string()`,
+/// `.as_str()`, `.into()`): the bound text is the value's own.
+fn unconverted(mut e: &Expr) -> &Expr {
+    while let Expr::MethodCall(m) = e {
+        let keeps = ["to_string", "as_str", "into", "to_owned", "as_ref", "clone"]
+            .iter()
+            .any(|k| m.method == k);
+        if !keeps || !m.args.is_empty() {
+            break;
+        }
+        e = strip(&m.receiver);
+    }
+    e
 }
 
 /// `text` with its `n`th placeholder (`$n`, `?n`, else the `bare`-th `?` left,
