@@ -329,8 +329,10 @@ fn analyze_cached(
     if let Some(output) = driver::cache::load(&dir, &key) {
         return (output, Some(true));
     }
-    let output = driver::analyze(input);
+    let mut output = driver::analyze(input);
     if !options.cancelled() {
+        // What is stored is what this run prints from, so warm and cold runs agree.
+        driver::cache::compact(&mut output);
         // A cache that cannot be written only costs the next run its speed.
         let stored = driver::cache::store(&dir, &key, &output).is_ok();
         return (output, stored.then_some(false));

@@ -66,6 +66,23 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// An entry's header line and JSON body (its checksum line taken off).
+fn unseal(text: &str) -> (&str, &str) {
+    let (header, rest) = text.split_once('\n').unwrap();
+    let (body, sum) = rest.strip_suffix('\n').unwrap().rsplit_once('\n').unwrap();
+    assert_eq!(
+        sum,
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()))
+    );
+    (header, body)
+}
+
+/// An entry of `header` and `body`, with the checksum line of `body`.
+fn seal(header: &str, body: &str) -> String {
+    let sum = xxhash_rust::xxh3::xxh3_64(body.as_bytes());
+    format!("{header}\n{body}\n{sum:016x}\n")
+}
+
 fn codes(json: &str) -> Vec<String> {
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
     v["findings"]
@@ -130,10 +147,12 @@ fn the_entry_is_what_a_warm_run_reports() {
     let (cold, _) = run(dir.path(), "json", &[]);
     let entry = entries(dir.path()).pop().unwrap();
     let text = fs::read_to_string(&entry).unwrap();
-    let (header, body) = text.split_once('\n').unwrap();
+    let (header, body) = unseal(&text);
     let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
-    v["findings"] = serde_json::json!([]);
-    fs::write(&entry, format!("{header}\n{v}")).unwrap();
+    // The stored form: [strings, findings, the rest of the output].
+    assert!(!v[1].as_array().unwrap().is_empty());
+    v[1] = serde_json::json!([]);
+    fs::write(&entry, seal(header, &v.to_string())).unwrap();
     let (warm, code) = run(dir.path(), "json", &[]);
     assert_eq!(code, 0, "{warm}");
     assert!(codes(&warm).is_empty());
@@ -152,9 +171,14 @@ fn corrupt_entries_are_ignored_and_rewritten() {
     // Another key in the header.
     let at = good.iter().position(|&b| b == b'\n').unwrap() - 1;
     foreign[at] = if good[at] == b'0' { b'1' } else { b'0' };
-    let mut wrong_code = String::from_utf8(good.clone()).unwrap();
-    wrong_code = wrong_code.replacen("\"code\":\"MA0", "\"code\":\"XX0", 1);
-    let bad: [(&str, Vec<u8>); 5] = [
+    let text = String::from_utf8(good.clone()).unwrap();
+    let (header, body) = unseal(&text);
+    assert!(body.contains("[\"MA0"));
+    let wrong_code = seal(header, &body.replacen("[\"MA0", "[\"XX0", 1));
+    // A body that no longer matches its checksum (a torn write), still valid JSON.
+    let torn = text.replacen("[\"MA0", "[\"XX0", 1);
+    let bad: [(&str, Vec<u8>); 6] = [
+        ("checksum", torn.into_bytes()),
         ("truncated", half),
         ("garbage", vec![0xff, 0x00, 0x13, 0x37, b'\n', b'{']),
         ("empty", Vec::new()),
@@ -303,4 +327,26 @@ fn fix_and_baseline_runs_stay_right_with_a_cache() {
     let (json, code) = run(dir.path(), "json", &[]);
     assert_eq!(code, 1);
     assert_eq!(codes(&json), ["MA001"]);
+}
+
+#[test]
+fn warm_runs_print_what_cold_runs_print_on_every_fixture() {
+    // The stored output is compacted (what the emitters read of it): on every
+    // fixture together (every rule, consumer and producer shape), a warm run prints
+    // what a run without the cache prints, the review checklist included.
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        dir.path(),
+    );
+    write(dir.path(), "msgaudit.toml", "");
+    for format in ["json", "checklist", "sarif", "human"] {
+        let (cold, _) = run(dir.path(), format, &["--no-cache"]);
+        let (stored, _) = run(dir.path(), format, &[]);
+        let (warm, _) = run(dir.path(), format, &[]);
+        assert!(!cold.is_empty(), "{format}");
+        assert_eq!(cold, stored, "{format}: the run that stores");
+        assert_eq!(cold, warm, "{format}: the run that reads");
+    }
+    assert_eq!(entries(dir.path()).len(), 1);
 }

@@ -8,8 +8,9 @@
 //! crates' dependencies and binary names, the rules that run, and every input
 //! file's display path, absolute path, crate key, kind and text. One entry is one
 //! whole-tree output; entries are files `<key>.json` in the cache directory, each a
-//! header line (magic, format, key) and the output as JSON. An entry whose header,
-//! JSON or rule codes do not check out is a miss (and is replaced). Writes go to a
+//! header line (magic, format, key), the output as JSON ([`compact`]ed: what the
+//! emitters read of it) and a checksum line. An entry whose header, checksum, JSON
+//! or rule codes do not check out is a miss (and is replaced). Writes go to a
 //! temporary file renamed into place, so concurrent runs never see half an entry.
 //! At most [`MAX_ENTRIES`] entries are kept; the least recently used go first.
 
@@ -24,7 +25,7 @@ pub const DIR_NAME: &str = ".msgaudit_cache";
 pub const MAX_ENTRIES: usize = 8;
 const MAGIC: &str = "msgaudit-analysis-cache";
 /// Bumped whenever the stored form of [`AnalysisOutput`] changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
 # This file is a cache directory tag created by msgaudit.\n\
 # For information about cache directory tags see https://bford.info/cachedir/\n";
@@ -148,13 +149,18 @@ fn header(key: &str) -> String {
 }
 
 /// The stored output for `key`, when an entry exists and checks out: the header
-/// names this format and key, the JSON reads back, and every finding names a rule
-/// of this msgaudit. Anything else is a miss.
+/// names this format and key, the trailer's checksum is that of the body, the JSON
+/// reads back, and every finding names a rule of this msgaudit. Anything else is a
+/// miss.
 pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
     let path = entry(dir, key);
     let text = std::fs::read_to_string(&path).ok()?;
-    let body = text.strip_prefix(&header(key))?;
-    let output: AnalysisOutput = serde_json::from_str(body).ok()?;
+    let rest = text.strip_prefix(&header(key))?;
+    let (body, sum) = rest.strip_suffix('\n')?.rsplit_once('\n')?;
+    if sum != format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes())) {
+        return None;
+    }
+    let output = stored::read(body)?;
     let known = |code: &str, name: &str| {
         crate::rules::ALL
             .iter()
@@ -178,47 +184,134 @@ pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
     Some(output)
 }
 
-/// Stores `output` under `key` (atomically), then evicts the least recently used
-/// entries past [`MAX_ENTRIES`]. `Err` says why it could not be written; the caller
-/// goes on without it.
-pub fn store(dir: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
-    let mut text = Capped {
-        buf: Vec::new(),
-        cap: MAX_ENTRY_BYTES,
+/// Drops from `output` what only the analysis used: what the emitters read of an
+/// output (the findings, errors, counts and the inventory as [`Inventory::attach`],
+/// [`Inventory::retain_code`], `infer` and the checklist read it) is kept, so that
+/// an output compacted and one not print the same in every format. Of a consumer's
+/// path facts (`pairs`) the emitters ask only whether there are any and whether one
+/// is a dedup-and-effect or untested-claim relation: one pair answers both. A
+/// producer's pairs are not read. Of the places a section's code is at (`locs`),
+/// only those a finding points at (its location or a label's) can take a finding in
+/// `attach` (the findings it is given are those of the analysis, filtered, plus
+/// unused-suppression findings, which point at comments, where no event is). Called
+/// on every output the cache stores, before it is used: cold and warm runs print
+/// from the same data. A field newly read by an emitter must be kept here (and
+/// [`FORMAT`] bumped).
+///
+/// [`Inventory::attach`]: crate::analysis::inventory::Inventory::attach
+/// [`Inventory::retain_code`]: crate::analysis::inventory::Inventory::retain_code
+pub fn compact(output: &mut AnalysisOutput) {
+    use crate::analysis::flow::Relation;
+    let pointed: std::collections::HashSet<(&str, u32, u32)> = output
+        .findings
+        .iter()
+        .flat_map(|f| {
+            std::iter::once((f.path.as_str(), f.span.line, f.span.column)).chain(
+                f.labels
+                    .iter()
+                    .map(|l| (l.path.as_str(), l.span.line, l.span.column)),
+            )
+        })
+        .collect();
+    let keep_locs = |locs: &mut std::collections::BTreeSet<(String, u32, u32)>| {
+        locs.retain(|(path, line, column)| pointed.contains(&(path.as_str(), *line, *column)));
     };
-    std::io::Write::write_all(&mut text, header(key).as_bytes()).map_err(|e| e.to_string())?;
-    serde_json::to_writer(&mut text, output).map_err(|e| e.to_string())?;
-    let text = String::from_utf8(text.buf).map_err(|e| e.to_string())?;
-    crate::support::files::write_atomic(&entry(dir, key), &text, "cache entry")?;
+    for c in &mut output.inventory.consumers {
+        let gating = c.pairs.iter().position(|p| {
+            matches!(
+                p.relation,
+                Relation::DedupAndEffect { .. } | Relation::UntestedClaimBeforeEffect { .. }
+            )
+        });
+        if let Some(i) = gating.or((!c.pairs.is_empty()).then_some(0)) {
+            let one = c.pairs.swap_remove(i);
+            c.pairs = vec![one];
+        }
+        keep_locs(&mut c.locs);
+    }
+    for p in &mut output.inventory.producers {
+        p.pairs = Vec::new();
+        keep_locs(&mut p.locs);
+    }
+}
+
+/// Stores `output` under `key`, then evicts the least recently used entries past
+/// [`MAX_ENTRIES`]. The entry is the header line, the output as JSON, and a trailer
+/// line with the XXH3-64 checksum of the JSON; it is written to a temporary file
+/// renamed into place, not synced to disk (a cache: an entry a crash tore fails its
+/// checksum and is a miss). `Err` says why it could not be written; the caller goes
+/// on without it.
+pub fn store(dir: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
+    let path = entry(dir, key);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let tmp = dir.join(format!(".{key}.json.{}.{stamp}.tmp", std::process::id()));
+    let written = write_entry(&tmp, key, output).and_then(|()| {
+        std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write cache entry: {e}"))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
     evict(dir);
     Ok(())
 }
 
-/// The largest entry stored: a larger output is not cached. Storing must never cost
-/// the run that found it (issue 38): the entry's text is taken with `try_reserve`, so
-/// that memory refused fails the store, not the run.
+fn write_entry(tmp: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
+    use std::io::Write;
+    let file = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .map_err(|e| format!("cannot write cache entry: {e}"))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    out.write_all(header(key).as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut body = Summed {
+        out,
+        hash: xxhash_rust::xxh3::Xxh3::new(),
+        written: 0,
+        cap: MAX_ENTRY_BYTES,
+    };
+    stored::write(&mut body, output).map_err(|e| e.to_string())?;
+    let sum = format!("\n{:016x}\n", body.hash.digest());
+    let mut out = body.out;
+    out.write_all(sum.as_bytes()).map_err(|e| e.to_string())?;
+    out.into_inner()
+        .map_err(|e| e.error().to_string())?
+        .flush()
+        .map_err(|e| e.to_string())
+}
+
+/// The largest entry stored: a larger output is not cached (its write stops there
+/// and the temporary file is removed). The entry is written as it is serialized, so
+/// storing holds no copy of it in memory: storing must never cost the run that
+/// found it (issue 38).
 pub const MAX_ENTRY_BYTES: usize = 32 << 20;
 
-/// A buffer that refuses to grow past `cap` bytes, or when the system refuses memory.
-struct Capped {
-    buf: Vec<u8>,
+/// The entry's body on its way to the file: hashed for the trailer, and refused
+/// past `cap` bytes.
+struct Summed<W> {
+    out: W,
+    hash: xxhash_rust::xxh3::Xxh3,
+    written: usize,
     cap: usize,
 }
 
-impl std::io::Write for Capped {
+impl<W: std::io::Write> std::io::Write for Summed<W> {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        if self.buf.len() + data.len() > self.cap {
+        if self.written + data.len() > self.cap {
             return Err(std::io::Error::other("the entry is too large to cache"));
         }
-        self.buf
-            .try_reserve(data.len())
-            .map_err(|_| std::io::Error::other("no memory for the cache entry"))?;
-        self.buf.extend_from_slice(data);
+        self.out.write_all(data)?;
+        self.hash.update(data);
+        self.written += data.len();
         Ok(data.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        self.out.flush()
     }
 }
 
@@ -269,4 +362,226 @@ pub fn clean(root: &Path) -> Result<Vec<PathBuf>, String> {
         removed.push(dir);
     }
     Ok(removed)
+}
+
+/// The stored form of an output: the findings' strings (paths, messages, the rules'
+/// texts, repeated finding after finding) once each in a table, each finding an
+/// array that indexes it, spans as arrays; the rest of the output as it serializes.
+mod stored {
+    use std::collections::{BTreeMap, HashMap};
+
+    use crate::analysis::inventory::Inventory;
+    use crate::diagnostic::{Finding, Fix, InputError, Label, Severity, Span, StaticStr};
+
+    use super::AnalysisOutput;
+
+    /// line, column, end line, end column, byte start, byte end.
+    type SpanT = (u32, u32, u32, u32, usize, usize);
+
+    /// code, name, severity, path, span, message, boundary, window, labels (path,
+    /// span, message), help, fix.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct StoredFinding(
+        #[serde(with = "crate::diagnostic::static_str")] StaticStr,
+        #[serde(with = "crate::diagnostic::static_str")] StaticStr,
+        Severity,
+        u32,
+        SpanT,
+        u32,
+        u32,
+        u32,
+        Vec<(u32, SpanT, u32)>,
+        u32,
+        Option<Fix>,
+    );
+
+    #[derive(serde::Serialize)]
+    struct RestRef<'a> {
+        errors: &'a [InputError],
+        skipped: &'a BTreeMap<String, usize>,
+        analyzed: usize,
+        inventory: &'a Inventory,
+        unparsed_bodies: usize,
+        peak_crates: usize,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Rest {
+        errors: Vec<InputError>,
+        skipped: BTreeMap<String, usize>,
+        analyzed: usize,
+        inventory: Inventory,
+        unparsed_bodies: usize,
+        peak_crates: usize,
+    }
+
+    fn span_t(s: &Span) -> SpanT {
+        let Span {
+            line,
+            column,
+            end_line,
+            end_column,
+            byte_start,
+            byte_end,
+        } = *s;
+        (line, column, end_line, end_column, byte_start, byte_end)
+    }
+
+    fn span(t: SpanT) -> Span {
+        let (line, column, end_line, end_column, byte_start, byte_end) = t;
+        Span {
+            line,
+            column,
+            end_line,
+            end_column,
+            byte_start,
+            byte_end,
+        }
+    }
+
+    #[derive(Default)]
+    struct Table<'a> {
+        index: HashMap<&'a str, u32>,
+        strings: Vec<&'a str>,
+    }
+
+    impl<'a> Table<'a> {
+        fn id(&mut self, s: &'a str) -> u32 {
+            *self.index.entry(s).or_insert_with(|| {
+                self.strings.push(s);
+                (self.strings.len() - 1) as u32
+            })
+        }
+    }
+
+    /// Writes `output` in the stored form: `[strings, findings, rest]`. The
+    /// destructuring (no `..`) makes a field added to [`AnalysisOutput`] or
+    /// [`Finding`] a compile error here until it is stored.
+    pub fn write(out: impl std::io::Write, output: &AnalysisOutput) -> serde_json::Result<()> {
+        let AnalysisOutput {
+            findings,
+            errors,
+            skipped,
+            analyzed,
+            inventory,
+            unparsed_bodies,
+            peak_crates,
+        } = output;
+        let mut table = Table::default();
+        let findings: Vec<StoredFinding> = findings
+            .iter()
+            .map(|f| {
+                let Finding {
+                    code,
+                    name,
+                    severity,
+                    path,
+                    span,
+                    message,
+                    boundary,
+                    window,
+                    labels,
+                    help,
+                    fix,
+                } = f;
+                let labels = labels
+                    .iter()
+                    .map(|l| {
+                        let Label {
+                            path,
+                            span,
+                            message,
+                        } = l;
+                        (table.id(path), span_t(span), table.id(message))
+                    })
+                    .collect();
+                StoredFinding(
+                    code,
+                    name,
+                    *severity,
+                    table.id(path),
+                    span_t(span),
+                    table.id(message),
+                    table.id(boundary),
+                    table.id(window),
+                    labels,
+                    table.id(help),
+                    fix.clone(),
+                )
+            })
+            .collect();
+        let rest = RestRef {
+            errors,
+            skipped,
+            analyzed: *analyzed,
+            inventory,
+            unparsed_bodies: *unparsed_bodies,
+            peak_crates: *peak_crates,
+        };
+        serde_json::to_writer(out, &(&table.strings, &findings, &rest))
+    }
+
+    /// Reads what [`write`] wrote; `None` when it does not read back (an index out of
+    /// the table included).
+    pub fn read(body: &str) -> Option<AnalysisOutput> {
+        let (strings, stored, rest): (Vec<String>, Vec<StoredFinding>, Rest) =
+            serde_json::from_str(body).ok()?;
+        let s = |i: u32| strings.get(i as usize).cloned();
+        let mut findings = Vec::with_capacity(stored.len());
+        for f in stored {
+            let StoredFinding(
+                code,
+                name,
+                severity,
+                path,
+                at,
+                message,
+                boundary,
+                window,
+                labels,
+                help,
+                fix,
+            ) = f;
+            let labels = labels
+                .into_iter()
+                .map(|(path, at, message)| {
+                    Some(Label {
+                        path: s(path)?,
+                        span: span(at),
+                        message: s(message)?,
+                    })
+                })
+                .collect::<Option<Vec<Label>>>()?;
+            findings.push(Finding {
+                code,
+                name,
+                severity,
+                path: s(path)?,
+                span: span(at),
+                message: s(message)?,
+                boundary: s(boundary)?,
+                window: s(window)?,
+                labels,
+                help: s(help)?,
+                fix,
+            });
+        }
+        let Rest {
+            errors,
+            skipped,
+            analyzed,
+            inventory,
+            unparsed_bodies,
+            peak_crates,
+        } = rest;
+        Some(AnalysisOutput {
+            findings,
+            errors,
+            skipped,
+            analyzed,
+            inventory,
+            unparsed_bodies,
+            peak_crates,
+        })
+    }
 }
