@@ -205,6 +205,56 @@ pub struct Fix {
     pub edits: Vec<Edit>,
 }
 
+/// The fixes of `fixes` that can be applied together, in order: each taken whole
+/// or not at all; one whose edits overlap an edit taken before (other than by the
+/// very same edit, which two findings may share), overlap one another, or fall
+/// outside the text of `sources`, is left. Returns the edits taken (display path ->
+/// edits, each once) and the fixes taken.
+pub fn select_fixes<'a>(
+    fixes: impl IntoIterator<Item = &'a Fix>,
+    sources: &std::collections::BTreeMap<String, String>,
+) -> (
+    std::collections::BTreeMap<&'a str, Vec<&'a Edit>>,
+    Vec<&'a Fix>,
+) {
+    let mut taken: std::collections::BTreeMap<&str, Vec<&Edit>> = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    for fix in fixes {
+        let disjoint = |a: &Edit, b: &Edit| {
+            a == b || a.span.byte_end <= b.span.byte_start || a.span.byte_start >= b.span.byte_end
+        };
+        let fits = fix.edits.iter().all(|e| {
+            let Some(text) = sources.get(&e.path) else {
+                return false;
+            };
+            let (s, t) = (e.span.byte_start, e.span.byte_end);
+            s <= t
+                && t <= text.len()
+                && text.is_char_boundary(s)
+                && text.is_char_boundary(t)
+                && taken
+                    .get(e.path.as_str())
+                    .is_none_or(|done| done.iter().all(|d| disjoint(e, d)))
+                && fix
+                    .edits
+                    .iter()
+                    .filter(|o| o.path == e.path)
+                    .all(|o| std::ptr::eq(o, e) || disjoint(e, o))
+        });
+        if !fits {
+            continue;
+        }
+        for e in &fix.edits {
+            let done = taken.entry(&e.path).or_default();
+            if !done.contains(&e) {
+                done.push(e);
+            }
+        }
+        out.push(fix);
+    }
+    (taken, out)
+}
+
 /// A finding that an in-source `msgaudit:allow(…)` comment suppressed, with the
 /// comment's reason (the text after the `)`, empty when there is none). Only SARIF
 /// shows them (as results with `suppressions`); every other format counts them.

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnostic::{Applicability, Edit, Finding};
+use crate::diagnostic::{Applicability, Finding};
 
 /// The rounds `check --fix` runs at most: each applies the fixes that do not
 /// overlap, then the tree is analyzed again.
@@ -20,44 +20,15 @@ pub fn apply(
     sources: &BTreeMap<String, String>,
     unsafe_fixes: bool,
 ) -> (BTreeMap<String, String>, Vec<BTreeSet<String>>) {
-    let mut taken: BTreeMap<&str, Vec<&Edit>> = BTreeMap::new();
-    let mut fixes = Vec::new();
-    for fix in findings.iter().filter_map(|f| f.fix.as_ref()) {
-        if fix.applicability == Applicability::Unsafe && !unsafe_fixes {
-            continue;
-        }
-        let disjoint = |a: &Edit, b: &Edit| {
-            a == b || a.span.byte_end <= b.span.byte_start || a.span.byte_start >= b.span.byte_end
-        };
-        let fits = fix.edits.iter().all(|e| {
-            let Some(text) = sources.get(&e.path) else {
-                return false;
-            };
-            let (s, t) = (e.span.byte_start, e.span.byte_end);
-            s <= t
-                && t <= text.len()
-                && text.is_char_boundary(s)
-                && text.is_char_boundary(t)
-                && taken
-                    .get(e.path.as_str())
-                    .is_none_or(|done| done.iter().all(|d| disjoint(e, d)))
-                && fix
-                    .edits
-                    .iter()
-                    .filter(|o| o.path == e.path)
-                    .all(|o| std::ptr::eq(o, e) || disjoint(e, o))
-        });
-        if !fits {
-            continue;
-        }
-        for e in &fix.edits {
-            let done = taken.entry(&e.path).or_default();
-            if !done.contains(&e) {
-                done.push(e);
-            }
-        }
-        fixes.push(fix.edits.iter().map(|e| e.path.clone()).collect());
-    }
+    let fixes = findings
+        .iter()
+        .filter_map(|f| f.fix.as_ref())
+        .filter(|fix| unsafe_fixes || fix.applicability == Applicability::Safe);
+    let (taken, fixes) = crate::diagnostic::select_fixes(fixes, sources);
+    let fixes = fixes
+        .iter()
+        .map(|fix| fix.edits.iter().map(|e| e.path.clone()).collect())
+        .collect();
     let mut out = BTreeMap::new();
     for (path, mut edits) in taken {
         let text = &sources[path];

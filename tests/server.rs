@@ -317,7 +317,7 @@ fn open_change_save_close_hover_code_action_shutdown() {
     assert_eq!(caps["hoverProvider"], true);
     assert_eq!(
         caps["codeActionProvider"]["codeActionKinds"],
-        json!(["quickfix"])
+        json!(["quickfix", "source.fixAll.msgaudit"])
     );
     assert_eq!(init["serverInfo"]["name"], "msgaudit");
 
@@ -472,7 +472,14 @@ fn yaml_buffers_get_findings_and_a_yaml_suppression() {
                "range": {"start": {"line": 4, "character": 3}, "end": {"line": 4, "character": 9}},
                "context": {"diagnostics": []}}),
     );
-    let edit = &actions[0]["edit"]["changes"][uri(&yaml)][0];
+    // The fix comes first; the suppression after it.
+    let suppress = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Suppress MA004 (missing-read-committed) on this line")
+        .expect("a suppression");
+    let edit = &suppress["edit"]["changes"][uri(&yaml)][0];
     assert_eq!(edit["newText"], "  # msgaudit:allow(MA004) reason\n");
     let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
     lines.insert(4, "  # msgaudit:allow(MA004) reason\n");
@@ -821,5 +828,7 @@ fn a_cancelled_run_returns_no_report() {
 }
 
 // Issue 38, items 5-9: the server is never crashed or hung by its input.
+#[path = "server/fixes.rs"]
+mod fixes;
 #[path = "server/hostile.rs"]
 mod hostile;

@@ -253,11 +253,12 @@ fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding, report: &Report) -> (Diag<
     let diag = Diag {
         message: text(&f.message).into_owned(),
         code: Some(format!(
-            "{}:{}:{}: {} {}",
+            "{}:{}:{}: {} {}{}",
             text(&f.path),
             f.span.line,
             f.span.column,
             f.code,
+            super::fix_mark(f),
             f.name
         )),
         severity: match f.severity {
@@ -399,6 +400,7 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
     }
     out.push_str(&summary_line(report));
     out.push('\n');
+    out.push_str(&super::fixable_line(report));
     out
 }
 

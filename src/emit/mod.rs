@@ -43,6 +43,41 @@ pub enum Format {
     Checklist,
 }
 
+/// `[*] ` before a finding whose fix `check --fix` applies (a safe fix), as ruff
+/// marks fixable findings; nothing otherwise.
+pub fn fix_mark(f: &crate::diagnostic::Finding) -> &'static str {
+    match &f.fix {
+        Some(fix) if fix.applicability == crate::diagnostic::Applicability::Safe => "[*] ",
+        _ => "",
+    }
+}
+
+/// The closing line of the human and short outputs when findings have fixes:
+/// "[*] N fixable with `--fix`", and how many unsafe fixes `--unsafe-fixes` would
+/// add ("(M hidden fixes can be enabled with `--unsafe-fixes`)"); empty when none.
+pub fn fixable_line(report: &Report) -> String {
+    use crate::diagnostic::Applicability;
+    let count = |a: Applicability| {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.fix.as_ref().is_some_and(|x| x.applicability == a))
+            .count()
+    };
+    let (safe, hidden) = (count(Applicability::Safe), count(Applicability::Unsafe));
+    let hidden = match hidden {
+        0 => String::new(),
+        1 => "(1 hidden fix can be enabled with `--unsafe-fixes`)".to_string(),
+        n => format!("({n} hidden fixes can be enabled with `--unsafe-fixes`)"),
+    };
+    match (safe, hidden.is_empty()) {
+        (0, true) => String::new(),
+        (0, false) => format!("No fixes available {hidden}\n"),
+        (n, true) => format!("[*] {n} fixable with `--fix`\n"),
+        (n, false) => format!("[*] {n} fixable with `--fix` {hidden}\n"),
+    }
+}
+
 /// Renders a finished report. `Human` uses unicode box characters without colour
 /// (deterministic, for files and tests); see [`human::render`] for the options.
 pub fn render(report: &Report, format: Format) -> String {

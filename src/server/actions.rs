@@ -71,21 +71,18 @@ impl Server {
         })
     }
 
-    /// "Suppress CODE on this line" for each finding on the requested lines: a
+    /// The code actions of the requested lines: each fix of a finding there (see
+    /// [`super::fixes`]), then "Suppress CODE on this line" for each finding (a
     /// `msgaudit:allow(CODE) reason` comment on a new line above, indented as the
-    /// finding's line.
+    /// finding's line); and `source.fixAll.msgaudit` for the whole document.
     pub(super) fn code_actions(&self, p: &lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
         // A client asking for other kinds only (`source.organizeImports`) gets none.
-        if let Some(only) = &p.context.only {
-            let quickfix = lsp::CodeActionKind::QUICKFIX;
-            let wanted = only.iter().any(|k| {
-                quickfix.as_str() == k.as_str()
-                    || quickfix.as_str().starts_with(&format!("{}.", k.as_str()))
-            });
-            if !wanted {
-                return Vec::new();
-            }
-        }
+        let wants = |kind: &str| {
+            p.context.only.as_ref().is_none_or(|only| {
+                only.iter()
+                    .any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str())))
+            })
+        };
         let uri = &p.text_document.uri;
         let lines = (p.range.start.line + 1, p.range.end.line + 1);
         let Some(path) = convert::uri_to_path(uri).map(canonical) else {
@@ -94,16 +91,37 @@ impl Server {
         let Some(kind) = tracked_kind(&path) else {
             return Vec::new();
         };
+        let mut actions = Vec::new();
+        if wants(lsp::CodeActionKind::QUICKFIX.as_str()) {
+            let findings = self.findings_at(uri, lines);
+            actions.extend(self.fix_actions(&findings));
+            actions.extend(self.suppressions(uri, &path, kind, &findings));
+        }
+        if wants(super::fixes::FIX_ALL) {
+            actions.extend(self.fix_all(&path));
+        }
+        actions
+    }
+
+    /// "Suppress CODE on this line" for each of `findings` (and the removal of an
+    /// unused suppression).
+    fn suppressions(
+        &self,
+        uri: &lsp::Uri,
+        path: &std::path::Path,
+        kind: FileKind,
+        findings: &[&Finding],
+    ) -> Vec<lsp::CodeActionOrCommand> {
         let marker = if kind == FileKind::Yaml { "#" } else { "//" };
         // The current text: the open buffer's, else the analyzed one.
-        let text = match self.docs.get(&path) {
+        let text = match self.docs.get(path) {
             Some(doc) => doc.text.as_str(),
             None => self.source(&self.published.report, path.to_str().unwrap_or("")),
         };
         let mut seen = HashSet::new();
         let mut actions = Vec::new();
         let analyzed = self.source(&self.published.report, path.to_str().unwrap_or(""));
-        for f in self.findings_at(uri, lines) {
+        for &f in findings {
             if f.code == crate::rules::UNUSED_SUPPRESSION.code {
                 // Only where the buffer is still the text analyzed: the edit deletes by
                 // position.

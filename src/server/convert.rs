@@ -116,6 +116,20 @@ pub fn offset(text: &str, p: Position, enc: Encoding) -> usize {
     end
 }
 
+/// The protocol position of byte `offset` in `text` (clamped to the text, and back
+/// to a character boundary).
+pub fn position_at(text: &str, offset: usize, enc: Encoding) -> Position {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count();
+    let character: usize = text[start..offset].chars().map(|c| enc.units(c)).sum();
+    Position::new(line as u32, character as u32)
+}
+
 /// A `file:` URI of an absolute path (bytes outside the unreserved set and `/`
 /// percent-encoded).
 pub fn path_to_uri(path: &Path) -> Option<Uri> {
@@ -187,6 +201,7 @@ mod tests {
             assert_eq!(p, Position::new(1, character), "{enc:?}");
             assert_eq!(line_column(text, p, enc), (2, 5), "{enc:?}");
             assert_eq!(&text[offset(text, p, enc)..][..1], "x", "{enc:?}");
+            assert_eq!(position_at(text, offset(text, p, enc), enc), p, "{enc:?}");
         }
         assert_eq!(line_text(text, 1), "  é𝄞x = 1;");
         assert_eq!(

@@ -31,6 +31,7 @@
 
 mod actions;
 pub mod convert;
+mod fixes;
 pub mod transport;
 mod worker;
 
@@ -329,7 +330,10 @@ fn capabilities(encoding: Encoding) -> lsp::ServerCapabilities {
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
             lsp::CodeActionOptions {
-                code_action_kinds: Some(vec![lsp::CodeActionKind::QUICKFIX]),
+                code_action_kinds: Some(vec![
+                    lsp::CodeActionKind::QUICKFIX,
+                    lsp::CodeActionKind::new(fixes::FIX_ALL),
+                ]),
                 ..lsp::CodeActionOptions::default()
             },
         )),
