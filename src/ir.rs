@@ -316,6 +316,9 @@ pub struct Call {
     pub propagates_err: bool,
     /// The call's result is discarded (or bound and never used).
     pub result_unused: bool,
+    /// The call's result is not read as a batch response is read to act on its
+    /// failed entries (dropped, `?`-ed, matched with `Ok(_)`, only logged).
+    pub entries_unread: bool,
     /// Where each argument comes from, as the caller sees it (parallel to `args`).
     pub origins: Vec<Origin>,
 }
@@ -676,6 +679,10 @@ pub struct Function {
     /// Claims whose result the function returns to its caller (whether the claim gates
     /// the effect is checked at the caller).
     pub returns_claims: Vec<Loc>,
+    /// Batch calls (SPEC §2, batch calls with per-entry results) whose response the
+    /// function returns to its caller (whether its failed entries are acted on is
+    /// checked at the caller).
+    pub returns_batches: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
     /// Topics this function sends Kafka records to.

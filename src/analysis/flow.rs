@@ -184,6 +184,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let mut received_clients = BTreeSet::new();
     let mut effect_clients = BTreeSet::new();
     let mut over_budget = Vec::new();
+    let mut returned_unread = BTreeSet::new();
     let workers = workers::worker_loops(krate);
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] || f.dependency {
@@ -221,6 +222,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             workers: &workers,
             worker_cache: HashMap::new(),
             in_worker: Vec::new(),
+            returned_unread: BTreeSet::new(),
         };
         let frame = Frame {
             id: 0,
@@ -254,6 +256,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         facts.extend(an.facts);
         pairs.extend(an.pairs);
         failures.extend(an.failures);
+        returned_unread.extend(an.returned_unread);
     }
     Facts {
         acks: facts.into_iter().collect(),
@@ -273,11 +276,15 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         durable_tables,
         claim_tables,
         over_budget,
+        returned_unread: returned_unread.into_iter().collect(),
     }
 }
 
 struct Interp<'c> {
     krate: &'c Crate,
+    /// Batches whose response a callee returned and a caller left unread (with the
+    /// call sites that reach them).
+    returned_unread: BTreeSet<EvRef>,
     resolver: &'c Resolver<'c>,
     stack: Vec<usize>,
     via: Vec<Loc>,

@@ -423,6 +423,7 @@ fn has_own_facts(f: &Function, index: &CrateIndex) -> bool {
         || !f.ack_settings.is_empty()
         || !f.id_flows.is_empty()
         || !f.returns_claims.is_empty()
+        || !f.returns_batches.is_empty()
         || !f.retries.is_empty()
         || index.fns.get(&f.ident).is_some_and(|sigs| {
             sigs.iter().any(|s| {

@@ -238,6 +238,43 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     let followed: BTreeSet<&Loc> = facts.failures.iter().map(|f| &f.failed.loc).collect();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
+    // A helper returns the batch's response and a caller does not read it: at the
+    // batch call where it is written, with a label at each call site.
+    let returned = facts
+        .returned_unread
+        .iter()
+        .filter(|e| !followed.contains(&e.loc));
+    for group in by_primary(returned, |e| &e.loc, |e| e.via.len()) {
+        let first = group[0];
+        if !seen.insert(first.loc.clone()) {
+            continue;
+        }
+        let mut labels = Labels::default();
+        for e in &group {
+            if let Some(site) = e.via.last() {
+                labels.push(
+                    site,
+                    "the batch's response comes back through this call; its failed entries are not read",
+                );
+            }
+        }
+        out.push(
+            MA008.finding(
+                &first.loc,
+                format!(
+                "`{}` publishes a batch whose response is returned to a caller that never acts on \
+                 its per-entry failures: a successful request can still reject entries",
+                first.text
+            ),
+                "an entry rejected inside a successful batch request counts as sent: it is lost"
+                    .into(),
+                labels.sorted(),
+                "read the response's failed entries (in the helper or the caller) and retry them, \
+             return an error, or record them (logging the response alone does not keep them)"
+                    .into(),
+            ),
+        );
+    }
     for f in krate.functions.iter().filter(|f| !f.dependency) {
         for e in f.body.events() {
             let EventKind::EntriesUnread {

@@ -303,6 +303,13 @@ impl<'c> Interp<'c> {
                     }
                 }
             }
+            // The callee returns a batch's response and the caller does not read its
+            // failed entries: after the call they may have failed unseen.
+            if c.entries_unread && !callee.returns_batches.is_empty() {
+                if let Some(s) = &mut cont {
+                    self.returned_batches(e, idx, s);
+                }
+            }
             if let Some(mut s) = cont {
                 // The callee returns its claim's result and the caller drops it: the
                 // claim gates nothing (an unchecked claim).
@@ -330,6 +337,22 @@ impl<'c> Interp<'c> {
             split.map(|oe| Split::Apart(Box::new(oe)))
         };
         out
+    }
+
+    /// The batches the callee `idx` returns the response of, unread at the call `e`:
+    /// their failures on the path after the call, seen through the call.
+    fn returned_batches(&mut self, e: &'c Event, idx: usize, st: &mut State) {
+        let callee = &self.krate.functions[idx];
+        self.via.push(e.loc.clone());
+        for b in callee.body.events() {
+            if !callee.returns_batches.contains(&b.loc) {
+                continue;
+            }
+            let ev = self.evref(b);
+            self.returned_unread.insert(ev);
+            self.entries_unread(b, st, &b.kind, false);
+        }
+        self.via.pop();
     }
 }
 

@@ -559,7 +559,13 @@ impl<'c> Interp<'c> {
     /// A batch's failed entries nothing reads (a nack-like delete batch loses nothing:
     /// its failed entries come back). A delivery report nothing reads is one send's
     /// unseen outcome: it does not hide a failure the path already has.
-    fn entries_unread(&mut self, e: &'c Event, st: &mut State, what: &EventKind, delivery: bool) {
+    pub(super) fn entries_unread(
+        &mut self,
+        e: &'c Event,
+        st: &mut State,
+        what: &EventKind,
+        delivery: bool,
+    ) {
         let kept = delivery && st.failed.as_ref().is_some_and(|f| !f.delivery);
         if kept || !matches!(what, EventKind::Publish { .. } | EventKind::External { .. }) {
             return;

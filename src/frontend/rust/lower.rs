@@ -421,6 +421,9 @@ struct Lowerer<'a, 'b> {
     /// Method calls (line and column of the name) whose value a statement drops
     /// without awaiting it (`batch.rs`).
     dropped_unawaited: HashSet<(u32, u32)>,
+    /// Calls (line and column of the path's start or the method's name) whose result
+    /// nothing reads as a batch response would be read (`batch.rs`).
+    unread_calls: HashSet<(u32, u32)>,
     /// A serverless batch handler's event parameter (SPEC §2, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,
@@ -577,16 +580,19 @@ fn lower_fn(
         sent_topics: Vec::new(),
         unread_batches: HashSet::new(),
         dropped_unawaited: HashSet::new(),
+        unread_calls: HashSet::new(),
         batch_event: None,
         batch_oks: None,
     };
-    let (batches, dropped) = batch::unread_batches(cx.apis, block);
+    let uses = batch::unread_batches(cx.apis, block);
     let at = |s: proc_macro2::Span| {
         let at = cx.span(s, s);
         (at.line, at.column)
     };
-    l.unread_batches = batches.into_iter().map(at).collect();
-    l.dropped_unawaited = dropped.into_iter().map(at).collect();
+    l.unread_batches = uses.unread.into_iter().map(at).collect();
+    l.dropped_unawaited = uses.dropped.into_iter().map(at).collect();
+    l.unread_calls = uses.unread_calls.into_iter().map(at).collect();
+    let returned_batches: HashSet<(u32, u32)> = uses.returned.into_iter().map(at).collect();
     let mut params = Vec::new();
     let mut has_self = false;
     for input in &sig.inputs {
@@ -679,6 +685,21 @@ fn lower_fn(
     entry.extend(l.fn_body(block));
     let mut body = Node::Seq(entry);
     l.finish(&mut body);
+    let returns_batches = if returned_batches.is_empty() {
+        Vec::new()
+    } else {
+        body.events()
+            .into_iter()
+            .filter(|e| returned_batches.contains(&(e.loc.span.line, e.loc.span.column)))
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::Publish { .. } | EventKind::External { .. }
+                )
+            })
+            .map(|e| e.loc.clone())
+            .collect()
+    };
     let ident = sig.ident.to_string();
     Function {
         name: match &self_type {
@@ -701,6 +722,7 @@ fn lower_fn(
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
         id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
         returns_claims: l.returns_claims,
+        returns_batches,
         kafka_clients: l.kafka_clients,
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,

@@ -11,29 +11,58 @@
 //! writes) counts as acting on them: unknown means silent.
 
 use proc_macro2::{Span as PmSpan, TokenTree};
+use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt};
 
 use crate::apis::{Apis, MacroKind};
 
-/// The places (method name spans) of the batch calls in `block` whose per-entry
-/// failures nothing acts on, and of the method calls whose value a statement drops
-/// without awaiting it (`producer.send(..);`, `let _ = producer.send(..);`: a
-/// delivery future dropped, SPEC §2).
-pub(super) fn unread_batches(apis: &Apis, block: &Block) -> (Vec<PmSpan>, Vec<PmSpan>) {
+/// How a function body uses the responses of its batch calls and the results of its
+/// other calls.
+#[derive(Default)]
+pub(super) struct BatchUses {
+    /// Batch calls (method name spans) whose per-entry failures nothing acts on.
+    pub(super) unread: Vec<PmSpan>,
+    /// Method calls whose value a statement drops without awaiting it
+    /// (`producer.send(..);`, `let _ = producer.send(..);`: a delivery future
+    /// dropped, SPEC §2).
+    pub(super) dropped: Vec<PmSpan>,
+    /// Batch calls whose response the function returns (its tail, `Ok(..)` of it,
+    /// `return`): whether its failed entries are acted on is the caller's to say.
+    pub(super) returned: Vec<PmSpan>,
+    /// Other calls (the start of a path call, a method's name) whose result is
+    /// treated as a batch response nothing acts on would be: dropped, `?`-ed, matched
+    /// with `Ok(_)`, only logged. When the callee returns a batch's response, that
+    /// batch's failed entries go unread here.
+    pub(super) unread_calls: Vec<PmSpan>,
+}
+
+/// How the function body `block` uses its batch calls' responses ([`BatchUses`]).
+pub(super) fn unread_batches(apis: &Apis, block: &Block) -> BatchUses {
+    // A helper's result may be any batch's response: any accessor of one reads it.
+    let mut all: Vec<String> = apis.entry_failures.values().flatten().cloned().collect();
+    all.sort();
+    all.dedup();
     let mut v = Blocks {
         apis,
-        out: Vec::new(),
-        dropped: Vec::new(),
+        all: &all,
+        out: BatchUses::default(),
     };
+    if !apis.entry_failures.is_empty() {
+        if let Some(Stmt::Expr(tail, None)) = block.stmts.last() {
+            v.returned(tail);
+            v.returned_binding(block, tail);
+        }
+    }
     v.visit_block(block);
-    (v.out, v.dropped)
+    v.out
 }
 
 struct Blocks<'a> {
     apis: &'a Apis,
-    out: Vec<PmSpan>,
-    dropped: Vec<PmSpan>,
+    /// Every batch response's failure accessors (the packs' `entry_failures`).
+    all: &'a [String],
+    out: BatchUses,
 }
 
 /// The method calls of a chain whose value is dropped unawaited (through `?`,
@@ -60,7 +89,7 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
     fn visit_block(&mut self, b: &'ast Block) {
         for stmt in &b.stmts {
             match stmt {
-                Stmt::Expr(e, Some(_)) => unawaited_chain(e, &mut self.dropped),
+                Stmt::Expr(e, Some(_)) => unawaited_chain(e, &mut self.out.dropped),
                 Stmt::Local(local) => {
                     let wild = match &local.pat {
                         Pat::Wild(_) => true,
@@ -71,7 +100,7 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
                     };
                     if let Some(init) = local.init.as_ref().filter(|i| wild && i.diverge.is_none())
                     {
-                        unawaited_chain(&init.expr, &mut self.dropped);
+                        unawaited_chain(&init.expr, &mut self.out.dropped);
                     }
                 }
                 _ => {}
@@ -82,28 +111,133 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
         }
         syn::visit::visit_block(self, b);
     }
+
+    // An arm whose body is a bare `match` / `if let` (no block around it).
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        if !self.apis.entry_failures.is_empty() && !matches!(&*a.body, Expr::Block(_)) {
+            if let Some((span, batch)) = self.matched(&a.body) {
+                self.push(span, batch);
+            }
+        }
+        syn::visit::visit_arm(self, a);
+    }
+
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        if let Some(e) = &r.expr {
+            self.returned(e);
+        }
+        syn::visit::visit_expr_return(self, r);
+    }
+
+    // Closures and nested functions return their own values.
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        let mut inner = Blocks {
+            apis: self.apis,
+            all: self.all,
+            out: BatchUses::default(),
+        };
+        syn::visit::visit_expr_closure(&mut inner, c);
+        self.out.unread.extend(inner.out.unread);
+        self.out.dropped.extend(inner.out.dropped);
+        self.out.unread_calls.extend(inner.out.unread_calls);
+    }
 }
 
-impl Blocks<'_> {
+impl<'a> Blocks<'a> {
+    /// `e`, a value the function returns: a batch call's response (`Ok(..)` of it).
+    fn returned(&mut self, e: &Expr) {
+        let mut e = e;
+        while let Expr::Call(c) = e {
+            let ok = matches!(&*c.func, Expr::Path(p) if p.path.segments.last()
+                .is_some_and(|s| self.apis.std.results.side(&s.ident.to_string()) == Some(true)));
+            match c.args.first() {
+                Some(a) if ok && c.args.len() == 1 => e = a,
+                _ => break,
+            }
+        }
+        if let Some((span, _)) = batch_site(self.apis, e) {
+            self.out.returned.push(span);
+        }
+    }
+
+    /// `let out = client.batch()…send().await?; … Ok(out)`: the binding the body's
+    /// `tail` returns holds a batch's response that nothing before reads.
+    fn returned_binding(&mut self, block: &Block, tail: &Expr) {
+        let mut e = tail;
+        while let Expr::Call(c) = e {
+            let ok = matches!(&*c.func, Expr::Path(p) if p.path.segments.last()
+                .is_some_and(|s| self.apis.std.results.side(&s.ident.to_string()) == Some(true)));
+            match c.args.first() {
+                Some(a) if ok && c.args.len() == 1 => e = a,
+                _ => return,
+            }
+        }
+        let Expr::Path(p) = e else { return };
+        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
+            return;
+        };
+        let stmts = &block.stmts[..block.stmts.len() - 1];
+        let Some(i) = stmts.iter().rposition(|s| match s {
+            Stmt::Local(l) => binding(&l.pat) == Some(Some(name.clone())),
+            _ => false,
+        }) else {
+            return;
+        };
+        let Stmt::Local(local) = &stmts[i] else {
+            return;
+        };
+        let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
+            return;
+        };
+        let Some((span, fields)) = batch_site(self.apis, &init.expr) else {
+            return;
+        };
+        let u = Uses {
+            apis: self.apis,
+            name: &name,
+            fields,
+        };
+        if !stmts[i + 1..].iter().any(|s| u.stmt_acts(s)) {
+            self.out.returned.push(span);
+        }
+    }
+
+    /// The batch call, or else the other call, `e` runs as a statement's or a
+    /// binding's whole value; `true` for a batch call.
+    fn site(&self, e: &Expr) -> Option<(PmSpan, &'a [String], bool)> {
+        if let Some((span, fields)) = batch_site(self.apis, e) {
+            return Some((span, fields, true));
+        }
+        call_site(self.apis, e).map(|span| (span, self.all, false))
+    }
+
+    fn push(&mut self, span: PmSpan, batch: bool) {
+        if batch {
+            self.out.unread.push(span);
+        } else {
+            self.out.unread_calls.push(span);
+        }
+    }
+
     fn batches(&mut self, b: &Block) {
         for (i, stmt) in b.stmts.iter().enumerate() {
             match stmt {
                 Stmt::Expr(e, semi) => {
                     if semi.is_some() {
-                        if let Some((span, _)) = batch_site(self.apis, e) {
-                            self.out.push(span);
+                        if let Some((span, _, batch)) = self.site(e) {
+                            self.push(span, batch);
                             continue;
                         }
                     }
-                    if let Some(span) = self.matched(e) {
-                        self.out.push(span);
+                    if let Some((span, batch)) = self.matched(e) {
+                        self.push(span, batch);
                     }
                 }
                 Stmt::Local(local) => {
                     let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
                         continue;
                     };
-                    let Some((span, fields)) = batch_site(self.apis, &init.expr) else {
+                    let Some((span, fields, batch)) = self.site(&init.expr) else {
                         continue;
                     };
                     let unread = match binding(&local.pat) {
@@ -119,7 +253,7 @@ impl Blocks<'_> {
                         None => false,
                     };
                     if unread {
-                        self.out.push(span);
+                        self.push(span, batch);
                     }
                 }
                 _ => {}
@@ -132,32 +266,33 @@ impl Blocks<'_> {
     /// A `match` or `if let` on a batch call's result whose `Ok` side never acts on
     /// the response: every arm that can hold it (`Ok(..)`, `_`) drops it or only logs
     /// through the name it binds. The batch call's place then.
-    fn matched(&self, e: &Expr) -> Option<PmSpan> {
+    fn matched(&self, e: &Expr) -> Option<(PmSpan, bool)> {
         match e {
             Expr::Match(m) => {
-                let (span, fields) = batch_site(self.apis, &m.expr)?;
+                let (span, fields, batch) = self.site(&m.expr)?;
                 let mut holds = false;
                 for arm in &m.arms {
-                    match self.arm_reads(&arm.pat, &arm.body, fields) {
+                    let guard = arm.guard.as_ref().map(|(_, g)| &**g);
+                    match self.arm_reads(&arm.pat, guard, &arm.body, fields) {
                         Some(true) => return None,
                         Some(false) => holds = true,
                         None => {}
                     }
                 }
-                holds.then_some(span)
+                holds.then_some((span, batch))
             }
             Expr::If(i) => {
                 let Expr::Let(l) = &*i.cond else {
                     return None;
                 };
-                let (span, fields) = batch_site(self.apis, &l.expr)?;
+                let (span, fields, batch) = self.site(&l.expr)?;
                 let body = Expr::Block(syn::ExprBlock {
                     attrs: Vec::new(),
                     label: None,
                     block: i.then_branch.clone(),
                 });
-                match self.arm_reads(&l.pat, &body, fields) {
-                    Some(false) => Some(span),
+                match self.arm_reads(&l.pat, None, &body, fields) {
+                    Some(false) => Some((span, batch)),
                     _ => None,
                 }
             }
@@ -168,7 +303,13 @@ impl Blocks<'_> {
     /// Whether an arm with pattern `pat` acts on the response: `None` when the
     /// pattern cannot hold it (`Err(..)`), `Some(true)` when it may act (a pattern
     /// not followed counts as acting: unknown means silent).
-    fn arm_reads(&self, pat: &Pat, body: &Expr, fields: &[String]) -> Option<bool> {
+    fn arm_reads(
+        &self,
+        pat: &Pat,
+        guard: Option<&Expr>,
+        body: &Expr,
+        fields: &[String],
+    ) -> Option<bool> {
         let inner = match pat {
             Pat::Wild(_) => return Some(false),
             Pat::TupleStruct(ts) => {
@@ -195,7 +336,9 @@ impl Blocks<'_> {
             name: &name,
             fields,
         };
-        Some(u.expr_acts(body))
+        // A guard that tests the response (`Ok(out) if out.failed().is_empty()`)
+        // tells the failed entries apart.
+        Some(guard.is_some_and(|g| u.mentions(g)) || u.expr_acts(body))
     }
 }
 
@@ -238,6 +381,31 @@ fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
                 }
                 return c.args.iter().find_map(|a| mapped_batch(apis, a));
             }
+            _ => return None,
+        }
+    }
+}
+
+/// The call `e` runs, as a statement's or a binding's whole value, through `.await`,
+/// `?` and standard methods on its result (`.map_err(..)`): the start of a path
+/// call, the name of a method call.
+fn call_site(apis: &Apis, e: &Expr) -> Option<PmSpan> {
+    let std = &apis.std;
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Try(t) => e = &t.expr,
+            Expr::Await(a) => e = &a.base,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::MethodCall(mc) => {
+                let m = mc.method.to_string();
+                if std.methods.contains(&m) || std.aliases.contains(&m) {
+                    e = &mc.receiver;
+                } else {
+                    return Some(mc.method.span());
+                }
+            }
+            Expr::Call(c) => return matches!(&*c.func, Expr::Path(_)).then(|| c.func.span()),
             _ => return None,
         }
     }

@@ -11,11 +11,59 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for (i, stmt) in block.stmts.iter().enumerate() {
             let tail = i + 1 == n && matches!(stmt, Stmt::Expr(_, None));
             self.in_return = tail;
+            let start = out.len();
             self.stmt(stmt, &mut out);
             self.in_return = false;
+            if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
+                self.returned_result(e, start, &mut out);
+            }
         }
         self.scopes.pop();
         out
+    }
+
+    /// The body's tail is an awaited operation's result, returned as it is or through
+    /// methods that keep its failure (`op.send().await.map_err(..)`): the function
+    /// fails when the operation does, as with `op.send().await?`.
+    fn returned_result(&mut self, e: &Expr, start: usize, out: &mut Vec<Node>) {
+        let keeps = &self.cx.apis.std.results.keeps;
+        let mut inner = e;
+        while let Expr::MethodCall(mc) = inner {
+            if !keeps.iter().any(|k| mc.method == k) {
+                break;
+            }
+            inner = &mc.receiver;
+        }
+        if !matches!(inner, Expr::Await(_)) {
+            return;
+        }
+        self.keep_last_effect(e, start, out);
+        let failing = matches!(
+            out.last(),
+            Some(Node::Event(Event {
+                kind: EventKind::Commit { .. }
+                    | EventKind::Write { .. }
+                    | EventKind::Publish { .. }
+                    | EventKind::External { .. },
+                ..
+            }))
+        ) && out.len() > start;
+        if !failing {
+            return;
+        }
+        let Some(Node::Event(ev)) = out.pop() else {
+            return;
+        };
+        let err = Node::Seq(vec![
+            Node::Event(Event {
+                kind: EventKind::Failed {
+                    what: Box::new(ev.kind.clone()),
+                },
+                ..ev.clone()
+            }),
+            Node::Exit(ExitKind::Return { err: Some(true) }),
+        ]);
+        out.push(Node::Branch(vec![Node::Seq(vec![Node::Event(ev)]), err]));
     }
 
     pub(super) fn block(&mut self, block: &syn::Block) -> Vec<Node> {

@@ -45,7 +45,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 info
             }
             Expr::Try(t) => {
+                let start = out.len();
                 let info = self.expr(&t.expr, out);
+                // `op.await.map_err(|e| ..)?`: the adapters keep the operation's
+                // failure; its error edge is the `?`'s.
+                self.keep_last_effect(&t.expr, start, out);
                 if let Some(Node::Event(Event {
                     kind: EventKind::Call(c),
                     ..
@@ -463,5 +467,50 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         info.mentions.push(b);
         info.str_lit = text;
         info
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `e` is an operation seen through methods that keep its failure (`map_err`,
+    /// `context`, `map`; the packs' `results.keeps`): moves the operation's event
+    /// (the last effect lowered since `start`) after what the adapters lowered, so
+    /// that the `?` or the match on `e` sees it last.
+    pub(super) fn keep_last_effect(&self, e: &Expr, start: usize, out: &mut [Node]) {
+        let keeps = &self.cx.apis.std.results.keeps;
+        let mut e = e;
+        let mut adapted = false;
+        while let Expr::MethodCall(mc) = e {
+            if !keeps.iter().any(|k| mc.method == k) {
+                break;
+            }
+            adapted = true;
+            e = &mc.receiver;
+        }
+        if !adapted || out.len() <= start {
+            return;
+        }
+        let is_effect = |n: &Node| {
+            matches!(
+                n,
+                Node::Event(Event {
+                    kind: EventKind::Commit { .. }
+                        | EventKind::Write { .. }
+                        | EventKind::Publish { .. }
+                        | EventKind::External { .. },
+                    ..
+                })
+            )
+        };
+        let Some(i) = out[start..].iter().rposition(is_effect).map(|i| i + start) else {
+            return;
+        };
+        // Only closures (the adapters' own) after it, none with an event of its own.
+        if out[i + 1..]
+            .iter()
+            .any(|n| !matches!(n, Node::Closure { .. }) || !n.events().is_empty())
+        {
+            return;
+        }
+        out[i..].rotate_left(1);
     }
 }

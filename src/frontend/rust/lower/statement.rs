@@ -57,6 +57,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     } => *c = !self.unconfirmed.contains(&e.loc),
                     EventKind::Call(c) => {
                         c.result_unused = self.unused_calls.contains(&e.loc);
+                        c.entries_unread = self
+                            .unread_calls
+                            .contains(&(e.loc.span.line, e.loc.span.column));
                         for (_, n) in c.closures.iter_mut() {
                             stack.push(n);
                         }
