@@ -77,6 +77,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         infos: &[Info],
     ) {
         let Some(t) = b.spec.text.clone() else { return };
+        let text_methods = &self.cx.apis.std.text_methods;
         let has = |list: &[String]| list.iter().any(|m| m == name);
         if has(&t.keeps) {
             return;
@@ -85,7 +86,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let lit = infos.first().and_then(|i| i.str_lit.clone());
         if has(&t.fills) {
             w.binds += 1;
-            let piece = bound_text(args.first().copied(), infos.first(), w.binds);
+            let piece = bound_text(args.first().copied(), infos.first(), w.binds, text_methods);
             let filled = w
                 .text
                 .as_deref()
@@ -102,7 +103,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         } else if has(&t.appends) || has(&t.binds) {
             let piece = if has(&t.binds) {
                 w.binds += 1;
-                Some(bound_text(args.first().copied(), infos.first(), w.binds))
+                Some(bound_text(
+                    args.first().copied(),
+                    infos.first(),
+                    w.binds,
+                    text_methods,
+                ))
             } else {
                 lit
             };
@@ -159,7 +165,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 /// What a bound value writes into the text: a string literal or constant as its
 /// literal; an enum variant (or a constant whose value is a number) or a constant's path (`Status::Complete`, `DELIVERED`)
 /// as the literal its last name spells (`'complete'`); else a placeholder.
-fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
+fn bound_text(
+    e: Option<&Expr>,
+    info: Option<&Info>,
+    n: usize,
+    text_methods: &HashSet<String>,
+) -> String {
     // A constant's number is a code, not a word: its name says what it means.
     let word = info
         .and_then(|i| i.str_lit.as_deref())
@@ -167,7 +178,7 @@ fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
     if let Some(s) = word {
         return format!("'{}'", s.replace('\'', "''"));
     }
-    if let Some(Expr::Path(p)) = e.map(strip).map(unconverted) {
+    if let Some(Expr::Path(p)) = e.map(strip).map(|e| unconverted(e, text_methods)) {
         let segs = &p.path.segments;
         if let Some(last) = segs.last().map(|s| s.ident.to_string()) {
             let variant = segs.len() >= 2 && last.starts_with(|c: char| c.is_ascii_uppercase());
@@ -182,14 +193,12 @@ fn bound_text(e: Option<&Expr>, info: Option<&Info>, n: usize) -> String {
     format!("${n}")
 }
 
-/// `e` without conversions that keep what a value spells (`Status::Complete.to_string()`,
-/// `.as_str()`, `.into()`): the bound text is the value's own.
-fn unconverted(mut e: &Expr) -> &Expr {
+/// `e` without the no-argument methods whose result holds the receiver's text (the
+/// runtime pack's `text_methods`: `Status::Complete.to_string()`, `.as_str()`): the
+/// bound text is the value's own.
+fn unconverted<'e>(mut e: &'e Expr, text_methods: &HashSet<String>) -> &'e Expr {
     while let Expr::MethodCall(m) = e {
-        let keeps = ["to_string", "as_str", "into", "to_owned", "as_ref", "clone"]
-            .iter()
-            .any(|k| m.method == k);
-        if !keeps || !m.args.is_empty() {
+        if !m.args.is_empty() || !text_methods.contains(&m.method.to_string()) {
             break;
         }
         e = strip(&m.receiver);
