@@ -2,6 +2,26 @@
 //! rules (which produce them) and the emitters (which print them). They import
 //! nothing of the crate.
 
+/// Text from the analyzed code (a table, topic or key name) as messages quote it:
+/// in backticks (`` `orders` ``), the fence one backtick longer than the longest
+/// run inside and padded with a space where the text starts or ends with one, so
+/// that a Markdown reader (the checklist) sees one code span holding the whole
+/// name, whatever backticks the name holds.
+pub fn quoted(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    if text.starts_with('`') || text.ends_with('`') {
+        format!("{fence} {text} {fence}")
+    } else {
+        format!("{fence}{text}{fence}")
+    }
+}
+
 /// Severity of a finding, as configured (`off` removes the finding altogether).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -360,4 +380,17 @@ pub fn intern(s: String) -> Option<&'static str> {
     let leaked: &'static str = Box::leak(s.into_boxed_str());
     set.insert(leaked);
     Some(leaked)
+}
+
+#[cfg(test)]
+mod quoted_tests {
+    use super::quoted;
+
+    #[test]
+    fn names_with_backticks_stay_one_code_span() {
+        assert_eq!(quoted("orders"), "`orders`");
+        assert_eq!(quoted("ta`b"), "``ta`b``");
+        assert_eq!(quoted("a``b`"), "``` a``b` ```");
+        assert_eq!(quoted(""), "``");
+    }
 }

@@ -103,7 +103,7 @@ impl SqlFacts {
             _ => "of",
         };
         match (self.verb.is_empty(), self.tables.first()) {
-            (false, Some(t)) => format!("{} {prep} `{t}`", self.verb),
+            (false, Some(t)) => format!("{} {prep} {}", self.verb, crate::diagnostic::quoted(t)),
             (false, None) => self.verb.clone(),
             _ => "write".into(),
         }

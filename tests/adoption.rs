@@ -509,37 +509,76 @@ fn yaml(rel: &str) -> Value {
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
+/// The default hook (`msgaudit`) checks the whole tree, so that `pre-commit run
+/// --all-files` on a clean checkout (CI) reports the findings there; `msgaudit-changed`
+/// reports only the lines changed since HEAD, and nothing on a clean checkout.
 #[test]
 fn pre_commit_hooks_run_msgaudit_with_valid_options() {
     let hooks = yaml(".pre-commit-hooks.yaml");
     let hooks = hooks.as_array().unwrap();
-    assert_eq!(hooks.len(), 2);
+    let ids: Vec<&str> = hooks.iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["msgaudit", "msgaudit-changed"]);
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
     write(repo, "src/a.rs", CLEAN);
+    write(repo, "src/old.rs", TPL_COMMIT);
     git(repo, &["init", "-q"]);
     git(repo, &["add", "."]);
     git(repo, &["commit", "-q", "-m", "one"]);
-    // A defect on a changed line: both hooks report it, in the short format.
-    write(repo, "src/b.rs", TPL_COMMIT);
-    for hook in hooks {
+    let run = |hook: &Value| -> (i32, Vec<String>) {
         assert_eq!(hook["language"], "rust");
         assert_eq!(hook["pass_filenames"], false);
         let entry: Vec<&str> = hook["entry"].as_str().unwrap().split(' ').collect();
         assert_eq!(entry[..2], ["msgaudit", "check"]);
+        assert!(entry.contains(&"short"), "{hook}");
         let out = msgaudit()
             .current_dir(repo)
             .args(&entry[1..])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{hook}");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.starts_with("src/b.rs:16:18: error[MA001]: "),
-            "{stdout}"
-        );
-        assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    }
+        let files = stdout
+            .lines()
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect();
+        (out.status.code().unwrap(), files)
+    };
+    // A clean checkout, as `pre-commit run --all-files` sees it in CI.
+    assert_eq!(run(&hooks[0]), (1, vec!["src/old.rs".to_string()]));
+    assert_eq!(run(&hooks[1]), (0, vec![]));
+    // A defect on a changed line: the default hook reports both, the other the new one.
+    write(repo, "src/b.rs", TPL_COMMIT);
+    assert_eq!(
+        run(&hooks[0]),
+        (1, vec!["src/b.rs".to_string(), "src/old.rs".to_string()])
+    );
+    assert_eq!(run(&hooks[1]), (1, vec!["src/b.rs".to_string()]));
+}
+
+/// The `rev:` that docs/ci.md shows is the tag the release of this version creates
+/// (`v` and Cargo.toml's version), and the page says so.
+#[test]
+fn the_documented_pre_commit_rev_is_this_versions_tag() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci = fs::read_to_string(root.join("docs/ci.md")).unwrap();
+    let tag = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let revs: Vec<&str> = ci
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rev: "))
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(revs, [tag.as_str()]);
+    assert!(
+        ci.contains(&format!(
+            "Releases are tagged `v` and the `version` of `Cargo.toml` (`{tag}`"
+        )),
+        "docs/ci.md does not state the tag convention"
+    );
+    let changelog = fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
+    assert!(
+        changelog.contains(&format!("`{tag}`")),
+        "CHANGELOG.md names no tag {tag}"
+    );
 }
 
 #[test]
@@ -549,6 +588,30 @@ fn the_action_runs_check_as_sarif_and_uploads_it() {
     let steps = action["runs"]["steps"].as_array().unwrap();
     let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(runs.iter().any(|r| r.contains("cargo install --locked")));
+    // The build is cached: the installed root is restored under the key step's key,
+    // and the install runs only on a miss.
+    let step = |id: &str| steps.iter().find(|s| s["id"] == id).unwrap();
+    assert_eq!(step("cache")["uses"], "actions/cache@v4");
+    assert_eq!(step("cache")["with"]["path"], "${{ runner.temp }}/msgaudit");
+    assert_eq!(step("cache")["with"]["key"], "${{ steps.key.outputs.key }}");
+    let install = steps
+        .iter()
+        .find(|s| s["name"] == "Install msgaudit")
+        .unwrap();
+    assert!(install["run"]
+        .as_str()
+        .unwrap()
+        .contains("--root \"$RUNNER_TEMP/msgaudit\""));
+    assert_eq!(
+        install["if"],
+        "${{ steps.cache.outputs.cache-hit != 'true' }}"
+    );
+    let order: Vec<&str> = steps.iter().filter_map(|s| s["name"].as_str()).collect();
+    let at = |name: &str| order.iter().position(|n| *n == name).unwrap();
+    assert!(at("Cache key") < at("Restore msgaudit"));
+    assert!(at("Restore msgaudit") < at("Install msgaudit"));
+    assert!(at("Install msgaudit") < at("Add msgaudit to the PATH"));
+    assert!(at("Add msgaudit to the PATH") < at("Run msgaudit"));
     assert!(runs
         .iter()
         .any(|r| r.contains("msgaudit check") && r.contains("--format sarif")));
@@ -695,4 +758,74 @@ fn the_action_passes_quoted_args_and_drops_suppressed_results() {
             ("src/b.rs".to_string(), true)
         ]
     );
+}
+
+/// The action's cache key, computed by its key step as GitHub would run it: the same
+/// for the same files, another when a file changes, is added or the toolchain differs;
+/// the build directory (`target`) and `.git` do not count.
+#[cfg(unix)]
+#[test]
+fn the_actions_cache_key_follows_the_sources() {
+    let action = yaml("action.yml");
+    let script = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "key")
+        .unwrap()["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("action");
+    write(&src, "Cargo.toml", "[package]\n");
+    write(&src, "src/main.rs", "fn main() {}\n");
+    // A fake rustc: its `-vV` is part of the key.
+    let bin = dir.path().join("bin");
+    write(&bin, "rustc", "#!/bin/sh\necho \"rustc $FAKE_RUSTC\"\n");
+    write(&bin, "cargo", "#!/bin/sh\n");
+    use std::os::unix::fs::PermissionsExt;
+    for tool in ["rustc", "cargo"] {
+        fs::set_permissions(bin.join(tool), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let key = |rustc: &str| -> String {
+        let output = dir.path().join("github_output");
+        let _ = fs::remove_file(&output);
+        let out = StdCommand::new("bash")
+            .args(["-c", &script])
+            .env("PATH", &path)
+            .env("FAKE_RUSTC", rustc)
+            .env("MSGAUDIT_SRC", &src)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("GITHUB_OUTPUT", &output)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = fs::read_to_string(&output).unwrap();
+        let key = text.trim().strip_prefix("key=").unwrap().to_string();
+        assert!(key.starts_with("msgaudit-Linux-X64-"), "{key}");
+        assert_eq!(key.len(), "msgaudit-Linux-X64-".len() + 32, "{key}");
+        key
+    };
+    let first = key("1.89.0");
+    assert_eq!(key("1.89.0"), first);
+    write(&src, "target/release/msgaudit", "built");
+    write(&src, ".git/HEAD", "ref");
+    assert_eq!(key("1.89.0"), first);
+    assert_ne!(key("1.90.0"), first);
+    write(&src, "src/main.rs", "fn main() { }\n");
+    let edited = key("1.89.0");
+    assert_ne!(edited, first);
+    write(&src, "rules/new.toml", "");
+    assert_ne!(key("1.89.0"), edited);
 }

@@ -2,7 +2,8 @@
 //! indexes: `msgaudit::emit::pages`) are committed as generated: a page that
 //! disagrees with the rule's documentation (the text of `msgaudit explain`) or the
 //! pack fails `generated_pages_are_as_committed` until they are written again with
-//! `MSGAUDIT_BLESS=1 cargo test --test docs`, so that the change shows in review.
+//! `MSGAUDIT_BLESS=1 cargo test --test docs`, so that the change shows in review; so
+//! do the lists of those pages in the book's `SUMMARY.md`, between their markers.
 //! And the hand-written pages and `README.md` hold together: every relative link
 //! resolves (its file exists, and its anchor is a heading of that file), no code fence
 //! has text after its closing fence (GitHub would show the rest of the page as code),
@@ -67,11 +68,85 @@ fn generated_pages_are_as_committed() {
             }
         }
     }
+    // The book's navigation lists the generated pages between markers in SUMMARY.md.
+    let summary_path = Path::new(DOCS).join("SUMMARY.md");
+    let summary = fs::read_to_string(&summary_path).unwrap();
+    let generated = summary_with_generated_lists(&summary, &pages);
+    if generated != summary {
+        if bless {
+            fs::write(&summary_path, &generated).unwrap();
+        } else {
+            let first = summary
+                .lines()
+                .zip(generated.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or_else(|| summary.lines().count().min(generated.lines().count()));
+            stale.push(format!(
+                "{} (its generated lists; first difference at line {})",
+                summary_path.display(),
+                first + 1
+            ));
+        }
+    }
     assert!(
         stale.is_empty(),
         "generated pages differ (review, then regenerate with `MSGAUDIT_BLESS=1 cargo test --test docs`):\n{}",
         stale.join("\n")
     );
+}
+
+/// The lines of SUMMARY.md between `<!-- generated: the KIND pages ... -->` and
+/// `<!-- end of the generated KIND pages -->`: an item per generated page of
+/// `docs/KIND/` (the index, `README.md`, is the parent item), rules in code order as
+/// `CODE name`, packs by name.
+fn summary_with_generated_lists(summary: &str, pages: &[(String, String)]) -> String {
+    let rules: Vec<String> = msgaudit::rules::ALL
+        .iter()
+        .map(|r| format!("  - [{} {}](rules/{})", r.code, r.name, r.page_file()))
+        .collect();
+    let mut packs: Vec<&str> = pages
+        .iter()
+        .filter_map(|(rel, _)| rel.strip_prefix("packs/")?.strip_suffix(".md"))
+        .filter(|name| *name != "README")
+        .collect();
+    packs.sort_unstable();
+    let packs: Vec<String> = packs
+        .iter()
+        .map(|p| format!("  - [{p}](packs/{p}.md)"))
+        .collect();
+    let mut out = summary.to_string();
+    for (kind, items) in [("rules", rules), ("packs", packs)] {
+        let begin = format!(
+            "  <!-- generated: the {kind} pages (MSGAUDIT_BLESS=1 cargo test --test docs) -->\n"
+        );
+        let end = format!("  <!-- end of the generated {kind} pages -->\n");
+        let start = out
+            .find(&begin)
+            .unwrap_or_else(|| panic!("docs/SUMMARY.md has no marker {begin:?}"))
+            + begin.len();
+        let stop = start
+            + out[start..]
+                .find(&end)
+                .unwrap_or_else(|| panic!("docs/SUMMARY.md has no marker {end:?}"));
+        let list: String = items.iter().map(|i| format!("{i}\n")).collect();
+        out.replace_range(start..stop, &list);
+    }
+    out
+}
+
+#[test]
+fn summary_lists_are_replaced_between_their_markers() {
+    let summary = "# S\n\n- [Rules](rules/README.md)\n  <!-- generated: the rules pages (MSGAUDIT_BLESS=1 cargo test --test docs) -->\n  - [old](rules/old.md)\n  <!-- end of the generated rules pages -->\n- [Client packs](packs/README.md)\n  <!-- generated: the packs pages (MSGAUDIT_BLESS=1 cargo test --test docs) -->\n  <!-- end of the generated packs pages -->\n- [Speed](speed.md)\n";
+    let pages = vec![
+        ("packs/zeta.md".to_string(), String::new()),
+        ("packs/README.md".to_string(), String::new()),
+        ("packs/alpha.md".to_string(), String::new()),
+    ];
+    let out = summary_with_generated_lists(summary, &pages);
+    assert!(!out.contains("rules/old.md"), "{out}");
+    assert!(out.contains("  - [MA001 ack-before-commit](rules/MA001-ack-before-commit.md)\n"));
+    assert!(out.contains("  <!-- generated: the packs pages (MSGAUDIT_BLESS=1 cargo test --test docs) -->\n  - [alpha](packs/alpha.md)\n  - [zeta](packs/zeta.md)\n  <!-- end of the generated packs pages -->\n- [Speed](speed.md)\n"), "{out}");
+    assert_eq!(summary_with_generated_lists(&out, &pages), out);
 }
 
 /// Every rule has its page, named as its links (SARIF `helpUri`, the language

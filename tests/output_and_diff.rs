@@ -305,7 +305,8 @@ fn checklist_renders_analyzed_text_as_text() {
     // (msgaudit prints table names in lower case.)
     for shown in [
         "<code>ev\\n- [x] **forged** answer\\n# heading\\n&lt;img src=x",
-        "[click](https://evil) ![i](https://evil/ipng) _em_ *em* ~~s~~ $x$ </code>",
+        // One code span holds the whole name, its backticks included.
+        "[click](https://evil) ![i](https://evil/ipng) _em_ *em* ~~s~~ $x$ `tick` &amp;amp; \\` end</code>",
         "&amp;amp;",
     ] {
         assert!(bad_html.contains(shown), "{shown} not in\n{bad_html}");

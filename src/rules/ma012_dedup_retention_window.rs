@@ -4,7 +4,7 @@ use std::path::Path;
 use super::declare_rule;
 use super::pairs::label;
 use crate::analysis::kafka_clients::is_consumer;
-use crate::diagnostic::{Finding, Label};
+use crate::diagnostic::{quoted, Finding, Label};
 use crate::ir::{DedupRetention, KafkaClient, Loc, PipelineStage, ReplayWindow, RetentionFacts};
 use crate::support::duration::{human, UNLIMITED};
 use crate::support::files::normalize_lexically;
@@ -203,8 +203,11 @@ fn finding(r: &DedupRetention, w: &ReplayWindow, via: Option<&PipelineStage>) ->
         format!("can replay {window}")
     };
     let source = match (&w.topic, via) {
-        (Some(t), _) => format!("topic `{t}` {replay}"),
-        (None, Some(s)) => format!("stage `{}` declares a replay window of {window}", s.name),
+        (Some(t), _) => format!("topic {} {replay}", quoted(t)),
+        (None, Some(s)) => format!(
+            "stage {} declares a replay window of {window}",
+            quoted(&s.name)
+        ),
         (None, None) => format!("the source {replay}"),
     };
     let mut labels: Vec<Label> = Vec::new();
@@ -212,9 +215,13 @@ fn finding(r: &DedupRetention, w: &ReplayWindow, via: Option<&PipelineStage>) ->
         &w.loc,
         match &w.topic {
             Some(t) if w.millis == UNLIMITED => {
-                format!("topic `{t}` keeps its records forever ({})", w.source)
+                format!(
+                    "topic {} keeps its records forever ({})",
+                    quoted(t),
+                    w.source
+                )
             }
-            Some(t) => format!("topic `{t}` keeps records {window} ({})", w.source),
+            Some(t) => format!("topic {} keeps records {window} ({})", quoted(t), w.source),
             None => format!("replay window of {window} declared here"),
         },
     ));

@@ -300,7 +300,7 @@ pub fn finish(parts: Vec<FileRetention>) -> RetentionFacts {
                 millis: *millis,
                 loc: loc.clone(),
                 write: sweep.clone(),
-                store: format!("the expiry of `{}` rows", key.0),
+                store: format!("the expiry of {} rows", crate::diagnostic::quoted(&key.0)),
             });
         }
     }
@@ -534,7 +534,7 @@ impl Walker<'_, '_> {
                                 topic: Some(topic.clone()),
                                 millis,
                                 loc,
-                                source: format!("`{}`", key.unwrap_or_default()),
+                                source: crate::diagnostic::quoted(&key.unwrap_or_default()),
                             });
                         }
                     }
@@ -654,7 +654,7 @@ impl Walker<'_, '_> {
                 .swept
                 .push(((table.clone(), column), write.clone()));
         }
-        let store = format!("the cleanup of `{table}`");
+        let store = format!("the cleanup of {}", crate::diagnostic::quoted(&table));
         let retention = self
             .cleanup_retention(lit, binds)
             .map(|(millis, loc)| DedupRetention {

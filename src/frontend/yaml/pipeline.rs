@@ -216,15 +216,23 @@ fn describe(cx: &mut Cx, body: &Node) {
             for e in topics.entries() {
                 let Some(name) = e.key.as_str() else { continue };
                 let window_node = if e.value.is_map() {
-                    cx.keys(&e.value, TOPIC_KEYS, &format!("topic `{name}`"));
+                    cx.keys(
+                        &e.value,
+                        TOPIC_KEYS,
+                        &format!("topic {}", crate::diagnostic::quoted(name)),
+                    );
                     e.value.get("replay_window")
                 } else {
                     Some(&e.value)
                 };
                 if let Some(w) = window_node {
-                    if let Some(millis) =
-                        cx.duration(w, &format!("the replay window of topic `{name}`"))
-                    {
+                    if let Some(millis) = cx.duration(
+                        w,
+                        &format!(
+                            "the replay window of topic {}",
+                            crate::diagnostic::quoted(name)
+                        ),
+                    ) {
                         let loc = cx.loc(w);
                         cx.out.windows.push(ReplayWindow {
                             topic: Some(name.to_string()),
@@ -288,7 +296,13 @@ fn stage(cx: &mut Cx, s: &Node) {
         }
     }
     let replay_window = s.get("replay_window").and_then(|w| {
-        let millis = cx.duration(w, &format!("the replay window of stage `{name}`"))?;
+        let millis = cx.duration(
+            w,
+            &format!(
+                "the replay window of stage {}",
+                crate::diagnostic::quoted(&name)
+            ),
+        )?;
         Some(ReplayWindow {
             topic: None,
             millis,
@@ -305,13 +319,30 @@ fn stage(cx: &mut Cx, s: &Node) {
             }
         }
         let r = d.get("retention")?;
-        let millis = cx.duration(r, &format!("the dedup retention of stage `{name}`"))?;
+        let millis = cx.duration(
+            r,
+            &format!(
+                "the dedup retention of stage {}",
+                crate::diagnostic::quoted(&name)
+            ),
+        )?;
         let store = d
             .get("table")
             .or_else(|| d.get("store"))
             .and_then(Node::as_str)
-            .map(|t| format!("the dedup store `{t}` of stage `{name}`"))
-            .unwrap_or_else(|| format!("the dedup store of stage `{name}`"));
+            .map(|t| {
+                format!(
+                    "the dedup store {} of stage {}",
+                    crate::diagnostic::quoted(t),
+                    crate::diagnostic::quoted(&name)
+                )
+            })
+            .unwrap_or_else(|| {
+                format!(
+                    "the dedup store of stage {}",
+                    crate::diagnostic::quoted(&name)
+                )
+            });
         let write = d
             .entry("retention")
             .map(|e| cx.loc(&e.key))
