@@ -331,6 +331,48 @@ fn crate_work<'a>(
     work
 }
 
+/// `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
+fn print_ir(krate: &crate::ir::Crate, name: &str) {
+    for f in krate.functions.iter().filter(|f| f.name.contains(name)) {
+        eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
+    }
+}
+
+/// A function with too many paths, named where it is declared.
+fn over_budget_error((name, loc): (String, crate::ir::Loc)) -> InputError {
+    InputError {
+        path: loc.path.to_string(),
+        line: Some(loc.span.line),
+        column: Some(loc.span.column),
+        message: format!(
+            "`{name}` has too many paths to analyze within the per-function budget \
+             ({} steps); not analyzed",
+            flow::MAX_WORK_PER_ENTRY
+        ),
+    }
+}
+
+/// The Kafka clients of the crate's own functions, each with the package they link in,
+/// and the topics they send to.
+fn kafka_clients(krate: &crate::ir::Crate, package: &str) -> Vec<(String, crate::ir::KafkaClient)> {
+    let mut clients: Vec<(String, crate::ir::KafkaClient)> = krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_clients.iter().cloned())
+        .map(|c| (package.to_string(), c))
+        .collect();
+    // The crate's one producer (of a kind) sends the records the crate sends.
+    let sent: Vec<String> = krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
+        .collect();
+    attribute_sent_topics(&mut clients, &sent);
+    clients
+}
+
 /// Merges the findings with one code and primary span into the first, with the
 /// labels of all (bounded again).
 fn dedup_findings(findings: &mut Vec<Finding>) {
@@ -451,16 +493,8 @@ fn analyze_crate(
     if let Some(p) = prefilter.filter(|_| inputs.hooks.check_prefilter) {
         check_prefilter(key, files, p.named, inputs, &lowered.krate, &unparsed);
     }
-    // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Some(name) = &inputs.hooks.debug_ir {
-        for f in lowered
-            .krate
-            .functions
-            .iter()
-            .filter(|f| f.name.contains(name.as_str()))
-        {
-            eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
-        }
+        print_ir(&lowered.krate, name);
     }
     if linked {
         for f in &mut lowered.krate.functions {
@@ -524,33 +558,8 @@ fn analyze_crate(
     }
     // A function with too many paths is named where it is declared (its file was
     // analyzed: the rest of it is reported).
-    errors.extend(over_budget.into_iter().map(|(name, loc)| InputError {
-        path: loc.path.to_string(),
-        line: Some(loc.span.line),
-        column: Some(loc.span.column),
-        message: format!(
-            "`{name}` has too many paths to analyze within the per-function budget \
-             ({} steps); not analyzed",
-            flow::MAX_WORK_PER_ENTRY
-        ),
-    }));
-    let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
-        .krate
-        .functions
-        .iter()
-        .filter(|f| !f.dependency)
-        .flat_map(|f| f.kafka_clients.iter().cloned())
-        .map(|c| (package.clone(), c))
-        .collect();
-    // The crate's one producer (of a kind) sends the records the crate sends.
-    let sent: Vec<String> = lowered
-        .krate
-        .functions
-        .iter()
-        .filter(|f| !f.dependency)
-        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
-        .collect();
-    attribute_sent_topics(&mut clients, &sent);
+    errors.extend(over_budget.into_iter().map(over_budget_error));
+    let clients = kafka_clients(&lowered.krate, &package);
     let own_files: Vec<&SourceFile> = files
         .iter()
         .copied()
