@@ -8,6 +8,7 @@ pub mod cache;
 pub mod demand;
 pub mod lazy;
 mod link;
+mod merge;
 mod schedule;
 
 use std::collections::BTreeMap;
@@ -142,18 +143,91 @@ type CrateWork<'a> = (&'a str, Vec<&'a SourceFile>, Option<Vec<bool>>);
 
 pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let mut out = AnalysisOutput::default();
+    let Sorted {
+        crates,
+        yaml_files,
+        unique_tables,
+        included,
+    } = sort_files(input.files, &mut out);
+    let pool = input.pool;
+    let crates = without_test_modules(pool, input.include_tests, crates, &mut out);
+    let api_filter = prefilter(input.apis);
+    let link::Composed {
+        crates,
+        roots,
+        own_files,
+    } = link::compose(input, &crates, &api_filter);
+    let filter = input.prefilter.then_some(api_filter);
+    let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
+    let work = crate_work(pool, crates, filter.as_ref(), &own_files, &mut out);
+
+    let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
+    let shared = schedule::Shared {
+        unique_tables: &unique_tables,
+        included: &included,
+        roots: &roots,
+        lexicon: lexicon.as_ref(),
+    };
+    let (results, peak) = schedule::run_crates(input, &work, &shared, &bar);
+    out.peak_crates = peak;
+    let yaml_results = merge::lower_yaml(pool, &yaml_files, &bar);
+    bar.finish_and_clear();
+    let mut crate_facts = merge::crate_results(results, input.targets, &mut out);
+    // A dependency's defect is found by its own crate's analysis and again from each
+    // crate that uses it: one finding (SPEC §2, unique by code and primary span),
+    // with the labels of all.
+    dedup_findings(&mut out.findings);
+    let yaml_facts = merge::yaml_results(yaml_results, &mut out);
+    // Unknown topics link YAML clients within their directory (SPEC §2,
+    // read_committed for transactional topics).
+    crate_facts.clients.extend(
+        yaml_facts
+            .config_clients
+            .iter()
+            .map(|c| (c.dir.clone(), c.client.clone())),
+    );
+    out.findings.extend(crate::rules::check_tree(
+        &crate::rules::TreeInput {
+            crates: &crate_facts.retention,
+            clients: &crate_facts.clients,
+            windows: &yaml_facts.windows,
+            stages: &yaml_facts.stages,
+            config_clients: &yaml_facts.config_clients,
+            mappings: &yaml_facts.mappings,
+            handlers: &crate_facts.handlers,
+        },
+        input.running,
+    ));
+    // A Spring profile's client inherits settings of the default document's: both
+    // may report the one setting (unique by code and primary span).
+    dedup_findings(&mut out.findings);
+    out
+}
+
+/// The input files by kind: Rust files by crate, the YAML files worth parsing, and
+/// what the SQL files say.
+struct Sorted<'a> {
+    crates: BTreeMap<&'a str, Vec<&'a SourceFile>>,
+    yaml_files: Vec<&'a SourceFile>,
+    /// Tables with a unique business key (sorted, without repeats).
+    unique_tables: Vec<String>,
+    /// The SQL files `include_str!` may name.
+    included: rust::text::Included<'a>,
+}
+
+/// Sorts the input files by kind; counts the YAML files skipped and the SQL files read.
+fn sort_files<'a>(files: &'a [SourceFile], out: &mut AnalysisOutput) -> Sorted<'a> {
     let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
     let mut yaml_files = Vec::new();
     let mut unique_tables: Vec<String> = Vec::new();
     // The SQL files `include_str!` may name.
     let included = rust::text::Included::new(
-        input
-            .files
+        files
             .iter()
             .filter(|f| f.kind == FileKind::Sql)
             .map(|f| (f.abs.as_path(), f.text.as_str())),
     );
-    for f in input.files {
+    for f in files {
         match f.kind {
             FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
             FileKind::Yaml
@@ -177,10 +251,22 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     }
     unique_tables.sort();
     unique_tables.dedup();
-    let pool = input.pool;
-    // Test modules declared out of line are test code like inline ones: left out of
-    // each crate before crates are composed with their dependencies.
-    let include_tests = input.include_tests;
+    Sorted {
+        crates,
+        yaml_files,
+        unique_tables,
+        included,
+    }
+}
+
+/// Test modules declared out of line are test code like inline ones: left out of
+/// each crate (on the pool) before crates are composed with their dependencies.
+fn without_test_modules<'a>(
+    pool: &rayon::ThreadPool,
+    include_tests: bool,
+    crates: BTreeMap<&'a str, Vec<&'a SourceFile>>,
+    out: &mut AnalysisOutput,
+) -> BTreeMap<&'a str, Vec<&'a SourceFile>> {
     let filtered: Vec<(&str, Vec<&SourceFile>, usize)> = pool.install(|| {
         crates
             .into_par_iter()
@@ -200,24 +286,25 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     if test_files > 0 {
         *out.skipped.entry("test_modules".into()).or_default() += test_files;
     }
-    let crates: BTreeMap<&str, Vec<&SourceFile>> =
-        filtered.into_iter().map(|(k, f, _)| (k, f)).collect();
-    let api_filter = prefilter(input.apis);
-    let link::Composed {
-        crates,
-        roots,
-        own_files,
-    } = link::compose(input, &crates, &api_filter);
-    let filter = input.prefilter.then_some(api_filter);
-    let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
-    // Which files of each crate name an API (`None`: all are parsed), on the pool.
+    filtered.into_iter().map(|(k, f, _)| (k, f)).collect()
+}
+
+/// The crates to analyze, with which of their files name an API (`None`: all are
+/// parsed), marked on the pool; a crate whose own files name none is skipped.
+fn crate_work<'a>(
+    pool: &rayon::ThreadPool,
+    crates: BTreeMap<&'a str, Vec<&'a SourceFile>>,
+    filter: Option<&AhoCorasick>,
+    own_files: &BTreeMap<&str, usize>,
+    out: &mut AnalysisOutput,
+) -> Vec<CrateWork<'a>> {
     let crates: Vec<CrateWork> = pool.install(|| {
         crates
             .into_par_iter()
             .map(|(key, files)| {
                 // A dependency's files are parsed only as far as the crate's own code
                 // needs them (its own crate's analysis seeds from them).
-                let named = filter.as_ref().map(|filter| {
+                let named = filter.map(|filter| {
                     cpu::timed(cpu::Phase::Lexical, || {
                         files
                             .iter()
@@ -241,108 +328,49 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         }
         work.push((key, files, named));
     }
+    work
+}
 
-    let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
-    let shared = schedule::Shared {
-        unique_tables: &unique_tables,
-        included: &included,
-        roots: &roots,
-        lexicon: lexicon.as_ref(),
-    };
-    let (results, peak) = schedule::run_crates(input, &work, &shared, &bar);
-    out.peak_crates = peak;
-    // YAML files parse on the same big-stack threads: serde-saphyr recurses once per
-    // nesting level (bounded by its budget's `max_depth`).
-    let yaml_results: Vec<yaml::Lowered> = pool.install(|| {
-        yaml_files
-            .par_iter()
-            .map(|f| {
-                let _tick = Tick(&bar);
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    cpu::timed(cpu::Phase::Yaml, || yaml::lower_file(f))
-                }))
-                .unwrap_or_else(|_| yaml::Lowered {
-                    errors: vec![InputError {
-                        path: f.path.clone(),
-                        line: None,
-                        column: None,
-                        message: "internal error while analyzing this YAML file; please report"
-                            .into(),
-                    }],
-                    ..Default::default()
-                })
-            })
-            .collect()
-    });
-    bar.finish_and_clear();
-    let mut clients = Vec::new();
-    let mut retention = Vec::new();
-    let mut handlers = Vec::new();
-    for r in results {
-        handlers.extend(r.handlers.into_iter().map(|(key, mut h)| {
-            h.names = input.targets.get(&key).cloned().unwrap_or_default();
-            h
-        }));
-        out.findings.extend(r.findings);
-        out.inventory.extend(r.inventory);
-        retention.push((r.key, r.retention));
-        clients.extend(r.clients);
-        out.errors.extend(r.errors);
-        out.analyzed += r.analyzed;
-        out.unparsed_bodies += r.unparsed_bodies;
-        if r.unparsed > 0 {
-            *out.skipped.entry("no_relevant_tokens".into()).or_default() += r.unparsed;
-        }
-        if r.skipped_tests > 0 {
-            *out.skipped.entry("test_code_items".into()).or_default() += r.skipped_tests;
-        }
+/// `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
+fn print_ir(krate: &crate::ir::Crate, name: &str) {
+    for f in krate.functions.iter().filter(|f| f.name.contains(name)) {
+        eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
     }
-    // A dependency's defect is found by its own crate's analysis and again from each
-    // crate that uses it: one finding (SPEC §2, unique by code and primary span),
-    // with the labels of all.
-    dedup_findings(&mut out.findings);
-    let mut config_clients = Vec::new();
-    let mut windows = Vec::new();
-    let mut stages = Vec::new();
-    let mut mappings = Vec::new();
-    for r in yaml_results {
-        mappings.extend(r.mappings);
-        if r.unread_deploy > 0 {
-            *out.skipped
-                .entry("deploy_template_not_read".into())
-                .or_default() += r.unread_deploy;
-        }
-        windows.extend(r.windows);
-        stages.extend(r.stages);
-        if r.errors.is_empty() {
-            out.analyzed += 1;
-        }
-        out.errors.extend(r.errors);
-        config_clients.extend(r.clients);
+}
+
+/// A function with too many paths, named where it is declared.
+fn over_budget_error((name, loc): (String, crate::ir::Loc)) -> InputError {
+    InputError {
+        path: loc.path.to_string(),
+        line: Some(loc.span.line),
+        column: Some(loc.span.column),
+        message: format!(
+            "`{name}` has too many paths to analyze within the per-function budget \
+             ({} steps); not analyzed",
+            flow::MAX_WORK_PER_ENTRY
+        ),
     }
-    // Unknown topics link YAML clients within their directory (SPEC §2,
-    // read_committed for transactional topics).
-    clients.extend(
-        config_clients
-            .iter()
-            .map(|c| (c.dir.clone(), c.client.clone())),
-    );
-    out.findings.extend(crate::rules::check_tree(
-        &crate::rules::TreeInput {
-            crates: &retention,
-            clients: &clients,
-            windows: &windows,
-            stages: &stages,
-            config_clients: &config_clients,
-            mappings: &mappings,
-            handlers: &handlers,
-        },
-        input.running,
-    ));
-    // A Spring profile's client inherits settings of the default document's: both
-    // may report the one setting (unique by code and primary span).
-    dedup_findings(&mut out.findings);
-    out
+}
+
+/// The Kafka clients of the crate's own functions, each with the package they link in,
+/// and the topics they send to.
+fn kafka_clients(krate: &crate::ir::Crate, package: &str) -> Vec<(String, crate::ir::KafkaClient)> {
+    let mut clients: Vec<(String, crate::ir::KafkaClient)> = krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_clients.iter().cloned())
+        .map(|c| (package.to_string(), c))
+        .collect();
+    // The crate's one producer (of a kind) sends the records the crate sends.
+    let sent: Vec<String> = krate
+        .functions
+        .iter()
+        .filter(|f| !f.dependency)
+        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
+        .collect();
+    attribute_sent_topics(&mut clients, &sent);
+    clients
 }
 
 /// Merges the findings with one code and primary span into the first, with the
@@ -465,16 +493,8 @@ fn analyze_crate(
     if let Some(p) = prefilter.filter(|_| inputs.hooks.check_prefilter) {
         check_prefilter(key, files, p.named, inputs, &lowered.krate, &unparsed);
     }
-    // `MSGAUDIT_DEBUG_IR=name` prints the model of the functions so named (development aid).
     if let Some(name) = &inputs.hooks.debug_ir {
-        for f in lowered
-            .krate
-            .functions
-            .iter()
-            .filter(|f| f.name.contains(name.as_str()))
-        {
-            eprintln!("{} ({}):\n{:#?}", f.name, f.loc.path, f.body);
-        }
+        print_ir(&lowered.krate, name);
     }
     if linked {
         for f in &mut lowered.krate.functions {
@@ -538,33 +558,8 @@ fn analyze_crate(
     }
     // A function with too many paths is named where it is declared (its file was
     // analyzed: the rest of it is reported).
-    errors.extend(over_budget.into_iter().map(|(name, loc)| InputError {
-        path: loc.path.to_string(),
-        line: Some(loc.span.line),
-        column: Some(loc.span.column),
-        message: format!(
-            "`{name}` has too many paths to analyze within the per-function budget \
-             ({} steps); not analyzed",
-            flow::MAX_WORK_PER_ENTRY
-        ),
-    }));
-    let mut clients: Vec<(String, crate::ir::KafkaClient)> = lowered
-        .krate
-        .functions
-        .iter()
-        .filter(|f| !f.dependency)
-        .flat_map(|f| f.kafka_clients.iter().cloned())
-        .map(|c| (package.clone(), c))
-        .collect();
-    // The crate's one producer (of a kind) sends the records the crate sends.
-    let sent: Vec<String> = lowered
-        .krate
-        .functions
-        .iter()
-        .filter(|f| !f.dependency)
-        .flat_map(|f| f.kafka_sent_topics.iter().cloned())
-        .collect();
-    attribute_sent_topics(&mut clients, &sent);
+    errors.extend(over_budget.into_iter().map(over_budget_error));
+    let clients = kafka_clients(&lowered.krate, &package);
     let own_files: Vec<&SourceFile> = files
         .iter()
         .copied()

@@ -717,6 +717,29 @@ fn guarantee(out: &mut String, inf: &inventory::Inference) {
 }
 
 fn producer(out: &mut String, p: &Producer, report: &Report) {
+    producer_header(out, p, report);
+    producer_event_id(out, p);
+    let settings = inventory::producer_settings(p);
+    producer_retries(out, p, &settings);
+    producer_confirm(out, p, &settings);
+    producer_commits_with_state(out, p);
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Findings here: {}.",
+        if p.findings.is_empty() {
+            "none".to_string()
+        } else {
+            join(&p.findings.iter().map(finding).collect::<Vec<_>>())
+        }
+    );
+}
+
+/// The client settings a producer's checklist reads (`acks`, `enable.idempotence`).
+type Settings = BTreeMap<String, (Option<String>, Loc)>;
+
+/// `### Producer name`, where it is defined, what it publishes, and its send promise.
+fn producer_header(out: &mut String, p: &Producer, report: &Report) {
     let _ = writeln!(out, "### Producer {}\n", code(&p.name));
     let mut facts = Vec::new();
     if let Some(l) = &p.loc {
@@ -740,7 +763,10 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
         "Sends are **{}**: a send counts as sent when {when}.\n",
         promise.as_str()
     );
+}
 
+/// Item 1: is the event id minted once, not per send attempt?
+fn producer_event_id(out: &mut String, p: &Producer) {
     let q = "1. Stable event id, reused on every retry?";
     if p.fresh_ids.is_empty() {
         item(out, true, q, "No id is minted per send attempt here.");
@@ -761,9 +787,11 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
             ),
         );
     }
+}
 
+/// Item 2: the client's and the application's send retries.
+fn producer_retries(out: &mut String, p: &Producer, settings: &Settings) {
     let q = "2. Which steps may retry?";
-    let settings = inventory::producer_settings(p);
     let mut steps = Vec::new();
     let mut idempotent = true;
     if p.broker == Some(Broker::Kafka) {
@@ -803,7 +831,10 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
         q,
         &format!("{}.", capitalize(&join(&steps))),
     );
+}
 
+/// Item 3: what confirms a send (publisher confirms, `acks`, or nothing visible).
+fn producer_confirm(out: &mut String, p: &Producer, settings: &Settings) {
     let q = "3. What confirms the send?";
     let ma008 = findings_of(&p.findings, &[Concern::SendPromise]);
     if !ma008.is_empty() {
@@ -842,7 +873,10 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
             "The client's default acknowledgement: no setting is visible to confirm it.",
         );
     }
+}
 
+/// Item 4: does the publish commit with the database state it announces?
+fn producer_commits_with_state(out: &mut String, p: &Producer) {
     let q = "4. Does the publish commit with the state it announces?";
     let dual = findings_of(
         &p.findings,
@@ -872,16 +906,6 @@ fn producer(out: &mut String, p: &Producer, report: &Report) {
             "The database writes next to it go through an outbox (no dual write found).",
         );
     }
-    out.push('\n');
-    let _ = writeln!(
-        out,
-        "Findings here: {}.",
-        if p.findings.is_empty() {
-            "none".to_string()
-        } else {
-            join(&p.findings.iter().map(finding).collect::<Vec<_>>())
-        }
-    );
 }
 
 /// `**Findings:** 3 MA0NN rule-name, 1 MA0NN other-rule … (5 in total).`

@@ -3,11 +3,11 @@
 //! each kind has its own method below.
 
 use super::state::{join_opt, Applied, Failure, List, Pending, State, Tx};
-use super::{finish_tasks, Frame, Interp, Outcome, MAX_CALL_DEPTH};
+use super::{finish_tasks, Frame, Interp, Outcome, Val, MAX_CALL_DEPTH};
 use crate::analysis::flow::facts::{
     AckAfterFailure, EffectKind, EvRef, Relation, WriteAfterFailure,
 };
-use crate::ir::{Event, EventKind, ExternalKind, Origin, SqlFacts, SqlKind, ValueId};
+use crate::ir::{Event, EventKind, ExternalKind, Node, Origin, SqlFacts, SqlKind, ValueId};
 
 impl<'c> Interp<'c> {
     pub(super) fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
@@ -37,34 +37,11 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Begin { tx, fresh, used } => {
-                st.txs.insert(
-                    fr.val(*tx),
-                    Tx {
-                        begin: Some(self.evref(e)),
-                        writes: Vec::new(),
-                        open: true,
-                        idle: *fresh && !*used,
-                        outbox: false,
-                        nonidem: List::default(),
-                        known: false,
-                        non_delete: false,
-                    },
-                );
+                self.begin(e, &mut st, fr.val(*tx), *fresh && !*used);
                 None
             }
             EventKind::Write { .. } => self.write(e, &mut st, fr),
-            EventKind::Commit { tx } => {
-                let ev = self.evref(e);
-                self.split = None;
-                let t = fr.val(*tx);
-                let failable = st
-                    .txs
-                    .get(&t)
-                    .is_some_and(|x| x.open && !x.writes.is_empty());
-                let failure = failable.then(|| Failure::of(ev.clone(), false, &st));
-                self.commit(&mut st, t, ev);
-                failure
-            }
+            EventKind::Commit { tx } => self.commit_event(e, &mut st, fr.val(*tx)),
             EventKind::Rollback { tx } => {
                 rollback(&mut st, fr.val(*tx));
                 None
@@ -96,20 +73,8 @@ impl<'c> Interp<'c> {
                 st.broker_open = None;
                 None
             }
-            EventKind::AwaitHandle {
-                handle: Some(handle),
-            } => {
-                let h = fr.val(*handle);
-                let (done, left) = std::mem::take(&mut st.floating)
-                    .into_iter()
-                    .partition(|f| f.handle == Some(h));
-                st.floating = left;
-                finish_tasks(&mut st, done);
-                None
-            }
-            EventKind::AwaitHandle { handle: None } => {
-                let done = std::mem::take(&mut st.floating);
-                finish_tasks(&mut st, done);
+            EventKind::AwaitHandle { handle } => {
+                await_tasks(&mut st, handle.map(|h| fr.val(h)));
                 None
             }
             EventKind::ChannelSend { chan } => {
@@ -124,17 +89,7 @@ impl<'c> Interp<'c> {
             EventKind::CallValue { callee } => {
                 if let Some(cl) = fr.closures.get(callee).cloned() {
                     if self.stack.len() <= MAX_CALL_DEPTH {
-                        self.via.push(e.loc.clone());
-                        let o = self.run(cl.0, st, &cl.1);
-                        self.via.pop();
-                        let mut fall = o.fall;
-                        for s in [o.ret, o.ret_err].into_iter().flatten() {
-                            join_opt(&mut fall, s);
-                        }
-                        return Outcome {
-                            fall,
-                            ..Outcome::default()
-                        };
+                        return self.call_closure(e, &cl, st);
                     }
                 }
                 None
@@ -149,15 +104,7 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Failed { what } => {
-                let failed = Event {
-                    kind: (**what).clone(),
-                    ..e.clone()
-                };
-                st.failed = Some(Failure::of(
-                    self.evref(&failed),
-                    matches!(**what, EventKind::Publish { .. }),
-                    &st,
-                ));
+                self.failed(e, &mut st, what);
                 None
             }
             EventKind::EntriesUnread { what, delivery } => {
@@ -166,24 +113,11 @@ impl<'c> Interp<'c> {
                 cause
             }
             EventKind::ErrorIgnored { told, arm } => {
-                if let Some(mut c) = cause {
-                    if *arm && c.publish && !st.failed_publishes.contains(&c.effect) {
-                        st.failed_publishes.insert(c.effect.clone());
-                    }
-                    c.handled = Some(e.loc.clone());
-                    c.told = *told;
-                    c.received |= st.received;
-                    st.failed = Some(c);
-                }
+                error_ignored(e, &mut st, cause, *told, *arm);
                 None
             }
             EventKind::Read { tables } => {
-                // Rows read again after a failed publish are new rows: a delete of
-                // them is not the progress record of what failed to publish.
-                if let Some(f) = st.failed.as_mut() {
-                    f.read_before.retain(|t| !tables.contains(t));
-                }
-                st.read_tables.extend(tables.iter().cloned());
+                read(&mut st, tables);
                 None
             }
             EventKind::IdGen { .. }
@@ -203,6 +137,66 @@ impl<'c> Interp<'c> {
             fall: Some(st),
             ..Outcome::default()
         }
+    }
+
+    /// A transaction begins (`idle`: a fresh one no statement has used yet).
+    fn begin(&self, e: &'c Event, st: &mut State, tx: Val, idle: bool) {
+        st.txs.insert(
+            tx,
+            Tx {
+                begin: Some(self.evref(e)),
+                writes: Vec::new(),
+                open: true,
+                idle,
+                outbox: false,
+                nonidem: List::default(),
+                known: false,
+                non_delete: false,
+            },
+        );
+    }
+
+    /// A transaction commits; a commit of an open transaction with writes may fail
+    /// (the failure the error handling right after it reads).
+    fn commit_event(&mut self, e: &'c Event, st: &mut State, tx: Val) -> Option<Failure> {
+        let ev = self.evref(e);
+        self.split = None;
+        let failable = st
+            .txs
+            .get(&tx)
+            .is_some_and(|x| x.open && !x.writes.is_empty());
+        let failure = failable.then(|| Failure::of(ev.clone(), false, st));
+        self.commit(st, tx, ev);
+        failure
+    }
+
+    /// A closure called through a value: its body runs on the path, and each of its
+    /// exits (fall, return, error return) continues after the call.
+    fn call_closure(&mut self, e: &'c Event, cl: &(&'c Node, Frame<'c>), st: State) -> Outcome {
+        self.via.push(e.loc.clone());
+        let o = self.run(cl.0, st, &cl.1);
+        self.via.pop();
+        let mut fall = o.fall;
+        for s in [o.ret, o.ret_err].into_iter().flatten() {
+            join_opt(&mut fall, s);
+        }
+        Outcome {
+            fall,
+            ..Outcome::default()
+        }
+    }
+
+    /// The operation `what` failed here: the failure the code after it handles.
+    fn failed(&self, e: &'c Event, st: &mut State, what: &EventKind) {
+        let failed = Event {
+            kind: what.clone(),
+            ..e.clone()
+        };
+        st.failed = Some(Failure::of(
+            self.evref(&failed),
+            matches!(*what, EventKind::Publish { .. }),
+            st,
+        ));
     }
 
     fn receive(
@@ -603,4 +597,42 @@ fn rollback(st: &mut State, t: super::Val) {
         .collect();
     st.writes.retain(|w| !gone.contains(&w.ev));
     st.unchecked.retain(|c| !gone.contains(c));
+}
+
+/// Awaiting a task handle (`None`: all of them) finishes the tasks it names.
+fn await_tasks(st: &mut State, handle: Option<Val>) {
+    let done = match handle {
+        Some(h) => {
+            let (done, left) = std::mem::take(&mut st.floating)
+                .into_iter()
+                .partition(|f| f.handle == Some(h));
+            st.floating = left;
+            done
+        }
+        None => std::mem::take(&mut st.floating),
+    };
+    finish_tasks(st, done);
+}
+
+/// The error of the operation just before (`cause`) is handled here and the code
+/// goes on (`arm`: on the failure side of a branch, where it did fail).
+fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, arm: bool) {
+    if let Some(mut c) = cause {
+        if arm && c.publish && !st.failed_publishes.contains(&c.effect) {
+            st.failed_publishes.insert(c.effect.clone());
+        }
+        c.handled = Some(e.loc.clone());
+        c.told = told;
+        c.received |= st.received;
+        st.failed = Some(c);
+    }
+}
+
+/// Rows read again after a failed publish are new rows: a delete of them is not the
+/// progress record of what failed to publish.
+fn read(st: &mut State, tables: &[String]) {
+    if let Some(f) = st.failed.as_mut() {
+        f.read_before.retain(|t| !tables.contains(t));
+    }
+    st.read_tables.extend(tables.iter().cloned());
 }

@@ -30,7 +30,7 @@ mod values;
 use outcome::*;
 use spans::*;
 
-use super::types::{bounded_generic, impl_arg};
+use super::types::bounded_generic;
 use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
 use crate::apis::{ApiEvent as Api, Apis, ArgWord, BuilderStep, CallSpec, Role, Target};
 use crate::diagnostic::Span;

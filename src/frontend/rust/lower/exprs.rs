@@ -1,6 +1,17 @@
 //! Expressions: the dispatch over syn's expression kinds, paths and fields.
 
-use super::*;
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+use syn::{Expr, Pat};
+
+use super::outcome::{
+    catch_all_err, ends_in_fallible, hides_failure, is_call_chain, result_pattern,
+};
+use super::spans::expr_span;
+use super::{ends_in_call, is_message_role, result_kind, short_text, strip, Info, Lowerer};
+use crate::frontend::rust::types::{bounded_generic, impl_arg};
+use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
@@ -28,76 +39,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Group(g) => self.expr(&g.expr, out),
             Expr::Unary(u) => self.expr(&u.expr, out),
             Expr::Cast(c) => self.expr(&c.expr, out),
-            Expr::Await(a) => {
-                if let Some(n) = self.deferred_of(&a.base) {
-                    out.push(n);
-                }
-                let info = self.expr(&a.base, out);
-                if let Some(handle) = self.awaited_tasks(&a.base, &info) {
-                    let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
-                    out.push(Node::Event(Event {
-                        kind: EventKind::AwaitHandle { handle },
-                        loc,
-                        text: format!("{}.await", short_text(&self.cx.text_of(expr_span(&a.base)))),
-                        describe: "task awaited".into(),
-                    }));
-                }
-                info
-            }
-            Expr::Try(t) => {
-                let start = out.len();
-                let info = self.expr(&t.expr, out);
-                // `op.await.map_err(|e| ..)?`: the adapters keep the operation's
-                // failure; its error edge is the `?`'s.
-                self.keep_last_effect(&t.expr, start, out);
-                if let Some(Node::Event(Event {
-                    kind: EventKind::Call(c),
-                    ..
-                })) = out.last_mut()
-                {
-                    c.propagates_err = true;
-                }
-                // `tx.commit().await?`, `query.execute(..).await?`, `consumer.commit_message(..)?`:
-                // on the error edge the operation failed, so it did not happen there.
-                let failed_here = matches!(
-                    out.last(),
-                    Some(Node::Event(Event {
-                        kind: EventKind::Commit { .. }
-                            | EventKind::Write { .. }
-                            | EventKind::Publish { .. }
-                            | EventKind::External { .. }
-                            | EventKind::Ack { .. },
-                        ..
-                    }))
-                );
-                if failed_here {
-                    let commit = out.pop().unwrap_or(Node::Seq(vec![]));
-                    // The error edge says what failed, except for an ack (for acks
-                    // after a failure).
-                    let exit = Node::Exit(ExitKind::Return { err: Some(true) });
-                    let err = match &commit {
-                        Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => {
-                            Node::Seq(vec![
-                                Node::Event(Event {
-                                    kind: EventKind::Failed {
-                                        what: Box::new(ev.kind.clone()),
-                                    },
-                                    ..ev.clone()
-                                }),
-                                exit,
-                            ])
-                        }
-                        _ => exit,
-                    };
-                    out.push(Node::Branch(vec![Node::Seq(vec![commit]), err]));
-                } else {
-                    out.push(Node::Branch(vec![
-                        Node::Seq(vec![]),
-                        Node::Exit(ExitKind::Return { err: Some(true) }),
-                    ]));
-                }
-                info
-            }
+            Expr::Await(a) => self.await_expr(a, out),
+            Expr::Try(t) => self.try_expr(t, out),
             Expr::Field(f) => {
                 let base = self.expr(&f.base, out);
                 let name = match &f.member {
@@ -120,135 +63,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Block(b) => self.block_value(&b.block, out),
             Expr::Unsafe(b) => self.block_value(&b.block, out),
             Expr::Const(b) => self.block_value(&b.block, out),
-            Expr::Async(a) => {
-                let mut body = Vec::new();
-                self.block_value(&a.block, &mut body);
-                let sp = a.async_token.span.join(a.block.brace_token.span.close());
-                let sp = sp
-                    .filter(|_| a.attrs.is_empty())
-                    .unwrap_or_else(|| a.span());
-                let loc = self.cx.loc(sp, sp);
-                out.push(Node::Closure {
-                    body: Box::new(Node::Seq(body)),
-                    run: ClosureRun::Now,
-                    param: None,
-                    handle: None,
-                    loc,
-                    text: "async block".into(),
-                });
-                Info::default()
-            }
+            Expr::Async(a) => self.async_block(a, out),
             Expr::Closure(c) => {
                 self.closure(c, ClosureRun::Now, None, out);
                 Info::default()
             }
             Expr::If(i) => self.if_expr(i, out),
-            Expr::Match(m) => {
-                let mut scr_nodes = Vec::new();
-                let scrut = self.expr(&m.expr, &mut scr_nodes);
-                let mut arms = Vec::new();
-                let mut kinds = Vec::new();
-                // The roles the arms that do not diverge evaluate to.
-                let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
-                for arm in &m.arms {
-                    self.scopes.push(HashMap::new());
-                    self.bind_pattern(&arm.pat, &scrut);
-                    let mut body = Vec::new();
-                    if let Some((_, g)) = &arm.guard {
-                        self.expr(g, &mut body);
-                    }
-                    let v = self.expr(&arm.body, &mut body);
-                    if !matches!(body.last(), Some(Node::Exit(_))) {
-                        values.push((v.role, v.crate_type));
-                    }
-                    self.scopes.pop();
-                    arms.push(Node::Seq(body));
-                    kinds.push(result_pattern(&arm.pat));
-                }
-                // `let mailer = match cfg.tls { .. => SmtpTransport::relay(h)?.build(),
-                // .. => SmtpTransport::unencrypted_localhost() }`: every arm that yields a
-                // value yields the same kind of value.
-                let agreed = match values.split_first() {
-                    // Messages keep their own tracking (a `match` over a receive).
-                    Some((first, rest))
-                        if (first.0.is_some() || first.1.is_some())
-                            && !first.0.as_deref().is_some_and(is_message_role) =>
-                    {
-                        rest.iter().all(|v| v == first).then(|| first.clone())
-                    }
-                    _ => None,
-                };
-                // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
-                let bound = self.bound_outcome(&m.expr, out);
-                // The arms that take every error handle it and go on (an ack after a
-                // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
-                // beside an `Ok` arm.
-                let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
-                    || (bound && ends_in_fallible(out));
-                if fallible && kinds.contains(&Some(true)) {
-                    for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
-                        let takes_all = arm.guard.is_none()
-                            && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
-                        if let (true, Node::Seq(v)) = (takes_all, body) {
-                            v.insert(
-                                0,
-                                self.error_ignored(
-                                    arm.pat.span(),
-                                    "Err(..) =>",
-                                    !hides_failure(&arm.body),
-                                ),
-                            );
-                        }
-                    }
-                }
-                let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
-                    && kinds.contains(&Some(true))
-                    && kinds.contains(&Some(false))
-                    && m.arms
-                        .iter()
-                        .zip(&kinds)
-                        .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
-                if by_outcome {
-                    let (mut ok, mut err) = (Vec::new(), Vec::new());
-                    for (arm, k) in arms.into_iter().zip(kinds) {
-                        match k {
-                            Some(true) => ok.push(arm),
-                            Some(false) => err.push(arm),
-                            None => {
-                                // A `_` arm: its failure marker is for the error side.
-                                let mut on_ok = arm.clone();
-                                if let Node::Seq(v) = &mut on_ok {
-                                    if matches!(
-                                        v.first(),
-                                        Some(Node::Event(Event {
-                                            kind: EventKind::ErrorIgnored { .. },
-                                            ..
-                                        }))
-                                    ) {
-                                        v.remove(0);
-                                    }
-                                }
-                                ok.push(on_ok);
-                                err.push(arm);
-                            }
-                        }
-                    }
-                    out.push(Node::ResultBranch {
-                        scrutinee: Box::new(Node::Seq(scr_nodes)),
-                        ok: Box::new(Node::Branch(ok)),
-                        err: Box::new(Node::Branch(err)),
-                    });
-                } else {
-                    out.extend(scr_nodes);
-                    out.push(Node::Branch(arms));
-                }
-                let (role, crate_type) = agreed.unwrap_or_default();
-                Info {
-                    role,
-                    crate_type,
-                    ..Info::default()
-                }
-            }
+            Expr::Match(m) => self.match_expr(m, out),
             Expr::While(_) | Expr::ForLoop(_) | Expr::Loop(_) => self.loop_expr(e, out),
             Expr::Break(b) => {
                 if let Some(v) = &b.expr {
@@ -280,27 +101,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.bind_pattern(&l.pat, &info);
                 Info::default()
             }
-            Expr::Assign(a) => {
-                let rhs = self.expr(&a.right, out);
-                if let Expr::Path(p) = strip(&a.left) {
-                    if let Some(id) = p.path.get_ident() {
-                        let name = id.to_string();
-                        let v = match rhs.value {
-                            Some(v) => v,
-                            None => self.value_from(&name, &rhs),
-                        };
-                        // Re-assignment rebinds the name in the scope that holds it.
-                        if let Some(scope) =
-                            self.scopes.iter_mut().rev().find(|s| s.contains_key(&name))
-                        {
-                            scope.insert(name, v);
-                        }
-                        return Info::default();
-                    }
-                }
-                self.expr(&a.left, out);
-                Info::default()
-            }
+            Expr::Assign(a) => self.assign_expr(a, out),
             Expr::Binary(b) => {
                 let l = self.expr(&b.left, out);
                 let r = self.expr(&b.right, out);
@@ -321,26 +122,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Expr::Tuple(t) => self.collect(t.elems.iter(), out),
             Expr::Array(a) => self.collect(a.elems.iter(), out),
-            Expr::Struct(s) => {
-                self.link_chan_fields(s);
-                let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
-                if let Some(rest) = &s.rest {
-                    let r = self.expr(rest, out);
-                    info.absorb(&r);
-                }
-                info.idents
-                    .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
-                self.ack_setting_in_struct(s);
-                if let Some(last) = s.path.segments.last() {
-                    let name = last.ident.to_string();
-                    if self.cx.index.type_names.contains(&name) {
-                        info.crate_type = Some(name);
-                    } else if name == "Self" {
-                        info.crate_type.clone_from(&self.self_type);
-                    }
-                }
-                info
-            }
+            Expr::Struct(s) => self.struct_expr(s, out),
             Expr::Range(r) => {
                 let mut info = Info::default();
                 for e in r.start.iter().chain(r.end.iter()) {
@@ -350,21 +132,265 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 info
             }
             Expr::Repeat(r) => self.expr(&r.expr, out),
-            Expr::TryBlock(t) => {
-                let mut body = Vec::new();
-                self.block_value(&t.block, &mut body);
-                out.push(Node::Closure {
-                    body: Box::new(Node::Seq(body)),
-                    run: ClosureRun::Now,
-                    param: None,
-                    handle: None,
-                    loc: self.cx.loc(t.span(), t.span()),
-                    text: "try block".into(),
-                });
-                Info::default()
-            }
+            Expr::TryBlock(t) => self.try_block(t, out),
             _ => Info::default(),
         }
+    }
+
+    /// `x.await`: awaiting a deferred operation runs it here; awaiting a task handle finishes its tasks.
+    fn await_expr(&mut self, a: &syn::ExprAwait, out: &mut Vec<Node>) -> Info {
+        if let Some(n) = self.deferred_of(&a.base) {
+            out.push(n);
+        }
+        let info = self.expr(&a.base, out);
+        if let Some(handle) = self.awaited_tasks(&a.base, &info) {
+            let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
+            out.push(Node::Event(Event {
+                kind: EventKind::AwaitHandle { handle },
+                loc,
+                text: format!("{}.await", short_text(&self.cx.text_of(expr_span(&a.base)))),
+                describe: "task awaited".into(),
+            }));
+        }
+        info
+    }
+
+    /// `x?`: the operation's error edge returns; on it the operation (a commit, write,
+    /// publish, external call or ack) failed, so it did not happen there.
+    fn try_expr(&mut self, t: &syn::ExprTry, out: &mut Vec<Node>) -> Info {
+        let start = out.len();
+        let info = self.expr(&t.expr, out);
+        // `op.await.map_err(|e| ..)?`: the adapters keep the operation's
+        // failure; its error edge is the `?`'s.
+        self.keep_last_effect(&t.expr, start, out);
+        if let Some(Node::Event(Event {
+            kind: EventKind::Call(c),
+            ..
+        })) = out.last_mut()
+        {
+            c.propagates_err = true;
+        }
+        // `tx.commit().await?`, `query.execute(..).await?`, `consumer.commit_message(..)?`:
+        // on the error edge the operation failed, so it did not happen there.
+        let failed_here = matches!(
+            out.last(),
+            Some(Node::Event(Event {
+                kind: EventKind::Commit { .. }
+                    | EventKind::Write { .. }
+                    | EventKind::Publish { .. }
+                    | EventKind::External { .. }
+                    | EventKind::Ack { .. },
+                ..
+            }))
+        );
+        if failed_here {
+            let commit = out.pop().unwrap_or(Node::Seq(vec![]));
+            // The error edge says what failed, except for an ack (for acks
+            // after a failure).
+            let exit = Node::Exit(ExitKind::Return { err: Some(true) });
+            let err = match &commit {
+                Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => Node::Seq(vec![
+                    Node::Event(Event {
+                        kind: EventKind::Failed {
+                            what: Box::new(ev.kind.clone()),
+                        },
+                        ..ev.clone()
+                    }),
+                    exit,
+                ]),
+                _ => exit,
+            };
+            out.push(Node::Branch(vec![Node::Seq(vec![commit]), err]));
+        } else {
+            out.push(Node::Branch(vec![
+                Node::Seq(vec![]),
+                Node::Exit(ExitKind::Return { err: Some(true) }),
+            ]));
+        }
+        info
+    }
+
+    /// `async { .. }`: a closure run here.
+    fn async_block(&mut self, a: &syn::ExprAsync, out: &mut Vec<Node>) -> Info {
+        let mut body = Vec::new();
+        self.block_value(&a.block, &mut body);
+        let sp = a.async_token.span.join(a.block.brace_token.span.close());
+        let sp = sp
+            .filter(|_| a.attrs.is_empty())
+            .unwrap_or_else(|| a.span());
+        let loc = self.cx.loc(sp, sp);
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run: ClosureRun::Now,
+            param: None,
+            handle: None,
+            loc,
+            text: "async block".into(),
+        });
+        Info::default()
+    }
+
+    /// `match`: the arms as branches; a match on an operation's result splits its `Ok` and
+    /// `Err` arms by outcome, and arms that take every error handle it.
+    fn match_expr(&mut self, m: &syn::ExprMatch, out: &mut Vec<Node>) -> Info {
+        let mut scr_nodes = Vec::new();
+        let scrut = self.expr(&m.expr, &mut scr_nodes);
+        let mut arms = Vec::new();
+        let mut kinds = Vec::new();
+        // The roles the arms that do not diverge evaluate to.
+        let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
+        for arm in &m.arms {
+            self.scopes.push(HashMap::new());
+            self.bind_pattern(&arm.pat, &scrut);
+            let mut body = Vec::new();
+            if let Some((_, g)) = &arm.guard {
+                self.expr(g, &mut body);
+            }
+            let v = self.expr(&arm.body, &mut body);
+            if !matches!(body.last(), Some(Node::Exit(_))) {
+                values.push((v.role, v.crate_type));
+            }
+            self.scopes.pop();
+            arms.push(Node::Seq(body));
+            kinds.push(result_pattern(&arm.pat));
+        }
+        // `let mailer = match cfg.tls { .. => SmtpTransport::relay(h)?.build(),
+        // .. => SmtpTransport::unencrypted_localhost() }`: every arm that yields a
+        // value yields the same kind of value.
+        let agreed = match values.split_first() {
+            // Messages keep their own tracking (a `match` over a receive).
+            Some((first, rest))
+                if (first.0.is_some() || first.1.is_some())
+                    && !first.0.as_deref().is_some_and(is_message_role) =>
+            {
+                rest.iter().all(|v| v == first).then(|| first.clone())
+            }
+            _ => None,
+        };
+        // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
+        let bound = self.bound_outcome(&m.expr, out);
+        // The arms that take every error handle it and go on (an ack after a
+        // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
+        // beside an `Ok` arm.
+        let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
+            || (bound && ends_in_fallible(out));
+        if fallible && kinds.contains(&Some(true)) {
+            for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
+                let takes_all = arm.guard.is_none()
+                    && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
+                if let (true, Node::Seq(v)) = (takes_all, body) {
+                    v.insert(
+                        0,
+                        self.error_ignored(arm.pat.span(), "Err(..) =>", !hides_failure(&arm.body)),
+                    );
+                }
+            }
+        }
+        let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
+            && kinds.contains(&Some(true))
+            && kinds.contains(&Some(false))
+            && m.arms
+                .iter()
+                .zip(&kinds)
+                .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
+        if by_outcome {
+            let (mut ok, mut err) = (Vec::new(), Vec::new());
+            for (arm, k) in arms.into_iter().zip(kinds) {
+                match k {
+                    Some(true) => ok.push(arm),
+                    Some(false) => err.push(arm),
+                    None => {
+                        // A `_` arm: its failure marker is for the error side.
+                        let mut on_ok = arm.clone();
+                        if let Node::Seq(v) = &mut on_ok {
+                            if matches!(
+                                v.first(),
+                                Some(Node::Event(Event {
+                                    kind: EventKind::ErrorIgnored { .. },
+                                    ..
+                                }))
+                            ) {
+                                v.remove(0);
+                            }
+                        }
+                        ok.push(on_ok);
+                        err.push(arm);
+                    }
+                }
+            }
+            out.push(Node::ResultBranch {
+                scrutinee: Box::new(Node::Seq(scr_nodes)),
+                ok: Box::new(Node::Branch(ok)),
+                err: Box::new(Node::Branch(err)),
+            });
+        } else {
+            out.extend(scr_nodes);
+            out.push(Node::Branch(arms));
+        }
+        let (role, crate_type) = agreed.unwrap_or_default();
+        Info {
+            role,
+            crate_type,
+            ..Info::default()
+        }
+    }
+
+    /// `x = ..`: re-assigning a name rebinds it in the scope that holds it.
+    fn assign_expr(&mut self, a: &syn::ExprAssign, out: &mut Vec<Node>) -> Info {
+        let rhs = self.expr(&a.right, out);
+        if let Expr::Path(p) = strip(&a.left) {
+            if let Some(id) = p.path.get_ident() {
+                let name = id.to_string();
+                let v = match rhs.value {
+                    Some(v) => v,
+                    None => self.value_from(&name, &rhs),
+                };
+                // Re-assignment rebinds the name in the scope that holds it.
+                if let Some(scope) = self.scopes.iter_mut().rev().find(|s| s.contains_key(&name)) {
+                    scope.insert(name, v);
+                }
+                return Info::default();
+            }
+        }
+        self.expr(&a.left, out);
+        Info::default()
+    }
+
+    /// A struct literal: its fields' values, and its type when it is one of the crate's.
+    fn struct_expr(&mut self, s: &syn::ExprStruct, out: &mut Vec<Node>) -> Info {
+        self.link_chan_fields(s);
+        let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
+        if let Some(rest) = &s.rest {
+            let r = self.expr(rest, out);
+            info.absorb(&r);
+        }
+        info.idents
+            .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
+        self.ack_setting_in_struct(s);
+        if let Some(last) = s.path.segments.last() {
+            let name = last.ident.to_string();
+            if self.cx.index.type_names.contains(&name) {
+                info.crate_type = Some(name);
+            } else if name == "Self" {
+                info.crate_type.clone_from(&self.self_type);
+            }
+        }
+        info
+    }
+
+    /// `try { .. }`: a closure run here.
+    fn try_block(&mut self, t: &syn::ExprTryBlock, out: &mut Vec<Node>) -> Info {
+        let mut body = Vec::new();
+        self.block_value(&t.block, &mut body);
+        out.push(Node::Closure {
+            body: Box::new(Node::Seq(body)),
+            run: ClosureRun::Now,
+            param: None,
+            handle: None,
+            loc: self.cx.loc(t.span(), t.span()),
+            text: "try block".into(),
+        });
+        Info::default()
     }
 
     pub(super) fn collect<'e>(
