@@ -461,7 +461,7 @@ fn setup_unsafe(dir: &Path, case: &UnsafeCase) {
         write(
             dir,
             "Cargo.toml",
-            &format!(
+            format!(
                 "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{}",
                 case.deps
             ),
