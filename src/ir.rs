@@ -524,6 +524,23 @@ pub struct IdFlow {
     /// The sink is a call into the crate: it counts only if that function sends,
     /// writes or publishes something (a helper that only logs does not).
     pub sink_call: Option<Callee>,
+    /// Where the id's binding can move to make it once, before the retry: set when
+    /// it is a single `let` at the top of the retry loop or closure whose value is
+    /// the generator call alone, using nothing bound inside.
+    pub hoist: Option<Hoist>,
+}
+
+/// Moving a fresh id's `let` statement out of a retry (an unsafe fix, SPEC §4): the
+/// statement's lines are removed and `text` is inserted at `before`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Hoist {
+    /// The statement's whole line, its indentation and line break included.
+    pub remove: Loc,
+    /// The start of the line of the statement that holds the retry (empty).
+    pub before: Loc,
+    /// The statement as it reads there: the indentation of that line, the
+    /// statement, the line break.
+    pub text: String,
 }
 
 /// A property set on a Kafka client config (`.set("acks", "all")`).

@@ -4,7 +4,9 @@
 //! outside the edits kept, CRLF kept), a second `--fix` changes nothing, the
 //! re-analysis has no finding of the fixed kind, a YAML file loads to the same
 //! document but for the changed values, and the `--diff` output is a patch `git
-//! apply` takes to the same text.
+//! apply` takes to the same text. Unsafe fixes (MA007, MA002) wait for
+//! `--unsafe-fixes`, and findings where the change would stop progress or change
+//! the id carry none.
 
 mod common;
 use common::{git, git_repo, msgaudit, write};
@@ -367,4 +369,236 @@ fn a_bom_is_kept() {
         fs::read_to_string(dir.join("p.yaml")).unwrap(),
         "\u{feff}producer:\n  bootstrap.servers: k:9092\n  acks: all\n"
     );
+}
+
+/// An unsafe fix (SPEC §4): applied only with `--unsafe-fixes`.
+struct UnsafeCase {
+    name: &'static str,
+    /// The `[dependencies]` of the crate (Rust cases).
+    deps: &'static str,
+    file: &'static str,
+    before: &'static str,
+    after: &'static str,
+    code: &'static str,
+}
+
+const RDKAFKA_COMMITS_BEFORE: &str = "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\nuse rdkafka::Message;\n\npub async fn run(pool: &sqlx::PgPool) -> anyhow::Result<()> {\n    let consumer: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"billing\")\n        .set(\"enable.auto.commit\", \"true\") // timer\n        .create()?;\n    consumer.subscribe(&[\"orders\"])?;\n    loop {\n        let msg = consumer.recv().await?;\n        sqlx::query(\"INSERT INTO charges (id) VALUES ($1) ON CONFLICT DO NOTHING\")\n            .bind(msg.offset())\n            .execute(pool)\n            .await?;\n        consumer.commit_message(&msg, CommitMode::Async)?;\n    }\n}\n";
+
+const UNSAFE_CASES: &[UnsafeCase] = &[
+    UnsafeCase {
+        name: "MA007 rdkafka consumer that commits each message after its effect",
+        deps: "rdkafka = \"0.36\"\nsqlx = \"0.7\"\n",
+        file: "src/lib.rs",
+        before: RDKAFKA_COMMITS_BEFORE,
+        after: "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};\nuse rdkafka::Message;\n\npub async fn run(pool: &sqlx::PgPool) -> anyhow::Result<()> {\n    let consumer: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"billing\")\n        .set(\"enable.auto.commit\", \"false\") // timer\n        .create()?;\n    consumer.subscribe(&[\"orders\"])?;\n    loop {\n        let msg = consumer.recv().await?;\n        sqlx::query(\"INSERT INTO charges (id) VALUES ($1) ON CONFLICT DO NOTHING\")\n            .bind(msg.offset())\n            .execute(pool)\n            .await?;\n        consumer.commit_message(&msg, CommitMode::Async)?;\n    }\n}\n",
+        code: "MA007",
+    },
+    UnsafeCase {
+        name: "MA007 Spring consumer (the listener container commits)",
+        deps: "",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    bootstrap-servers: kafka:9092\n    consumer:\n      group-id: billing\n      enable-auto-commit: true # timer\n",
+        after: "spring:\n  kafka:\n    bootstrap-servers: kafka:9092\n    consumer:\n      group-id: billing\n      enable-auto-commit: false # timer\n",
+        code: "MA007",
+    },
+    UnsafeCase {
+        name: "MA002 id minted at the top of a retry loop",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    for attempt in 0..5 {\n        let key = Uuid::new_v4();\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        after: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    let key = Uuid::new_v4();\n    for attempt in 0..5 {\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA002 id minted at the top of a retry closure, CRLF and a comment kept",
+        deps: "reqwest = \"0.12\"\nulid = \"1\"\nbackoff = \"0.4\"\n",
+        file: "src/lib.rs",
+        before: "use backoff::ExponentialBackoff;\r\nuse ulid::Ulid;\r\n\r\npub async fn publish(http: &reqwest::Client, url: &str) -> Result<(), backoff::Error<reqwest::Error>> {\r\n    let r = backoff::future::retry(ExponentialBackoff::default(), || async {\r\n        let id = Ulid::new(); // event id\r\n        http.post(url).header(\"Idempotency-Key\", id.to_string()).send().await?;\r\n        Ok(())\r\n    })\r\n    .await;\r\n    r\r\n}\r\n",
+        after: "use backoff::ExponentialBackoff;\r\nuse ulid::Ulid;\r\n\r\npub async fn publish(http: &reqwest::Client, url: &str) -> Result<(), backoff::Error<reqwest::Error>> {\r\n    let id = Ulid::new(); // event id\r\n    let r = backoff::future::retry(ExponentialBackoff::default(), || async {\r\n        http.post(url).header(\"Idempotency-Key\", id.to_string()).send().await?;\r\n        Ok(())\r\n    })\r\n    .await;\r\n    r\r\n}\r\n",
+        code: "MA002",
+    },
+];
+
+/// Findings of these carry no fix, not even an unsafe one.
+const NO_FIX_CASES: &[UnsafeCase] = &[
+    UnsafeCase {
+        name: "MA007 rdkafka consumer that never commits explicitly",
+        deps: "rdkafka = \"0.36\"\nsqlx = \"0.7\"\n",
+        file: "src/lib.rs",
+        before: "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{Consumer, StreamConsumer};\nuse rdkafka::Message;\n\npub async fn run(pool: &sqlx::PgPool) -> anyhow::Result<()> {\n    let consumer: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"billing\")\n        .set(\"enable.auto.commit\", \"true\")\n        .create()?;\n    consumer.subscribe(&[\"orders\"])?;\n    loop {\n        let msg = consumer.recv().await?;\n        sqlx::query(\"INSERT INTO charges (id) VALUES ($1) ON CONFLICT DO NOTHING\")\n            .bind(msg.offset())\n            .execute(pool)\n            .await?;\n    }\n}\n",
+        after: "",
+        code: "MA007",
+    },
+    UnsafeCase {
+        name: "MA007 raw property map: the commits are in code YAML does not show",
+        deps: "",
+        file: "consumer.yaml",
+        before: "consumer:\n  bootstrap.servers: kafka:9092\n  group.id: g\n  enable.auto.commit: \"true\"\n",
+        after: "",
+        code: "MA007",
+    },
+    UnsafeCase {
+        name: "MA002 id made from the loop variable",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use uuid::{Timestamp, Uuid};\n\npub async fn charge(http: &reqwest::Client, url: &str, ctx: &uuid::ContextV7) -> Result<(), reqwest::Error> {\n    for attempt in 0..5u64 {\n        let key = Uuid::new_v7(Timestamp::from_unix(ctx, 1_700_000_000 + attempt, 0));\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        after: "",
+        code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA002 id that is more than the generator call",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    for attempt in 0..5 {\n        let key = Uuid::new_v4().to_string();\n        match http.post(url).header(\"Idempotency-Key\", &key).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        after: "",
+        code: "MA002",
+    },
+];
+
+fn setup_unsafe(dir: &Path, case: &UnsafeCase) {
+    git_repo(dir);
+    if case.file.ends_with(".rs") {
+        write(
+            dir,
+            "Cargo.toml",
+            format!(
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{}",
+                case.deps
+            ),
+        );
+    }
+    write(dir, case.file, case.before);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "before"]);
+}
+
+fn fixes_of(json: &str, code: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == json!(code))
+        .map(|f| f["fix"].clone())
+        .collect()
+}
+
+#[test]
+fn unsafe_fixes_wait_for_the_flag_then_apply_once() {
+    for case in UNSAFE_CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup_unsafe(dir, case);
+        // `--fix` alone: the finding carries an unsafe fix, which waits.
+        let (_, out, err) = run(dir, &["--fix"]);
+        let fixes = fixes_of(&out, case.code);
+        assert_eq!(fixes.len(), 1, "{}: {out}", case.name);
+        assert_eq!(fixes[0]["applicability"], json!("unsafe"), "{}", case.name);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.before,
+            "{}: --fix applied an unsafe fix",
+            case.name
+        );
+        assert!(
+            err.contains("msgaudit: fixed 0 findings"),
+            "{}: {err}",
+            case.name
+        );
+        // With `--unsafe-fixes`.
+        let (_, out, err) = run(dir, &["--fix", "--unsafe-fixes"]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.after,
+            "{}: {err}",
+            case.name
+        );
+        assert!(
+            err.contains("msgaudit: fixed 1 finding"),
+            "{}: {err}",
+            case.name
+        );
+        let left = codes_of(&out);
+        assert!(
+            !left.contains(&case.code.to_string()),
+            "{}: {left:?}",
+            case.name
+        );
+        // A second run changes nothing, and the written file agrees.
+        let (_, out2, err2) = run(dir, &["--fix", "--unsafe-fixes"]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.after,
+            "{}",
+            case.name
+        );
+        assert!(
+            err2.contains("msgaudit: fixed 0 findings"),
+            "{}: {err2}",
+            case.name
+        );
+        assert_eq!(codes_of(&out2), left, "{}", case.name);
+    }
+}
+
+#[test]
+fn unsafe_diff_writes_nothing_and_git_applies_it() {
+    for case in UNSAFE_CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup_unsafe(dir, case);
+        let (_, diff, _) = run(dir, &["--diff"]);
+        assert!(
+            diff.is_empty() || !diff.contains("diff --git"),
+            "{}: {diff}",
+            case.name
+        );
+        let (_, diff, err) = run(dir, &["--diff", "--unsafe-fixes"]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.before,
+            "{}: --diff wrote",
+            case.name
+        );
+        assert!(
+            err.contains("msgaudit: would fix 1 finding"),
+            "{}: {err}",
+            case.name
+        );
+        let patch = dir.join(".git").join("fix.patch");
+        fs::write(&patch, &diff).unwrap();
+        let patch = patch.to_str().unwrap();
+        git(dir, &["apply", "--check", patch]);
+        git(dir, &["apply", patch]);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.after,
+            "{}: the diff\n{diff}",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn no_fix_where_the_change_would_stop_progress_or_change_the_id() {
+    for case in NO_FIX_CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup_unsafe(dir, case);
+        let (_, out, err) = run(dir, &["--fix", "--unsafe-fixes"]);
+        let fixes = fixes_of(&out, case.code);
+        assert!(!fixes.is_empty(), "{}: no finding\n{out}", case.name);
+        assert!(fixes.iter().all(Value::is_null), "{}: {fixes:?}", case.name);
+        assert_eq!(
+            fs::read_to_string(dir.join(case.file)).unwrap(),
+            case.before,
+            "{}",
+            case.name
+        );
+        assert!(
+            err.contains("msgaudit: fixed 0 findings"),
+            "{}: {err}",
+            case.name
+        );
+    }
 }

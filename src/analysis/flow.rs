@@ -183,6 +183,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         .collect();
     let mut received_clients = BTreeSet::new();
     let mut effect_clients = BTreeSet::new();
+    let mut committed_clients = BTreeSet::new();
     let mut over_budget = Vec::new();
     let mut returned_unread = BTreeSet::new();
     let workers = workers::worker_loops(krate);
@@ -196,7 +197,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             handler_effects: false,
             received_clients: BTreeSet::new(),
             effect_clients: BTreeSet::new(),
-
+            committed_clients: BTreeSet::new(),
             pairs: Vec::new(),
             failures: Vec::new(),
             tables,
@@ -253,6 +254,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         handler_effects |= an.handler_effects;
         received_clients.extend(an.received_clients.iter().copied());
         effect_clients.extend(an.effect_clients.iter().copied());
+        committed_clients.extend(an.committed_clients.iter().copied());
         facts.extend(an.facts);
         pairs.extend(an.pairs);
         failures.extend(an.failures);
@@ -265,6 +267,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         handler_effects,
         received_clients,
         effect_clients,
+        committed_clients,
         effectful: effectful_functions(krate, &resolver),
         relays,
         cursor_tables: durable_tables
@@ -308,6 +311,7 @@ struct Interp<'c> {
     handler_effects: bool,
     received_clients: BTreeSet<(usize, u32)>,
     effect_clients: BTreeSet<(usize, u32)>,
+    committed_clients: BTreeSet<(usize, u32)>,
 
     tables: &'c Tables,
     policy: &'c Policy,

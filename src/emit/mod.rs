@@ -221,7 +221,16 @@ pub fn explain(rule: &RuleMeta) -> String {
             "Fix (safe, applied by `msgaudit check --fix`): {}\n",
             rule.fix
         );
-    } else if rule.consequence != Consequence::Nothing {
+    }
+    if !rule.unsafe_fix.is_empty() {
+        let _ = writeln!(
+            out,
+            "Fix (unsafe, applied only with `msgaudit check --fix --unsafe-fixes`): {}\n",
+            rule.unsafe_fix
+        );
+    }
+    if rule.fix.is_empty() && rule.unsafe_fix.is_empty() && rule.consequence != Consequence::Nothing
+    {
         out.push_str(
             "Fix: none; the change is a decision about the program (see the fixes page).\n\n",
         );

@@ -28,6 +28,16 @@ pub fn set_value(p: &Prop, to: &str) -> Option<Edit> {
 /// A safe fix of the given edits, when every setting it needs has one (a partial
 /// fix would leave the finding standing).
 pub fn safe(title: String, edits: Vec<Option<Edit>>) -> Option<Fix> {
+    of(title, Applicability::Safe, edits)
+}
+
+/// An unsafe fix (SPEC §4: right in most programs, but it can change behaviour;
+/// applied only with `--unsafe-fixes`), when every edit it needs exists.
+pub fn unsafe_fix(title: String, edits: Vec<Option<Edit>>) -> Option<Fix> {
+    of(title, Applicability::Unsafe, edits)
+}
+
+fn of(title: String, applicability: Applicability, edits: Vec<Option<Edit>>) -> Option<Fix> {
     let edits: Option<Vec<Edit>> = edits.into_iter().collect();
     let mut edits = edits?;
     if edits.is_empty() {
@@ -37,7 +47,7 @@ pub fn safe(title: String, edits: Vec<Option<Edit>>) -> Option<Fix> {
     edits.dedup();
     Some(Fix {
         title,
-        applicability: Applicability::Safe,
+        applicability,
         edits,
     })
 }

@@ -1,7 +1,8 @@
 use super::declare_rule;
+use super::fixes;
 use super::pairs::{code, label};
 use crate::analysis::flow::{Facts, Resolver};
-use crate::diagnostic::Finding;
+use crate::diagnostic::{Edit, Finding};
 use crate::ir::Crate;
 
 declare_rule! {
@@ -64,6 +65,7 @@ declare_rule! {
         consequence: Duplicate,
         summary: "An event id or idempotency key is generated inside a retry loop or retry closure, or per redelivery, so each attempt carries a new identity.",
         boundary: "stable event identity",
+        unsafe_fix: "a fresh id bound by a single `let` at the top of a retry loop or closure, whose value is the generator call alone and uses nothing the loop or closure binds, moves to just before the statement holding the retry (the id is then made once and every attempt reuses it).",
     };
 }
 
@@ -122,15 +124,36 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             };
             labels.push(label(&flow.sink, "the fresh id identifies this call"));
             labels.sort();
-            out.push(MA002.finding(
-                &flow.idgen,
-                message,
-                window,
-                labels,
-                "make the id once, before the retry (or take the message's own id), and reuse it on every \
-                       attempt"
-                    .into(),
-            ));
+            let fix = flow.hoist.as_ref().and_then(|h| {
+                fixes::unsafe_fix(
+                    format!("make {} once, before the retry", code(&flow.idgen_text)),
+                    vec![
+                        Some(Edit {
+                            path: h.remove.path.to_string(),
+                            span: h.remove.span,
+                            content: String::new(),
+                        }),
+                        Some(Edit {
+                            path: h.before.path.to_string(),
+                            span: h.before.span,
+                            content: h.text.clone(),
+                        }),
+                    ],
+                )
+            });
+            out.push(
+                MA002
+                    .finding(
+                        &flow.idgen,
+                        message,
+                        window,
+                        labels,
+                        "make the id once, before the retry (or take the message's own id), and reuse it on \
+                         every attempt"
+                            .into(),
+                    )
+                    .with_fix(fix),
+            );
         }
     }
     out

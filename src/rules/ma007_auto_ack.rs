@@ -1,4 +1,5 @@
 use super::declare_rule;
+use super::fixes;
 use super::pairs::label;
 use crate::analysis::kafka_clients::{is_consumer, value};
 use crate::diagnostic::Finding;
@@ -72,6 +73,7 @@ declare_rule! {
         consequence: Loss,
         summary: "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None) in a consumer with side effects.",
         boundary: "progress decoupled from effect",
+        unsafe_fix: "`enable.auto.commit` written as `true` becomes `false`, where the consumer commits offsets explicitly after its effect (an rdkafka consumer whose received messages are followed by `commit_message`/`commit`; a Spring Boot consumer, whose listener container then commits after the listener returns); never where nothing would commit.",
     };
 }
 
@@ -130,13 +132,22 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
                 continue;
             }
             match (c.prop("enable.auto.commit"), value(c, "enable.auto.commit")) {
-                (Some(p), Some(v)) if v == "true" => out.push(finding(
-                    &p.loc,
-                    "consumer sets `enable.auto.commit=true`: offsets are committed on a timer, not after the \
-                     effect"
-                        .into(),
-                    vec![label(&c.new_loc, "the consumer's configuration starts here")],
-                )),
+                (Some(p), Some(v)) if v == "true" => {
+                    // Turning auto commit off is safe for progress only where the
+                    // consumer's messages are committed explicitly after their effect.
+                    let commits = facts.effect_clients.contains(&key)
+                        && facts.committed_clients.contains(&key);
+                    out.push(
+                        finding(
+                            &p.loc,
+                            "consumer sets `enable.auto.commit=true`: offsets are committed on a timer, not \
+                             after the effect"
+                                .into(),
+                            vec![label(&c.new_loc, "the consumer's configuration starts here")],
+                        )
+                        .with_fix(commits.then(|| auto_commit_off(p)).flatten()),
+                    )
+                }
                 (None, _) => out.push(finding(
                     &c.new_loc,
                     "consumer leaves `enable.auto.commit` unset, and librdkafka's default (`true`) commits \
@@ -193,6 +204,11 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
         } else {
             ""
         };
+        // Spring's listener container commits after the listener returns once the
+        // client stops; a raw property map's commits are in code YAML does not show.
+        let fix = (cc.format == ConfigFormat::Spring)
+            .then(|| auto_commit_off(p))
+            .flatten();
         out.push(MA007.finding(
             &p.loc,
             format!(
@@ -205,9 +221,17 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
             "set `enable.auto.commit` to `false` and commit each message's offset after its effect commits \
                    (in Spring, remove the setting: the listener container commits after the listener returns)"
                 .into(),
-        ));
+        ).with_fix(fix));
     }
     out
+}
+
+/// The unsafe fix that turns auto commit off where `p` writes it (SPEC §4).
+fn auto_commit_off(p: &crate::ir::Prop) -> Option<crate::diagnostic::Fix> {
+    fixes::unsafe_fix(
+        format!("set `{}=false` (offsets are committed explicitly)", p.key),
+        vec![fixes::set_value(p, "false")],
+    )
 }
 
 /// MA007 as the dispatcher runs it ([`super::Rule`]).

@@ -43,6 +43,9 @@ pub struct RuleMeta {
     /// The fix its findings carry when the value is written in place (SPEC §4,
     /// "Fixes"), one line; empty when the rule has none.
     pub fix: &'static str,
+    /// The unsafe fix its findings carry where it applies (SPEC §4: only with
+    /// `--unsafe-fixes`), one line; empty when the rule has none.
+    pub unsafe_fix: &'static str,
 }
 
 /// The project's home page (`homepage` in Cargo.toml).
@@ -104,7 +107,8 @@ macro_rules! declare_rule {
             consequence: $consequence:ident,
             summary: $summary:literal,
             boundary: $boundary:literal
-            $(, fix: $fix:literal)? $(,)?
+            $(, fix: $fix:literal)?
+            $(, unsafe_fix: $unsafe_fix:literal)? $(,)?
         };
     ) => {
         pub static $ident: $crate::rules::RuleMeta = $crate::rules::RuleMeta {
@@ -117,6 +121,7 @@ macro_rules! declare_rule {
             consequence: $crate::diagnostic::Consequence::$consequence,
             doc: concat!($($doc, "\n"),*),
             fix: concat!("" $(, $fix)?),
+            unsafe_fix: concat!("" $(, $unsafe_fix)?),
         };
     };
 }
@@ -161,6 +166,7 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     concern: Concern::Hygiene,
     consequence: Consequence::Nothing,
     fix: "",
+    unsafe_fix: "",
     doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
           that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
           Stale suppressions accumulate and hide the next real defect written on that line.\n\n\

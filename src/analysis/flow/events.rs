@@ -251,6 +251,11 @@ impl<'c> Interp<'c> {
                 self.acked_on_failure(f, &ev);
             }
         }
+        // The packs describe a commit of offsets as `committed`, a store as `stored`.
+        if offsets && e.describe.contains("committed") {
+            self.committed_clients
+                .extend(st.received_clients.iter().copied());
+        }
         if offsets {
             match st.broker_seen.clone() {
                 // Consume-transform-produce with a transactional producer.

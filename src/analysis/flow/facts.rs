@@ -242,6 +242,10 @@ pub struct Facts {
     /// crate, and those followed by an effect on some path.
     pub received_clients: BTreeSet<(usize, u32)>,
     pub effect_clients: BTreeSet<(usize, u32)>,
+    /// Kafka clients whose messages received on a path are followed, on that path,
+    /// by an explicit offset commit (`commit_message`, `commit`, ...; a store of
+    /// offsets is not a commit): turning auto commit off leaves them progressing.
+    pub committed_clients: BTreeSet<(usize, u32)>,
     /// Per function: it applies an effect, directly or through calls.
     pub effectful: Vec<bool>,
     /// Per entry function: the tables it relays (rows read from them, published, then

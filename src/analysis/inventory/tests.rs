@@ -161,6 +161,7 @@ fn fresh_id_per_attempt_is_not_effectively_once() {
         sink_text: "sqlx::query".into(),
         retry: None,
         sink_call: None,
+        hoist: None,
     });
     assert_eq!(infer(&c).guarantee, Guarantee::AtLeastOnce);
 }

@@ -21,6 +21,7 @@ mod calls;
 mod control;
 mod events;
 mod exprs;
+mod hoist;
 mod macros;
 mod outcome;
 mod settings;
@@ -720,7 +721,11 @@ fn lower_fn(
         has_self,
         body,
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
-        id_flows: l.id_flows.into_iter().map(|(_, f)| f).collect(),
+        id_flows: l
+            .id_flows
+            .into_iter()
+            .map(|(_, f)| hoist::with_hoist(f, block, cx))
+            .collect(),
         returns_claims: l.returns_claims,
         returns_batches,
         kafka_clients: l.kafka_clients,

@@ -35,6 +35,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                                 sink_text: text.to_string(),
                                 retry: None,
                                 sink_call: sink_call.clone(),
+                                hoist: None,
                             };
                             self.poll_fallbacks.push((id, flow));
                         }
@@ -52,6 +53,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 sink_text: text.to_string(),
                 retry,
                 sink_call: sink_call.clone(),
+                hoist: None,
             };
             if !self.id_flows.iter().any(|(_, f)| *f == flow) {
                 self.id_flows.push((scope, flow));
