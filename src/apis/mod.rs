@@ -42,6 +42,7 @@ pub const PACKS: &[(&str, &str)] = &[
         "aws_sdk_sqs.toml",
         include_str!("../../rules/aws_sdk_sqs.toml"),
     ),
+    ("rusoto.toml", include_str!("../../rules/rusoto.toml")),
     ("redis.toml", include_str!("../../rules/redis.toml")),
     ("pulsar.toml", include_str!("../../rules/pulsar.toml")),
     ("kafka.toml", include_str!("../../rules/kafka.toml")),
