@@ -702,6 +702,10 @@ pub struct Function {
     pub returns_batches: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
+    /// The packs whose broker entries matched calls in this function (`aws_sdk_sqs`
+    /// for `client.receive_message().send()`): the libraries the crate certainly uses,
+    /// where a method's name alone could be two packs'.
+    pub packs: Vec<String>,
     /// Topics this function sends Kafka records to.
     pub kafka_sent_topics: Vec<String>,
     /// Consumer settings that turn acknowledgement off.

@@ -603,6 +603,8 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
         .filter(|l| l.len() == 1)
         .flatten()
         .collect();
+    // And the packs whose entries the front end matched at the crate's calls.
+    used.extend(krate.functions.iter().flat_map(|f| f.packs.iter().cloned()));
     let kafka_clients: Vec<&KafkaClient> = krate
         .functions
         .iter()

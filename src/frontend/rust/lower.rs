@@ -413,6 +413,8 @@ struct Lowerer<'a, 'b> {
     next_scope: u32,
     id_flows: Vec<(Option<u32>, IdFlow)>,
     kafka_clients: Vec<KafkaClient>,
+    /// Packs whose broker entries matched a call here (`Function::packs`).
+    packs: Vec<String>,
     ack_settings: Vec<AckSetting>,
     /// Topics this function sends Kafka records to (`FutureRecord::to("t")`).
     sent_topics: Vec<String>,
@@ -577,6 +579,7 @@ fn lower_fn(
         next_scope: 0,
         id_flows: Vec::new(),
         kafka_clients: Vec::new(),
+        packs: Vec::new(),
         ack_settings: Vec::new(),
         sent_topics: Vec::new(),
         unread_batches: HashSet::new(),
@@ -729,6 +732,7 @@ fn lower_fn(
         returns_claims: l.returns_claims,
         returns_batches,
         kafka_clients: l.kafka_clients,
+        packs: l.packs,
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
         retries: l.retries_seen,

@@ -20,6 +20,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let returns = spec.returns.clone();
+        if matches!(
+            spec.event,
+            Api::Receive | Api::Ack | Api::Nack | Api::Publish | Api::BrokerBegin
+        ) {
+            let pack = spec.pack_name();
+            if !self.packs.contains(&pack) {
+                self.packs.push(pack);
+            }
+        }
         match spec.event {
             Api::Retry => {
                 self.next_scope += 1;
