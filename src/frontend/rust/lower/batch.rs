@@ -144,17 +144,23 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
 }
 
 impl<'a> Blocks<'a> {
-    /// `e`, a value the function returns: a batch call's response (`Ok(..)` of it).
-    fn returned(&mut self, e: &Expr) {
-        let mut e = e;
+    /// `e` inside the success wrappers around it (`Ok(Ok(x))`: `x`), and whether it
+    /// stopped at another call (`Ok(f(x))`: `f(x)`, false).
+    fn inside_ok<'e>(&self, mut e: &'e Expr) -> (&'e Expr, bool) {
         while let Expr::Call(c) = e {
             let ok = matches!(&*c.func, Expr::Path(p) if p.path.segments.last()
                 .is_some_and(|s| self.apis.std.results.side(&s.ident.to_string()) == Some(true)));
             match c.args.first() {
                 Some(a) if ok && c.args.len() == 1 => e = a,
-                _ => break,
+                _ => return (e, false),
             }
         }
+        (e, true)
+    }
+
+    /// `e`, a value the function returns: a batch call's response (`Ok(..)` of it).
+    fn returned(&mut self, e: &Expr) {
+        let (e, _) = self.inside_ok(e);
         if let Some((span, _)) = batch_site(self.apis, e) {
             self.out.returned.push(span);
         }
@@ -163,15 +169,9 @@ impl<'a> Blocks<'a> {
     /// `let out = client.batch()…send().await?; … Ok(out)`: the binding the body's
     /// `tail` returns holds a batch's response that nothing before reads.
     fn returned_binding(&mut self, block: &Block, tail: &Expr) {
-        let mut e = tail;
-        while let Expr::Call(c) = e {
-            let ok = matches!(&*c.func, Expr::Path(p) if p.path.segments.last()
-                .is_some_and(|s| self.apis.std.results.side(&s.ident.to_string()) == Some(true)));
-            match c.args.first() {
-                Some(a) if ok && c.args.len() == 1 => e = a,
-                _ => return,
-            }
-        }
+        let (e, true) = self.inside_ok(tail) else {
+            return;
+        };
         let Expr::Path(p) = e else { return };
         let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
             return;
