@@ -299,6 +299,35 @@ fn normalize(v: Value) -> Value {
     }
 }
 
+/// `--diff` left `file` as `texts.0`, said `fixed`, and its output applies with git
+/// (`apply --check`, then `apply`) to give `texts.1`.
+fn diff_applies(
+    dir: &Path,
+    name: &str,
+    file: &str,
+    texts: (&str, &str),
+    diff: &str,
+    err: &str,
+    fixed: &str,
+) {
+    assert_eq!(
+        fs::read_to_string(dir.join(file)).unwrap(),
+        texts.0,
+        "{name}: --diff wrote"
+    );
+    assert!(err.contains(fixed), "{name}: {err}");
+    let patch = dir.join(".git").join("fix.patch");
+    fs::write(&patch, diff).unwrap();
+    let patch = patch.to_str().unwrap();
+    git(dir, &["apply", "--check", patch]);
+    git(dir, &["apply", patch]);
+    assert_eq!(
+        fs::read_to_string(dir.join(file)).unwrap(),
+        texts.1,
+        "{name}: the diff\n{diff}"
+    );
+}
+
 #[test]
 fn diff_writes_nothing_and_git_applies_it_to_the_fixed_text() {
     for case in CASES {
@@ -306,27 +335,15 @@ fn diff_writes_nothing_and_git_applies_it_to_the_fixed_text() {
         let dir = tmp.path();
         setup(dir, case);
         let (_, diff, err) = run(dir, &["--diff"]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.before,
-            "{}: --diff wrote",
-            case.name
-        );
-        assert!(
-            err.contains(&format!("msgaudit: would fix {} finding", case.fixed)),
-            "{}: {err}",
-            case.name
-        );
-        let patch = tmp.path().join(".git").join("fix.patch");
-        fs::write(&patch, &diff).unwrap();
-        let patch = patch.to_str().unwrap();
-        git(dir, &["apply", "--check", patch]);
-        git(dir, &["apply", patch]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.after,
-            "{}: the diff\n{diff}",
-            case.name
+        let fixed = format!("msgaudit: would fix {} finding", case.fixed);
+        diff_applies(
+            dir,
+            case.name,
+            case.file,
+            (case.before, case.after),
+            &diff,
+            &err,
+            &fixed,
         );
     }
 }
@@ -554,27 +571,15 @@ fn unsafe_diff_writes_nothing_and_git_applies_it() {
             case.name
         );
         let (_, diff, err) = run(dir, &["--diff", "--unsafe-fixes"]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.before,
-            "{}: --diff wrote",
-            case.name
-        );
-        assert!(
-            err.contains("msgaudit: would fix 1 finding"),
-            "{}: {err}",
-            case.name
-        );
-        let patch = dir.join(".git").join("fix.patch");
-        fs::write(&patch, &diff).unwrap();
-        let patch = patch.to_str().unwrap();
-        git(dir, &["apply", "--check", patch]);
-        git(dir, &["apply", patch]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.after,
-            "{}: the diff\n{diff}",
-            case.name
+        let fixed = "msgaudit: would fix 1 finding";
+        diff_applies(
+            dir,
+            case.name,
+            case.file,
+            (case.before, case.after),
+            &diff,
+            &err,
+            fixed,
         );
     }
 }
