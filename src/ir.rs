@@ -710,6 +710,12 @@ pub struct Function {
     pub kafka_sent_topics: Vec<String>,
     /// Consumer settings that turn acknowledgement off.
     pub ack_settings: Vec<AckSetting>,
+    /// Queues declared here to live only as long as their connection (the packs'
+    /// `[[transient_queue]]` options: `exclusive: true`, `auto_delete: true`).
+    pub transient_queues: Vec<AckSetting>,
+    /// Queues declared here with options that keep them past the connection (the same
+    /// options struct without those settings, or its `default()`).
+    pub durable_queues: bool,
     /// Retry scopes (retry loops, closures handed to a retry API), with their text.
     pub retries: Vec<(Loc, String)>,
     /// Channel keys that name one channel (SPEC §2, "Work handed to another task"): an

@@ -389,6 +389,7 @@ impl<'c> Interp<'c> {
             effect,
             kind,
             entry: self.entry.clone(),
+            transient_source: p.transient,
         });
     }
 

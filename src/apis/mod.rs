@@ -172,6 +172,8 @@ struct Pack {
     #[serde(default)]
     auto_ack: Vec<AutoAckSpec>,
     #[serde(default)]
+    transient_queue: Vec<AutoAckSpec>,
+    #[serde(default)]
     builder_steps: HashMap<String, BuilderStep>,
     #[serde(default)]
     chain_idents: HashMap<String, BuilderStep>,
@@ -343,6 +345,9 @@ pub struct Apis {
     pub std: StdNames,
     /// Consumer options that turn acknowledgements off, set in struct literals.
     pub auto_ack: Vec<AutoAckSpec>,
+    /// Queue options, set in struct literals, that make a queue live only as long as
+    /// the connection that declared it (`exclusive: true`, `auto_delete: true`).
+    pub transient_queue: Vec<AutoAckSpec>,
     /// Steps of a statement builder that change what the statement does, by method.
     pub builder_steps: HashMap<String, BuilderStep>,
     /// Names along an ORM statement's chain that change what it does
@@ -510,6 +515,7 @@ impl Apis {
         }
         self.lock_keys.extend(pack.lock_keys);
         self.auto_ack.extend(pack.auto_ack);
+        self.transient_queue.extend(pack.transient_queue);
         self.builder_steps.extend(pack.builder_steps);
         self.modules.extend(pack.modules);
         self.common.extend(pack.common);

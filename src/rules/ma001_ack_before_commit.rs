@@ -64,6 +64,10 @@ declare_rule! {
     /// - An ack before the send (effects handed on afterwards are not that ack's).
     /// - Nacks and rejects: they ask for redelivery.
     /// - Writes into a transaction that is rolled back or dropped after the ack.
+    /// - Messages of a queue the consuming function declares to be deleted with its
+    ///   connection (`exclusive: true` or `auto_delete: true` in lapin's or amiquip's
+    ///   `QueueDeclareOptions`, and no queue declared without them there): a crash
+    ///   loses its unacked messages too, so the order of ack and effect changes nothing.
     ///
     /// ## Known limits
     ///
@@ -89,10 +93,19 @@ declare_rule! {
 pub fn check(facts: &Facts) -> Vec<Finding> {
     // (A consumer commit in a consume-transform-produce path with a transactional
     // producer is MA010's: see `super::PRECEDENCE`.)
-    by_primary(&facts.acks, |f| &f.ack.loc, depth)
+    let acks = facts.acks.iter().filter(|f| redelivered_after_crash(f));
+    by_primary(acks, |f| &f.ack.loc, depth)
         .into_iter()
         .map(finding)
         .collect()
+}
+
+/// The window this rule names is a crash between the ack and the effect, which the
+/// broker would otherwise repair by redelivering. A queue deleted with the consumer's
+/// connection (declared `exclusive` or `auto_delete` where it is consumed) loses its
+/// unacked messages in that crash too: acking later would save nothing.
+fn redelivered_after_crash(f: &AckBeforeEffect) -> bool {
+    !f.transient_source
 }
 
 fn depth(f: &AckBeforeEffect) -> usize {

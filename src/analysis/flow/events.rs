@@ -209,6 +209,8 @@ impl<'c> Interp<'c> {
     ) {
         st.received = true;
         st.message = true;
+        let f = &self.krate.functions[fr.fn_idx];
+        st.transient_source = !f.transient_queues.is_empty() && !f.durable_queues;
         if let Some(c) = client {
             let key = (fr.fn_idx, c);
             self.received_clients.insert(key);
@@ -294,6 +296,7 @@ impl<'c> Interp<'c> {
         let p = Pending {
             msg: msg.map(|m| fr.val(m)),
             ev,
+            transient: st.transient_source,
         };
         for f in st.floating.clone() {
             let kind = if f.sent {

@@ -95,6 +95,10 @@ pub struct AckBeforeEffect {
     pub kind: EffectKind,
     /// The entry function the path starts in.
     pub entry: String,
+    /// The message came from a queue deleted with the consumer's connection (declared
+    /// `exclusive` or `auto_delete` where it is consumed): a crash loses its unacked
+    /// messages as well, so the broker redelivers nothing either way.
+    pub transient_source: bool,
 }
 
 /// On some path, `ack` confirms the message after its effect `failed` failed, with

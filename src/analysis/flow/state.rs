@@ -69,6 +69,8 @@ pub(super) struct Tx {
 pub(super) struct Pending {
     pub(super) msg: Option<Val>,
     pub(super) ev: EvRef,
+    /// The message acked came from a queue deleted with the consumer's connection.
+    pub(super) transient: bool,
 }
 
 /// An effect that failed on this path, and where its error was handled without
@@ -216,6 +218,10 @@ pub(super) struct State {
     /// A message is in hand on this path: received on it, or given to the function
     /// the path starts in (`handle(delivery: Delivery)`).
     pub(super) message: bool,
+    /// The message was received in a function that declares only queues deleted
+    /// with their connection (`Function::transient_queues`): after a crash the broker
+    /// has nothing to redeliver.
+    pub(super) transient_source: bool,
     /// Consumer offset commits made before any Kafka transaction began on this path.
     pub(super) early_offsets: List<EvRef>,
     /// Kafka clients (function, index) whose messages were received on this path.
@@ -264,6 +270,7 @@ impl State {
             nonidem: List::default(),
             received: false,
             message: false,
+            transient_source: false,
             early_offsets: List::default(),
             received_clients: List::default(),
             read_tables: List::default(),
@@ -364,6 +371,7 @@ impl State {
         self.received |= other.received;
         self.before_recv &= other.before_recv;
         self.message |= other.message;
+        self.transient_source |= other.transient_source;
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
         union(&mut self.read_tables, &other.read_tables);

@@ -77,6 +77,7 @@ fn ack_before_effect_is_at_most_once() {
         effect: evref(5, "sqlx::query"),
         kind: crate::analysis::flow::EffectKind::Immediate,
         entry: "handle".into(),
+        transient_source: false,
     });
     c.findings.push(finding("MA001"));
     let inf = infer(&c);

@@ -416,6 +416,11 @@ struct Lowerer<'a, 'b> {
     /// Packs whose broker entries matched a call here (`Function::packs`).
     packs: Vec<String>,
     ack_settings: Vec<AckSetting>,
+    transient_queues: Vec<AckSetting>,
+    durable_queues: bool,
+    /// Lowering the `..rest` of a struct literal (its `X::default()` fills the
+    /// fields not written; it declares nothing by itself).
+    in_struct_rest: bool,
     /// Topics this function sends Kafka records to (`FutureRecord::to("t")`).
     sent_topics: Vec<String>,
     /// Batch calls (line and column of the method's name) whose response's per-entry
@@ -581,6 +586,9 @@ fn lower_fn(
         kafka_clients: Vec::new(),
         packs: Vec::new(),
         ack_settings: Vec::new(),
+        transient_queues: Vec::new(),
+        durable_queues: false,
+        in_struct_rest: false,
         sent_topics: Vec::new(),
         unread_batches: HashSet::new(),
         dropped_unawaited: HashSet::new(),
@@ -735,6 +743,8 @@ fn lower_fn(
         packs: l.packs,
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
+        transient_queues: l.transient_queues,
+        durable_queues: l.durable_queues,
         retries: l.retries_seen,
         chan_links: l.chan_links,
         dependency: false,

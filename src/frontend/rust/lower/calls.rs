@@ -419,6 +419,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
+        if let Expr::Path(p) = strip(&c.func) {
+            self.queue_lifetime_in_default(&p.path);
+        }
         if let Some(n) = self.deferred_of(&c.func) {
             let info = self.collect(c.args.iter(), out);
             out.push(n);

@@ -361,12 +361,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.link_chan_fields(s);
         let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
         if let Some(rest) = &s.rest {
+            let outer = std::mem::replace(&mut self.in_struct_rest, true);
             let r = self.expr(rest, out);
+            self.in_struct_rest = outer;
             info.absorb(&r);
         }
         info.idents
             .extend(s.path.segments.iter().map(|s| s.ident.to_string()));
         self.ack_setting_in_struct(s);
+        self.queue_lifetime_in_struct(s);
         if let Some(last) = s.path.segments.last() {
             let name = last.ident.to_string();
             if self.cx.index.type_names.contains(&name) {

@@ -3,7 +3,7 @@
 //! sends.
 
 use super::*;
-use crate::apis::ConfigStep;
+use crate::apis::{AutoAckSpec, ConfigStep};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
@@ -65,19 +65,73 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (the packs' `[[auto_ack]]`: lapin's `no_ack: true`, JetStream's
     /// `ack_policy: AckPolicy::None`).
     pub(super) fn ack_setting_in_struct(&mut self, s: &syn::ExprStruct) {
+        let apis = self.cx.apis;
+        for (what, loc) in self.options_set(s, &apis.auto_ack) {
+            self.ack_settings.push(AckSetting { what, loc });
+        }
+    }
+
+    /// A queue declared by a struct literal of a queue-options type (the packs'
+    /// `[[transient_queue]]`): deleted with its connection when an option says so
+    /// (`exclusive: true`), kept past it otherwise.
+    pub(super) fn queue_lifetime_in_struct(&mut self, s: &syn::ExprStruct) {
+        let apis = self.cx.apis;
+        let Some(ty) = s.path.segments.last().map(|x| &x.ident) else {
+            return;
+        };
+        if !apis
+            .transient_queue
+            .iter()
+            .any(|a| a.struct_name.as_ref().is_some_and(|t| ty == t))
+        {
+            return;
+        }
+        let set = self.options_set(s, &apis.transient_queue);
+        if set.is_empty() {
+            self.durable_queues = true;
+        }
+        for (what, loc) in set {
+            self.transient_queues.push(AckSetting { what, loc });
+        }
+    }
+
+    /// `QueueDeclareOptions::default()` passed as a value (not as the `..rest` of a
+    /// literal): a queue declared with none of the options that make it transient.
+    pub(super) fn queue_lifetime_in_default(&mut self, path: &syn::Path) {
+        let segs = &path.segments;
+        let n = segs.len();
+        if self.in_struct_rest || n < 2 || segs[n - 1].ident != "default" {
+            return;
+        }
+        let ty = &segs[n - 2].ident;
+        if self
+            .cx
+            .apis
+            .transient_queue
+            .iter()
+            .any(|a| a.struct_name.as_ref().is_some_and(|t| ty == t))
+        {
+            self.durable_queues = true;
+        }
+    }
+
+    /// The fields of the struct literal `s` set as one of `specs` says, each with its
+    /// text (`` `no_ack: true` ``) and place.
+    fn options_set(&self, s: &syn::ExprStruct, specs: &[AutoAckSpec]) -> Vec<(String, Loc)> {
         let ty = s
             .path
             .segments
             .last()
             .map(|x| x.ident.to_string())
             .unwrap_or_default();
+        let mut found = Vec::new();
         for f in &s.fields {
             let syn::Member::Named(field) = &f.member else {
                 continue;
             };
             let field_name = field.to_string();
             let value = strip(&f.expr);
-            let what = self.cx.apis.auto_ack.iter().find_map(|a| {
+            let what = specs.iter().find_map(|a| {
                 if a.field != field_name || a.struct_name.as_ref().is_some_and(|t| *t != ty) {
                     return None;
                 }
@@ -98,12 +152,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => None,
                 }
             });
-            let Some(what) = what else {
-                continue;
-            };
-            let loc = self.cx.loc(field.span(), expr_span(&f.expr));
-            self.ack_settings.push(AckSetting { what, loc });
+            if let Some(what) = what {
+                found.push((what, self.cx.loc(field.span(), expr_span(&f.expr))));
+            }
         }
+        found
     }
 
     /// An assignment that adds to or subtracts from the column it assigns
