@@ -5,7 +5,7 @@
 # ones, and dense tokens at the token bound; issue 38's shapes: 4 000 acking `if`s in
 # a row (one receive, each branch acks then writes), 3 000 labelled blocks that break
 # after an ack, 10 000 receive/write/ack triples with `?` (ack first, and in a
-# transaction); issue 43's 1 000 channel sends beside 1 000 vector pushes; and, run at --jobs 1/2/4/8, six crates of 100 000 small functions.
+# transaction); issue 43's 1 000 channel sends beside 1 000 vector pushes; 20 000 unread bindings; and, run at --jobs 1/2/4/8, six crates of 100 000 small functions.
 #
 #   bench/hostile.sh [BASE_BINARY]
 #
@@ -75,6 +75,10 @@ def sends(stmt):
         R + stmt + A) * 1000 + "}\n"
 crate("channel_sends_1000", sends("tx.send(1).await.unwrap();\n"))
 crate("vec_pushes_1000", sends("v.push(1);\n"))
+# 20 000 bindings of a call's result that nothing reads again (each once looked
+# through the rest of its block for a read: quadratic).
+crate("unread_bindings_20000", fallible(R + A + "".join(
+    f"let r{i} = pool.fetch_thing({i}).await;\n" for i in range(20000))))
 wide = root + "/.wide"
 for k in range(6):
     os.makedirs(f"{wide}/c{k}/src")

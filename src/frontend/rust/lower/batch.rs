@@ -220,6 +220,10 @@ impl<'a> Blocks<'a> {
     }
 
     fn batches(&mut self, b: &Block) {
+        // Built on the first binding of a call's result: which later statements can
+        // look at a name at all, so each binding reads only those (not the rest of
+        // the block: a body of n bindings stays linear).
+        let mut names: Option<Names> = None;
         for (i, stmt) in b.stmts.iter().enumerate() {
             match stmt {
                 Stmt::Expr(e, semi) => {
@@ -248,7 +252,8 @@ impl<'a> Blocks<'a> {
                                 name: &name,
                                 fields,
                             };
-                            !b.stmts[i + 1..].iter().any(|s| u.stmt_acts(s))
+                            let names = names.get_or_insert_with(|| Names::of(&b.stmts));
+                            !u.acts_after(&b.stmts, names.after(&name, i))
                         }
                         None => false,
                     };
@@ -441,6 +446,24 @@ struct Uses<'a> {
 }
 
 impl Uses<'_> {
+    /// Whether one of the statements `later` (indices into `stmts`, in order, each
+    /// naming the response) acts on it, up to the first that binds the name anew
+    /// (`let out = ..`: later statements name another value).
+    fn acts_after(&self, stmts: &[Stmt], later: &[usize]) -> bool {
+        for &j in later {
+            let s = &stmts[j];
+            if self.stmt_acts(s) {
+                return true;
+            }
+            if let Stmt::Local(l) = s {
+                if binding(&l.pat).flatten().is_some_and(|n| n == self.name) {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
     fn stmt_acts(&self, s: &Stmt) -> bool {
         match s {
             Stmt::Local(l) => l.init.as_ref().is_some_and(|i| {
@@ -620,5 +643,59 @@ impl<'ast> Visit<'ast> for Finder<'_, '_> {
         if tokens_name(m.tokens.clone(), self.uses.name) {
             self.found = true;
         }
+    }
+}
+
+/// The statements of a block that name each identifier (anywhere in them: patterns,
+/// paths, fields, macro tokens), by index in order.
+struct Names {
+    by_name: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl Names {
+    fn of(stmts: &[Stmt]) -> Names {
+        let mut by_name: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, s) in stmts.iter().enumerate() {
+            let mut c = Idents(Vec::new());
+            c.visit_stmt(s);
+            for name in c.0 {
+                let at = by_name.entry(name).or_default();
+                if at.last() != Some(&i) {
+                    at.push(i);
+                }
+            }
+        }
+        Names { by_name }
+    }
+
+    /// The statements after the `i`th that name `name`.
+    fn after(&self, name: &str, i: usize) -> &[usize] {
+        let at = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        &at[at.partition_point(|&j| j <= i)..]
+    }
+}
+
+struct Idents(Vec<String>);
+
+impl Idents {
+    fn tokens(&mut self, ts: proc_macro2::TokenStream) {
+        for t in ts {
+            match t {
+                TokenTree::Ident(i) => self.0.push(i.to_string()),
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Idents {
+    fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+        self.0.push(i.to_string());
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        syn::visit::visit_macro(self, m);
     }
 }
