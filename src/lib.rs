@@ -207,67 +207,27 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
     report.errors.extend(discovery.errors);
     report.errors.extend(output.errors);
 
-    // Severity from config (per rule, per path), then the rule selection.
-    let mut findings = Vec::new();
-    for mut f in output.findings {
-        if !selection.enabled(f.code) {
-            continue;
-        }
-        match config.level_for(f.code, &f.path) {
-            None => continue,
-            Some(sev) => f.severity = sev,
-        }
-        findings.push(f);
-    }
-    let suppressed = suppress::apply(&discovery.files, &mut findings, &|code, path| {
-        selection.enabled(code) && config.level_for(code, path).is_some()
-    });
-    // Unused-suppression findings are made by `suppress::apply`: give them their
-    // configured level too.
-    for f in findings
-        .iter_mut()
-        .filter(|f| f.code == rules::UNUSED_SUPPRESSION.code)
-    {
-        if let Some(sev) = config.level_for(f.code, &f.path) {
-            f.severity = sev;
-        }
-    }
-    report.summary.suppressed = suppressed.len();
-    report.suppressed = suppressed;
-    report.findings = findings;
-    for f in &discovery.files {
-        if let Some(raw) = source::raw_display(&f.path, &f.abs) {
-            report.raw_paths.insert(f.path.clone(), raw);
-        }
-        report.sources.insert(f.path.clone(), f.text.clone());
-        report.disk.insert(f.path.clone(), f.abs.clone());
-        if f.bom {
-            report.bom.insert(f.path.clone());
-        }
-    }
+    configured_findings(
+        &mut report,
+        output.findings,
+        &discovery.files,
+        &selection,
+        &config,
+    );
+    keep_sources(&mut report, &discovery.files);
     // The checklist's answers come from the analysis: the inventory gets the findings
     // as they are before the adoption filters, which only choose what is shown.
     let analyzed_findings =
         (baseline.is_some() || options.write_baseline.is_some() || changed.is_some())
             .then(|| report.findings.clone());
-    // Adoption filters, after suppressions: --write-baseline, --baseline, --diff-base.
-    if options.baseline.is_some() || options.write_baseline.is_some() {
-        let root = baseline::project_root(&config, &paths[0]);
-        let mut hidden = 0;
-        if let Some(file) = &options.write_baseline {
-            let entries = baseline::entries(&report, &root);
-            baseline::write_atomic(file, &baseline::render(&entries))?;
-            hidden = report.findings.len();
-            report.findings.clear();
-        }
-        if let Some(b) = &baseline {
-            hidden += baseline::filter(&mut report, b, &root);
-        }
-        report.summary.baselined = Some(hidden);
-    }
-    if let Some(changed) = &changed {
-        report.summary.outside_diff = Some(diffbase::filter(&mut report, changed));
-    }
+    adoption_filters(
+        &mut report,
+        options,
+        &config,
+        &paths[0],
+        baseline.as_ref(),
+        changed.as_ref(),
+    )?;
     report.finish();
     report.inventory = output.inventory;
     report.inventory.attach(
@@ -283,17 +243,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         });
     }
     report.cargo = cargo_targets(&report, &discovery.files);
-    // A Rust file in a package of the tree (its manifest not above the PATH
-    // arguments: SPEC §3) is in the crate of its Cargo target.
-    report.crates = discovery
-        .files
-        .iter()
-        .filter(|f| f.kind == source::FileKind::Rust && f.package_key != f.path)
-        .filter_map(|f| {
-            let target = report.cargo.get(&f.path)?;
-            Some((f.path.clone(), target.name.clone()))
-        })
-        .collect();
+    report.crates = crates_of(&report, &discovery.files);
     report.timings = Timings {
         setup: setup_done - start,
         discovery: discovery_done - setup_done,
@@ -305,6 +255,106 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         cache_hit,
     };
     Ok(report)
+}
+
+/// The findings the configuration keeps, at its levels (severity per rule and path,
+/// then the rule selection), with the suppressions applied: into `report`.
+fn configured_findings(
+    report: &mut Report,
+    found: Vec<Finding>,
+    files: &[source::SourceFile],
+    selection: &config::Selection,
+    config: &config::Config,
+) {
+    let mut findings = Vec::new();
+    for mut f in found {
+        if !selection.enabled(f.code) {
+            continue;
+        }
+        match config.level_for(f.code, &f.path) {
+            None => continue,
+            Some(sev) => f.severity = sev,
+        }
+        findings.push(f);
+    }
+    let suppressed = suppress::apply(files, &mut findings, &|code, path| {
+        selection.enabled(code) && config.level_for(code, path).is_some()
+    });
+    // Unused-suppression findings are made by `suppress::apply`: give them their
+    // configured level too.
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.code == rules::UNUSED_SUPPRESSION.code)
+    {
+        if let Some(sev) = config.level_for(f.code, &f.path) {
+            f.severity = sev;
+        }
+    }
+    report.summary.suppressed = suppressed.len();
+    report.suppressed = suppressed;
+    report.findings = findings;
+}
+
+/// The analyzed files' texts, paths on disk, raw displays and byte-order marks, for
+/// the output formats and fixes.
+fn keep_sources(report: &mut Report, files: &[source::SourceFile]) {
+    for f in files {
+        if let Some(raw) = source::raw_display(&f.path, &f.abs) {
+            report.raw_paths.insert(f.path.clone(), raw);
+        }
+        report.sources.insert(f.path.clone(), f.text.clone());
+        report.disk.insert(f.path.clone(), f.abs.clone());
+        if f.bom {
+            report.bom.insert(f.path.clone());
+        }
+    }
+}
+
+/// The adoption filters, after suppressions: `--write-baseline` (writes the
+/// findings and hides them), `--baseline` (hides those it holds), `--diff-base`
+/// (hides those outside the change); the summary counts what each hid.
+fn adoption_filters(
+    report: &mut Report,
+    options: &Options,
+    config: &config::Config,
+    first_path: &std::path::Path,
+    baseline: Option<&baseline::Baseline>,
+    changed: Option<&diffbase::ChangedLines>,
+) -> Result<(), InputError> {
+    if options.baseline.is_some() || options.write_baseline.is_some() {
+        let root = baseline::project_root(config, first_path);
+        let mut hidden = 0;
+        if let Some(file) = &options.write_baseline {
+            let entries = baseline::entries(report, &root);
+            baseline::write_atomic(file, &baseline::render(&entries))?;
+            hidden = report.findings.len();
+            report.findings.clear();
+        }
+        if let Some(b) = baseline {
+            hidden += baseline::filter(report, b, &root);
+        }
+        report.summary.baselined = Some(hidden);
+    }
+    if let Some(changed) = changed {
+        report.summary.outside_diff = Some(diffbase::filter(report, changed));
+    }
+    Ok(())
+}
+
+/// A Rust file in a package of the tree (its manifest not above the PATH
+/// arguments: SPEC §3) is in the crate of its Cargo target: file -> crate name.
+fn crates_of(
+    report: &Report,
+    files: &[source::SourceFile],
+) -> std::collections::BTreeMap<String, String> {
+    files
+        .iter()
+        .filter(|f| f.kind == source::FileKind::Rust && f.package_key != f.path)
+        .filter_map(|f| {
+            let target = report.cargo.get(&f.path)?;
+            Some((f.path.clone(), target.name.clone()))
+        })
+        .collect()
 }
 
 /// The analysis's output, from the cache when an entry for this input is there

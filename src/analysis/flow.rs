@@ -421,174 +421,12 @@ impl<'c> Interp<'c> {
             return Outcome::default();
         }
         match node {
-            Node::Seq(items) => {
-                let mut out = Outcome::default();
-                let mut cur = Some(st);
-                for item in items {
-                    let Some(s) = cur.take() else { break };
-                    let mut o = self.run(item, s, fr);
-                    cur = o.fall.take();
-                    out.absorb_exits(o);
-                }
-                out.fall = cur;
-                out
-            }
+            Node::Seq(items) => self.run_seq(items, st, fr),
             Node::ResultBranch { scrutinee, ok, err } => {
-                // The arms see the callee's success and error states apart. An empty
-                // scrutinee matches on the result of the call just before it
-                // (`let r = handle(..).await; match r { … }`).
-                if !scrutinee.is_empty() {
-                    self.split = None;
-                }
-                let mut out = self.run(scrutinee, st, fr);
-                let Some(fall) = out.fall.take() else {
-                    return out;
-                };
-                let (ok_st, err_st) = match self.split.take() {
-                    Some(Split::Apart(b)) => *b,
-                    Some(Split::Fall) => (Some(fall), None),
-                    None => (Some(fall.clone()), Some(fall)),
-                };
-                let mut merged = None;
-                for (arm, s) in [(ok, ok_st), (err, err_st)] {
-                    let Some(s) = s else { continue };
-                    let mut o = self.run(arm, s, fr);
-                    if let Some(f) = o.fall.take() {
-                        join_opt(&mut merged, f);
-                    }
-                    out.absorb_exits(o);
-                }
-                out.fall = merged;
-                out
+                self.run_result_branch(scrutinee, ok, err, st, fr)
             }
-            Node::Branch(alts) => {
-                let mut out = Outcome::default();
-                let (mut fall, mut ret, mut ret_err) =
-                    (Joiner::default(), Joiner::default(), Joiner::default());
-                for a in alts {
-                    // Copying the pending acks is the part of a branch's copy that
-                    // grows with the function (the other lists end with each message).
-                    self.work += st.acks.len() as u64;
-                    let o = self.run(a, st.clone(), fr);
-                    if let Some(f) = o.fall {
-                        fall.push(f);
-                    }
-                    if let Some(s) = o.ret {
-                        ret.push(s);
-                    }
-                    if let Some(s) = o.ret_err {
-                        ret_err.push(s);
-                    }
-                    out.brk.extend(o.brk);
-                    out.cont.extend(o.cont);
-                }
-                out.ret = ret.finish();
-                out.ret_err = ret_err.finish();
-                out.fall = if alts.is_empty() {
-                    Some(st)
-                } else {
-                    fall.finish()
-                };
-                out
-            }
-            Node::Loop { body, label, each } => {
-                // A failure before the loop is no iteration's (a start-up step before
-                // the consume loop): the loop's acks do not see it; it stands again
-                // after the loop.
-                let mut st = st;
-                // (A batch's unread per-entry failures concern the items the loop
-                // goes through: they stay.)
-                // A loop that receives none (a retry loop, a loop marking the rows a
-                // relay read) goes on with the failure: its iterations are the same
-                // message's steps.
-                let outer = match &st.failed {
-                    Some(f) if f.batch => None,
-                    Some(_) if !self.loop_receives(body, fr) => None,
-                    _ => st.failed.take(),
-                };
-                let entry = st.clone();
-                let mut head = st;
-                let mut out = Outcome::default();
-                let mut after: Option<State> = None;
-                // What the iterations made durable or published stays so after the
-                // loop, though each iteration starts over (a batch job writing in
-                // a loop, then publishing once).
-                let (mut done_durable, mut done_publishes) = (List::default(), List::default());
-                // The non-idempotent effects of a batch's items that no ack of their own
-                // took are applied again when the batch, acked after the loop, is
-                // redelivered.
-                let mut done_nonidem = List::default();
-                for _ in 0..2 {
-                    let o = self.run(body, head.clone(), fr);
-                    let mut back = Joiner::default();
-                    if let Some(s) = o.fall {
-                        back.push(s);
-                    }
-                    for (l, s) in o.cont {
-                        if l.is_none() || l == *label {
-                            back.push(s);
-                        } else {
-                            out.cont.push((l, s));
-                        }
-                    }
-                    let mut brk = Joiner::default();
-                    for (l, s) in o.brk {
-                        if l.is_none() || l == *label {
-                            brk.push(s);
-                        } else {
-                            out.brk.push((l, s));
-                        }
-                    }
-                    if let Some(s) = brk.finish() {
-                        join_opt(&mut after, s);
-                    }
-                    let back = back.finish();
-                    if let Some(s) = o.ret_err {
-                        join_opt(&mut out.ret_err, s);
-                    }
-                    if let Some(s) = o.ret {
-                        join_opt(&mut out.ret, s);
-                    }
-                    // A second pass sees what one iteration leaves for the next; when
-                    // nothing comes back, or it adds nothing, it would find the same
-                    // (and nested loops would double their work at each level).
-                    let Some(mut b) = back else { break };
-                    union(&mut done_durable, &b.durable);
-                    union(&mut done_publishes, &b.publishes);
-                    if *each {
-                        union(&mut done_nonidem, &b.nonidem);
-                    }
-                    // Acks of this iteration's message do not carry into the next one.
-                    b.carry_to_next_iteration(&entry, *each);
-                    let before = head.clone();
-                    head.join(&b);
-                    // (A failure compares equal whatever tables were retired for it
-                    // since: the retired ones are compared here.)
-                    let retired = |s: &State| s.failed.as_ref().map_or(0, |f| f.progressed.len());
-                    if head == before && retired(&head) == retired(&before) {
-                        break;
-                    }
-                }
-                if let Some(a) = after.as_mut() {
-                    union(&mut a.durable, &done_durable);
-                    union(&mut a.publishes, &done_publishes);
-                    union(&mut a.nonidem, &done_nonidem);
-                }
-                out.fall = after;
-                if outer.is_some() {
-                    for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
-                        .into_iter()
-                        .flatten()
-                        .chain(out.brk.iter_mut().map(|(_, s)| s))
-                        .chain(out.cont.iter_mut().map(|(_, s)| s))
-                    {
-                        if s.failed.is_none() {
-                            s.failed.clone_from(&outer);
-                        }
-                    }
-                }
-                out
-            }
+            Node::Branch(alts) => self.run_branch(alts, st, fr),
+            Node::Loop { body, label, each } => self.run_loop(body, *label, *each, st, fr),
             Node::Closure {
                 body,
                 run,
@@ -611,4 +449,214 @@ impl<'c> Interp<'c> {
             Node::Event(e) => self.event(e, st, fr),
         }
     }
+
+    /// A sequence: each item runs on what the one before let fall through; the
+    /// items' other exits (returns, breaks, continues) are the sequence's.
+    fn run_seq(&mut self, items: &'c [Node], st: State, fr: &Frame<'c>) -> Outcome {
+        let mut out = Outcome::default();
+        let mut cur = Some(st);
+        for item in items {
+            let Some(s) = cur.take() else { break };
+            let mut o = self.run(item, s, fr);
+            cur = o.fall.take();
+            out.absorb_exits(o);
+        }
+        out.fall = cur;
+        out
+    }
+
+    /// A match on a call's result: the `ok` arm runs on the callee's success state,
+    /// the `err` arm on its error state (both on the state after the call when the
+    /// callee's continuations are not known apart).
+    fn run_result_branch(
+        &mut self,
+        scrutinee: &'c Node,
+        ok: &'c Node,
+        err: &'c Node,
+        st: State,
+        fr: &Frame<'c>,
+    ) -> Outcome {
+        // The arms see the callee's success and error states apart. An empty
+        // scrutinee matches on the result of the call just before it
+        // (`let r = handle(..).await; match r { … }`).
+        if !scrutinee.is_empty() {
+            self.split = None;
+        }
+        let mut out = self.run(scrutinee, st, fr);
+        let Some(fall) = out.fall.take() else {
+            return out;
+        };
+        let (ok_st, err_st) = match self.split.take() {
+            Some(Split::Apart(b)) => *b,
+            Some(Split::Fall) => (Some(fall), None),
+            None => (Some(fall.clone()), Some(fall)),
+        };
+        let mut merged = None;
+        for (arm, s) in [(ok, ok_st), (err, err_st)] {
+            let Some(s) = s else { continue };
+            let mut o = self.run(arm, s, fr);
+            if let Some(f) = o.fall.take() {
+                join_opt(&mut merged, f);
+            }
+            out.absorb_exits(o);
+        }
+        out.fall = merged;
+        out
+    }
+
+    /// Alternatives: each runs on a copy of the state; the states leaving them the
+    /// same way are joined (no alternative at all falls through unchanged).
+    fn run_branch(&mut self, alts: &'c [Node], st: State, fr: &Frame<'c>) -> Outcome {
+        let mut out = Outcome::default();
+        let (mut fall, mut ret, mut ret_err) =
+            (Joiner::default(), Joiner::default(), Joiner::default());
+        for a in alts {
+            // Copying the pending acks is the part of a branch's copy that
+            // grows with the function (the other lists end with each message).
+            self.work += st.acks.len() as u64;
+            let o = self.run(a, st.clone(), fr);
+            if let Some(f) = o.fall {
+                fall.push(f);
+            }
+            if let Some(s) = o.ret {
+                ret.push(s);
+            }
+            if let Some(s) = o.ret_err {
+                ret_err.push(s);
+            }
+            out.brk.extend(o.brk);
+            out.cont.extend(o.cont);
+        }
+        out.ret = ret.finish();
+        out.ret_err = ret_err.finish();
+        out.fall = if alts.is_empty() {
+            Some(st)
+        } else {
+            fall.finish()
+        };
+        out
+    }
+
+    /// A loop: the body runs at most twice (a second pass sees what one iteration
+    /// leaves for the next); what iterations made durable or published stays after
+    /// the loop, and a failure from before a receiving loop stands again after it.
+    fn run_loop(
+        &mut self,
+        body: &'c Node,
+        label: Option<u32>,
+        each: bool,
+        st: State,
+        fr: &Frame<'c>,
+    ) -> Outcome {
+        // A failure before the loop is no iteration's (a start-up step before
+        // the consume loop): the loop's acks do not see it; it stands again
+        // after the loop.
+        let mut st = st;
+        // (A batch's unread per-entry failures concern the items the loop
+        // goes through: they stay.)
+        // A loop that receives none (a retry loop, a loop marking the rows a
+        // relay read) goes on with the failure: its iterations are the same
+        // message's steps.
+        let outer = match &st.failed {
+            Some(f) if f.batch => None,
+            Some(_) if !self.loop_receives(body, fr) => None,
+            _ => st.failed.take(),
+        };
+        let entry = st.clone();
+        let mut head = st;
+        let mut out = Outcome::default();
+        let mut after: Option<State> = None;
+        // What the iterations made durable or published stays so after the
+        // loop, though each iteration starts over (a batch job writing in
+        // a loop, then publishing once).
+        let (mut done_durable, mut done_publishes) = (List::default(), List::default());
+        // The non-idempotent effects of a batch's items that no ack of their own
+        // took are applied again when the batch, acked after the loop, is
+        // redelivered.
+        let mut done_nonidem = List::default();
+        for _ in 0..2 {
+            let o = self.run(body, head.clone(), fr);
+            let back = loop_pass_exits(o, label, &mut out, &mut after);
+            // A second pass sees what one iteration leaves for the next; when
+            // nothing comes back, or it adds nothing, it would find the same
+            // (and nested loops would double their work at each level).
+            let Some(mut b) = back else { break };
+            union(&mut done_durable, &b.durable);
+            union(&mut done_publishes, &b.publishes);
+            if each {
+                union(&mut done_nonidem, &b.nonidem);
+            }
+            // Acks of this iteration's message do not carry into the next one.
+            b.carry_to_next_iteration(&entry, each);
+            let before = head.clone();
+            head.join(&b);
+            // (A failure compares equal whatever tables were retired for it
+            // since: the retired ones are compared here.)
+            let retired = |s: &State| s.failed.as_ref().map_or(0, |f| f.progressed.len());
+            if head == before && retired(&head) == retired(&before) {
+                break;
+            }
+        }
+        if let Some(a) = after.as_mut() {
+            union(&mut a.durable, &done_durable);
+            union(&mut a.publishes, &done_publishes);
+            union(&mut a.nonidem, &done_nonidem);
+        }
+        out.fall = after;
+        if outer.is_some() {
+            for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
+                .into_iter()
+                .flatten()
+                .chain(out.brk.iter_mut().map(|(_, s)| s))
+                .chain(out.cont.iter_mut().map(|(_, s)| s))
+            {
+                if s.failed.is_none() {
+                    s.failed.clone_from(&outer);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Sorts the exits of one pass over a loop's body: falling through and continuing
+/// this loop go back to its head (the joined state returned); breaking this loop
+/// joins `after`; returns, and breaks and continues of outer loops, are the loop's
+/// own exits in `out`.
+fn loop_pass_exits(
+    o: Outcome,
+    label: Option<u32>,
+    out: &mut Outcome,
+    after: &mut Option<State>,
+) -> Option<State> {
+    let mut back = Joiner::default();
+    if let Some(s) = o.fall {
+        back.push(s);
+    }
+    for (l, s) in o.cont {
+        if l.is_none() || l == label {
+            back.push(s);
+        } else {
+            out.cont.push((l, s));
+        }
+    }
+    let mut brk = Joiner::default();
+    for (l, s) in o.brk {
+        if l.is_none() || l == label {
+            brk.push(s);
+        } else {
+            out.brk.push((l, s));
+        }
+    }
+    if let Some(s) = brk.finish() {
+        join_opt(after, s);
+    }
+    let back = back.finish();
+    if let Some(s) = o.ret_err {
+        join_opt(&mut out.ret_err, s);
+    }
+    if let Some(s) = o.ret {
+        join_opt(&mut out.ret, s);
+    }
+    back
 }

@@ -700,6 +700,9 @@ fn has_callback(n: &Node) -> bool {
     ) || n.children().into_iter().any(has_callback)
 }
 
+/// The inventory of the consumer whose entry function is `i`: what it receives,
+/// acks and does (through the functions it reaches), its broker's settings, the
+/// ordering facts found from it and the windows its source keeps messages for.
 fn consumer(
     input: &CrateInput,
     resolver: &Resolver,
@@ -716,73 +719,10 @@ fn consumer(
         loc: Some(f.loc.clone()),
         ..Consumer::default()
     };
-    let mut broker_events = Vec::new();
-    for e in &r.events {
-        match &e.kind {
-            EventKind::Receive { .. } => {
-                c.receives.push(site(e));
-                broker_events.push(*e);
-            }
-            EventKind::Ack { .. } => {
-                c.acks.push(site(e));
-                broker_events.push(*e);
-            }
-            EventKind::Nack { .. } => c.nacks.push(site(e)),
-            EventKind::Write { .. } => {
-                if let Some((eff, dedup)) = write_effect(e, input.tables) {
-                    if dedup {
-                        c.dedup.push(eff);
-                    } else {
-                        c.effects.push(eff);
-                    }
-                }
-            }
-            EventKind::BrokerBegin => {
-                c.broker_tx.get_or_insert_with(|| site(e));
-            }
-            EventKind::BrokerOffsets => {
-                c.offsets_in_tx.get_or_insert_with(|| site(e));
-            }
-            EventKind::Begin { .. } => {
-                c.locs.insert(key(&e.loc));
-            }
-            _ => {
-                if let Some(eff) = other_effect(e) {
-                    c.effects.push(eff);
-                }
-            }
-        }
-    }
-    for cb in &r.callbacks {
-        c.receives.push(Site {
-            loc: cb.clone(),
-            text: "callback".into(),
-            describe: "handler callback".into(),
-        });
-    }
+    let broker_events = consumer_events(&mut c, &r, input.tables);
     c.library = library_of(input.apis, &broker_events, used);
     c.broker = input.apis.broker_of(c.library.as_deref());
-    for &j in &r.functions {
-        let g = &krate.functions[j];
-        c.retries.extend(g.retries.iter().cloned());
-        c.fresh_ids.extend(g.id_flows.iter().cloned());
-        c.auto_ack.extend(g.ack_settings.iter().map(|s| AutoAck {
-            what: s.what.clone(),
-            loc: s.loc.clone(),
-        }));
-        let acts = g.body.events().iter().any(|e| {
-            matches!(
-                e.kind,
-                EventKind::Ack { .. }
-                    | EventKind::Write { .. }
-                    | EventKind::Publish { .. }
-                    | EventKind::External { .. }
-            )
-        });
-        if j != i && acts {
-            c.handlers.push((g.name.clone(), g.loc.clone()));
-        }
-    }
+    consumer_functions(&mut c, krate, &r, i);
     // A fresh id counts only where it reaches what is sent.
     c.fresh_ids.retain(|x| match &x.sink_call {
         None => true,
@@ -837,6 +777,96 @@ fn consumer(
                 .flat_map(|d| [key(&d.loc), key(&d.write)]),
         );
     }
+    c.code = code_of(krate, &r);
+    finish_consumer(&mut c);
+    c
+}
+
+/// Sorts the consumer's events reached from its entry into receives, acks, nacks,
+/// effects and dedup records (its handler callbacks are receives too): the broker
+/// events among them, which tell its library.
+fn consumer_events<'c>(
+    c: &mut Consumer,
+    r: &Reach<'c>,
+    tables: &Tables,
+) -> Vec<&'c crate::ir::Event> {
+    let mut broker_events = Vec::new();
+    for e in &r.events {
+        match &e.kind {
+            EventKind::Receive { .. } => {
+                c.receives.push(site(e));
+                broker_events.push(*e);
+            }
+            EventKind::Ack { .. } => {
+                c.acks.push(site(e));
+                broker_events.push(*e);
+            }
+            EventKind::Nack { .. } => c.nacks.push(site(e)),
+            EventKind::Write { .. } => {
+                if let Some((eff, dedup)) = write_effect(e, tables) {
+                    if dedup {
+                        c.dedup.push(eff);
+                    } else {
+                        c.effects.push(eff);
+                    }
+                }
+            }
+            EventKind::BrokerBegin => {
+                c.broker_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::BrokerOffsets => {
+                c.offsets_in_tx.get_or_insert_with(|| site(e));
+            }
+            EventKind::Begin { .. } => {
+                c.locs.insert(key(&e.loc));
+            }
+            _ => {
+                if let Some(eff) = other_effect(e) {
+                    c.effects.push(eff);
+                }
+            }
+        }
+    }
+    for cb in &r.callbacks {
+        c.receives.push(Site {
+            loc: cb.clone(),
+            text: "callback".into(),
+            describe: "handler callback".into(),
+        });
+    }
+    broker_events
+}
+
+/// What the functions reached from the entry `i` declare: retries, fresh ids, ack
+/// settings, and which of them (other than the entry) act on the message: the
+/// consumer's handlers.
+fn consumer_functions(c: &mut Consumer, krate: &Crate, r: &Reach, i: usize) {
+    for &j in &r.functions {
+        let g = &krate.functions[j];
+        c.retries.extend(g.retries.iter().cloned());
+        c.fresh_ids.extend(g.id_flows.iter().cloned());
+        c.auto_ack.extend(g.ack_settings.iter().map(|s| AutoAck {
+            what: s.what.clone(),
+            loc: s.loc.clone(),
+        }));
+        let acts = g.body.events().iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::Ack { .. }
+                    | EventKind::Write { .. }
+                    | EventKind::Publish { .. }
+                    | EventKind::External { .. }
+            )
+        });
+        if j != i && acts {
+            c.handlers.push((g.name.clone(), g.loc.clone()));
+        }
+    }
+}
+
+/// The places the consumer's findings may be anchored at (its sites, id
+/// generators and ack settings), and its lists in order without repeats.
+fn finish_consumer(c: &mut Consumer) {
     let locs: Vec<(String, u32, u32)> = c
         .receives
         .iter()
@@ -851,7 +881,6 @@ fn consumer(
         .chain(c.auto_ack.iter().map(|a| key(&a.loc)))
         .collect();
     c.locs.extend(locs);
-    c.code = code_of(krate, &r);
     sort_dedup(&mut c.receives);
     sort_dedup(&mut c.acks);
     sort_dedup(&mut c.nacks);
@@ -861,7 +890,6 @@ fn consumer(
     sort_dedup(&mut c.retries);
     sort_dedup(&mut c.fresh_ids);
     sort_dedup(&mut c.auto_ack);
-    c
 }
 
 fn producer(

@@ -268,44 +268,143 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
             &f.module,
         );
     }
-    let mut producers: HashSet<(&str, usize)> = HashSet::new();
-    loop {
-        let before = (d.types.len(), d.impl_types.len());
-        for (ty, fields) in &index.fields {
-            if !d.types.contains(ty)
-                && fields.values().any(|t| {
-                    t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| d.holds(c))
-                })
-            {
-                d.types.insert(ty.clone());
-            }
-        }
-        for (name, sigs) in &index.fns {
-            for (k, s) in sigs.iter().enumerate() {
-                if s.ret.crate_type.as_deref().is_some_and(|c| d.holds(c))
-                    && producers.insert((name.as_str(), k))
+    d.reach_holding_types(&cx);
+
+    let run = functions_run(krate, &resolver, &relevant);
+    for (f, _) in fns.iter().zip(&run).filter(|(_, r)| **r) {
+        d.bodies
+            .entry(f.loc.path.to_string())
+            .or_default()
+            .insert(f.loc.span.byte_start);
+    }
+
+    d.held_members(index);
+
+    // The structs whose fields parsed functions read.
+    d.files.extend(lowered.undeclared_fields.iter().cloned());
+
+    // The functions in unparsed files that a parsed call may reach, or whose
+    // signature types its result.
+    if !krate.unparsed.is_empty() {
+        d.reach_unparsed(krate, &resolver, &calls);
+    }
+    d
+}
+
+impl Demand {
+    /// To a fixpoint: the types whose fields hold roles or types calls resolve
+    /// through, and the functions that return such types (reached as relevant).
+    fn reach_holding_types(&mut self, cx: &Cx) {
+        let index = cx.index;
+        let mut producers: HashSet<(&str, usize)> = HashSet::new();
+        loop {
+            let before = (self.types.len(), self.impl_types.len());
+            for (ty, fields) in &index.fields {
+                if !self.types.contains(ty)
+                    && fields.values().any(|t| {
+                        t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| self.holds(c))
+                    })
                 {
-                    d.reach(
-                        &cx,
-                        name,
-                        s.self_type.as_deref(),
-                        s.trait_name.as_deref(),
-                        &s.module,
-                    );
+                    self.types.insert(ty.clone());
                 }
             }
-        }
-        if (d.types.len(), d.impl_types.len()) == before {
-            break;
+            for (name, sigs) in &index.fns {
+                for (k, s) in sigs.iter().enumerate() {
+                    if s.ret.crate_type.as_deref().is_some_and(|c| self.holds(c))
+                        && producers.insert((name.as_str(), k))
+                    {
+                        self.reach(
+                            cx,
+                            name,
+                            s.self_type.as_deref(),
+                            s.trait_name.as_deref(),
+                            &s.module,
+                        );
+                    }
+                }
+            }
+            if (self.types.len(), self.impl_types.len()) == before {
+                break;
+            }
         }
     }
 
-    // The functions the analysis runs: the relevant ones, and (to a fixpoint) those
-    // that take a closure from one it runs.
-    // A closure handed to a function may be passed on by it to the next one
-    // (`fn fire<F: Fn()>(f: F) { tokio::spawn(deliver(f)) }`): the parameters that
-    // hold a closure, per function, are followed too.
-    let mut run = relevant.clone();
+    /// The methods of the crate's traits that are needed, and the fields of the
+    /// needed types that hold roles or needed types.
+    fn held_members(&mut self, index: &CrateIndex) {
+        self.trait_methods = index
+            .traits
+            .iter()
+            .filter_map(|tr| self.methods_of.get(tr))
+            .flatten()
+            .cloned()
+            .collect();
+        for (ty, fields) in &index.fields {
+            if self.types.contains(ty) {
+                let held: Vec<String> = fields
+                    .iter()
+                    .filter(|(_, t)| {
+                        t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| self.holds(c))
+                    })
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                if !held.is_empty() {
+                    self.fields.insert(ty.clone(), held);
+                }
+            }
+        }
+    }
+
+    /// The unparsed files holding a function that a parsed call (`calls`, per
+    /// function) may reach, or whose signature types the call's result.
+    fn reach_unparsed(&mut self, krate: &Crate, resolver: &Resolver, calls: &[Vec<&Callee>]) {
+        let fns = &krate.functions;
+        for (i, cs) in calls.iter().enumerate() {
+            let caller = &fns[i];
+            for callee in cs {
+                let mut reach = resolver.candidates(caller, callee);
+                let (name, owner) = match callee {
+                    Callee::Path(segs) => {
+                        let owner = segs
+                            .len()
+                            .checked_sub(2)
+                            .map(|k| segs[k].as_str())
+                            .and_then(|o| {
+                                if o == "Self" {
+                                    caller.self_type.as_deref()
+                                } else {
+                                    Some(o)
+                                }
+                            })
+                            .filter(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
+                        (segs.last().map(String::as_str), owner)
+                    }
+                    Callee::Method {
+                        name,
+                        receiver_type,
+                    } => (Some(name.as_str()), receiver_type.as_deref()),
+                };
+                if let Some(sig) = name.and_then(|name| resolver.signature_of(name, owner)) {
+                    reach.push(sig);
+                }
+                for c in reach {
+                    if let Candidate::Unparsed(k) = c {
+                        self.files.insert(krate.unparsed[k].path.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The functions the analysis runs: the relevant ones, and (to a fixpoint) those
+/// that take a closure from one it runs.
+/// A closure handed to a function may be passed on by it to the next one
+/// (`fn fire<F: Fn()>(f: F) { tokio::spawn(deliver(f)) }`): the parameters that
+/// hold a closure, per function, are followed too.
+fn functions_run(krate: &Crate, resolver: &Resolver, relevant: &[bool]) -> Vec<bool> {
+    let fns = &krate.functions;
+    let mut run = relevant.to_vec();
     let mut closure_params: Vec<Vec<crate::ir::ValueId>> = vec![Vec::new(); fns.len()];
     let mut stack: Vec<usize> = (0..fns.len()).filter(|&i| relevant[i]).collect();
     while let Some(i) = stack.pop() {
@@ -313,14 +412,12 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
             let EventKind::Call(c) = &e.kind else {
                 continue;
             };
-            let mut actuals: Vec<Option<crate::ir::ValueId>> = Vec::new();
             let mut handed: Vec<usize> = c.closures.iter().map(|(k, _)| *k).collect();
             for (k, a) in c.args.iter().enumerate() {
                 if a.is_some_and(|a| closure_params[i].contains(&a)) {
                     handed.push(k);
                 }
             }
-            actuals.extend(c.args.iter().copied());
             if handed.is_empty() {
                 continue;
             }
@@ -342,77 +439,7 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
             }
         }
     }
-    for (f, _) in fns.iter().zip(&run).filter(|(_, r)| **r) {
-        d.bodies
-            .entry(f.loc.path.to_string())
-            .or_default()
-            .insert(f.loc.span.byte_start);
-    }
-
-    d.trait_methods = index
-        .traits
-        .iter()
-        .filter_map(|tr| d.methods_of.get(tr))
-        .flatten()
-        .cloned()
-        .collect();
-    for (ty, fields) in &index.fields {
-        if d.types.contains(ty) {
-            let held: Vec<String> = fields
-                .iter()
-                .filter(|(_, t)| {
-                    t.role.is_some() || t.crate_type.as_deref().is_some_and(|c| d.holds(c))
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            if !held.is_empty() {
-                d.fields.insert(ty.clone(), held);
-            }
-        }
-    }
-
-    // The structs whose fields parsed functions read.
-    d.files.extend(lowered.undeclared_fields.iter().cloned());
-
-    // The functions in unparsed files that a parsed call may reach, or whose
-    // signature types its result.
-    let none_unparsed = krate.unparsed.is_empty();
-    for (i, cs) in calls.iter().enumerate().filter(|_| !none_unparsed) {
-        let caller = &fns[i];
-        for callee in cs {
-            let mut reach = resolver.candidates(caller, callee);
-            let (name, owner) = match callee {
-                Callee::Path(segs) => {
-                    let owner = segs
-                        .len()
-                        .checked_sub(2)
-                        .map(|k| segs[k].as_str())
-                        .and_then(|o| {
-                            if o == "Self" {
-                                caller.self_type.as_deref()
-                            } else {
-                                Some(o)
-                            }
-                        })
-                        .filter(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
-                    (segs.last().map(String::as_str), owner)
-                }
-                Callee::Method {
-                    name,
-                    receiver_type,
-                } => (Some(name.as_str()), receiver_type.as_deref()),
-            };
-            if let Some(sig) = name.and_then(|name| resolver.signature_of(name, owner)) {
-                reach.push(sig);
-            }
-            for c in reach {
-                if let Candidate::Unparsed(k) = c {
-                    d.files.insert(krate.unparsed[k].path.clone());
-                }
-            }
-        }
-    }
-    d
+    run
 }
 
 /// A function that matters whatever it calls: it configures a client, makes a

@@ -727,6 +727,38 @@ pub fn discover_with(
     max_file_bytes: u64,
     overlay: &Overlay,
 ) -> Discovery {
+    let (mut walker, dirs, mut rules) = walk_paths(paths, config, overlay);
+    let (by_display, test_targets) = display_names(&mut walker, &dirs, &mut rules, config);
+
+    let mut out = Discovery {
+        seen: walker.candidates.len() + walker.symlinks.len() + walker.special.len(),
+        ..Discovery::default()
+    };
+    let counts = [
+        ("test_targets", test_targets),
+        ("symlink", walker.symlinks.len()),
+        ("not_a_regular_file", walker.special.len()),
+        ("cargo_target_dirs", rules.skipped_targets.len()),
+    ];
+    for (reason, n) in counts {
+        if n > 0 {
+            out.skipped.insert(reason.to_string(), n);
+        }
+    }
+    out.errors = walker.errors;
+    read_candidates(&mut out, by_display, overlay, max_file_bytes);
+    crate_facts(&mut out, &rules, &dirs, config);
+    out
+}
+
+/// Walks the PATH arguments (files and directories) and adds the editor's unsaved
+/// files: the candidates found, the directories walked, and the ignore rules and
+/// Cargo layout seen (their errors are the walker's).
+fn walk_paths(
+    paths: &[PathBuf],
+    config: &Config,
+    overlay: &Overlay,
+) -> (Walker, Vec<DirPath>, Rules) {
     let mut walker = Walker::default();
     let dirs: Vec<DirPath> = paths
         .iter()
@@ -754,24 +786,34 @@ pub fn discover_with(
             message: e.message,
         });
     }
+    (walker, dirs, rules)
+}
 
-    // Display paths and crates, from each file's real location: reckoned from the
-    // outermost directory PATH holding it, or as named when none does.
+/// The candidates to read, by display path, with their real path, kind and crate
+/// keys; and how many were test targets left out. Display paths and crates come
+/// from each file's real location: reckoned from the outermost directory PATH
+/// holding it, or as named when none does. Two files printing alike are errors.
+fn display_names(
+    walker: &mut Walker,
+    dirs: &[DirPath],
+    rules: &mut Rules,
+    config: &Config,
+) -> (BTreeMap<String, (PathBuf, FileKind, Keys)>, usize) {
     let mut by_display: BTreeMap<String, (PathBuf, FileKind, Keys)> = BTreeMap::new();
     let mut clashes = Vec::new();
     let mut test_targets = 0;
     for (real, c) in &walker.candidates {
-        let (display, mut keys) = match (outermost(&dirs, real), c.named.first()) {
+        let (display, mut keys) = match (outermost(dirs, real), c.named.first()) {
             (Some(d), _) => {
                 let rel = real.strip_prefix(&d.real).unwrap_or(real);
                 let display = join_display(&d.shown, &printable(rel));
                 let rel_dir = rel.parent().unwrap_or(Path::new(""));
-                let keys = crate_key(&mut rules, &d.real, &d.shown, rel_dir, &display);
+                let keys = crate_key(rules, &d.real, &d.shown, rel_dir, &display);
                 (display, keys)
             }
             (None, Some((display, dir_display))) => {
                 let dir = real.parent().unwrap_or(Path::new("/"));
-                let keys = crate_key(&mut rules, dir, dir_display, Path::new(""), display);
+                let keys = crate_key(rules, dir, dir_display, Path::new(""), display);
                 (display.clone(), keys)
             }
             (None, None) => continue,
@@ -798,23 +840,17 @@ pub fn discover_with(
                 .to_string(),
         );
     }
+    (by_display, test_targets)
+}
 
-    let mut out = Discovery {
-        seen: walker.candidates.len() + walker.symlinks.len() + walker.special.len(),
-        ..Discovery::default()
-    };
-    let counts = [
-        ("test_targets", test_targets),
-        ("symlink", walker.symlinks.len()),
-        ("not_a_regular_file", walker.special.len()),
-        ("cargo_target_dirs", rules.skipped_targets.len()),
-    ];
-    for (reason, n) in counts {
-        if n > 0 {
-            out.skipped.insert(reason.to_string(), n);
-        }
-    }
-    out.errors = walker.errors;
+/// Reads the candidates (from `overlay` when it holds them) in parallel, keeping
+/// their order: the files, the files skipped by reason, and the read errors.
+fn read_candidates(
+    out: &mut Discovery,
+    by_display: BTreeMap<String, (PathBuf, FileKind, Keys)>,
+    overlay: &Overlay,
+    max_file_bytes: u64,
+) {
     // Reading is I/O bound and independent per file; collect keeps the order.
     let candidates: Vec<(String, (PathBuf, FileKind, Keys))> = by_display.into_iter().collect();
     let read: Vec<ReadOutcome> = candidates
@@ -839,6 +875,12 @@ pub fn discover_with(
             ReadOutcome::Error(e) => out.errors.push(e),
         }
     }
+}
+
+/// What the manifests tell of the files read: each crate's dependencies in the
+/// tree and outside it, its binary's names, how many crates and workspaces there
+/// are, and the errors of manifests inside the PATHs.
+fn crate_facts(out: &mut Discovery, rules: &Rules, dirs: &[DirPath], config: &Config) {
     let mut resolver = cargo::Resolver::default();
     let (deps, outside) = cargo::crate_dependencies(
         &out.files,
@@ -867,7 +909,7 @@ pub fn discover_with(
         .package_dirs
         .values()
         .filter_map(|dir| {
-            let limit = outermost(&dirs, dir)?;
+            let limit = outermost(dirs, dir)?;
             resolver.workspace_root(dir, &limit.real)
         })
         .collect();
@@ -875,17 +917,16 @@ pub fn discover_with(
     // A manifest Cargo would refuse, inside the PATHs (one outside is not the
     // user's to fix here): an input error with its position.
     for e in std::mem::take(&mut resolver.errors) {
-        if outermost(&dirs, &e.path).is_none() {
+        if outermost(dirs, &e.path).is_none() {
             continue;
         }
         out.errors.push(InputError {
-            path: display_under(&dirs, &e.path),
+            path: display_under(dirs, &e.path),
             line: e.position.map(|p| p.0),
             column: e.position.map(|p| p.1),
             message: e.message,
         });
     }
-    out
 }
 
 #[cfg(test)]

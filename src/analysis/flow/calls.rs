@@ -126,40 +126,11 @@ impl<'c> Interp<'c> {
 
     pub(super) fn call(&mut self, e: &'c Event, c: &'c Call, st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
-        let caller = &self.krate.functions[fr.fn_idx];
-        let cands: Vec<usize> = self
-            .resolver
-            .resolve(caller, c)
-            .into_iter()
-            .filter(|i| !self.stack.contains(i))
-            .collect();
-        if cands.is_empty()
-            || self.stack.len() > MAX_CALL_DEPTH
-            || self.next_frame > MAX_INLINED_CALLS
-        {
+        let Some(cands) = self.inlined_callees(c, fr) else {
             // Unknown callee (or too deep, or the entry's budget of calls is spent):
             // closures handed to it run at the call.
-            let mut cur = Some(st);
-            for (_, n) in &c.closures {
-                let Some(s) = cur.take() else { break };
-                let o = self.run(n, s, fr);
-                cur = o.fall;
-            }
-            out.fall = cur;
-            return out;
-        }
-        // Callees that reach no delivery event change nothing: not worth inlining,
-        // unless the call hands them a closure (written here, or a closure parameter
-        // of this frame passed on: it may hold the effect).
-        let forwards = c
-            .receiver
-            .iter()
-            .chain(c.args.iter().flatten())
-            .any(|a| fr.closures.contains_key(a));
-        let cands: Vec<usize> = cands
-            .into_iter()
-            .filter(|&i| self.reach[i] || !c.closures.is_empty() || forwards)
-            .collect();
+            return self.run_handed_closures(c, st, fr);
+        };
         if cands.is_empty() {
             out.fall = Some(st);
             return out;
@@ -177,153 +148,30 @@ impl<'c> Interp<'c> {
             let callee = &self.krate.functions[idx];
             let id = self.next_frame;
             self.next_frame += 1;
-            let mut map = HashMap::new();
-            let mut closures = HashMap::new();
-            let mut actuals: Vec<Option<ValueId>> = Vec::new();
-            let mut origins = HashMap::new();
-            let offset = usize::from(callee.has_self);
-            if callee.has_self {
-                actuals.push(c.receiver);
-            }
-            actuals.extend(c.args.iter().copied());
-            for (i, (p, a)) in callee.params.iter().zip(actuals).enumerate() {
-                let Some(p) = p else { continue };
-                let local = i
-                    .checked_sub(offset)
-                    .and_then(|j| c.origins.get(j).copied())
-                    .unwrap_or_default();
-                let origin = match a {
-                    Some(a) => fr.origin(a, local),
-                    None => local,
-                };
-                if origin != crate::ir::Origin::Unknown {
-                    origins.insert(*p, origin);
-                }
-                if let Some(a) = a {
-                    map.insert(*p, fr.val(a));
-                    // A closure parameter passed on to the next callee.
-                    if let Some(cl) = fr.closures.get(&a) {
-                        closures.insert(*p, cl.clone());
-                    }
-                }
-                if let Some((_, n)) = c.closures.iter().find(|(j, _)| j + offset == i) {
-                    closures.insert(*p, Rc::new((n, fr.clone())));
-                }
-            }
-            let frame = Frame {
-                id,
-                fn_idx: idx,
-                map,
-                closures,
-                origins,
-            };
+            let frame = callee_frame(callee, c, fr, id, idx);
             self.stack.push(idx);
             self.via.push(e.loc.clone());
             let mut o = self.run(&callee.body, input, &frame);
             self.via.pop();
             self.stack.pop();
-            // Transactions the callee began and left open are dropped when it returns
-            // (rolled back): their writes never become durable.
-            for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
-                .into_iter()
-                .flatten()
-            {
-                let dropped: Vec<Val> = s
-                    .txs
-                    .iter()
-                    .filter(|((f, _), t)| *f == id && t.open)
-                    .map(|(k, _)| *k)
-                    .collect();
-                if dropped.is_empty() {
-                    continue;
-                }
-                s.txs.retain(|k, _| !dropped.contains(k));
-                // Their writes (claims included) never happened.
-                let gone: Vec<EvRef> = s
-                    .writes
-                    .iter()
-                    .filter(|w| w.tx.is_some_and(|t| dropped.contains(&t)))
-                    .map(|w| w.ev.clone())
-                    .collect();
-                s.writes.retain(|w| !gone.contains(&w.ev));
-                s.unchecked.retain(|c| !gone.contains(c));
-            }
+            drop_open_transactions(&mut o, id);
             if let Some(before) = &failed_before {
                 retire_on_every_exit(&mut o, before);
             }
-            let mut cont = o.fall;
-            if let Some(s) = o.ret {
-                join_opt(&mut cont, s);
-            }
-            // What the callee's last operation failed with is not the call's outcome.
-            if let Some(s) = &mut cont {
-                s.cause = None;
-            }
-            // One callee whose error is not handled here: the success continuation
-            // is the state after the call (no copy).
-            let ok_is_fall = single && (o.ret_err.is_none() || c.propagates_err);
-            let ok_part = if ok_is_fall { None } else { cont.clone() };
-            // A callee that caught an effect's failure and returned a value the caller
-            // reads (`let sent: bool = self.publish(..).await; if !sent { … }`) has told
-            // it: the caller's own test decides. One whose result is dropped (`Ok(())`
-            // after logging, `helper(..).await?;`) hides the failure.
-            if !c.result_unused {
-                if let Some(s) = &mut cont {
-                    if s.failed != failed_before && s.failed.as_ref().is_some_and(|f| f.told) {
-                        s.failed.clone_from(&failed_before);
-                    }
-                }
-            }
-            let mut err_part = None;
-            if let Some(mut s) = o.ret_err {
-                // An error return abandons the callee's Kafka transaction (it is aborted
-                // or never committed); it does not stay open in the caller.
-                s.broker_open = None;
-                if c.propagates_err {
-                    s.cause = None;
-                    join_opt(&mut out.ret_err, s);
-                } else {
-                    // The callee failed because an effect failed: the caller's error
-                    // handling right after the call decides whether its path goes on
-                    // failed (an ack after a failure).
-                    let s = error_result(s, &failed_before);
-                    err_part = Some(s.clone());
-                    join_opt(&mut cont, s);
-                }
-            }
+            let exit = callee_exit(o, c, single, &failed_before, &mut out.ret_err);
             // For a `ResultBranch` whose scrutinee this call is.
             match &mut split {
-                None => split = Some((ok_part, err_part)),
+                None => split = Some((exit.ok_part, exit.err_part)),
                 Some((o, e)) => {
-                    if let Some(s) = ok_part {
+                    if let Some(s) = exit.ok_part {
                         join_opt(o, s);
                     }
-                    if let Some(s) = err_part {
+                    if let Some(s) = exit.err_part {
                         join_opt(e, s);
                     }
                 }
             }
-            // The callee returns a batch's response and the caller does not read its
-            // failed entries: after the call they may have failed unseen.
-            if c.entries_unread && !callee.returns_batches.is_empty() {
-                if let Some(s) = &mut cont {
-                    self.returned_batches(e, idx, s);
-                }
-            }
-            if let Some(mut s) = cont {
-                // The callee returns its claim's result and the caller drops it: the
-                // claim gates nothing (an unchecked claim).
-                if c.result_unused && !callee.returns_claims.is_empty() {
-                    let claims: Vec<EvRef> = s
-                        .writes
-                        .iter()
-                        .filter(|w| callee.returns_claims.contains(&w.ev.loc))
-                        .map(|w| w.ev.clone())
-                        .collect();
-                    s.unchecked.extend(claims.iter().cloned());
-                }
-                join_opt(&mut fall, s);
-            }
+            self.continue_after_call(e, c, idx, exit.cont, &mut fall);
         }
         out.fall = fall;
         self.split = if single
@@ -337,6 +185,88 @@ impl<'c> Interp<'c> {
             split.map(|oe| Split::Apart(Box::new(oe)))
         };
         out
+    }
+
+    /// The functions of the crate the call `c` is inlined into: `None` when it is
+    /// not followed (no callee resolved outside the call stack, the stack too deep,
+    /// or the entry's budget of calls spent); else those worth running, which may be
+    /// none.
+    fn inlined_callees(&self, c: &Call, fr: &Frame<'c>) -> Option<Vec<usize>> {
+        let caller = &self.krate.functions[fr.fn_idx];
+        let cands: Vec<usize> = self
+            .resolver
+            .resolve(caller, c)
+            .into_iter()
+            .filter(|i| !self.stack.contains(i))
+            .collect();
+        if cands.is_empty()
+            || self.stack.len() > MAX_CALL_DEPTH
+            || self.next_frame > MAX_INLINED_CALLS
+        {
+            return None;
+        }
+        // Callees that reach no delivery event change nothing: not worth inlining,
+        // unless the call hands them a closure (written here, or a closure parameter
+        // of this frame passed on: it may hold the effect).
+        let forwards = c
+            .receiver
+            .iter()
+            .chain(c.args.iter().flatten())
+            .any(|a| fr.closures.contains_key(a));
+        Some(
+            cands
+                .into_iter()
+                .filter(|&i| self.reach[i] || !c.closures.is_empty() || forwards)
+                .collect(),
+        )
+    }
+
+    /// A call not followed: the closures handed to it run at the call, in order.
+    fn run_handed_closures(&mut self, c: &'c Call, st: State, fr: &Frame<'c>) -> Outcome {
+        let mut out = Outcome::default();
+        let mut cur = Some(st);
+        for (_, n) in &c.closures {
+            let Some(s) = cur.take() else { break };
+            let o = self.run(n, s, fr);
+            cur = o.fall;
+        }
+        out.fall = cur;
+        out
+    }
+
+    /// The caller's path after the callee `idx` of the call `e`: the failed entries
+    /// of a batch response it returns and the caller leaves unread, and the claims
+    /// it returns and the caller drops; then joined into `fall`.
+    fn continue_after_call(
+        &mut self,
+        e: &'c Event,
+        c: &Call,
+        idx: usize,
+        mut cont: Option<State>,
+        fall: &mut Option<State>,
+    ) {
+        let callee = &self.krate.functions[idx];
+        // The callee returns a batch's response and the caller does not read its
+        // failed entries: after the call they may have failed unseen.
+        if c.entries_unread && !callee.returns_batches.is_empty() {
+            if let Some(s) = &mut cont {
+                self.returned_batches(e, idx, s);
+            }
+        }
+        if let Some(mut s) = cont {
+            // The callee returns its claim's result and the caller drops it: the
+            // claim gates nothing (an unchecked claim).
+            if c.result_unused && !callee.returns_claims.is_empty() {
+                let claims: Vec<EvRef> = s
+                    .writes
+                    .iter()
+                    .filter(|w| callee.returns_claims.contains(&w.ev.loc))
+                    .map(|w| w.ev.clone())
+                    .collect();
+                s.unchecked.extend(claims.iter().cloned());
+            }
+            join_opt(fall, s);
+        }
     }
 
     /// The batches the callee `idx` returns the response of, unread at the call `e`:
@@ -353,6 +283,156 @@ impl<'c> Interp<'c> {
             self.entries_unread(b, st, &b.kind, false);
         }
         self.via.pop();
+    }
+}
+
+/// The frame of the callee `idx` (activation `id`) of the call `c`: its parameters
+/// bound to the caller's values, the closures handed to it (written at the call, or
+/// the caller's closure parameters passed on), and where its arguments come from.
+fn callee_frame<'c>(
+    callee: &crate::ir::Function,
+    c: &'c Call,
+    fr: &Frame<'c>,
+    id: u32,
+    idx: usize,
+) -> Frame<'c> {
+    let mut map = HashMap::new();
+    let mut closures = HashMap::new();
+    let mut actuals: Vec<Option<ValueId>> = Vec::new();
+    let mut origins = HashMap::new();
+    let offset = usize::from(callee.has_self);
+    if callee.has_self {
+        actuals.push(c.receiver);
+    }
+    actuals.extend(c.args.iter().copied());
+    for (i, (p, a)) in callee.params.iter().zip(actuals).enumerate() {
+        let Some(p) = p else { continue };
+        let local = i
+            .checked_sub(offset)
+            .and_then(|j| c.origins.get(j).copied())
+            .unwrap_or_default();
+        let origin = match a {
+            Some(a) => fr.origin(a, local),
+            None => local,
+        };
+        if origin != crate::ir::Origin::Unknown {
+            origins.insert(*p, origin);
+        }
+        if let Some(a) = a {
+            map.insert(*p, fr.val(a));
+            // A closure parameter passed on to the next callee.
+            if let Some(cl) = fr.closures.get(&a) {
+                closures.insert(*p, cl.clone());
+            }
+        }
+        if let Some((_, n)) = c.closures.iter().find(|(j, _)| j + offset == i) {
+            closures.insert(*p, Rc::new((n, fr.clone())));
+        }
+    }
+    Frame {
+        id,
+        fn_idx: idx,
+        map,
+        closures,
+        origins,
+    }
+}
+
+/// Transactions the callee (activation `id`) began and left open are dropped when
+/// it returns (rolled back): their writes never become durable.
+fn drop_open_transactions(o: &mut Outcome, id: u32) {
+    for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
+        .into_iter()
+        .flatten()
+    {
+        let dropped: Vec<Val> = s
+            .txs
+            .iter()
+            .filter(|((f, _), t)| *f == id && t.open)
+            .map(|(k, _)| *k)
+            .collect();
+        if dropped.is_empty() {
+            continue;
+        }
+        s.txs.retain(|k, _| !dropped.contains(k));
+        // Their writes (claims included) never happened.
+        let gone: Vec<EvRef> = s
+            .writes
+            .iter()
+            .filter(|w| w.tx.is_some_and(|t| dropped.contains(&t)))
+            .map(|w| w.ev.clone())
+            .collect();
+        s.writes.retain(|w| !gone.contains(&w.ev));
+        s.unchecked.retain(|c| !gone.contains(c));
+    }
+}
+
+/// What one inlined callee leaves its caller.
+struct CalleeExit {
+    /// The caller's path after the call: the callee's success, and its error when
+    /// the caller handles it there.
+    cont: Option<State>,
+    /// The success state apart, for a `ResultBranch` on the call (`None` when it is
+    /// `cont` itself: one callee whose error the caller does not see here).
+    ok_part: Option<State>,
+    /// The error state handled at the call, for the same `ResultBranch`.
+    err_part: Option<State>,
+}
+
+/// Sorts the callee's exits for the call `c`: returns and fall-through go on after
+/// the call; an error return is propagated (`?`, joined into `propagated`) or goes
+/// on failed. `failed_before` is the failure the caller's path carried into the call.
+fn callee_exit(
+    o: Outcome,
+    c: &Call,
+    single: bool,
+    failed_before: &Option<state::Failure>,
+    propagated: &mut Option<State>,
+) -> CalleeExit {
+    let mut cont = o.fall;
+    if let Some(s) = o.ret {
+        join_opt(&mut cont, s);
+    }
+    // What the callee's last operation failed with is not the call's outcome.
+    if let Some(s) = &mut cont {
+        s.cause = None;
+    }
+    // One callee whose error is not handled here: the success continuation
+    // is the state after the call (no copy).
+    let ok_is_fall = single && (o.ret_err.is_none() || c.propagates_err);
+    let ok_part = if ok_is_fall { None } else { cont.clone() };
+    // A callee that caught an effect's failure and returned a value the caller
+    // reads (`let sent: bool = self.publish(..).await; if !sent { … }`) has told
+    // it: the caller's own test decides. One whose result is dropped (`Ok(())`
+    // after logging, `helper(..).await?;`) hides the failure.
+    if !c.result_unused {
+        if let Some(s) = &mut cont {
+            if s.failed != *failed_before && s.failed.as_ref().is_some_and(|f| f.told) {
+                s.failed.clone_from(failed_before);
+            }
+        }
+    }
+    let mut err_part = None;
+    if let Some(mut s) = o.ret_err {
+        // An error return abandons the callee's Kafka transaction (it is aborted
+        // or never committed); it does not stay open in the caller.
+        s.broker_open = None;
+        if c.propagates_err {
+            s.cause = None;
+            join_opt(propagated, s);
+        } else {
+            // The callee failed because an effect failed: the caller's error
+            // handling right after the call decides whether its path goes on
+            // failed (an ack after a failure).
+            let s = error_result(s, failed_before);
+            err_part = Some(s.clone());
+            join_opt(&mut cont, s);
+        }
+    }
+    CalleeExit {
+        cont,
+        ok_part,
+        err_part,
     }
 }
 

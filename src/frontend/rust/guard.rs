@@ -24,7 +24,7 @@
 //! The limits sit far above hand-written and generated code, and below what the
 //! analysis threads' stack survives in an unoptimized build.
 
-use super::lex::{Kind, Lexer};
+use super::lex::{Kind, Lexer, Token};
 use crate::support::lines::line_col;
 
 /// Deepest bracket nesting accepted before parsing; deeper files are refused
@@ -223,6 +223,73 @@ struct Frame {
     attr_of: Option<usize>,
 }
 
+/// The scan's token for a lexed one of `s`; `None` for a comment, which counts for
+/// nothing.
+fn token_of(t: &Token, s: &[u8]) -> Option<Tok> {
+    Some(match t.kind {
+        Kind::LineComment { .. } | Kind::BlockComment { .. } => return None,
+        Kind::Ident => {
+            let word = &s[t.start..t.end];
+            Tok::Word(if matches!(word, b"else" | b"as") {
+                Word::ElseOrAs
+            } else if is_keyword(word) {
+                Word::Keyword
+            } else {
+                Word::Plain
+            })
+        }
+        Kind::RawIdent | Kind::Literal(_) => Tok::Word(Word::Plain),
+        // A lifetime or label.
+        Kind::Lifetime => Tok::Word(Word::Keyword),
+        Kind::Open(b) => Tok::Open(b),
+        Kind::Close(b) => Tok::Close(b),
+        Kind::Punct(b) => Tok::Punct(b),
+    })
+}
+
+/// A closing bracket (its frame ends), or a separator that ends the current
+/// statement or list element (`;`, `,`, `=>`): handled here, and counting in no
+/// chain. Whether `tok` (at `start` in `s`) was one.
+fn ends_element(
+    frames: &mut Vec<Frame>,
+    marks: &mut Vec<usize>,
+    tok: Tok,
+    s: &[u8],
+    start: usize,
+) -> bool {
+    let frame = frames.last_mut().expect("the file's frame is never closed");
+    match tok {
+        Tok::Close(c) => {
+            if frames.len() > 1 {
+                let closed = frames.pop().expect("checked");
+                marks.truncate(closed.marks_from);
+                if let (Some(seg), Some(outer)) = (closed.attr_of, frames.last_mut()) {
+                    outer.seg = seg;
+                }
+                if closed.close_of == b'{' && c == b'}' {
+                    if let Some(outer) = frames.last_mut() {
+                        outer.after_block = true;
+                    }
+                }
+            }
+        }
+        Tok::Punct(b';') => {
+            frame.seg = 0;
+            marks.truncate(frame.marks_from);
+        }
+        Tok::Punct(b',') => {
+            frame.seg = marks[frame.marks_from..].last().copied().unwrap_or(0);
+        }
+        Tok::Punct(b'>') if start > 0 && s[start - 1] == b'=' => {
+            // `=>`: a match arm's body or a macro rule's expansion.
+            frame.seg = 0;
+            marks.truncate(frame.marks_from);
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Runs the scan; stops at the first token over one of `limits`.
 fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
     let s = text.as_bytes();
@@ -247,24 +314,8 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
         if !t.closed {
             return (seen, None);
         }
-        let tok = match t.kind {
-            Kind::LineComment { .. } | Kind::BlockComment { .. } => continue,
-            Kind::Ident => {
-                let word = &s[start..t.end];
-                Tok::Word(if matches!(word, b"else" | b"as") {
-                    Word::ElseOrAs
-                } else if is_keyword(word) {
-                    Word::Keyword
-                } else {
-                    Word::Plain
-                })
-            }
-            Kind::RawIdent | Kind::Literal(_) => Tok::Word(Word::Plain),
-            // A lifetime or label.
-            Kind::Lifetime => Tok::Word(Word::Keyword),
-            Kind::Open(b) => Tok::Open(b),
-            Kind::Close(b) => Tok::Close(b),
-            Kind::Punct(b) => Tok::Punct(b),
+        let Some(tok) = token_of(&t, s) else {
+            continue;
         };
 
         seen.tokens += 1;
@@ -306,39 +357,10 @@ fn run(text: &str, limits: Measure) -> (Measure, Option<(usize, Limit)>) {
             frame.seg = 0;
             marks.truncate(frame.marks_from);
         }
-        match tok {
-            Tok::Close(c) => {
-                if frames.len() > 1 {
-                    let closed = frames.pop().expect("checked");
-                    marks.truncate(closed.marks_from);
-                    if let (Some(seg), Some(outer)) = (closed.attr_of, frames.last_mut()) {
-                        outer.seg = seg;
-                    }
-                    if closed.close_of == b'{' && c == b'}' {
-                        if let Some(outer) = frames.last_mut() {
-                            outer.after_block = true;
-                        }
-                    }
-                }
-                continue;
-            }
-            Tok::Punct(b';') => {
-                frame.seg = 0;
-                marks.truncate(frame.marks_from);
-                continue;
-            }
-            Tok::Punct(b',') => {
-                frame.seg = marks[frame.marks_from..].last().copied().unwrap_or(0);
-                continue;
-            }
-            Tok::Punct(b'>') if start > 0 && s[start - 1] == b'=' => {
-                // `=>`: a match arm's body or a macro rule's expansion.
-                frame.seg = 0;
-                marks.truncate(frame.marks_from);
-                continue;
-            }
-            _ => {}
+        if ends_element(&mut frames, &mut marks, tok, s, start) {
+            continue;
         }
+        let frame = frames.last_mut().expect("the file's frame is never closed");
         let attr_of = match tok {
             Tok::Punct(b'#') => {
                 hash_seg = Some(frame.seg);

@@ -122,251 +122,331 @@ impl Block<'_> {
 
 /// Scans `text`.
 pub fn scan(text: &str) -> FileScan<'_> {
-    let mut out = FileScan::default();
-    let mut blocks: Vec<Block> = Vec::new();
-    // Open blocks that are not module bodies, and open blocks under a test attribute.
-    let (mut non_mod, mut test_blocks) = (0usize, 0usize);
-    let mut prev: [Tok; 2] = [Tok::Other, Tok::Other];
-    // The token before `prev` (what comes before an identifier in call position).
-    let mut before = Tok::Other;
-    // An identifier followed by `::` (a turbofish may follow), with its own `before`.
-    let mut path_ident: Option<(Tok, &str)> = None;
-    // An attribute being read (`#[..]`): its bracket depth and whether it names `test`.
-    let mut attr: Option<(usize, Vec<Tok>)> = None;
-    // The next item is under a test attribute.
-    let mut pending_test = false;
-    // Tokens of an item `impl` header, up to its `{`.
-    let mut impl_header: Option<Vec<Tok>> = None;
-    // The item keyword whose body the next `{` opens (`mod m`, `trait T`).
-    let mut opener: Option<Block> = None;
-    // The last function item's signature, until its receiver is known.
-    let mut receiver: Option<Receiver> = None;
-    // A trait's function item, until its body or its `;` (bracket depth): one
-    // without a body is not a function the front end indexes.
-    let mut trait_fn: Option<usize> = None;
-    // The last function item's signature, until its body's `{` or its `;` (bracket
-    // depth); then its body: where it starts and how many blocks are open around it.
-    let mut signature: Option<usize> = None;
-    let mut body: Option<(usize, usize)> = None;
-    // Open parentheses and brackets: an item inside `m!( .. )` is no item to syn.
-    let mut parens = 0usize;
+    let mut s = Scanner::new(text);
     let mut lexer = Lexer::new(text, None);
     while let Some(tok) = lexer.next_tok() {
-        match (prev, tok) {
-            ([p, Tok::Ident(id)], Tok::Punct(b'(')) if p != Tok::Ident("fn") => out.called(p, id),
+        s.note_call(tok);
+        s.follow_receiver(tok);
+        s.follow_signature(tok, lexer.i);
+        s.follow_trait_fn(tok);
+        if !s.in_attribute(tok) {
+            s.item_token(tok);
+        }
+        s.before = s.prev[0];
+        s.prev = [s.prev[1], tok];
+    }
+    s.out
+}
+
+/// The scan's state between two tokens.
+struct Scanner<'a> {
+    text: &'a str,
+    out: FileScan<'a>,
+    blocks: Vec<Block<'a>>,
+    /// Open blocks that are not module bodies.
+    non_mod: usize,
+    /// Open blocks under a test attribute.
+    test_blocks: usize,
+    prev: [Tok<'a>; 2],
+    /// The token before `prev` (what comes before an identifier in call position).
+    before: Tok<'a>,
+    /// An identifier followed by `::` (a turbofish may follow), with its own `before`.
+    path_ident: Option<(Tok<'a>, &'a str)>,
+    /// An attribute being read (`#[..]`): its bracket depth and its tokens.
+    attr: Option<(usize, Vec<Tok<'a>>)>,
+    /// The next item is under a test attribute.
+    pending_test: bool,
+    /// Tokens of an item `impl` header, up to its `{`.
+    impl_header: Option<Vec<Tok<'a>>>,
+    /// The item keyword whose body the next `{` opens (`mod m`, `trait T`).
+    opener: Option<Block<'a>>,
+    /// The last function item's signature, until its receiver is known.
+    receiver: Option<Receiver>,
+    /// A trait's function item, until its body or its `;` (bracket depth): one
+    /// without a body is not a function the front end indexes.
+    trait_fn: Option<usize>,
+    /// The last function item's signature, until its body's `{` or its `;` (bracket
+    /// depth); then its body: where it starts and how many blocks are open around it.
+    signature: Option<usize>,
+    body: Option<(usize, usize)>,
+    /// Open parentheses and brackets: an item inside `m!( .. )` is no item to syn.
+    parens: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str) -> Self {
+        Scanner {
+            text,
+            out: FileScan::default(),
+            blocks: Vec::new(),
+            non_mod: 0,
+            test_blocks: 0,
+            prev: [Tok::Other, Tok::Other],
+            before: Tok::Other,
+            path_ident: None,
+            attr: None,
+            pending_test: false,
+            impl_header: None,
+            opener: None,
+            receiver: None,
+            trait_fn: None,
+            signature: None,
+            body: None,
+            parens: 0,
+        }
+    }
+
+    /// Calls: `name(`, `id::<T>(` (not `fn name(`).
+    fn note_call(&mut self, tok: Tok<'a>) {
+        match (self.prev, tok) {
+            ([p, Tok::Ident(id)], Tok::Punct(b'(')) if p != Tok::Ident("fn") => {
+                self.out.called(p, id)
+            }
             // `id::` (`before` precedes `id`): a turbofish may follow.
             ([Tok::Ident(id), Tok::Punct(b':')], Tok::Punct(b':')) => {
-                path_ident = Some((before, id))
+                self.path_ident = Some((self.before, id))
             }
             ([Tok::Punct(b':'), Tok::Punct(b':')], Tok::Punct(b'<')) => {
-                if let Some((p, id)) = path_ident.take() {
-                    out.called(p, id);
+                if let Some((p, id)) = self.path_ident.take() {
+                    self.out.called(p, id);
                 }
             }
             _ => {}
         }
-        if let Some(r) = receiver {
-            receiver = match (r, tok) {
-                (Receiver::Generics(d), Tok::Punct(b'<')) => Some(Receiver::Generics(d + 1)),
-                // `->` in a bound (`F: Fn() -> u8`) closes nothing.
-                (Receiver::Generics(d), Tok::Punct(b'>'))
-                    if d > 0 && prev[1] != Tok::Punct(b'-') =>
-                {
-                    Some(Receiver::Generics(d - 1))
+    }
+
+    /// The last function item's generics and parameters, until its receiver is
+    /// known: whether its first parameter is `self`.
+    fn follow_receiver(&mut self, tok: Tok<'a>) {
+        let Some(r) = self.receiver else { return };
+        self.receiver = match (r, tok) {
+            (Receiver::Generics(d), Tok::Punct(b'<')) => Some(Receiver::Generics(d + 1)),
+            // `->` in a bound (`F: Fn() -> u8`) closes nothing.
+            (Receiver::Generics(d), Tok::Punct(b'>'))
+                if d > 0 && self.prev[1] != Tok::Punct(b'-') =>
+            {
+                Some(Receiver::Generics(d - 1))
+            }
+            (Receiver::Generics(0), Tok::Punct(b'(')) => Some(Receiver::Params),
+            (Receiver::Generics(d), _) if d > 0 => Some(r),
+            (Receiver::Params, Tok::Punct(b'&') | Tok::Other | Tok::Ident("mut")) => Some(r),
+            (Receiver::Params, Tok::Ident("self")) => {
+                if let Some(f) = self.out.items.last_mut() {
+                    f.has_self = true;
                 }
-                (Receiver::Generics(0), Tok::Punct(b'(')) => Some(Receiver::Params),
-                (Receiver::Generics(d), _) if d > 0 => Some(r),
-                (Receiver::Params, Tok::Punct(b'&') | Tok::Other | Tok::Ident("mut")) => Some(r),
-                (Receiver::Params, Tok::Ident("self")) => {
-                    if let Some(f) = out.items.last_mut() {
-                        f.has_self = true;
-                    }
-                    None
-                }
-                _ => None,
-            };
-        }
-        if let Some(depth) = &mut signature {
+                None
+            }
+            _ => None,
+        };
+    }
+
+    /// The last function item's signature up to its body's `{` (or `;`), then its
+    /// body up to its `}`: the body's range (`i` is the lexer's position after `tok`).
+    fn follow_signature(&mut self, tok: Tok<'a>, i: usize) {
+        if let Some(depth) = &mut self.signature {
             match tok {
                 Tok::Punct(b'(' | b'[') => *depth += 1,
                 Tok::Punct(b')' | b']') => *depth = depth.saturating_sub(1),
-                Tok::Punct(b';') if *depth == 0 => signature = None,
+                Tok::Punct(b';') if *depth == 0 => self.signature = None,
                 Tok::Open if *depth == 0 => {
-                    body = Some((lexer.i, blocks.len()));
-                    signature = None;
+                    self.body = Some((i, self.blocks.len()));
+                    self.signature = None;
                 }
                 _ => {}
             }
         }
-        if let (Tok::Close, Some((start, level))) = (tok, body) {
-            if blocks.len() == level + 1 {
-                if let Some(f) = out.items.last_mut() {
-                    f.body = Some(start..lexer.i - 1);
+        if let (Tok::Close, Some((start, level))) = (tok, self.body) {
+            if self.blocks.len() == level + 1 {
+                if let Some(f) = self.out.items.last_mut() {
+                    f.body = Some(start..i - 1);
                 }
-                body = None;
+                self.body = None;
             }
         }
-        if let Some(depth) = &mut trait_fn {
+    }
+
+    /// A trait's function item up to its body or its `;`: one without a body is
+    /// dropped from the items.
+    fn follow_trait_fn(&mut self, tok: Tok<'a>) {
+        if let Some(depth) = &mut self.trait_fn {
             match tok {
                 Tok::Punct(b'(' | b'[') => *depth += 1,
                 Tok::Punct(b')' | b']') => *depth = depth.saturating_sub(1),
                 Tok::Punct(b';') if *depth == 0 => {
-                    out.items.pop();
-                    trait_fn = None;
+                    self.out.items.pop();
+                    self.trait_fn = None;
                 }
-                Tok::Open | Tok::Close => trait_fn = None,
+                Tok::Open | Tok::Close => self.trait_fn = None,
                 _ => {}
             }
         }
-        if let Some((depth, toks)) = &mut attr {
-            match tok {
-                Tok::Punct(b'[') => *depth += 1,
-                Tok::Punct(b']') => *depth -= 1,
-                Tok::Ident(id) => {
-                    out.idents.insert(id);
-                }
-                _ => {}
+    }
+
+    /// Inside an attribute (`#[..]`): its identifiers are mentioned, and at its
+    /// end whether it marks the next item a test. Whether `tok` was in one.
+    fn in_attribute(&mut self, tok: Tok<'a>) -> bool {
+        let Some((depth, toks)) = &mut self.attr else {
+            return false;
+        };
+        match tok {
+            Tok::Punct(b'[') => *depth += 1,
+            Tok::Punct(b']') => *depth -= 1,
+            Tok::Ident(id) => {
+                self.out.idents.insert(id);
             }
-            if *depth == 0 {
-                pending_test |= is_test_attr(toks);
-                attr = None;
-            } else {
-                toks.push(tok);
-            }
-            before = prev[0];
-            prev = [prev[1], tok];
-            continue;
+            _ => {}
         }
-        if let Some(h) = &mut impl_header {
+        if *depth == 0 {
+            self.pending_test |= is_test_attr(toks);
+            self.attr = None;
+        } else {
+            toks.push(tok);
+        }
+        true
+    }
+
+    /// A token outside attributes: items declared, and the blocks opened and closed.
+    fn item_token(&mut self, tok: Tok<'a>) {
+        if let Some(h) = &mut self.impl_header {
             if tok != Tok::Open && tok != Tok::Punct(b';') {
                 h.push(tok);
             }
         }
         // Items directly in modules (or in an impl or trait block) are indexed.
         // (Counters, not a walk of the stack: a file may nest thousands of braces.)
-        let at_item_level = match blocks.last() {
-            None | Some(Block::Mod { .. }) => non_mod == 0,
+        let at_item_level = match self.blocks.last() {
+            None | Some(Block::Mod { .. }) => self.non_mod == 0,
             Some(Block::Other) => false,
-            Some(_) => non_mod == 1,
+            Some(_) => self.non_mod == 1,
         };
-        let in_test = test_blocks > 0;
+        let in_test = self.test_blocks > 0;
+        let prev = self.prev;
         match tok {
-            Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => attr = Some((1, Vec::new())),
+            Tok::Punct(b'[') if prev[1] == Tok::Punct(b'#') => self.attr = Some((1, Vec::new())),
             Tok::Punct(b'[') if prev == [Tok::Punct(b'#'), Tok::Punct(b'!')] => {
-                attr = Some((1, Vec::new()))
+                self.attr = Some((1, Vec::new()))
             }
-            Tok::Ident(id) => {
-                out.idents.insert(id);
-                let kw = match prev[1] {
-                    Tok::Ident(kw) => kw,
-                    _ => "",
-                };
-                let test = pending_test || in_test;
-                match kw {
-                    "fn" => {
-                        out.fns.push(id);
-                        if at_item_level {
-                            let (self_type, trait_name) = match blocks.last() {
-                                Some(Block::Impl {
-                                    self_type,
-                                    trait_name,
-                                    ..
-                                }) => (*self_type, *trait_name),
-                                Some(Block::Trait { name, .. }) => (Some(*name), Some(*name)),
-                                _ => (None, None),
-                            };
-                            let module = blocks
-                                .iter()
-                                .filter_map(|b| match b {
-                                    Block::Mod { name, .. } => Some(*name),
-                                    _ => None,
-                                })
-                                .collect();
-                            out.items.push(FnItem {
-                                name: id,
-                                self_type,
-                                trait_name,
-                                module,
-                                has_self: false,
-                                test,
-                                at: raw_start(text, id),
-                                body: None,
-                            });
-                            if parens == 0 {
-                                signature = Some(0);
-                            }
-                            receiver = Some(Receiver::Generics(0));
-                            if matches!(blocks.last(), Some(Block::Trait { .. })) {
-                                trait_fn = Some(0);
-                            }
-                        }
-                    }
-                    "const" | "static" if id != "fn" && id != "mut" && id != "_" => {
-                        out.consts.push(id)
-                    }
-                    "mut" if prev[0] == Tok::Ident("static") => out.consts.push(id),
-                    "struct" | "enum" | "union" | "trait" | "type" if non_mod == 0 => {
-                        out.types.push(TypeItem {
-                            name: id,
-                            is_trait: kw == "trait",
-                            test,
-                        });
-                        if kw == "trait" {
-                            opener = Some(Block::Trait { name: id, test });
-                        }
-                    }
-                    "mod" => opener = Some(Block::Mod { name: id, test }),
-                    _ => {}
-                }
-                let item_start = matches!(
-                    prev[1],
-                    Tok::Open | Tok::Close | Tok::Punct(b';') | Tok::Punct(b']') | Tok::Other
-                ) || matches!(prev[1], Tok::Ident("unsafe" | "default" | "pub"))
-                    || prev[1] == Tok::Punct(b')');
-                if id == "impl" && item_start && impl_header.is_none() && at_item_level {
-                    impl_header = Some(Vec::new());
-                }
-            }
+            Tok::Ident(id) => self.ident(id, at_item_level, in_test),
             Tok::Open => {
-                let block = if let Some(h) = impl_header.take() {
+                let block = if let Some(h) = self.impl_header.take() {
                     let (self_type, trait_name) = impl_types(&h);
                     Block::Impl {
                         self_type,
                         trait_name,
-                        test: pending_test || in_test,
+                        test: self.pending_test || in_test,
                     }
                 } else {
-                    opener.take().unwrap_or(Block::Other)
+                    self.opener.take().unwrap_or(Block::Other)
                 };
-                non_mod += usize::from(!matches!(block, Block::Mod { .. }));
-                test_blocks += usize::from(block.is_test());
-                blocks.push(block);
-                pending_test = false;
-                opener = None;
+                self.non_mod += usize::from(!matches!(block, Block::Mod { .. }));
+                self.test_blocks += usize::from(block.is_test());
+                self.blocks.push(block);
+                self.pending_test = false;
+                self.opener = None;
             }
             Tok::Close => {
-                if let Some(b) = blocks.pop() {
-                    non_mod -= usize::from(!matches!(b, Block::Mod { .. }));
-                    test_blocks -= usize::from(b.is_test());
+                if let Some(b) = self.blocks.pop() {
+                    self.non_mod -= usize::from(!matches!(b, Block::Mod { .. }));
+                    self.test_blocks -= usize::from(b.is_test());
                 }
-                pending_test = false;
-                opener = None;
-                impl_header = None;
+                self.pending_test = false;
+                self.opener = None;
+                self.impl_header = None;
             }
             // (`;` inside brackets is part of a type: `impl From<X> for [u8; 4]`.)
-            Tok::Punct(b';') if parens == 0 => {
-                pending_test = false;
-                opener = None;
-                impl_header = None;
+            Tok::Punct(b';') if self.parens == 0 => {
+                self.pending_test = false;
+                self.opener = None;
+                self.impl_header = None;
             }
-            Tok::Punct(b'(' | b'[') => parens += 1,
-            Tok::Punct(b')' | b']') => parens = parens.saturating_sub(1),
+            Tok::Punct(b'(' | b'[') => self.parens += 1,
+            Tok::Punct(b')' | b']') => self.parens = self.parens.saturating_sub(1),
             _ => {}
         }
-        before = prev[0];
-        prev = [prev[1], tok];
     }
-    out
+
+    /// An identifier: mentioned; after `fn`, `const`, `static`, a type keyword or
+    /// `mod`, the item it names; `impl` at an item's start begins an impl header.
+    fn ident(&mut self, id: &'a str, at_item_level: bool, in_test: bool) {
+        let prev = self.prev;
+        self.out.idents.insert(id);
+        let kw = match prev[1] {
+            Tok::Ident(kw) => kw,
+            _ => "",
+        };
+        let test = self.pending_test || in_test;
+        match kw {
+            "fn" => {
+                self.out.fns.push(id);
+                if at_item_level {
+                    self.fn_item(id, test);
+                }
+            }
+            "const" | "static" if id != "fn" && id != "mut" && id != "_" => {
+                self.out.consts.push(id)
+            }
+            "mut" if prev[0] == Tok::Ident("static") => self.out.consts.push(id),
+            "struct" | "enum" | "union" | "trait" | "type" if self.non_mod == 0 => {
+                self.out.types.push(TypeItem {
+                    name: id,
+                    is_trait: kw == "trait",
+                    test,
+                });
+                if kw == "trait" {
+                    self.opener = Some(Block::Trait { name: id, test });
+                }
+            }
+            "mod" => self.opener = Some(Block::Mod { name: id, test }),
+            _ => {}
+        }
+        let item_start = matches!(
+            prev[1],
+            Tok::Open | Tok::Close | Tok::Punct(b';') | Tok::Punct(b']') | Tok::Other
+        ) || matches!(prev[1], Tok::Ident("unsafe" | "default" | "pub"))
+            || prev[1] == Tok::Punct(b')');
+        if id == "impl" && item_start && self.impl_header.is_none() && at_item_level {
+            self.impl_header = Some(Vec::new());
+        }
+    }
+
+    /// A function item named `id` at item level: indexed with its impl or trait and
+    /// its inline modules; its signature, receiver and body are followed next.
+    fn fn_item(&mut self, id: &'a str, test: bool) {
+        let (self_type, trait_name) = match self.blocks.last() {
+            Some(Block::Impl {
+                self_type,
+                trait_name,
+                ..
+            }) => (*self_type, *trait_name),
+            Some(Block::Trait { name, .. }) => (Some(*name), Some(*name)),
+            _ => (None, None),
+        };
+        let module = self
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Mod { name, .. } => Some(*name),
+                _ => None,
+            })
+            .collect();
+        self.out.items.push(FnItem {
+            name: id,
+            self_type,
+            trait_name,
+            module,
+            has_self: false,
+            test,
+            at: raw_start(self.text, id),
+            body: None,
+        });
+        if self.parens == 0 {
+            self.signature = Some(0);
+        }
+        self.receiver = Some(Receiver::Generics(0));
+        if matches!(self.blocks.last(), Some(Block::Trait { .. })) {
+            self.trait_fn = Some(0);
+        }
+    }
 }
 
 /// What the lexical test of a function needs of its text (see

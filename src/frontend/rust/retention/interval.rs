@@ -2,6 +2,8 @@
 //! MySQL `INTERVAL 2 DAY`, `make_interval(..)`, SQLite `datetime('now', '-2 days')`,
 //! or a bound value (`$1::interval`, `$1 * interval '1 day'`).
 
+use std::ops::ControlFlow;
+
 use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
 /// The retention written in a cleanup statement.
@@ -75,37 +77,6 @@ pub(super) fn interval_in(sql: &str) -> Option<Interval> {
         return Some(found);
     }
     let bytes = lower.as_bytes();
-    let skip_ws = |mut i: usize| {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
-    };
-    // The placeholder ending just before `i` (`$2`, `?`), skipping blanks and `*`.
-    let placeholder_before = |end: usize| -> Option<usize> {
-        let head = lower[..end].trim_end().trim_end_matches('*').trim_end();
-        if head.ends_with('?') {
-            return Some(lower[..head.len() - 1].matches('?').count() + 1);
-        }
-        let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        (digits > 0 && head[..head.len() - digits].ends_with('$'))
-            .then(|| head[head.len() - digits..].parse().ok())
-            .flatten()
-    };
-    let placeholder_at = |i: usize| -> Option<(usize, usize)> {
-        if bytes.get(i) == Some(&b'$') {
-            let n = lower[i + 1..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .count();
-            return Some((lower[i + 1..i + 1 + n].parse().ok()?, i + 1 + n));
-        }
-        if bytes.get(i) == Some(&b'?') {
-            return Some((lower[..i].matches('?').count() + 1, i + 1));
-        }
-        None
-    };
-
     let mut search = 0;
     while let Some(rel) = lower[search..].find("interval") {
         let at = search + rel;
@@ -113,88 +84,149 @@ pub(super) fn interval_in(sql: &str) -> Option<Interval> {
         if (at > 0 && is_word(bytes[at - 1])) || bytes.get(at + 8).is_some_and(|b| is_word(*b)) {
             continue;
         }
-        // `$1::interval`, `CAST($1 AS interval)`.
-        let before = lower[..at].trim_end();
-        if let Some(head) = before
-            .strip_suffix("::")
-            .or_else(|| before.strip_suffix(" as"))
-        {
-            let head = head.trim_end();
-            if let Some(index) = placeholder_before(head.len()) {
-                return Some(Interval::Bind { index, unit: None });
-            }
+        if let ControlFlow::Break(found) = interval_keyword(sql, &lower, at) {
+            return found;
         }
-        let i = skip_ws(at + 8);
-        if bytes.get(i) == Some(&b'\'') {
-            let close = lower[i + 1..].find('\'')? + i + 1;
-            let inner = &sql[i + 1..close];
-            // `interval '2' day`
-            let j = skip_ws(close + 1);
-            let word_len = lower[j..]
-                .bytes()
-                .take_while(|b| b.is_ascii_alphabetic())
-                .count();
-            let (millis, end) = match duration::parse(inner, None) {
-                Some(ms) => (ms, close + 1),
-                None => {
-                    let per = duration::unit(&lower[j..j + word_len])?;
-                    (duration::parse(inner, Some(per))?, j + word_len)
-                }
-            };
-            // `$1 * interval '1 day'`: the bound number counts the units.
-            if let Some(index) = placeholder_before(at) {
-                return Some(Interval::Bind {
-                    index,
-                    unit: Some(millis),
-                });
-            }
-            let after = lower[end..].trim_start();
-            if let Some(rest) = after.strip_prefix('*') {
-                if let Some((index, _)) = placeholder_at(lower.len() - rest.trim_start().len()) {
-                    return Some(Interval::Bind {
-                        index,
-                        unit: Some(millis),
-                    });
-                }
-            }
-            return Some(Interval::Literal {
-                millis,
-                text: sql[at..end].to_string(),
-            });
-        }
-        // MySQL `INTERVAL 2 DAY`, `INTERVAL ? DAY`.
-        let n_len = lower[i..]
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'_')
+    }
+    sqlite_now_offset(sql, &lower)
+        .or_else(|| epoch_minus(sql, &lower))
+        .or(Some(Interval::Cutoff))
+}
+
+/// The index after the blanks from `i` on.
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The placeholder ending just before `end` (`$2`, `?`), skipping blanks and `*`:
+/// its 1-based index.
+fn placeholder_before(lower: &str, end: usize) -> Option<usize> {
+    let head = lower[..end].trim_end().trim_end_matches('*').trim_end();
+    if head.ends_with('?') {
+        return Some(lower[..head.len() - 1].matches('?').count() + 1);
+    }
+    let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0 && head[..head.len() - digits].ends_with('$'))
+        .then(|| head[head.len() - digits..].parse().ok())
+        .flatten()
+}
+
+/// The placeholder starting at `i` (`$2`, `?`): its 1-based index and its end.
+fn placeholder_at(lower: &str, i: usize) -> Option<(usize, usize)> {
+    let bytes = lower.as_bytes();
+    if bytes.get(i) == Some(&b'$') {
+        let n = lower[i + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
             .count();
-        let (index, j) = if n_len == 0 {
-            match placeholder_at(i) {
-                Some((idx, end)) => (Some(idx), skip_ws(end)),
-                None => continue,
-            }
-        } else {
-            (None, skip_ws(i + n_len))
-        };
-        let word_len = lower[j..]
-            .bytes()
-            .take_while(|b| b.is_ascii_alphabetic())
-            .count();
-        let Some(per) = duration::unit(&lower[j..j + word_len]) else {
-            continue;
-        };
-        if let Some(index) = index {
-            return Some(Interval::Bind {
-                index,
-                unit: Some(per),
-            });
+        return Some((lower[i + 1..i + 1 + n].parse().ok()?, i + 1 + n));
+    }
+    if bytes.get(i) == Some(&b'?') {
+        return Some((lower[..i].matches('?').count() + 1, i + 1));
+    }
+    None
+}
+
+/// What the `interval` keyword at `at` states: `Continue` when it is no retention
+/// (the next one is looked at), `Break` with the statement's answer otherwise
+/// (`None`: a malformed interval, which ends the search).
+fn interval_keyword(sql: &str, lower: &str, at: usize) -> ControlFlow<Option<Interval>> {
+    let bytes = lower.as_bytes();
+    // `$1::interval`, `CAST($1 AS interval)`.
+    let before = lower[..at].trim_end();
+    if let Some(head) = before
+        .strip_suffix("::")
+        .or_else(|| before.strip_suffix(" as"))
+    {
+        let head = head.trim_end();
+        if let Some(index) = placeholder_before(lower, head.len()) {
+            return ControlFlow::Break(Some(Interval::Bind { index, unit: None }));
         }
-        let millis = duration::parse(&lower[i..i + n_len], Some(per))?;
-        return Some(Interval::Literal {
+    }
+    let i = skip_ws(bytes, at + 8);
+    if bytes.get(i) == Some(&b'\'') {
+        return ControlFlow::Break(quoted_interval(sql, lower, at, i));
+    }
+    // MySQL `INTERVAL 2 DAY`, `INTERVAL ? DAY`.
+    let n_len = lower[i..]
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b'_')
+        .count();
+    let (index, j) = if n_len == 0 {
+        match placeholder_at(lower, i) {
+            Some((idx, end)) => (Some(idx), skip_ws(bytes, end)),
+            None => return ControlFlow::Continue(()),
+        }
+    } else {
+        (None, skip_ws(bytes, i + n_len))
+    };
+    let word_len = lower[j..]
+        .bytes()
+        .take_while(|b| b.is_ascii_alphabetic())
+        .count();
+    let Some(per) = duration::unit(&lower[j..j + word_len]) else {
+        return ControlFlow::Continue(());
+    };
+    if let Some(index) = index {
+        return ControlFlow::Break(Some(Interval::Bind {
+            index,
+            unit: Some(per),
+        }));
+    }
+    ControlFlow::Break(
+        duration::parse(&lower[i..i + n_len], Some(per)).map(|millis| Interval::Literal {
             millis,
             text: sql[at..j + word_len].to_string(),
+        }),
+    )
+}
+
+/// `interval '2 days'`, `interval '2' day` (the keyword at `at`, the quote at `i`),
+/// or a bound number of them (`$1 * interval '1 day'`, `interval '1 day' * $1`).
+fn quoted_interval(sql: &str, lower: &str, at: usize, i: usize) -> Option<Interval> {
+    let close = lower[i + 1..].find('\'')? + i + 1;
+    let inner = &sql[i + 1..close];
+    // `interval '2' day`
+    let j = skip_ws(lower.as_bytes(), close + 1);
+    let word_len = lower[j..]
+        .bytes()
+        .take_while(|b| b.is_ascii_alphabetic())
+        .count();
+    let (millis, end) = match duration::parse(inner, None) {
+        Some(ms) => (ms, close + 1),
+        None => {
+            let per = duration::unit(&lower[j..j + word_len])?;
+            (duration::parse(inner, Some(per))?, j + word_len)
+        }
+    };
+    // `$1 * interval '1 day'`: the bound number counts the units.
+    if let Some(index) = placeholder_before(lower, at) {
+        return Some(Interval::Bind {
+            index,
+            unit: Some(millis),
         });
     }
-    // SQLite: `datetime('now', '-2 days')`, `date('now','-7 day')`, `strftime('%s', 'now', '-1 hour')`.
+    let after = lower[end..].trim_start();
+    if let Some(rest) = after.strip_prefix('*') {
+        if let Some((index, _)) = placeholder_at(lower, lower.len() - rest.trim_start().len()) {
+            return Some(Interval::Bind {
+                index,
+                unit: Some(millis),
+            });
+        }
+    }
+    Some(Interval::Literal {
+        millis,
+        text: sql[at..end].to_string(),
+    })
+}
+
+/// SQLite: `datetime('now', '-2 days')`, `date('now','-7 day')`,
+/// `strftime('%s', 'now', '-1 hour')`: the first negative offset from now.
+fn sqlite_now_offset(sql: &str, lower: &str) -> Option<Interval> {
     for f in [
         "datetime(",
         "date(",
@@ -233,7 +265,7 @@ pub(super) fn interval_in(sql: &str) -> Option<Interval> {
             }
         }
     }
-    epoch_minus(sql, &lower).or(Some(Interval::Cutoff))
+    None
 }
 
 /// The end of the call whose `(` is at `open` (nested parentheses counted).
