@@ -7,40 +7,13 @@ use crate::frontend::rust::ReturnedText;
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
 
+    /// A method call `recv.name(args)`. Its kind is decided in this order: a
+    /// builder's step or terminal, a wrapper the config declares, a method of the
+    /// crate, a Kafka client config chain, the API knowledge, then the standard
+    /// library's methods.
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
         self.link_chan_args(&format!(".{}", mc.method), mc.args.iter());
-        // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
-        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
-            && matches!(strip(&mc.receiver), Expr::Closure(_));
-        if retried {
-            self.next_scope += 1;
-            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
-            self.retry_scopes
-                .push((self.next_scope, loc, format!(".{}", mc.method)));
-        }
-        let before = out.len();
-        let recv = self.expr(&mc.receiver, out);
-        // `op.await.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(|e| …)`: the
-        // operation's error becomes a value and the code goes on (an ack after a
-        // failure).
-        if out.len() > before
-            && self
-                .cx
-                .apis
-                .std
-                .results
-                .swallows
-                .contains(&mc.method.to_string())
-            && ends_in_fallible(out)
-        {
-            let how = format!(".{}()", mc.method);
-            out.push(self.error_ignored(mc.method.span(), &how, false));
-        }
-        if retried {
-            if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                self.retries_seen.push((loc, text));
-            }
-        }
+        let recv = self.method_receiver(mc, out);
         let name = mc.method.to_string();
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
         let recv_text = short_text(&self.cx.text_of(expr_span(&mc.receiver)));
@@ -49,33 +22,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {
-            let arg_infos = self.plain_args(&args, out);
-            let mut b = self.current_builder(b);
-            if b.spec.terminals.contains(&name) {
-                self.finish_text(&mut b, &loc, &text);
-                return self.builder_event(*b, &name, &arg_infos, out);
-            }
-            self.text_step(&mut b, &name, &args, &arg_infos);
-            for a in &arg_infos {
-                b.mentions.extend(a.mentions.iter().copied());
-                b.strs.extend(a.str_lit.iter().cloned());
-            }
-            // Query-builder steps that change what the statement does (the packs'
-            // `[builder_steps]`: diesel's `on_conflict_do_nothing`, `set`).
-            if let Some(sql) = b.sql.as_mut() {
-                match self.cx.apis.builder_steps.get(&name) {
-                    Some(BuilderStep::IgnoresConflict) => sql.ignores_conflict = true,
-                    Some(BuilderStep::Upsert) => sql.upsert = true,
-                    Some(BuilderStep::Assignments) => {
-                        sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
-                    }
-                    None => {}
-                }
-            }
-            return Info {
-                builder: Some(b),
-                ..Info::default()
-            };
+            return self.builder_method(b, &name, &args, &loc, &text, out);
         }
 
         // The project's own wrappers, declared in the config, win over their bodies.
@@ -86,24 +33,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
         }
 
-        // Methods of the crate's own types; or, receiver type unknown, methods of the
-        // crate's types by name: not for names that standard types have (`as_str`,
-        // `len`, …), nor for a received message's methods when the API knows them
-        // (`delivery.ack(..)`).
-        let receiver_type = match recv.crate_type.clone() {
-            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
-            // a type from outside: never a crate method.
-            _ if recv.outside => None,
-            Some(ty) if self.has_method(&ty, &name) => Some(Some(ty)),
-            Some(_) => None,
-            None => {
-                let message_api = recv.value.is_some_and(|v| self.is_message(v))
-                    && self.cx.apis.methods.contains_key(&name);
-                (recv.role.is_none() && !message_api && self.cx.links_untyped(&name))
-                    .then_some(None)
-            }
-        };
-        if let Some(receiver_type) = receiver_type {
+        if let Some(receiver_type) = self.crate_method_receiver(&recv, &name) {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
                 Callee::Method {
@@ -138,31 +68,139 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(spec) = self.match_method(&name, &recv, &args, out) {
             let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
             if spec.event == Api::Publish {
-                // `producer.send(FutureRecord::to("topic")…)`: the topic sent to, also
-                // through a record built earlier (`let record = FutureRecord::to(..)`).
-                let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
-                let mut topics: Vec<String> = peeked
-                    .idents
-                    .iter()
-                    .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
-                    .collect();
-                let records = &self.cx.apis.topics;
-                if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
-                    topics = string_literals(&args[..1]).into_iter().take(1).collect();
-                }
-                if let Some(i) = recv.kafka_client {
-                    self.kafka_clients[i].topics.extend(topics.iter().cloned());
-                }
-                self.sent_topics.extend(topics);
+                self.note_sent_topics(&args, recv.kafka_client);
             }
             if let Some(role) = self.turbofish_role(mc) {
                 info.role = Some(role);
             }
             return info;
         }
+        self.std_method(recv, &name, &args, out)
+    }
 
+    /// Lowers a method call's receiver, inside the retry scope a retry method opens
+    /// on a closure (backon: `(|| async { … }).retry(policy)`); an operation's error
+    /// that the method turns into a value (`op.await.ok()`, `.unwrap_or_default()`)
+    /// is an ignored error: the code goes on (an ack after a failure).
+    fn method_receiver(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
+            && matches!(strip(&mc.receiver), Expr::Closure(_));
+        if retried {
+            self.next_scope += 1;
+            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+            self.retry_scopes
+                .push((self.next_scope, loc, format!(".{}", mc.method)));
+        }
+        let before = out.len();
+        let recv = self.expr(&mc.receiver, out);
+        if out.len() > before
+            && self
+                .cx
+                .apis
+                .std
+                .results
+                .swallows
+                .contains(&mc.method.to_string())
+            && ends_in_fallible(out)
+        {
+            let how = format!(".{}()", mc.method);
+            out.push(self.error_ignored(mc.method.span(), &how, false));
+        }
+        if retried {
+            if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                self.retries_seen.push((loc, text));
+            }
+        }
+        recv
+    }
+
+    /// A method called on a builder: its terminal emits the builder's event; another
+    /// step adds its arguments to the builder, and the packs' `[builder_steps]`
+    /// change what the statement does (diesel's `on_conflict_do_nothing`, `set`).
+    fn builder_method(
+        &mut self,
+        b: Box<Builder>,
+        name: &str,
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let arg_infos = self.plain_args(args, out);
+        let mut b = self.current_builder(b);
+        if b.spec.terminals.iter().any(|t| t == name) {
+            self.finish_text(&mut b, loc, text);
+            return self.builder_event(*b, name, &arg_infos, out);
+        }
+        self.text_step(&mut b, name, args, &arg_infos);
+        for a in &arg_infos {
+            b.mentions.extend(a.mentions.iter().copied());
+            b.strs.extend(a.str_lit.iter().cloned());
+        }
+        if let Some(sql) = b.sql.as_mut() {
+            match self.cx.apis.builder_steps.get(name) {
+                Some(BuilderStep::IgnoresConflict) => sql.ignores_conflict = true,
+                Some(BuilderStep::Upsert) => sql.upsert = true,
+                Some(BuilderStep::Assignments) => {
+                    sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
+                }
+                None => {}
+            }
+        }
+        Info {
+            builder: Some(b),
+            ..Info::default()
+        }
+    }
+
+    /// Whether `recv.name(..)` calls a method of the crate, and on which type
+    /// (`Some(None)`: the receiver's type is unknown, the method found by name).
+    /// Methods of the crate's own types; or, receiver type unknown, methods of the
+    /// crate's types by name: not for names that standard types have (`as_str`,
+    /// `len`, …), nor for a received message's methods when the API knows them
+    /// (`delivery.ack(..)`).
+    fn crate_method_receiver(&self, recv: &Info, name: &str) -> Option<Option<String>> {
+        match recv.crate_type.clone() {
+            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
+            // a type from outside: never a crate method.
+            _ if recv.outside => None,
+            Some(ty) if self.has_method(&ty, name) => Some(Some(ty)),
+            Some(_) => None,
+            None => {
+                let message_api = recv.value.is_some_and(|v| self.is_message(v))
+                    && self.cx.apis.methods.contains_key(name);
+                (recv.role.is_none() && !message_api && self.cx.links_untyped(name)).then_some(None)
+            }
+        }
+    }
+
+    /// `producer.send(FutureRecord::to("topic")…)`: the topic a publish sends to,
+    /// also through a record built earlier (`let record = FutureRecord::to(..)`),
+    /// noted for the function and for the Kafka client `client` sent through.
+    fn note_sent_topics(&mut self, args: &[&Expr], client: Option<usize>) {
+        let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
+        let mut topics: Vec<String> = peeked
+            .idents
+            .iter()
+            .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
+            .collect();
+        let records = &self.cx.apis.topics;
+        if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
+            topics = string_literals(&args[..1]).into_iter().take(1).collect();
+        }
+        if let Some(i) = client {
+            self.kafka_clients[i].topics.extend(topics.iter().cloned());
+        }
+        self.sent_topics.extend(topics);
+    }
+
+    /// A method neither the crate nor the API knowledge has: the standard library's
+    /// (`Apis::std`) handler callbacks and adapters over a message stream, iterator
+    /// steps keeping a crate type's elements, wrappers' accessors and aliases; any
+    /// other method's value derives from its receiver and arguments.
+    fn std_method(&mut self, recv: Info, name: &str, args: &[&Expr], out: &mut Vec<Node>) -> Info {
         // Handler callbacks over a message stream.
-        if self.cx.apis.std.stream_callbacks.contains(&name) && is_stream_role(recv.role.as_deref())
+        if self.cx.apis.std.stream_callbacks.contains(name) && is_stream_role(recv.role.as_deref())
         {
             if let Some(last) = args.last() {
                 for a in &args[..args.len() - 1] {
@@ -176,15 +214,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
         // A stream of the same messages, mapped or filtered (`consumer.try_filter_map(..)`):
         // receiving from it receives from the receiver.
-        if self.cx.apis.std.stream_adapters.contains(&name) && is_stream_role(recv.role.as_deref())
-        {
-            self.plain_args(&args, out);
+        if self.cx.apis.std.stream_adapters.contains(name) && is_stream_role(recv.role.as_deref()) {
+            self.plain_args(args, out);
             return recv;
         }
 
         // Iterator steps over a collection of a crate type keep the element's type, and
         // an adapter's closure takes it as its parameter.
-        if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(&name) {
+        if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(name) {
             self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
                 role: None,
                 crate_type: Some(t),
@@ -193,12 +230,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 elem: None,
             });
         }
-        let arg_infos = self.plain_args(&args, out);
+        let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
         let std = &self.cx.apis.std;
         if recv.crate_type.is_some()
-            && (std.element_methods.contains(&name)
-                || (recv.outside && std.element_accessors.contains(&name)))
+            && (std.element_methods.contains(name)
+                || (recv.outside && std.element_accessors.contains(name)))
         {
             let mut info = self.derived(&recv);
             info.crate_type = recv.crate_type.clone();
@@ -207,10 +244,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // Accessors of the wrappers the types see through (Rocket `State::inner`,
         // actix `Data::get_ref`): the wrapped value, with its role.
         let std = &self.cx.apis.std;
-        let accessor = std.accessors.contains(name.as_str())
+        let accessor = std.accessors.contains(name)
             && args.is_empty()
             && (recv.role.is_some() || recv.crate_type.is_some());
-        if accessor || std.aliases.contains(name.as_str()) {
+        if accessor || std.aliases.contains(name) {
             let mut info = recv;
             for a in &arg_infos {
                 info.absorb(a);
