@@ -455,33 +455,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         true
     }
 
+    /// A call `f(args)`. Its kind is decided in this order: a local value called
+    /// (a deferred closure or async block, or another value), an expression called,
+    /// a value passed through (`Ok(x)`, `timeout(d, x)`), a method called through
+    /// its path, a wrapper the config declares, a function of the crate, the API
+    /// knowledge, then an unknown function.
     pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
-        if let Some(n) = self.deferred_of(&c.func) {
-            let info = self.collect(c.args.iter(), out);
-            out.push(n);
-            return Info {
-                mentions: info.mentions,
-                ..Info::default()
-            };
-        }
-        if let Expr::Path(p) = strip(&c.func) {
-            if let Some(v) = p
-                .path
-                .get_ident()
-                .and_then(|id| self.lookup(&id.to_string()))
-            {
-                let info = self.collect(c.args.iter(), out);
-                out.push(Node::Event(Event {
-                    kind: EventKind::CallValue { callee: v },
-                    loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
-                    text: self.values[v as usize].name.clone(),
-                    describe: "call".into(),
-                }));
-                return Info {
-                    mentions: info.mentions,
-                    ..Info::default()
-                };
-            }
+        if let Some(info) = self.local_value_call(c, out) {
+            return info;
         }
         let Expr::Path(p) = strip(&c.func) else {
             let f = self.expr(&c.func, out);
@@ -490,24 +471,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return info;
         };
         let segs = crate::frontend::rust::segments(&p.path);
-        {
-            // `worker(rx)`, `Worker::new(rx, ..)`: a channel end passed to a parameter.
-            let n = segs.len();
-            let typed = (n >= 2)
-                .then(|| &segs[n - 2])
-                .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()));
-            let callee = match typed {
-                Some(t) if t == "Self" => self
-                    .self_type
-                    .as_ref()
-                    .map(|s| format!("{s}::{}", segs[n - 1])),
-                Some(t) => Some(format!("{t}::{}", segs[n - 1])),
-                None => segs.last().cloned(),
-            };
-            if let Some(callee) = callee {
-                self.link_chan_args(&callee, c.args.iter());
-            }
-        }
+        self.link_chan_args_of_path(&segs, c);
         let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
         let text = segs.join("::");
         let args: Vec<&Expr> = c.args.iter().collect();
@@ -580,12 +544,78 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             return info;
         }
+        self.unknown_call(c, &segs, &args, &last, out)
+    }
+
+    /// A call of a local value: an async block or closure bound to the name runs here;
+    /// another local value called is a `CallValue` event. `None`: not a local value.
+    fn local_value_call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Option<Info> {
+        if let Some(n) = self.deferred_of(&c.func) {
+            let info = self.collect(c.args.iter(), out);
+            out.push(n);
+            return Some(Info {
+                mentions: info.mentions,
+                ..Info::default()
+            });
+        }
+        let Expr::Path(p) = strip(&c.func) else {
+            return None;
+        };
+        let v = p
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))?;
+        let info = self.collect(c.args.iter(), out);
+        out.push(Node::Event(Event {
+            kind: EventKind::CallValue { callee: v },
+            loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
+            text: self.values[v as usize].name.clone(),
+            describe: "call".into(),
+        }));
+        Some(Info {
+            mentions: info.mentions,
+            ..Info::default()
+        })
+    }
+
+    /// `worker(rx)`, `Worker::new(rx, ..)`: a channel end passed to a parameter of
+    /// the function the path names (`Self::` read as the self type).
+    fn link_chan_args_of_path(&mut self, segs: &[String], c: &syn::ExprCall) {
+        let n = segs.len();
+        let typed = (n >= 2)
+            .then(|| &segs[n - 2])
+            .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()));
+        let callee = match typed {
+            Some(t) if t == "Self" => self
+                .self_type
+                .as_ref()
+                .map(|s| format!("{s}::{}", segs[n - 1])),
+            Some(t) => Some(format!("{t}::{}", segs[n - 1])),
+            None => segs.last().cloned(),
+        };
+        if let Some(callee) = callee {
+            self.link_chan_args(&callee, c.args.iter());
+        }
+    }
+
+    /// A function neither the crate nor the API knowledge has: its value carries its
+    /// arguments' mentions and its path's identifiers, and the topic of a record
+    /// built for one (`FutureRecord::to("orders")`, the packs' `[topics] records`).
+    /// Its result is not the fresh id it was given (a file read from a fresh
+    /// temporary name is not an identity), unless it serializes (an envelope with a
+    /// fresh `event_id`, encoded into the payload).
+    fn unknown_call(
+        &mut self,
+        c: &syn::ExprCall,
+        segs: &[String],
+        args: &[&Expr],
+        last: &str,
+        out: &mut Vec<Node>,
+    ) -> Info {
         let info = self.collect(c.args.iter(), out);
         let mut idents = info.idents;
         idents.extend(segs.iter().cloned());
-        // A record built for a topic (`FutureRecord::to("orders")`, the packs'
-        // `[topics] records`): the topic a publish of it sends to.
-        if let Some(ty) = self.cx.apis.topics.record_type(&segs) {
+        if let Some(ty) = self.cx.apis.topics.record_type(segs) {
             if let Some(t) = args
                 .first()
                 .and_then(|a| crate::frontend::rust::text::str_lit(a))
@@ -594,10 +624,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             idents.push(ty.to_string());
         }
-        // An unknown function's result is not the fresh id it was given (a file read
-        // from a fresh temporary name is not an identity); a serializer's is (an
-        // envelope with a fresh `event_id`, encoded into the payload).
-        let serializes = self.cx.apis.std.serializers.contains(last.as_str());
+        let serializes = self.cx.apis.std.serializers.contains(last);
         Info {
             mentions: info.mentions,
             idents,
