@@ -5,7 +5,9 @@
 use super::*;
 
 impl<'a, 'b> Lowerer<'a, 'b> {
-    /// Applies an API spec at a call: emits its event or starts its builder.
+    /// Applies an API spec at a call: emits its event or starts its builder. A retry
+    /// or a call running a closure (spawn, transaction, callback) is lowered apart;
+    /// other calls lower their arguments, then start a builder or emit the event.
     // Method calls, path calls and macros arrive here with their parts apart (a
     // receiver or not, syntax arguments); the event's place and text, and the output.
     #[allow(clippy::too_many_arguments)]
@@ -20,133 +22,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let returns = spec.returns.clone();
-        if matches!(
-            spec.event,
-            Api::Receive | Api::Ack | Api::Nack | Api::Publish | Api::BrokerBegin
-        ) {
-            let pack = spec.pack_name();
-            if !self.packs.contains(&pack) {
-                self.packs.push(pack);
-            }
-        }
+        self.note_pack(spec);
         match spec.event {
-            Api::Retry => {
-                self.next_scope += 1;
-                self.retry_scopes
-                    .push((self.next_scope, loc.clone(), text.clone()));
-                let mut info = Info::default();
-                for a in args {
-                    let i = self.arg(a, out);
-                    info.absorb(&i);
-                }
-                if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                    self.retries_seen.push((loc, text));
-                }
-                return Info {
-                    mentions: info.mentions,
-                    ..Info::default()
-                };
-            }
+            Api::Retry => return self.retry_call(args, &loc, &text, out),
             Api::Spawn | Api::TxClosure | Api::Callback => {
-                let run = match spec.event {
-                    Api::Spawn => ClosureRun::Later,
-                    Api::TxClosure => ClosureRun::Transaction,
-                    _ => ClosureRun::Callback,
-                };
-                let handle = (spec.event == Api::Spawn).then(|| {
-                    let role = Role::JoinHandle.some();
-                    self.new_value(
-                        "task",
-                        TypeInfo {
-                            role,
-                            crate_type: None,
-                            outside: false,
-                            generic: None,
-                            elem: None,
-                        },
-                    )
-                });
-                let mut done = false;
-                for a in args {
-                    if !done && self.special_arg(a, run, handle, out) {
-                        done = true;
-                        if let Some(Node::Closure {
-                            text: t, loc: l, ..
-                        }) = out.last_mut()
-                        {
-                            t.clone_from(&text);
-                            if run == ClosureRun::Transaction {
-                                *l = loc.clone();
-                            }
-                        }
-                        // `conn.transaction(|c| …)` whose body never uses `c`: the
-                        // writes go elsewhere (a discarded transaction).
-                        if let Some(Node::Closure {
-                            body,
-                            param: Some(p),
-                            run: ClosureRun::Transaction,
-                            ..
-                        }) = out.last_mut()
-                        {
-                            if self.uses[*p as usize] == 0 {
-                                let begin = Node::Event(Event {
-                                    kind: EventKind::Begin {
-                                        tx: *p,
-                                        fresh: true,
-                                        used: false,
-                                    },
-                                    loc: loc.clone(),
-                                    text: text.clone(),
-                                    describe: "transaction".into(),
-                                });
-                                **body = Node::Seq(vec![
-                                    begin,
-                                    std::mem::replace(&mut **body, Node::Seq(vec![])),
-                                ]);
-                            }
-                        }
-                    } else {
-                        self.expr(a, out);
-                    }
-                }
-                if !done && spec.event == Api::TxClosure {
-                    return Info::default();
-                }
-                return Info {
-                    value: handle,
-                    role: returns,
-                    ..Info::default()
-                };
+                return self.closure_call(spec, args, &loc, &text, returns, out);
             }
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
         let mut sql_text = self.spec_sql(spec, recv, args, &arg_infos);
-        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`
-        // (the packs' `[chain_idents]` and `[chain_verbs]`).
         if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
-            let apis = self.cx.apis;
-            for step in r.idents.iter().filter_map(|i| apis.chain_idents.get(i)) {
-                match step {
-                    BuilderStep::Upsert => sql.upsert = true,
-                    BuilderStep::IgnoresConflict => sql.ignores_conflict = true,
-                    BuilderStep::Assignments => {}
-                }
-            }
-            if sql.verb == "WRITE" {
-                // A `DELETE` named anywhere along the chain wins, then an `UPDATE`.
-                let names = |verb: &str| {
-                    apis.chain_verbs.iter().any(|(prefix, v)| {
-                        v == verb && r.idents.iter().any(|i| i.starts_with(prefix.as_str()))
-                    })
-                };
-                let named = ["DELETE", "UPDATE", "INSERT"]
-                    .into_iter()
-                    .find(|v| names(v));
-                if let Some(v) = named {
-                    sql.verb = v.into();
-                }
-            }
+            self.chain_statement(sql, r);
         }
         if !spec.terminals.is_empty() {
             let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
@@ -181,28 +68,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             mentions.extend(self.arg_mentions(a));
         }
         if matches!(spec.event, Api::ChannelSend | Api::ChannelRecv) {
-            let mut keys = recv_v
-                .map(|v| self.values[v as usize].chan.clone())
-                .unwrap_or_default();
-            // What is sent names the channel's element type (`tx.send(job)`, `job: Job`;
-            // `tx.send(Update::Added(..))`).
-            if spec.event == Api::ChannelSend {
-                let sent = arg_infos
-                    .first()
-                    .and_then(|a| {
-                        a.value
-                            .and_then(|v| self.values[v as usize].crate_type.clone())
-                            .or_else(|| a.crate_type.clone())
-                    })
-                    .or_else(|| args.first().and_then(|a| constructed_type(a)));
-                if let Some(t) = sent {
-                    let k = format!("T:{t}");
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-            self.chan_keys = keys;
+            self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
         let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
         let mut info = Info {
@@ -222,6 +88,189 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         info
+    }
+
+    /// Notes the pack of a broker spec matched here (`Function::packs`).
+    fn note_pack(&mut self, spec: &CallSpec) {
+        if matches!(
+            spec.event,
+            Api::Receive | Api::Ack | Api::Nack | Api::Publish | Api::BrokerBegin
+        ) {
+            let pack = spec.pack_name();
+            if !self.packs.contains(&pack) {
+                self.packs.push(pack);
+            }
+        }
+    }
+
+    /// A retry call (`Api::Retry`): its arguments are lowered inside a retry scope,
+    /// recorded for the review checklist; its value mentions what they mention.
+    fn retry_call(&mut self, args: &[&Expr], loc: &Loc, text: &str, out: &mut Vec<Node>) -> Info {
+        self.next_scope += 1;
+        self.retry_scopes
+            .push((self.next_scope, loc.clone(), text.to_string()));
+        let mut info = Info::default();
+        for a in args {
+            let i = self.arg(a, out);
+            info.absorb(&i);
+        }
+        if let Some((_, loc, text)) = self.retry_scopes.pop() {
+            self.retries_seen.push((loc, text));
+        }
+        Info {
+            mentions: info.mentions,
+            ..Info::default()
+        }
+    }
+
+    /// A call that runs the closure it is given: later (a spawn, whose value is the
+    /// task's handle), in a transaction, or as a callback. The first argument that is
+    /// a closure becomes one; the others are lowered in place. A transaction call
+    /// given no closure has no value.
+    fn closure_call(
+        &mut self,
+        spec: &CallSpec,
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        returns: Option<String>,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let run = match spec.event {
+            Api::Spawn => ClosureRun::Later,
+            Api::TxClosure => ClosureRun::Transaction,
+            _ => ClosureRun::Callback,
+        };
+        let handle = (spec.event == Api::Spawn).then(|| {
+            let role = Role::JoinHandle.some();
+            self.new_value(
+                "task",
+                TypeInfo {
+                    role,
+                    crate_type: None,
+                    outside: false,
+                    generic: None,
+                    elem: None,
+                },
+            )
+        });
+        let mut done = false;
+        for a in args {
+            if !done && self.special_arg(a, run, handle, out) {
+                done = true;
+                self.name_closure_run(run, loc, text, out);
+            } else {
+                self.expr(a, out);
+            }
+        }
+        if !done && spec.event == Api::TxClosure {
+            return Info::default();
+        }
+        Info {
+            value: handle,
+            role: returns,
+            ..Info::default()
+        }
+    }
+
+    /// The closure a call just made of its argument (the last node): named by the
+    /// call's text, and a transaction placed at the call. `conn.transaction(|c| …)`
+    /// whose body never uses `c`: the writes go elsewhere (a discarded transaction),
+    /// so the body begins with a transaction nothing uses.
+    fn name_closure_run(&mut self, run: ClosureRun, loc: &Loc, text: &str, out: &mut [Node]) {
+        if let Some(Node::Closure {
+            text: t, loc: l, ..
+        }) = out.last_mut()
+        {
+            t.replace_range(.., text);
+            if run == ClosureRun::Transaction {
+                *l = loc.clone();
+            }
+        }
+        if let Some(Node::Closure {
+            body,
+            param: Some(p),
+            run: ClosureRun::Transaction,
+            ..
+        }) = out.last_mut()
+        {
+            if self.uses[*p as usize] == 0 {
+                let begin = Node::Event(Event {
+                    kind: EventKind::Begin {
+                        tx: *p,
+                        fresh: true,
+                        used: false,
+                    },
+                    loc: loc.clone(),
+                    text: text.to_string(),
+                    describe: "transaction".into(),
+                });
+                **body = Node::Seq(vec![
+                    begin,
+                    std::mem::replace(&mut **body, Node::Seq(vec![])),
+                ]);
+            }
+        }
+    }
+
+    /// ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`
+    /// (the packs' `[chain_idents]` and `[chain_verbs]`): the chain's steps set the
+    /// statement's conflict handling, and a verb named along it, its verb (a `DELETE`
+    /// wins, then an `UPDATE`).
+    fn chain_statement(&self, sql: &mut SqlFacts, r: &Info) {
+        let apis = self.cx.apis;
+        for step in r.idents.iter().filter_map(|i| apis.chain_idents.get(i)) {
+            match step {
+                BuilderStep::Upsert => sql.upsert = true,
+                BuilderStep::IgnoresConflict => sql.ignores_conflict = true,
+                BuilderStep::Assignments => {}
+            }
+        }
+        if sql.verb == "WRITE" {
+            let names = |verb: &str| {
+                apis.chain_verbs.iter().any(|(prefix, v)| {
+                    v == verb && r.idents.iter().any(|i| i.starts_with(prefix.as_str()))
+                })
+            };
+            let named = ["DELETE", "UPDATE", "INSERT"]
+                .into_iter()
+                .find(|v| names(v));
+            if let Some(v) = named {
+                sql.verb = v.into();
+            }
+        }
+    }
+
+    /// The keys naming the channel of a channel send or receive: the receiver's, and
+    /// for a send, the element type of what is sent (`tx.send(job)`, `job: Job`;
+    /// `tx.send(Update::Added(..))`).
+    fn chan_keys_of(
+        &self,
+        spec: &CallSpec,
+        recv_v: Option<ValueId>,
+        args: &[&Expr],
+        arg_infos: &[Info],
+    ) -> Vec<String> {
+        let mut keys = recv_v
+            .map(|v| self.values[v as usize].chan.clone())
+            .unwrap_or_default();
+        if spec.event == Api::ChannelSend {
+            let sent = arg_infos
+                .first()
+                .and_then(|a| {
+                    a.value
+                        .and_then(|v| self.values[v as usize].crate_type.clone())
+                        .or_else(|| a.crate_type.clone())
+                })
+                .or_else(|| args.first().and_then(|a| constructed_type(a)));
+            if let Some(t) = sent {
+                let k = format!("T:{t}");
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        keys
     }
 
     pub(super) fn builder_event(
