@@ -478,7 +478,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         text: String,
         out: &mut Vec<Node>,
     ) -> Option<ValueId> {
-        let describe = spec.describe.clone().unwrap_or_default();
         // A fresh id in a file name is a temporary name, not an identity.
         let names_a_file = spec.external.as_deref() == Some("file");
         if matches!(spec.event, Api::Publish | Api::Write | Api::External) && !names_a_file {
@@ -487,6 +486,39 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             });
             self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
         }
+        let (kind, made) = if spec.event == Api::Write {
+            match self.write_event(spec, method, target, &mentions, sql_facts, &loc)? {
+                WriteEvent::Event(kind) => (kind, None),
+                WriteEvent::Statement(kind, describe) => {
+                    out.push(Node::Event(Event {
+                        kind,
+                        loc,
+                        text,
+                        describe,
+                    }));
+                    return None;
+                }
+            }
+        } else {
+            self.event_kind(spec, target, &mentions, &loc, &text, out)?
+        };
+        self.push_event(spec, kind, loc, text, out);
+        made
+    }
+
+    /// The event of a spec other than a write, and the value it makes (a received
+    /// message, a transaction, a channel, a fresh id); `None`: no event (a call with
+    /// no event of its own, a commit of no known transaction, or claims tested,
+    /// whose events are pushed here).
+    fn event_kind(
+        &mut self,
+        spec: &CallSpec,
+        target: Option<ValueId>,
+        mentions: &[ValueId],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Option<(EventKind, Option<ValueId>)> {
         let msg_of = |l: &Self, t: Option<ValueId>| {
             t.and_then(|v| l.root(v))
                 .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
@@ -494,7 +526,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut made = None;
         let kind = match spec.event {
             Api::Receive => {
-                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                let v = self.new_value(text, TypeInfo::of_role(spec.returns.clone()));
                 self.values[v as usize].msg_root = Some(v);
                 made = Some(v);
                 EventKind::Receive {
@@ -513,7 +545,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 msg: msg_of(self, target),
             },
             Api::Begin => {
-                let v = self.new_value(&text, TypeInfo::of_role(Role::DbTx.some()));
+                let v = self.new_value(text, TypeInfo::of_role(Role::DbTx.some()));
                 made = Some(v);
                 // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
                 self.uses[v as usize] = 1;
@@ -532,61 +564,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     EventKind::Rollback { tx }
                 }
             }
-            Api::Write => {
-                let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
-                let autocommit = self.autocommit_target(target, spec);
-                match facts.kind {
-                    SqlKind::Read if facts.tables.is_empty() => return None,
-                    SqlKind::Read => EventKind::Read {
-                        tables: facts.tables,
-                    },
-                    SqlKind::Begin => {
-                        // `conn.execute("BEGIN")`: the connection now holds a transaction.
-                        EventKind::Begin {
-                            tx: target?,
-                            fresh: false,
-                            used: true,
-                        }
-                    }
-                    SqlKind::Commit => EventKind::Commit { tx: target? },
-                    SqlKind::Rollback => EventKind::Rollback { tx: target? },
-                    SqlKind::Write => {
-                        if self.in_return && facts.ignores_conflict {
-                            self.returns_claims.push(loc.clone());
-                        }
-                        let describe = facts.describe();
-                        let kind = EventKind::Write {
-                            target,
-                            sql: facts,
-                            unchecked: false,
-                            keyed_by: self.origins_of(&mentions),
-                            autocommit,
-                        };
-                        out.push(Node::Event(Event {
-                            kind,
-                            loc,
-                            text,
-                            describe,
-                        }));
-                        return None;
-                    }
-                    SqlKind::Unknown => {
-                        if spec.write_terminals.is_empty()
-                            || spec.write_terminals.iter().any(|t| t == method)
-                        {
-                            EventKind::Write {
-                                target,
-                                sql: facts,
-                                unchecked: false,
-                                keyed_by: self.origins_of(&mentions),
-                                autocommit,
-                            }
-                        } else {
-                            return None;
-                        }
-                    }
-                }
-            }
             Api::Publish => {
                 if spec.confirmable {
                     self.confirmable.insert(loc.clone());
@@ -603,7 +580,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             Api::ChannelOpen => {
-                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                let v = self.new_value(text, TypeInfo::of_role(spec.returns.clone()));
                 // Named after the binding it gets (`let build_tx = conn.create_channel()`).
                 self.values[v as usize].opened = true;
                 made = Some(v);
@@ -611,44 +588,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
             Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
-            // `conn.changes()`: the rows the last statement on the connection changed,
-            // so the claims it ran are tested here (SPEC §2).
             Api::ClaimResult => {
-                let tested: Vec<Loc> = self
-                    .dropped_claims
-                    .iter()
-                    .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
-                    .map(|(_, l)| l.clone())
-                    .collect();
-                for claim in tested {
-                    out.push(Node::Event(Event {
-                        kind: EventKind::ClaimTested { claim },
-                        loc: loc.clone(),
-                        text: text.clone(),
-                        describe: "claim tested".into(),
-                    }));
-                }
+                self.claims_tested(target, loc, text, out);
                 return None;
             }
-            Api::External => EventKind::External {
-                kind: match spec.external.as_deref() {
-                    Some("http") => ExternalKind::Http,
-                    Some("email") => ExternalKind::Email,
-                    Some("payment") => ExternalKind::Payment,
-                    Some("cache") => ExternalKind::Cache,
-                    Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
-                    other => ExternalKind::Other(other.unwrap_or("external").to_string()),
-                },
-                non_idempotent: spec.non_idempotent,
-                idempotency_key: self.builder_strs.iter().any(|s| {
-                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
-                    s == "idempotencykey" || s == "xidempotencykey"
-                }),
-            },
+            Api::External => self.external_kind(spec),
             Api::Idgen => {
-                let v = self.new_value(&text, TypeInfo::default());
+                let v = self.new_value(text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
-                let minted = Some((loc.clone(), text.clone(), scope));
+                let minted = Some((loc.clone(), text.to_string(), scope));
                 if spec.formatted {
                     self.values[v as usize].clock = minted;
                 } else {
@@ -667,14 +615,134 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::ChannelRecv => EventKind::ChannelRecv {
                 chan: std::mem::take(&mut self.chan_keys),
             },
-            Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
+            // A write's event is `write_event`'s.
+            Api::Write | Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => {
+                return None
+            }
         };
-        // A batch whose failed entries nothing reads: on the paths after it, some
-        // entries may have failed unseen.
+        Some((kind, made))
+    }
+
+    /// The event of a write spec, by the SQL it runs: a read of known tables, a
+    /// transaction's `BEGIN`, `COMMIT` or `ROLLBACK` on the connection, a write
+    /// statement (a claim when returned and conflicts are ignored), or a write of
+    /// unknown SQL at one of the spec's write terminals; `None`: no event.
+    fn write_event(
+        &mut self,
+        spec: &CallSpec,
+        method: &str,
+        target: Option<ValueId>,
+        mentions: &[ValueId],
+        sql_facts: Option<SqlFacts>,
+        loc: &Loc,
+    ) -> Option<WriteEvent> {
+        let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+        let autocommit = self.autocommit_target(target, spec);
+        let kind = match facts.kind {
+            SqlKind::Read if facts.tables.is_empty() => return None,
+            SqlKind::Read => EventKind::Read {
+                tables: facts.tables,
+            },
+            SqlKind::Begin => {
+                // `conn.execute("BEGIN")`: the connection now holds a transaction.
+                EventKind::Begin {
+                    tx: target?,
+                    fresh: false,
+                    used: true,
+                }
+            }
+            SqlKind::Commit => EventKind::Commit { tx: target? },
+            SqlKind::Rollback => EventKind::Rollback { tx: target? },
+            SqlKind::Write => {
+                if self.in_return && facts.ignores_conflict {
+                    self.returns_claims.push(loc.clone());
+                }
+                let describe = facts.describe();
+                let kind = EventKind::Write {
+                    target,
+                    sql: facts,
+                    unchecked: false,
+                    keyed_by: self.origins_of(mentions),
+                    autocommit,
+                };
+                return Some(WriteEvent::Statement(kind, describe));
+            }
+            SqlKind::Unknown => {
+                if spec.write_terminals.is_empty()
+                    || spec.write_terminals.iter().any(|t| t == method)
+                {
+                    EventKind::Write {
+                        target,
+                        sql: facts,
+                        unchecked: false,
+                        keyed_by: self.origins_of(mentions),
+                        autocommit,
+                    }
+                } else {
+                    return None;
+                }
+            }
+        };
+        Some(WriteEvent::Event(kind))
+    }
+
+    /// `conn.changes()`: the rows the last statement on the connection changed, so
+    /// the claims it ran are tested here (SPEC §2): one event per claim dropped on
+    /// that connection (or on any, when either is unknown).
+    fn claims_tested(&self, target: Option<ValueId>, loc: &Loc, text: &str, out: &mut Vec<Node>) {
+        let tested: Vec<Loc> = self
+            .dropped_claims
+            .iter()
+            .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
+            .map(|(_, l)| l.clone())
+            .collect();
+        for claim in tested {
+            out.push(Node::Event(Event {
+                kind: EventKind::ClaimTested { claim },
+                loc: loc.clone(),
+                text: text.to_string(),
+                describe: "claim tested".into(),
+            }));
+        }
+    }
+
+    /// The event of an external call: its kind by the spec's `external` name (a
+    /// durable one is a store), and whether the builder's strings name an
+    /// idempotency key header.
+    fn external_kind(&self, spec: &CallSpec) -> EventKind {
+        EventKind::External {
+            kind: match spec.external.as_deref() {
+                Some("http") => ExternalKind::Http,
+                Some("email") => ExternalKind::Email,
+                Some("payment") => ExternalKind::Payment,
+                Some("cache") => ExternalKind::Cache,
+                Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
+                other => ExternalKind::Other(other.unwrap_or("external").to_string()),
+            },
+            non_idempotent: spec.non_idempotent,
+            idempotency_key: self.builder_strs.iter().any(|s| {
+                let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                s == "idempotencykey" || s == "xidempotencykey"
+            }),
+        }
+    }
+
+    /// Pushes an event with the spec's description. A batch whose failed entries
+    /// nothing reads is followed by `EntriesUnread`: on the paths after it, some
+    /// entries may have failed unseen; so is a publish whose delivery report nothing
+    /// will read (its future dropped unawaited, or one that arrives only through a
+    /// later `poll` / `flush` on the producer).
+    fn push_event(
+        &mut self,
+        spec: &CallSpec,
+        kind: EventKind,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) {
+        let describe = spec.describe.clone().unwrap_or_default();
         let at = (loc.span.line, loc.span.column);
         let unread = !spec.entry_failures.is_empty() && self.unread_batches.contains(&at);
-        // A delivery report nothing will read: its future dropped unawaited, or one
-        // that arrives only through a later `poll` / `flush` on the producer.
         let delivery = matches!(kind, EventKind::Publish { .. })
             && match spec.delivery {
                 Some(crate::apis::Delivery::Future) => self.dropped_unawaited.contains(&at),
@@ -696,8 +764,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 describe,
             }));
         }
-        made
     }
+}
+
+/// The event of a write spec's call ([`Lowerer::write_event`]).
+enum WriteEvent {
+    /// Pushed like any event.
+    Event(EventKind),
+    /// A write statement: pushed alone, described by its SQL.
+    Statement(EventKind, String),
 }
 
 /// The type a value is built as: `Job { .. }`, `Update::Added(..)` / `Update::Reload`
