@@ -10,9 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use proc_macro2::Span as PmSpan;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, Pat, Stmt, Token};
+use syn::{Expr, Pat};
 
 mod batch;
 mod blocks;
@@ -30,15 +29,13 @@ mod spans;
 mod statement;
 mod values;
 use function::lower_fn;
-use outcome::*;
-use spans::*;
+use spans::expr_span;
 
-use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
-use crate::apis::{ApiEvent as Api, Apis, ArgWord, BuilderStep, CallSpec, Role, Target};
+use super::{is_test_attr, sql, CrateIndex, TypeInfo, UseMap};
+use crate::apis::{Apis, CallSpec, Role};
 use crate::diagnostic::Span;
 use crate::ir::{
-    AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
-    Function, IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
+    AckSetting, Event, EventKind, Function, IdFlow, KafkaClient, Loc, Node, SqlFacts, ValueId,
 };
 use crate::support::lines::LineIndex;
 

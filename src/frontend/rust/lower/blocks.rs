@@ -1,6 +1,14 @@
 //! Blocks and statements, in order.
 
-use super::*;
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, Stmt};
+
+use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
+use super::{strip, Info, Lowerer};
+use crate::frontend::rust::TypeInfo;
+use crate::ir::{Event, EventKind, ExitKind, Node};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// The function's own body: its tail expression is what the function returns.

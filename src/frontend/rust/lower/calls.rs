@@ -1,8 +1,20 @@
 //! Lowering calls: method and path calls, API knowledge and builders, calls into the
 //! crate and the closures handed to them, and the events a call emits.
 
-use super::*;
-use crate::frontend::rust::ReturnedText;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+use super::outcome::ends_in_fallible;
+use super::spans::expr_span;
+use super::{
+    collect_idents, is_stream_role, short_text, string_literals, strip, Builder, Info, Lowerer,
+    TOPIC_MARK,
+};
+use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
+use crate::frontend::rust::{resolve_path, ReturnedText, TypeInfo};
+use crate::ir::{
+    Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------

@@ -2,7 +2,14 @@
 //! starts), the builders' terminal calls, the SQL a spec points at, and the event
 //! itself.
 
-use super::*;
+use syn::Expr;
+
+use super::{builder_text, dsl_table, strip, Builder, Info, Lowerer};
+use crate::apis::{ApiEvent as Api, ArgWord, BuilderStep, CallSpec, Role, Target};
+use crate::frontend::rust::{sql, TypeInfo};
+use crate::ir::{
+    ClosureRun, Event, EventKind, ExternalKind, Loc, Node, SqlFacts, SqlKind, Tables, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Applies an API spec at a call: emits its event or starts its builder. A retry
