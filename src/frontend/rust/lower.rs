@@ -10,9 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use proc_macro2::Span as PmSpan;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, Pat, Stmt, Token};
+use syn::{Expr, Pat};
 
 mod batch;
 mod blocks;
@@ -21,6 +20,7 @@ mod calls;
 mod control;
 mod events;
 mod exprs;
+mod function;
 mod hoist;
 mod macros;
 mod outcome;
@@ -28,16 +28,14 @@ mod settings;
 mod spans;
 mod statement;
 mod values;
-use outcome::*;
-use spans::*;
+use function::lower_fn;
+use spans::expr_span;
 
-use super::types::bounded_generic;
-use super::{is_test_attr, resolve_path, sql, type_info, CrateIndex, TypeInfo, UseMap};
-use crate::apis::{ApiEvent as Api, Apis, ArgWord, BuilderStep, CallSpec, Role, Target};
+use super::{is_test_attr, sql, CrateIndex, TypeInfo, UseMap};
+use crate::apis::{Apis, CallSpec, Role};
 use crate::diagnostic::Span;
 use crate::ir::{
-    AckSetting, Call, Callee, ClientFamily, ClosureRun, Event, EventKind, ExitKind, ExternalKind,
-    Function, IdFlow, KafkaClient, Loc, Node, Prop, SqlFacts, SqlKind, Tables, ValueId,
+    AckSetting, Event, EventKind, Function, IdFlow, KafkaClient, Loc, Node, SqlFacts, ValueId,
 };
 use crate::support::lines::LineIndex;
 
@@ -536,219 +534,6 @@ pub fn lower_items(
         }
     }
     skipped
-}
-
-/// Lowers one function: `owner` is its `impl`'s self type and trait (or a trait's, for
-/// a default method), `imp` the `impl` block it is written in.
-fn lower_fn(
-    cx: &FileCx,
-    sig: &syn::Signature,
-    block: &syn::Block,
-    owner: (Option<String>, Option<String>),
-    module: &[String],
-    imp: Option<&syn::ItemImpl>,
-) -> Function {
-    let (self_type, trait_name) = owner;
-    let mut l = Lowerer {
-        impl_of: imp,
-        cx,
-        values: Vec::new(),
-        scopes: vec![HashMap::new()],
-        fields: HashMap::new(),
-        self_type: self_type.clone(),
-        labels: Vec::new(),
-        next_label: 0,
-        uses: Vec::new(),
-        finishes: Vec::new(),
-        unchecked: HashSet::new(),
-        bound_claims: Vec::new(),
-        confirmable: HashSet::new(),
-        chan_keys: Vec::new(),
-        chan_links: Vec::new(),
-        unconfirmed: HashSet::new(),
-        bound_publishes: Vec::new(),
-        builder_strs: Vec::new(),
-        last_outcome: None,
-        in_return: false,
-        closure_depth: 0,
-        closure_param_hint: None,
-        dropped_claims: Vec::new(),
-        returned: HashSet::new(),
-        returns_claims: Vec::new(),
-        unused_calls: HashSet::new(),
-        bound_calls: Vec::new(),
-        retry_scopes: Vec::new(),
-        poll_scopes: Vec::new(),
-        poll_fallbacks: Vec::new(),
-        retries_seen: Vec::new(),
-        next_scope: 0,
-        id_flows: Vec::new(),
-        kafka_clients: Vec::new(),
-        packs: Vec::new(),
-        ack_settings: Vec::new(),
-        transient_queues: Vec::new(),
-        durable_queues: false,
-        in_struct_rest: false,
-        sent_topics: Vec::new(),
-        unread_batches: HashSet::new(),
-        dropped_unawaited: HashSet::new(),
-        unread_calls: HashSet::new(),
-        batch_event: None,
-        batch_oks: None,
-    };
-    let uses = batch::unread_batches(cx.apis, block);
-    let at = |s: proc_macro2::Span| {
-        let at = cx.span(s, s);
-        (at.line, at.column)
-    };
-    l.unread_batches = uses.unread.into_iter().map(at).collect();
-    l.dropped_unawaited = uses.dropped.into_iter().map(at).collect();
-    l.unread_calls = uses.unread_calls.into_iter().map(at).collect();
-    let returned_batches: HashSet<(u32, u32)> = uses.returned.into_iter().map(at).collect();
-    let mut params = Vec::new();
-    let mut has_self = false;
-    for input in &sig.inputs {
-        match input {
-            syn::FnArg::Receiver(_) => {
-                has_self = true;
-                let v = l.new_value(
-                    "self",
-                    TypeInfo {
-                        role: None,
-                        crate_type: self_type.clone(),
-                        outside: false,
-                        generic: None,
-                        elem: None,
-                    },
-                );
-                l.bind("self", v);
-                params.push(Some(v));
-            }
-            syn::FnArg::Typed(pt) => {
-                let mut ti = l.type_info(&pt.ty);
-                // `store: &S` with `S: Store` (or `where S: Store`): the crate's trait,
-                // whose implementations a call on it may reach.
-                // (`mailer: &M` with `M: lettre::AsyncTransport`: the API's role.)
-                if ti.crate_type.is_none() && ti.role.is_none() {
-                    if let Some(b) = bounded_generic(
-                        l.cx.apis,
-                        l.cx.uses,
-                        &l.cx.index.traits,
-                        &sig.generics,
-                        &pt.ty,
-                    ) {
-                        ti = b;
-                    }
-                }
-                let batch = l.batch_event.is_none()
-                    && super::lambda::event_source(&cx.apis.serverless, cx.uses, &pt.ty).is_some();
-                let v = l.bind_param(&pt.pat, ti);
-                if batch {
-                    l.batch_event = v;
-                }
-                // A channel end taken as a parameter: the ends callers pass here.
-                if let Some(v) = v.filter(|v| l.is_chan_end(*v)) {
-                    let i = params.len() - usize::from(has_self);
-                    let callee = match (&self_type, has_self) {
-                        (_, true) => format!(".{}", sig.ident),
-                        (Some(t), false) => format!("{t}::{}", sig.ident),
-                        (None, false) => sig.ident.to_string(),
-                    };
-                    l.values[v as usize].chan.push(format!("A:{callee}#{i}"));
-                }
-                params.push(v);
-            }
-        }
-    }
-    let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
-    if l.batch_event.is_some() || returned {
-        let sites = super::lambda::result_sites(block, self_type.as_deref());
-        l.batch_oks = Some(sites.oks.into_iter().map(at).collect());
-    }
-    // A serverless batch handler receives its event's records when it is called.
-    let mut entry = Vec::new();
-    if let Some(v) = l.batch_event {
-        l.values[v as usize].msg_root = Some(v);
-        let at = sig
-            .inputs
-            .iter()
-            .find_map(|a| match a {
-                syn::FnArg::Typed(pt)
-                    if super::lambda::event_source(&cx.apis.serverless, cx.uses, &pt.ty)
-                        .is_some() =>
-                {
-                    Some(pt.span())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| sig.ident.span());
-        let name = l.values[v as usize].name.clone();
-        entry.push(Node::Event(Event {
-            kind: EventKind::Receive {
-                msg: v,
-                element: false,
-                client: None,
-            },
-            loc: cx.loc(at, at),
-            text: name,
-            describe: "batch received".into(),
-        }));
-    }
-    entry.extend(l.fn_body(block));
-    let mut body = Node::Seq(entry);
-    l.finish(&mut body);
-    let returns_batches = if returned_batches.is_empty() {
-        Vec::new()
-    } else {
-        body.events()
-            .into_iter()
-            .filter(|e| returned_batches.contains(&(e.loc.span.line, e.loc.span.column)))
-            .filter(|e| {
-                matches!(
-                    e.kind,
-                    EventKind::Publish { .. } | EventKind::External { .. }
-                )
-            })
-            .map(|e| e.loc.clone())
-            .collect()
-    };
-    let ident = sig.ident.to_string();
-    Function {
-        name: match &self_type {
-            Some(t) => format!("{t}::{ident}"),
-            None => ident.clone(),
-        },
-        ident,
-        self_type,
-        trait_name,
-        module: module.to_vec(),
-        loc: cx.loc(sig.ident.span(), sig.ident.span()),
-        extent: cx.loc(sig.fn_token.span, block.brace_token.span.close()),
-        takes_message: params
-            .iter()
-            .flatten()
-            .any(|v| l.values[*v as usize].msg_root.is_some()),
-        params,
-        has_self,
-        body,
-        value_names: l.values.iter().map(|v| v.name.clone()).collect(),
-        id_flows: l
-            .id_flows
-            .into_iter()
-            .map(|(_, f)| hoist::with_hoist(f, block, cx))
-            .collect(),
-        returns_claims: l.returns_claims,
-        returns_batches,
-        kafka_clients: l.kafka_clients,
-        packs: l.packs,
-        kafka_sent_topics: l.sent_topics,
-        ack_settings: l.ack_settings,
-        transient_queues: l.transient_queues,
-        durable_queues: l.durable_queues,
-        retries: l.retries_seen,
-        chan_links: l.chan_links,
-        dependency: false,
-    }
 }
 
 /// Whether `x.name(..)`, `x` of unknown type, is lowered as a call into the crate:

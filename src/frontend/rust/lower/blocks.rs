@@ -1,6 +1,14 @@
 //! Blocks and statements, in order.
 
-use super::*;
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, Stmt};
+
+use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
+use super::{strip, Info, Lowerer};
+use crate::frontend::rust::TypeInfo;
+use crate::ir::{Event, EventKind, ExitKind, Node};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// The function's own body: its tail expression is what the function returns.
@@ -117,158 +125,167 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// One statement, by kind: a `let`, an expression statement, a macro (items lower
+    /// to nothing).
     pub(super) fn stmt_inner(&mut self, stmt: &Stmt, out: &mut Vec<Node>) {
         match stmt {
-            Stmt::Local(local) => {
-                let out_start = out.len();
-                let mut info = Info::default();
-                let mut claim_binding = None;
-                let mut pending_publish = None;
-                let mut pending_call = None;
-                if let Some(init) = &local.init {
-                    if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
-                        (strip(&init.expr), &local.pat)
-                    {
-                        let mut tmp = Vec::new();
-                        self.expr(&init.expr, &mut tmp);
-                        let name = pi.ident.to_string();
-                        let v = self.new_value(&name, TypeInfo::default());
-                        self.values[v as usize].deferred = tmp.pop().map(Box::new);
-                        self.bind(&name, v);
-                        return;
-                    }
-                    let start = out.len();
-                    info = self.expr(&init.expr, out);
-                    if matches!(local.pat, Pat::Ident(_) | Pat::Wild(_) | Pat::Type(_)) {
-                        self.reset_begin_uses(&init.expr, &out[start..]);
-                    }
-                    pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
-                    pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
-                    if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
-                        let mut pat = &local.pat;
-                        while let Pat::Type(t) = pat {
-                            pat = &t.pat;
-                        }
-                        match pat {
-                            Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
-                            Pat::Wild(_) => {
-                                self.unchecked.insert(loc);
-                            }
-                            _ => {}
-                        }
-                    }
-                    let fallible = ends_in_fallible(&out[start..]);
-                    if let Some((_, diverge)) = &init.diverge {
-                        let mut els = Vec::new();
-                        // `let Ok(v) = op else { … }`: the `else` is the failure path.
-                        if fallible && result_pattern(&local.pat) == Some(true) {
-                            els.push(self.error_ignored(
-                                local.pat.span(),
-                                "let Ok(..) = .. else",
-                                false,
-                            ));
-                        }
-                        self.expr(diverge, &mut els);
-                        out.push(Node::Branch(vec![Node::Seq(vec![]), Node::Seq(els)]));
-                    }
-                }
-                // `let _ = op.await;`: the operation's error is dropped.
-                let dropped = match &local.pat {
-                    Pat::Wild(_) => true,
-                    Pat::Ident(pi) => pi.ident.to_string().starts_with('_') && pi.subpat.is_none(),
-                    _ => false,
-                };
-                if dropped
-                    && local
-                        .init
-                        .as_ref()
-                        .is_some_and(|i| i.diverge.is_none() && !panics_or_propagates(&i.expr))
-                    && ends_in_fallible(out)
-                    && out.len() > out_start
-                {
-                    let sp = local
-                        .let_token
-                        .span
-                        .join(local.pat.span())
-                        .unwrap_or(local.let_token.span);
-                    out.push(self.error_ignored(sp, "let _ =", false));
-                }
-                self.bind_pattern(&local.pat, &info);
-                if let Some(init) = &local.init {
-                    self.bind_channel_ends(&local.pat, &init.expr);
-                }
-                match (pending_call, &local.pat) {
-                    (Some(loc), Pat::Ident(pi)) => {
-                        if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                            self.uses[v as usize] = 0;
-                            self.bound_calls.push((v, loc));
-                        }
-                    }
-                    (Some(loc), Pat::Wild(_)) => {
-                        self.unused_calls.insert(loc);
-                    }
-                    _ => {}
-                }
-                if let (Expr::Await(_) | Expr::Call(_) | Expr::MethodCall(_), Pat::Ident(pi)) = (
-                    strip(
-                        local
-                            .init
-                            .as_ref()
-                            .map(|i| &*i.expr)
-                            .unwrap_or(&Expr::Verbatim(Default::default())),
-                    ),
-                    &local.pat,
-                ) {
-                    if ends_in_fallible(out) {
-                        if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                            self.last_outcome = Some((v, out.len(), out.as_ptr() as usize));
-                        }
-                    }
-                }
-                if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
-                    if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                        self.uses[v as usize] = 0;
-                        self.bound_publishes.push((v, loc));
-                    }
-                }
-                if let Some((name, loc)) = claim_binding {
-                    if let Some(v) = self.lookup(&name) {
-                        self.uses[v as usize] = 0;
-                        self.unchecked.insert(loc.clone());
-                        self.bound_claims.push((v, loc));
-                    }
-                }
-            }
-            Stmt::Expr(e, semi) => {
-                let start = out.len();
-                self.expr(e, out);
-                // `op.await;`: a result dropped unread (rustc warns of an unused `Result`).
-                if semi.is_some()
-                    && matches!(strip(e), Expr::Await(_))
-                    && !panics_or_propagates(e)
-                    && out.len() > start
-                    && ends_in_fallible(out)
-                {
-                    out.push(self.error_ignored(e.span(), "the statement", false));
-                }
-                if semi.is_some() {
-                    if let Some((loc, target)) = Self::claim_target_of_statement(e, &out[start..]) {
-                        self.unchecked.insert(loc.clone());
-                        self.dropped_claims.push((target, loc));
-                    }
-                    self.reset_begin_uses(e, &out[start..]);
-                    if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
-                        self.unconfirmed.insert(loc);
-                    }
-                    if let Some(loc) = Self::crate_call_of_statement(e, &out[start..]) {
-                        self.unused_calls.insert(loc);
-                    }
-                }
-            }
+            Stmt::Local(local) => self.let_stmt(local, out),
+            Stmt::Expr(e, semi) => self.expr_stmt(e, semi.is_some(), out),
             Stmt::Macro(m) => {
                 self.mac(&m.mac, out);
             }
             Stmt::Item(_) => {}
+        }
+    }
+
+    /// A `let`: lowers its initializer (a closure or async block is kept, deferred,
+    /// under its name), its `else`, and binds the pattern; decides whether the
+    /// binding drops an error (`let _ = op.await`), and records the claim, publish or
+    /// crate call whose result the binding holds, so that an unread binding is found.
+    fn let_stmt(&mut self, local: &syn::Local, out: &mut Vec<Node>) {
+        let out_start = out.len();
+        let mut info = Info::default();
+        let mut claim_binding = None;
+        let mut pending_publish = None;
+        let mut pending_call = None;
+        if let Some(init) = &local.init {
+            if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
+                (strip(&init.expr), &local.pat)
+            {
+                let mut tmp = Vec::new();
+                self.expr(&init.expr, &mut tmp);
+                let name = pi.ident.to_string();
+                let v = self.new_value(&name, TypeInfo::default());
+                self.values[v as usize].deferred = tmp.pop().map(Box::new);
+                self.bind(&name, v);
+                return;
+            }
+            let start = out.len();
+            info = self.expr(&init.expr, out);
+            if matches!(local.pat, Pat::Ident(_) | Pat::Wild(_) | Pat::Type(_)) {
+                self.reset_begin_uses(&init.expr, &out[start..]);
+            }
+            pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
+            pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
+            if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
+                let mut pat = &local.pat;
+                while let Pat::Type(t) = pat {
+                    pat = &t.pat;
+                }
+                match pat {
+                    Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
+                    Pat::Wild(_) => {
+                        self.unchecked.insert(loc);
+                    }
+                    _ => {}
+                }
+            }
+            let fallible = ends_in_fallible(&out[start..]);
+            if let Some((_, diverge)) = &init.diverge {
+                let mut els = Vec::new();
+                // `let Ok(v) = op else { … }`: the `else` is the failure path.
+                if fallible && result_pattern(&local.pat) == Some(true) {
+                    els.push(self.error_ignored(local.pat.span(), "let Ok(..) = .. else", false));
+                }
+                self.expr(diverge, &mut els);
+                out.push(Node::Branch(vec![Node::Seq(vec![]), Node::Seq(els)]));
+            }
+        }
+        // `let _ = op.await;`: the operation's error is dropped.
+        let dropped = match &local.pat {
+            Pat::Wild(_) => true,
+            Pat::Ident(pi) => pi.ident.to_string().starts_with('_') && pi.subpat.is_none(),
+            _ => false,
+        };
+        if dropped
+            && local
+                .init
+                .as_ref()
+                .is_some_and(|i| i.diverge.is_none() && !panics_or_propagates(&i.expr))
+            && ends_in_fallible(out)
+            && out.len() > out_start
+        {
+            let sp = local
+                .let_token
+                .span
+                .join(local.pat.span())
+                .unwrap_or(local.let_token.span);
+            out.push(self.error_ignored(sp, "let _ =", false));
+        }
+        self.bind_pattern(&local.pat, &info);
+        if let Some(init) = &local.init {
+            self.bind_channel_ends(&local.pat, &init.expr);
+        }
+        match (pending_call, &local.pat) {
+            (Some(loc), Pat::Ident(pi)) => {
+                if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                    self.uses[v as usize] = 0;
+                    self.bound_calls.push((v, loc));
+                }
+            }
+            (Some(loc), Pat::Wild(_)) => {
+                self.unused_calls.insert(loc);
+            }
+            _ => {}
+        }
+        if let (Expr::Await(_) | Expr::Call(_) | Expr::MethodCall(_), Pat::Ident(pi)) = (
+            strip(
+                local
+                    .init
+                    .as_ref()
+                    .map(|i| &*i.expr)
+                    .unwrap_or(&Expr::Verbatim(Default::default())),
+            ),
+            &local.pat,
+        ) {
+            if ends_in_fallible(out) {
+                if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                    self.last_outcome = Some((v, out.len(), out.as_ptr() as usize));
+                }
+            }
+        }
+        if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.uses[v as usize] = 0;
+                self.bound_publishes.push((v, loc));
+            }
+        }
+        if let Some((name, loc)) = claim_binding {
+            if let Some(v) = self.lookup(&name) {
+                self.uses[v as usize] = 0;
+                self.unchecked.insert(loc.clone());
+                self.bound_claims.push((v, loc));
+            }
+        }
+    }
+
+    /// An expression statement (`semi`: ended by `;`): a dropped `op.await` result is
+    /// an ignored error; a claim, publish or crate call whose result the `;` drops is
+    /// recorded as unchecked.
+    fn expr_stmt(&mut self, e: &Expr, semi: bool, out: &mut Vec<Node>) {
+        let start = out.len();
+        self.expr(e, out);
+        // `op.await;`: a result dropped unread (rustc warns of an unused `Result`).
+        if semi
+            && matches!(strip(e), Expr::Await(_))
+            && !panics_or_propagates(e)
+            && out.len() > start
+            && ends_in_fallible(out)
+        {
+            out.push(self.error_ignored(e.span(), "the statement", false));
+        }
+        if semi {
+            if let Some((loc, target)) = Self::claim_target_of_statement(e, &out[start..]) {
+                self.unchecked.insert(loc.clone());
+                self.dropped_claims.push((target, loc));
+            }
+            self.reset_begin_uses(e, &out[start..]);
+            if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
+                self.unconfirmed.insert(loc);
+            }
+            if let Some(loc) = Self::crate_call_of_statement(e, &out[start..]) {
+                self.unused_calls.insert(loc);
+            }
         }
     }
 

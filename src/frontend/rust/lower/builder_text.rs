@@ -4,7 +4,14 @@
 //! names), the binds of a list helper opened on the builder. Read at the terminal in
 //! place of the builder's start when it parses.
 
-use super::*;
+use std::collections::HashSet;
+
+use syn::Expr;
+
+use super::{strip, Builder, Info, Lowerer};
+use crate::apis::CallSpec;
+use crate::frontend::rust::sql;
+use crate::ir::{Loc, SqlKind, ValueId};
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Written {

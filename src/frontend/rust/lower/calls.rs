@@ -1,46 +1,31 @@
 //! Lowering calls: method and path calls, API knowledge and builders, calls into the
 //! crate and the closures handed to them, and the events a call emits.
 
-use super::*;
-use crate::frontend::rust::ReturnedText;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+use super::outcome::ends_in_fallible;
+use super::spans::expr_span;
+use super::{
+    collect_idents, is_stream_role, short_text, string_literals, strip, Builder, Info, Lowerer,
+    TOPIC_MARK,
+};
+use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
+use crate::frontend::rust::{resolve_path, ReturnedText, TypeInfo};
+use crate::ir::{
+    Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
 
+    /// A method call `recv.name(args)`. Its kind is decided in this order: a
+    /// builder's step or terminal, a wrapper the config declares, a method of the
+    /// crate, a Kafka client config chain, the API knowledge, then the standard
+    /// library's methods.
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
         self.link_chan_args(&format!(".{}", mc.method), mc.args.iter());
-        // backon: `(|| async { … }).retry(policy)` retries the closure it is called on.
-        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
-            && matches!(strip(&mc.receiver), Expr::Closure(_));
-        if retried {
-            self.next_scope += 1;
-            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
-            self.retry_scopes
-                .push((self.next_scope, loc, format!(".{}", mc.method)));
-        }
-        let before = out.len();
-        let recv = self.expr(&mc.receiver, out);
-        // `op.await.ok()`, `.unwrap_or_default()`, `.unwrap_or_else(|e| …)`: the
-        // operation's error becomes a value and the code goes on (an ack after a
-        // failure).
-        if out.len() > before
-            && self
-                .cx
-                .apis
-                .std
-                .results
-                .swallows
-                .contains(&mc.method.to_string())
-            && ends_in_fallible(out)
-        {
-            let how = format!(".{}()", mc.method);
-            out.push(self.error_ignored(mc.method.span(), &how, false));
-        }
-        if retried {
-            if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                self.retries_seen.push((loc, text));
-            }
-        }
+        let recv = self.method_receiver(mc, out);
         let name = mc.method.to_string();
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
         let recv_text = short_text(&self.cx.text_of(expr_span(&mc.receiver)));
@@ -49,33 +34,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {
-            let arg_infos = self.plain_args(&args, out);
-            let mut b = self.current_builder(b);
-            if b.spec.terminals.contains(&name) {
-                self.finish_text(&mut b, &loc, &text);
-                return self.builder_event(*b, &name, &arg_infos, out);
-            }
-            self.text_step(&mut b, &name, &args, &arg_infos);
-            for a in &arg_infos {
-                b.mentions.extend(a.mentions.iter().copied());
-                b.strs.extend(a.str_lit.iter().cloned());
-            }
-            // Query-builder steps that change what the statement does (the packs'
-            // `[builder_steps]`: diesel's `on_conflict_do_nothing`, `set`).
-            if let Some(sql) = b.sql.as_mut() {
-                match self.cx.apis.builder_steps.get(&name) {
-                    Some(BuilderStep::IgnoresConflict) => sql.ignores_conflict = true,
-                    Some(BuilderStep::Upsert) => sql.upsert = true,
-                    Some(BuilderStep::Assignments) => {
-                        sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
-                    }
-                    None => {}
-                }
-            }
-            return Info {
-                builder: Some(b),
-                ..Info::default()
-            };
+            return self.builder_method(b, &name, &args, &loc, &text, out);
         }
 
         // The project's own wrappers, declared in the config, win over their bodies.
@@ -86,24 +45,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
         }
 
-        // Methods of the crate's own types; or, receiver type unknown, methods of the
-        // crate's types by name: not for names that standard types have (`as_str`,
-        // `len`, …), nor for a received message's methods when the API knows them
-        // (`delivery.ack(..)`).
-        let receiver_type = match recv.crate_type.clone() {
-            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
-            // a type from outside: never a crate method.
-            _ if recv.outside => None,
-            Some(ty) if self.has_method(&ty, &name) => Some(Some(ty)),
-            Some(_) => None,
-            None => {
-                let message_api = recv.value.is_some_and(|v| self.is_message(v))
-                    && self.cx.apis.methods.contains_key(&name);
-                (recv.role.is_none() && !message_api && self.cx.links_untyped(&name))
-                    .then_some(None)
-            }
-        };
-        if let Some(receiver_type) = receiver_type {
+        if let Some(receiver_type) = self.crate_method_receiver(&recv, &name) {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
                 Callee::Method {
@@ -138,31 +80,139 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(spec) = self.match_method(&name, &recv, &args, out) {
             let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
             if spec.event == Api::Publish {
-                // `producer.send(FutureRecord::to("topic")…)`: the topic sent to, also
-                // through a record built earlier (`let record = FutureRecord::to(..)`).
-                let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
-                let mut topics: Vec<String> = peeked
-                    .idents
-                    .iter()
-                    .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
-                    .collect();
-                let records = &self.cx.apis.topics;
-                if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
-                    topics = string_literals(&args[..1]).into_iter().take(1).collect();
-                }
-                if let Some(i) = recv.kafka_client {
-                    self.kafka_clients[i].topics.extend(topics.iter().cloned());
-                }
-                self.sent_topics.extend(topics);
+                self.note_sent_topics(&args, recv.kafka_client);
             }
             if let Some(role) = self.turbofish_role(mc) {
                 info.role = Some(role);
             }
             return info;
         }
+        self.std_method(recv, &name, &args, out)
+    }
 
+    /// Lowers a method call's receiver, inside the retry scope a retry method opens
+    /// on a closure (backon: `(|| async { … }).retry(policy)`); an operation's error
+    /// that the method turns into a value (`op.await.ok()`, `.unwrap_or_default()`)
+    /// is an ignored error: the code goes on (an ack after a failure).
+    fn method_receiver(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
+            && matches!(strip(&mc.receiver), Expr::Closure(_));
+        if retried {
+            self.next_scope += 1;
+            let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+            self.retry_scopes
+                .push((self.next_scope, loc, format!(".{}", mc.method)));
+        }
+        let before = out.len();
+        let recv = self.expr(&mc.receiver, out);
+        if out.len() > before
+            && self
+                .cx
+                .apis
+                .std
+                .results
+                .swallows
+                .contains(&mc.method.to_string())
+            && ends_in_fallible(out)
+        {
+            let how = format!(".{}()", mc.method);
+            out.push(self.error_ignored(mc.method.span(), &how, false));
+        }
+        if retried {
+            if let Some((_, loc, text)) = self.retry_scopes.pop() {
+                self.retries_seen.push((loc, text));
+            }
+        }
+        recv
+    }
+
+    /// A method called on a builder: its terminal emits the builder's event; another
+    /// step adds its arguments to the builder, and the packs' `[builder_steps]`
+    /// change what the statement does (diesel's `on_conflict_do_nothing`, `set`).
+    fn builder_method(
+        &mut self,
+        b: Box<Builder>,
+        name: &str,
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let arg_infos = self.plain_args(args, out);
+        let mut b = self.current_builder(b);
+        if b.spec.terminals.iter().any(|t| t == name) {
+            self.finish_text(&mut b, loc, text);
+            return self.builder_event(*b, name, &arg_infos, out);
+        }
+        self.text_step(&mut b, name, args, &arg_infos);
+        for a in &arg_infos {
+            b.mentions.extend(a.mentions.iter().copied());
+            b.strs.extend(a.str_lit.iter().cloned());
+        }
+        if let Some(sql) = b.sql.as_mut() {
+            match self.cx.apis.builder_steps.get(name) {
+                Some(BuilderStep::IgnoresConflict) => sql.ignores_conflict = true,
+                Some(BuilderStep::Upsert) => sql.upsert = true,
+                Some(BuilderStep::Assignments) => {
+                    sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
+                }
+                None => {}
+            }
+        }
+        Info {
+            builder: Some(b),
+            ..Info::default()
+        }
+    }
+
+    /// Whether `recv.name(..)` calls a method of the crate, and on which type
+    /// (`Some(None)`: the receiver's type is unknown, the method found by name).
+    /// Methods of the crate's own types; or, receiver type unknown, methods of the
+    /// crate's types by name: not for names that standard types have (`as_str`,
+    /// `len`, …), nor for a received message's methods when the API knows them
+    /// (`delivery.ack(..)`).
+    fn crate_method_receiver(&self, recv: &Info, name: &str) -> Option<Option<String>> {
+        match recv.crate_type.clone() {
+            // A collection of the crate's values (`self.batch.clear()` on a `Vec`) or
+            // a type from outside: never a crate method.
+            _ if recv.outside => None,
+            Some(ty) if self.has_method(&ty, name) => Some(Some(ty)),
+            Some(_) => None,
+            None => {
+                let message_api = recv.value.is_some_and(|v| self.is_message(v))
+                    && self.cx.apis.methods.contains_key(name);
+                (recv.role.is_none() && !message_api && self.cx.links_untyped(name)).then_some(None)
+            }
+        }
+    }
+
+    /// `producer.send(FutureRecord::to("topic")…)`: the topic a publish sends to,
+    /// also through a record built earlier (`let record = FutureRecord::to(..)`),
+    /// noted for the function and for the Kafka client `client` sent through.
+    fn note_sent_topics(&mut self, args: &[&Expr], client: Option<usize>) {
+        let peeked = args.first().map(|a| self.peek(a)).unwrap_or_default();
+        let mut topics: Vec<String> = peeked
+            .idents
+            .iter()
+            .filter_map(|i| i.strip_prefix(TOPIC_MARK).map(String::from))
+            .collect();
+        let records = &self.cx.apis.topics;
+        if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
+            topics = string_literals(&args[..1]).into_iter().take(1).collect();
+        }
+        if let Some(i) = client {
+            self.kafka_clients[i].topics.extend(topics.iter().cloned());
+        }
+        self.sent_topics.extend(topics);
+    }
+
+    /// A method neither the crate nor the API knowledge has: the standard library's
+    /// (`Apis::std`) handler callbacks and adapters over a message stream, iterator
+    /// steps keeping a crate type's elements, wrappers' accessors and aliases; any
+    /// other method's value derives from its receiver and arguments.
+    fn std_method(&mut self, recv: Info, name: &str, args: &[&Expr], out: &mut Vec<Node>) -> Info {
         // Handler callbacks over a message stream.
-        if self.cx.apis.std.stream_callbacks.contains(&name) && is_stream_role(recv.role.as_deref())
+        if self.cx.apis.std.stream_callbacks.contains(name) && is_stream_role(recv.role.as_deref())
         {
             if let Some(last) = args.last() {
                 for a in &args[..args.len() - 1] {
@@ -176,15 +226,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
         // A stream of the same messages, mapped or filtered (`consumer.try_filter_map(..)`):
         // receiving from it receives from the receiver.
-        if self.cx.apis.std.stream_adapters.contains(&name) && is_stream_role(recv.role.as_deref())
-        {
-            self.plain_args(&args, out);
+        if self.cx.apis.std.stream_adapters.contains(name) && is_stream_role(recv.role.as_deref()) {
+            self.plain_args(args, out);
             return recv;
         }
 
         // Iterator steps over a collection of a crate type keep the element's type, and
         // an adapter's closure takes it as its parameter.
-        if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(&name) {
+        if recv.crate_type.is_some() && self.cx.apis.std.element_closures.contains(name) {
             self.closure_param_hint = recv.crate_type.clone().map(|t| TypeInfo {
                 role: None,
                 crate_type: Some(t),
@@ -193,12 +242,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 elem: None,
             });
         }
-        let arg_infos = self.plain_args(&args, out);
+        let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
         let std = &self.cx.apis.std;
         if recv.crate_type.is_some()
-            && (std.element_methods.contains(&name)
-                || (recv.outside && std.element_accessors.contains(&name)))
+            && (std.element_methods.contains(name)
+                || (recv.outside && std.element_accessors.contains(name)))
         {
             let mut info = self.derived(&recv);
             info.crate_type = recv.crate_type.clone();
@@ -207,10 +256,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // Accessors of the wrappers the types see through (Rocket `State::inner`,
         // actix `Data::get_ref`): the wrapped value, with its role.
         let std = &self.cx.apis.std;
-        let accessor = std.accessors.contains(name.as_str())
+        let accessor = std.accessors.contains(name)
             && args.is_empty()
             && (recv.role.is_some() || recv.crate_type.is_some());
-        if accessor || std.aliases.contains(name.as_str()) {
+        if accessor || std.aliases.contains(name) {
             let mut info = recv;
             for a in &arg_infos {
                 info.absorb(a);
@@ -418,36 +467,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         true
     }
 
+    /// A call `f(args)`. Its kind is decided in this order: a local value called
+    /// (a deferred closure or async block, or another value), an expression called,
+    /// a value passed through (`Ok(x)`, `timeout(d, x)`), a method called through
+    /// its path, a wrapper the config declares, a function of the crate, the API
+    /// knowledge, then an unknown function.
     pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Info {
         if let Expr::Path(p) = strip(&c.func) {
             self.queue_lifetime_in_default(&p.path);
         }
-        if let Some(n) = self.deferred_of(&c.func) {
-            let info = self.collect(c.args.iter(), out);
-            out.push(n);
-            return Info {
-                mentions: info.mentions,
-                ..Info::default()
-            };
-        }
-        if let Expr::Path(p) = strip(&c.func) {
-            if let Some(v) = p
-                .path
-                .get_ident()
-                .and_then(|id| self.lookup(&id.to_string()))
-            {
-                let info = self.collect(c.args.iter(), out);
-                out.push(Node::Event(Event {
-                    kind: EventKind::CallValue { callee: v },
-                    loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
-                    text: self.values[v as usize].name.clone(),
-                    describe: "call".into(),
-                }));
-                return Info {
-                    mentions: info.mentions,
-                    ..Info::default()
-                };
-            }
+        if let Some(info) = self.local_value_call(c, out) {
+            return info;
         }
         let Expr::Path(p) = strip(&c.func) else {
             let f = self.expr(&c.func, out);
@@ -456,24 +486,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return info;
         };
         let segs = crate::frontend::rust::segments(&p.path);
-        {
-            // `worker(rx)`, `Worker::new(rx, ..)`: a channel end passed to a parameter.
-            let n = segs.len();
-            let typed = (n >= 2)
-                .then(|| &segs[n - 2])
-                .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()));
-            let callee = match typed {
-                Some(t) if t == "Self" => self
-                    .self_type
-                    .as_ref()
-                    .map(|s| format!("{s}::{}", segs[n - 1])),
-                Some(t) => Some(format!("{t}::{}", segs[n - 1])),
-                None => segs.last().cloned(),
-            };
-            if let Some(callee) = callee {
-                self.link_chan_args(&callee, c.args.iter());
-            }
-        }
+        self.link_chan_args_of_path(&segs, c);
         let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
         let text = segs.join("::");
         let args: Vec<&Expr> = c.args.iter().collect();
@@ -546,12 +559,78 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             return info;
         }
+        self.unknown_call(c, &segs, &args, &last, out)
+    }
+
+    /// A call of a local value: an async block or closure bound to the name runs here;
+    /// another local value called is a `CallValue` event. `None`: not a local value.
+    fn local_value_call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Option<Info> {
+        if let Some(n) = self.deferred_of(&c.func) {
+            let info = self.collect(c.args.iter(), out);
+            out.push(n);
+            return Some(Info {
+                mentions: info.mentions,
+                ..Info::default()
+            });
+        }
+        let Expr::Path(p) = strip(&c.func) else {
+            return None;
+        };
+        let v = p
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))?;
+        let info = self.collect(c.args.iter(), out);
+        out.push(Node::Event(Event {
+            kind: EventKind::CallValue { callee: v },
+            loc: self.cx.loc(c.func.span(), c.paren_token.span.close()),
+            text: self.values[v as usize].name.clone(),
+            describe: "call".into(),
+        }));
+        Some(Info {
+            mentions: info.mentions,
+            ..Info::default()
+        })
+    }
+
+    /// `worker(rx)`, `Worker::new(rx, ..)`: a channel end passed to a parameter of
+    /// the function the path names (`Self::` read as the self type).
+    fn link_chan_args_of_path(&mut self, segs: &[String], c: &syn::ExprCall) {
+        let n = segs.len();
+        let typed = (n >= 2)
+            .then(|| &segs[n - 2])
+            .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_uppercase()));
+        let callee = match typed {
+            Some(t) if t == "Self" => self
+                .self_type
+                .as_ref()
+                .map(|s| format!("{s}::{}", segs[n - 1])),
+            Some(t) => Some(format!("{t}::{}", segs[n - 1])),
+            None => segs.last().cloned(),
+        };
+        if let Some(callee) = callee {
+            self.link_chan_args(&callee, c.args.iter());
+        }
+    }
+
+    /// A function neither the crate nor the API knowledge has: its value carries its
+    /// arguments' mentions and its path's identifiers, and the topic of a record
+    /// built for one (`FutureRecord::to("orders")`, the packs' `[topics] records`).
+    /// Its result is not the fresh id it was given (a file read from a fresh
+    /// temporary name is not an identity), unless it serializes (an envelope with a
+    /// fresh `event_id`, encoded into the payload).
+    fn unknown_call(
+        &mut self,
+        c: &syn::ExprCall,
+        segs: &[String],
+        args: &[&Expr],
+        last: &str,
+        out: &mut Vec<Node>,
+    ) -> Info {
         let info = self.collect(c.args.iter(), out);
         let mut idents = info.idents;
         idents.extend(segs.iter().cloned());
-        // A record built for a topic (`FutureRecord::to("orders")`, the packs'
-        // `[topics] records`): the topic a publish of it sends to.
-        if let Some(ty) = self.cx.apis.topics.record_type(&segs) {
+        if let Some(ty) = self.cx.apis.topics.record_type(segs) {
             if let Some(t) = args
                 .first()
                 .and_then(|a| crate::frontend::rust::text::str_lit(a))
@@ -560,10 +639,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             idents.push(ty.to_string());
         }
-        // An unknown function's result is not the fresh id it was given (a file read
-        // from a fresh temporary name is not an identity); a serializer's is (an
-        // envelope with a fresh `event_id`, encoded into the payload).
-        let serializes = self.cx.apis.std.serializers.contains(last.as_str());
+        let serializes = self.cx.apis.std.serializers.contains(last);
         Info {
             mentions: info.mentions,
             idents,

@@ -1,7 +1,23 @@
 //! Control flow: loops (and which are retries), `if`, labels, closures and the
 //! closures and tasks passed as arguments.
 
-use super::*;
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+use syn::{Expr, Stmt};
+
+use super::outcome::{
+    block_hides_failure, catch_all_err, ends_in_fallible, hides_failure, is_call_chain,
+    outcome_receiver, outcome_test, result_pattern,
+};
+use super::spans::{closure_span, expr_span};
+use super::{
+    contains_event, contains_receive, ends_in_call, is_box_pin, may_poll, pat_name, strip, Info,
+    Lowerer, RetryText,
+};
+use crate::apis::Role;
+use crate::frontend::rust::TypeInfo;
+use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// A loop; a retry loop (one that re-runs a failing step: its text names attempts,

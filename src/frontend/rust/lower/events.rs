@@ -2,10 +2,19 @@
 //! starts), the builders' terminal calls, the SQL a spec points at, and the event
 //! itself.
 
-use super::*;
+use syn::Expr;
+
+use super::{builder_text, dsl_table, strip, Builder, Info, Lowerer};
+use crate::apis::{ApiEvent as Api, ArgWord, BuilderStep, CallSpec, Role, Target};
+use crate::frontend::rust::{sql, TypeInfo};
+use crate::ir::{
+    ClosureRun, Event, EventKind, ExternalKind, Loc, Node, SqlFacts, SqlKind, Tables, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
-    /// Applies an API spec at a call: emits its event or starts its builder.
+    /// Applies an API spec at a call: emits its event or starts its builder. A retry
+    /// or a call running a closure (spawn, transaction, callback) is lowered apart;
+    /// other calls lower their arguments, then start a builder or emit the event.
     // Method calls, path calls and macros arrive here with their parts apart (a
     // receiver or not, syntax arguments); the event's place and text, and the output.
     #[allow(clippy::too_many_arguments)]
@@ -20,133 +29,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let returns = spec.returns.clone();
-        if matches!(
-            spec.event,
-            Api::Receive | Api::Ack | Api::Nack | Api::Publish | Api::BrokerBegin
-        ) {
-            let pack = spec.pack_name();
-            if !self.packs.contains(&pack) {
-                self.packs.push(pack);
-            }
-        }
+        self.note_pack(spec);
         match spec.event {
-            Api::Retry => {
-                self.next_scope += 1;
-                self.retry_scopes
-                    .push((self.next_scope, loc.clone(), text.clone()));
-                let mut info = Info::default();
-                for a in args {
-                    let i = self.arg(a, out);
-                    info.absorb(&i);
-                }
-                if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                    self.retries_seen.push((loc, text));
-                }
-                return Info {
-                    mentions: info.mentions,
-                    ..Info::default()
-                };
-            }
+            Api::Retry => return self.retry_call(args, &loc, &text, out),
             Api::Spawn | Api::TxClosure | Api::Callback => {
-                let run = match spec.event {
-                    Api::Spawn => ClosureRun::Later,
-                    Api::TxClosure => ClosureRun::Transaction,
-                    _ => ClosureRun::Callback,
-                };
-                let handle = (spec.event == Api::Spawn).then(|| {
-                    let role = Role::JoinHandle.some();
-                    self.new_value(
-                        "task",
-                        TypeInfo {
-                            role,
-                            crate_type: None,
-                            outside: false,
-                            generic: None,
-                            elem: None,
-                        },
-                    )
-                });
-                let mut done = false;
-                for a in args {
-                    if !done && self.special_arg(a, run, handle, out) {
-                        done = true;
-                        if let Some(Node::Closure {
-                            text: t, loc: l, ..
-                        }) = out.last_mut()
-                        {
-                            t.clone_from(&text);
-                            if run == ClosureRun::Transaction {
-                                *l = loc.clone();
-                            }
-                        }
-                        // `conn.transaction(|c| …)` whose body never uses `c`: the
-                        // writes go elsewhere (a discarded transaction).
-                        if let Some(Node::Closure {
-                            body,
-                            param: Some(p),
-                            run: ClosureRun::Transaction,
-                            ..
-                        }) = out.last_mut()
-                        {
-                            if self.uses[*p as usize] == 0 {
-                                let begin = Node::Event(Event {
-                                    kind: EventKind::Begin {
-                                        tx: *p,
-                                        fresh: true,
-                                        used: false,
-                                    },
-                                    loc: loc.clone(),
-                                    text: text.clone(),
-                                    describe: "transaction".into(),
-                                });
-                                **body = Node::Seq(vec![
-                                    begin,
-                                    std::mem::replace(&mut **body, Node::Seq(vec![])),
-                                ]);
-                            }
-                        }
-                    } else {
-                        self.expr(a, out);
-                    }
-                }
-                if !done && spec.event == Api::TxClosure {
-                    return Info::default();
-                }
-                return Info {
-                    value: handle,
-                    role: returns,
-                    ..Info::default()
-                };
+                return self.closure_call(spec, args, &loc, &text, returns, out);
             }
             _ => {}
         }
         let arg_infos = self.plain_args(args, out);
         let mut sql_text = self.spec_sql(spec, recv, args, &arg_infos);
-        // ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`
-        // (the packs' `[chain_idents]` and `[chain_verbs]`).
         if let (Some(sql), Some(r)) = (sql_text.as_mut(), recv) {
-            let apis = self.cx.apis;
-            for step in r.idents.iter().filter_map(|i| apis.chain_idents.get(i)) {
-                match step {
-                    BuilderStep::Upsert => sql.upsert = true,
-                    BuilderStep::IgnoresConflict => sql.ignores_conflict = true,
-                    BuilderStep::Assignments => {}
-                }
-            }
-            if sql.verb == "WRITE" {
-                // A `DELETE` named anywhere along the chain wins, then an `UPDATE`.
-                let names = |verb: &str| {
-                    apis.chain_verbs.iter().any(|(prefix, v)| {
-                        v == verb && r.idents.iter().any(|i| i.starts_with(prefix.as_str()))
-                    })
-                };
-                let named = ["DELETE", "UPDATE", "INSERT"]
-                    .into_iter()
-                    .find(|v| names(v));
-                if let Some(v) = named {
-                    sql.verb = v.into();
-                }
-            }
+            self.chain_statement(sql, r);
         }
         if !spec.terminals.is_empty() {
             let mut mentions: Vec<ValueId> = recv.map(|r| r.mentions.clone()).unwrap_or_default();
@@ -181,28 +75,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             mentions.extend(self.arg_mentions(a));
         }
         if matches!(spec.event, Api::ChannelSend | Api::ChannelRecv) {
-            let mut keys = recv_v
-                .map(|v| self.values[v as usize].chan.clone())
-                .unwrap_or_default();
-            // What is sent names the channel's element type (`tx.send(job)`, `job: Job`;
-            // `tx.send(Update::Added(..))`).
-            if spec.event == Api::ChannelSend {
-                let sent = arg_infos
-                    .first()
-                    .and_then(|a| {
-                        a.value
-                            .and_then(|v| self.values[v as usize].crate_type.clone())
-                            .or_else(|| a.crate_type.clone())
-                    })
-                    .or_else(|| args.first().and_then(|a| constructed_type(a)));
-                if let Some(t) = sent {
-                    let k = format!("T:{t}");
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-            self.chan_keys = keys;
+            self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
         let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
         let mut info = Info {
@@ -222,6 +95,189 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         info
+    }
+
+    /// Notes the pack of a broker spec matched here (`Function::packs`).
+    fn note_pack(&mut self, spec: &CallSpec) {
+        if matches!(
+            spec.event,
+            Api::Receive | Api::Ack | Api::Nack | Api::Publish | Api::BrokerBegin
+        ) {
+            let pack = spec.pack_name();
+            if !self.packs.contains(&pack) {
+                self.packs.push(pack);
+            }
+        }
+    }
+
+    /// A retry call (`Api::Retry`): its arguments are lowered inside a retry scope,
+    /// recorded for the review checklist; its value mentions what they mention.
+    fn retry_call(&mut self, args: &[&Expr], loc: &Loc, text: &str, out: &mut Vec<Node>) -> Info {
+        self.next_scope += 1;
+        self.retry_scopes
+            .push((self.next_scope, loc.clone(), text.to_string()));
+        let mut info = Info::default();
+        for a in args {
+            let i = self.arg(a, out);
+            info.absorb(&i);
+        }
+        if let Some((_, loc, text)) = self.retry_scopes.pop() {
+            self.retries_seen.push((loc, text));
+        }
+        Info {
+            mentions: info.mentions,
+            ..Info::default()
+        }
+    }
+
+    /// A call that runs the closure it is given: later (a spawn, whose value is the
+    /// task's handle), in a transaction, or as a callback. The first argument that is
+    /// a closure becomes one; the others are lowered in place. A transaction call
+    /// given no closure has no value.
+    fn closure_call(
+        &mut self,
+        spec: &CallSpec,
+        args: &[&Expr],
+        loc: &Loc,
+        text: &str,
+        returns: Option<String>,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let run = match spec.event {
+            Api::Spawn => ClosureRun::Later,
+            Api::TxClosure => ClosureRun::Transaction,
+            _ => ClosureRun::Callback,
+        };
+        let handle = (spec.event == Api::Spawn).then(|| {
+            let role = Role::JoinHandle.some();
+            self.new_value(
+                "task",
+                TypeInfo {
+                    role,
+                    crate_type: None,
+                    outside: false,
+                    generic: None,
+                    elem: None,
+                },
+            )
+        });
+        let mut done = false;
+        for a in args {
+            if !done && self.special_arg(a, run, handle, out) {
+                done = true;
+                self.name_closure_run(run, loc, text, out);
+            } else {
+                self.expr(a, out);
+            }
+        }
+        if !done && spec.event == Api::TxClosure {
+            return Info::default();
+        }
+        Info {
+            value: handle,
+            role: returns,
+            ..Info::default()
+        }
+    }
+
+    /// The closure a call just made of its argument (the last node): named by the
+    /// call's text, and a transaction placed at the call. `conn.transaction(|c| …)`
+    /// whose body never uses `c`: the writes go elsewhere (a discarded transaction),
+    /// so the body begins with a transaction nothing uses.
+    fn name_closure_run(&mut self, run: ClosureRun, loc: &Loc, text: &str, out: &mut [Node]) {
+        if let Some(Node::Closure {
+            text: t, loc: l, ..
+        }) = out.last_mut()
+        {
+            t.replace_range(.., text);
+            if run == ClosureRun::Transaction {
+                *l = loc.clone();
+            }
+        }
+        if let Some(Node::Closure {
+            body,
+            param: Some(p),
+            run: ClosureRun::Transaction,
+            ..
+        }) = out.last_mut()
+        {
+            if self.uses[*p as usize] == 0 {
+                let begin = Node::Event(Event {
+                    kind: EventKind::Begin {
+                        tx: *p,
+                        fresh: true,
+                        used: false,
+                    },
+                    loc: loc.clone(),
+                    text: text.to_string(),
+                    describe: "transaction".into(),
+                });
+                **body = Node::Seq(vec![
+                    begin,
+                    std::mem::replace(&mut **body, Node::Seq(vec![])),
+                ]);
+            }
+        }
+    }
+
+    /// ORM statements built along a chain: `Entity::delete_many().filter(..).exec(db)`
+    /// (the packs' `[chain_idents]` and `[chain_verbs]`): the chain's steps set the
+    /// statement's conflict handling, and a verb named along it, its verb (a `DELETE`
+    /// wins, then an `UPDATE`).
+    fn chain_statement(&self, sql: &mut SqlFacts, r: &Info) {
+        let apis = self.cx.apis;
+        for step in r.idents.iter().filter_map(|i| apis.chain_idents.get(i)) {
+            match step {
+                BuilderStep::Upsert => sql.upsert = true,
+                BuilderStep::IgnoresConflict => sql.ignores_conflict = true,
+                BuilderStep::Assignments => {}
+            }
+        }
+        if sql.verb == "WRITE" {
+            let names = |verb: &str| {
+                apis.chain_verbs.iter().any(|(prefix, v)| {
+                    v == verb && r.idents.iter().any(|i| i.starts_with(prefix.as_str()))
+                })
+            };
+            let named = ["DELETE", "UPDATE", "INSERT"]
+                .into_iter()
+                .find(|v| names(v));
+            if let Some(v) = named {
+                sql.verb = v.into();
+            }
+        }
+    }
+
+    /// The keys naming the channel of a channel send or receive: the receiver's, and
+    /// for a send, the element type of what is sent (`tx.send(job)`, `job: Job`;
+    /// `tx.send(Update::Added(..))`).
+    fn chan_keys_of(
+        &self,
+        spec: &CallSpec,
+        recv_v: Option<ValueId>,
+        args: &[&Expr],
+        arg_infos: &[Info],
+    ) -> Vec<String> {
+        let mut keys = recv_v
+            .map(|v| self.values[v as usize].chan.clone())
+            .unwrap_or_default();
+        if spec.event == Api::ChannelSend {
+            let sent = arg_infos
+                .first()
+                .and_then(|a| {
+                    a.value
+                        .and_then(|v| self.values[v as usize].crate_type.clone())
+                        .or_else(|| a.crate_type.clone())
+                })
+                .or_else(|| args.first().and_then(|a| constructed_type(a)));
+            if let Some(t) = sent {
+                let k = format!("T:{t}");
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        keys
     }
 
     pub(super) fn builder_event(
@@ -429,7 +485,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         text: String,
         out: &mut Vec<Node>,
     ) -> Option<ValueId> {
-        let describe = spec.describe.clone().unwrap_or_default();
         // A fresh id in a file name is a temporary name, not an identity.
         let names_a_file = spec.external.as_deref() == Some("file");
         if matches!(spec.event, Api::Publish | Api::Write | Api::External) && !names_a_file {
@@ -438,6 +493,39 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             });
             self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
         }
+        let (kind, made) = if spec.event == Api::Write {
+            match self.write_event(spec, method, target, &mentions, sql_facts, &loc)? {
+                WriteEvent::Event(kind) => (kind, None),
+                WriteEvent::Statement(kind, describe) => {
+                    out.push(Node::Event(Event {
+                        kind,
+                        loc,
+                        text,
+                        describe,
+                    }));
+                    return None;
+                }
+            }
+        } else {
+            self.event_kind(spec, target, &mentions, &loc, &text, out)?
+        };
+        self.push_event(spec, kind, loc, text, out);
+        made
+    }
+
+    /// The event of a spec other than a write, and the value it makes (a received
+    /// message, a transaction, a channel, a fresh id); `None`: no event (a call with
+    /// no event of its own, a commit of no known transaction, or claims tested,
+    /// whose events are pushed here).
+    fn event_kind(
+        &mut self,
+        spec: &CallSpec,
+        target: Option<ValueId>,
+        mentions: &[ValueId],
+        loc: &Loc,
+        text: &str,
+        out: &mut Vec<Node>,
+    ) -> Option<(EventKind, Option<ValueId>)> {
         let msg_of = |l: &Self, t: Option<ValueId>| {
             t.and_then(|v| l.root(v))
                 .or_else(|| mentions.iter().find_map(|m| l.root(*m)))
@@ -445,7 +533,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut made = None;
         let kind = match spec.event {
             Api::Receive => {
-                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                let v = self.new_value(text, TypeInfo::of_role(spec.returns.clone()));
                 self.values[v as usize].msg_root = Some(v);
                 made = Some(v);
                 EventKind::Receive {
@@ -464,7 +552,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 msg: msg_of(self, target),
             },
             Api::Begin => {
-                let v = self.new_value(&text, TypeInfo::of_role(Role::DbTx.some()));
+                let v = self.new_value(text, TypeInfo::of_role(Role::DbTx.some()));
                 made = Some(v);
                 // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
                 self.uses[v as usize] = 1;
@@ -483,61 +571,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     EventKind::Rollback { tx }
                 }
             }
-            Api::Write => {
-                let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
-                let autocommit = self.autocommit_target(target, spec);
-                match facts.kind {
-                    SqlKind::Read if facts.tables.is_empty() => return None,
-                    SqlKind::Read => EventKind::Read {
-                        tables: facts.tables,
-                    },
-                    SqlKind::Begin => {
-                        // `conn.execute("BEGIN")`: the connection now holds a transaction.
-                        EventKind::Begin {
-                            tx: target?,
-                            fresh: false,
-                            used: true,
-                        }
-                    }
-                    SqlKind::Commit => EventKind::Commit { tx: target? },
-                    SqlKind::Rollback => EventKind::Rollback { tx: target? },
-                    SqlKind::Write => {
-                        if self.in_return && facts.ignores_conflict {
-                            self.returns_claims.push(loc.clone());
-                        }
-                        let describe = facts.describe();
-                        let kind = EventKind::Write {
-                            target,
-                            sql: facts,
-                            unchecked: false,
-                            keyed_by: self.origins_of(&mentions),
-                            autocommit,
-                        };
-                        out.push(Node::Event(Event {
-                            kind,
-                            loc,
-                            text,
-                            describe,
-                        }));
-                        return None;
-                    }
-                    SqlKind::Unknown => {
-                        if spec.write_terminals.is_empty()
-                            || spec.write_terminals.iter().any(|t| t == method)
-                        {
-                            EventKind::Write {
-                                target,
-                                sql: facts,
-                                unchecked: false,
-                                keyed_by: self.origins_of(&mentions),
-                                autocommit,
-                            }
-                        } else {
-                            return None;
-                        }
-                    }
-                }
-            }
             Api::Publish => {
                 if spec.confirmable {
                     self.confirmable.insert(loc.clone());
@@ -554,7 +587,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             Api::ChannelOpen => {
-                let v = self.new_value(&text, TypeInfo::of_role(spec.returns.clone()));
+                let v = self.new_value(text, TypeInfo::of_role(spec.returns.clone()));
                 // Named after the binding it gets (`let build_tx = conn.create_channel()`).
                 self.values[v as usize].opened = true;
                 made = Some(v);
@@ -562,44 +595,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },
             Api::ConfirmsWaited => EventKind::ConfirmsWaited { channel: target },
-            // `conn.changes()`: the rows the last statement on the connection changed,
-            // so the claims it ran are tested here (SPEC §2).
             Api::ClaimResult => {
-                let tested: Vec<Loc> = self
-                    .dropped_claims
-                    .iter()
-                    .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
-                    .map(|(_, l)| l.clone())
-                    .collect();
-                for claim in tested {
-                    out.push(Node::Event(Event {
-                        kind: EventKind::ClaimTested { claim },
-                        loc: loc.clone(),
-                        text: text.clone(),
-                        describe: "claim tested".into(),
-                    }));
-                }
+                self.claims_tested(target, loc, text, out);
                 return None;
             }
-            Api::External => EventKind::External {
-                kind: match spec.external.as_deref() {
-                    Some("http") => ExternalKind::Http,
-                    Some("email") => ExternalKind::Email,
-                    Some("payment") => ExternalKind::Payment,
-                    Some("cache") => ExternalKind::Cache,
-                    Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
-                    other => ExternalKind::Other(other.unwrap_or("external").to_string()),
-                },
-                non_idempotent: spec.non_idempotent,
-                idempotency_key: self.builder_strs.iter().any(|s| {
-                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
-                    s == "idempotencykey" || s == "xidempotencykey"
-                }),
-            },
+            Api::External => self.external_kind(spec),
             Api::Idgen => {
-                let v = self.new_value(&text, TypeInfo::default());
+                let v = self.new_value(text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
-                let minted = Some((loc.clone(), text.clone(), scope));
+                let minted = Some((loc.clone(), text.to_string(), scope));
                 if spec.formatted {
                     self.values[v as usize].clock = minted;
                 } else {
@@ -618,14 +622,134 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::ChannelRecv => EventKind::ChannelRecv {
                 chan: std::mem::take(&mut self.chan_keys),
             },
-            Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => return None,
+            // A write's event is `write_event`'s.
+            Api::Write | Api::None | Api::Spawn | Api::TxClosure | Api::Callback | Api::Retry => {
+                return None
+            }
         };
-        // A batch whose failed entries nothing reads: on the paths after it, some
-        // entries may have failed unseen.
+        Some((kind, made))
+    }
+
+    /// The event of a write spec, by the SQL it runs: a read of known tables, a
+    /// transaction's `BEGIN`, `COMMIT` or `ROLLBACK` on the connection, a write
+    /// statement (a claim when returned and conflicts are ignored), or a write of
+    /// unknown SQL at one of the spec's write terminals; `None`: no event.
+    fn write_event(
+        &mut self,
+        spec: &CallSpec,
+        method: &str,
+        target: Option<ValueId>,
+        mentions: &[ValueId],
+        sql_facts: Option<SqlFacts>,
+        loc: &Loc,
+    ) -> Option<WriteEvent> {
+        let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
+        let autocommit = self.autocommit_target(target, spec);
+        let kind = match facts.kind {
+            SqlKind::Read if facts.tables.is_empty() => return None,
+            SqlKind::Read => EventKind::Read {
+                tables: facts.tables,
+            },
+            SqlKind::Begin => {
+                // `conn.execute("BEGIN")`: the connection now holds a transaction.
+                EventKind::Begin {
+                    tx: target?,
+                    fresh: false,
+                    used: true,
+                }
+            }
+            SqlKind::Commit => EventKind::Commit { tx: target? },
+            SqlKind::Rollback => EventKind::Rollback { tx: target? },
+            SqlKind::Write => {
+                if self.in_return && facts.ignores_conflict {
+                    self.returns_claims.push(loc.clone());
+                }
+                let describe = facts.describe();
+                let kind = EventKind::Write {
+                    target,
+                    sql: facts,
+                    unchecked: false,
+                    keyed_by: self.origins_of(mentions),
+                    autocommit,
+                };
+                return Some(WriteEvent::Statement(kind, describe));
+            }
+            SqlKind::Unknown => {
+                if spec.write_terminals.is_empty()
+                    || spec.write_terminals.iter().any(|t| t == method)
+                {
+                    EventKind::Write {
+                        target,
+                        sql: facts,
+                        unchecked: false,
+                        keyed_by: self.origins_of(mentions),
+                        autocommit,
+                    }
+                } else {
+                    return None;
+                }
+            }
+        };
+        Some(WriteEvent::Event(kind))
+    }
+
+    /// `conn.changes()`: the rows the last statement on the connection changed, so
+    /// the claims it ran are tested here (SPEC §2): one event per claim dropped on
+    /// that connection (or on any, when either is unknown).
+    fn claims_tested(&self, target: Option<ValueId>, loc: &Loc, text: &str, out: &mut Vec<Node>) {
+        let tested: Vec<Loc> = self
+            .dropped_claims
+            .iter()
+            .filter(|(t, _)| t.is_none() || target.is_none() || *t == target)
+            .map(|(_, l)| l.clone())
+            .collect();
+        for claim in tested {
+            out.push(Node::Event(Event {
+                kind: EventKind::ClaimTested { claim },
+                loc: loc.clone(),
+                text: text.to_string(),
+                describe: "claim tested".into(),
+            }));
+        }
+    }
+
+    /// The event of an external call: its kind by the spec's `external` name (a
+    /// durable one is a store), and whether the builder's strings name an
+    /// idempotency key header.
+    fn external_kind(&self, spec: &CallSpec) -> EventKind {
+        EventKind::External {
+            kind: match spec.external.as_deref() {
+                Some("http") => ExternalKind::Http,
+                Some("email") => ExternalKind::Email,
+                Some("payment") => ExternalKind::Payment,
+                Some("cache") => ExternalKind::Cache,
+                Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
+                other => ExternalKind::Other(other.unwrap_or("external").to_string()),
+            },
+            non_idempotent: spec.non_idempotent,
+            idempotency_key: self.builder_strs.iter().any(|s| {
+                let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                s == "idempotencykey" || s == "xidempotencykey"
+            }),
+        }
+    }
+
+    /// Pushes an event with the spec's description. A batch whose failed entries
+    /// nothing reads is followed by `EntriesUnread`: on the paths after it, some
+    /// entries may have failed unseen; so is a publish whose delivery report nothing
+    /// will read (its future dropped unawaited, or one that arrives only through a
+    /// later `poll` / `flush` on the producer).
+    fn push_event(
+        &mut self,
+        spec: &CallSpec,
+        kind: EventKind,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) {
+        let describe = spec.describe.clone().unwrap_or_default();
         let at = (loc.span.line, loc.span.column);
         let unread = !spec.entry_failures.is_empty() && self.unread_batches.contains(&at);
-        // A delivery report nothing will read: its future dropped unawaited, or one
-        // that arrives only through a later `poll` / `flush` on the producer.
         let delivery = matches!(kind, EventKind::Publish { .. })
             && match spec.delivery {
                 Some(crate::apis::Delivery::Future) => self.dropped_unawaited.contains(&at),
@@ -647,8 +771,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 describe,
             }));
         }
-        made
     }
+}
+
+/// The event of a write spec's call ([`Lowerer::write_event`]).
+enum WriteEvent {
+    /// Pushed like any event.
+    Event(EventKind),
+    /// A write statement: pushed alone, described by its SQL.
+    Statement(EventKind, String),
 }
 
 /// The type a value is built as: `Job { .. }`, `Update::Added(..)` / `Update::Reload`

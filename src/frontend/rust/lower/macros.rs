@@ -1,8 +1,16 @@
 //! Lowering macros: `bail!`, `panic!`, `ensure!`, `format!` (SQL templates),
 //! `select!`, `join!` and the API's own macros (`sqlx::query!`).
 
-use super::*;
+use std::collections::HashMap;
+
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, Token};
+
+use super::spans::expr_span;
+use super::{strip, Info, Lowerer};
 use crate::apis::MacroKind;
+use crate::ir::{ClosureRun, ExitKind, Node};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- macros ----------------------------------------------------------------

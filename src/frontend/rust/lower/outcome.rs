@@ -2,8 +2,12 @@
 //! reads it: `Ok`/`Err` patterns, `is_ok`/`is_err` tests, arms that take every
 //! error or hide it, and what ends in a panic or a propagation (acks after a failure).
 
-use super::*;
+use proc_macro2::Span as PmSpan;
+use syn::{Expr, Pat, Stmt};
+
+use super::strip;
 use crate::apis::{builtin_std, ResultSide, ResultSpec};
+use crate::ir::{Event, EventKind, Node};
 
 /// The runtime pack's `[results]`: `Ok`, `Err`, `is_err`, `unwrap`, `map_err`.
 fn results() -> &'static ResultSpec {

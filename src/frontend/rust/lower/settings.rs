@@ -2,8 +2,12 @@
 //! chains, consumer options that turn acks off, ids that flow into what a retry
 //! sends.
 
-use super::*;
-use crate::apis::{AutoAckSpec, ConfigStep};
+use syn::Expr;
+
+use super::spans::expr_span;
+use super::{strip, Info, Lowerer};
+use crate::apis::{AutoAckSpec, ConfigStep, Role};
+use crate::ir::{AckSetting, Callee, ClientFamily, IdFlow, KafkaClient, Loc, Node, Prop, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were

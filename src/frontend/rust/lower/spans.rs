@@ -1,6 +1,8 @@
 //! Spans of expressions without printing them to tokens (see [`expr_span`]).
 
-use super::*;
+use proc_macro2::Span as PmSpan;
+use syn::spanned::Spanned;
+use syn::Expr;
 
 /// The span of an expression as `Spanned::span` gives it (its first token to its
 /// last), without printing the expression to tokens, which costs as much as the
@@ -119,7 +121,11 @@ pub(super) fn last_token(e: &Expr) -> Option<PmSpan> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use proc_macro2::Span as PmSpan;
+    use syn::spanned::Spanned;
+    use syn::Expr;
+
+    use super::{closure_span, expr_span};
 
     /// `expr_span` agrees with `Spanned::span` on every expression of this crate's
     /// sources and fixtures (start and end positions).

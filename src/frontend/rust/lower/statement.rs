@@ -1,7 +1,13 @@
 //! What a statement leaves behind: its last event, crate call, claim or
 //! outcome, and the bookkeeping when a function's body is done (`finish`).
 
-use super::*;
+use proc_macro2::Span as PmSpan;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+use super::{strip, Lowerer};
+use crate::apis::{CallSpec, Role};
+use crate::ir::{Event, EventKind, Loc, Node, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Settles what is known only at the end of the body: which begun transactions

@@ -1,7 +1,13 @@
 //! Values: locals, parameters and patterns bound to the values events act on,
 //! with the roles their types and origins give.
 
-use super::*;
+use syn::spanned::Spanned;
+use syn::{Expr, Pat};
+
+use super::{is_message_role, strip, Info, Lowerer, Value};
+use crate::apis::Role;
+use crate::frontend::rust::{sql, type_info, TypeInfo};
+use crate::ir::{Loc, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn new_value(&mut self, name: &str, ti: TypeInfo) -> ValueId {

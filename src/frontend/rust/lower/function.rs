@@ -1,0 +1,271 @@
+//! Lowering one function: a fresh [`Lowerer`], the function's parameters, the
+//! entry of a serverless batch handler, its body, and the [`Function`] made of them.
+
+use std::collections::{HashMap, HashSet};
+
+use proc_macro2::Span as PmSpan;
+use syn::spanned::Spanned;
+
+use super::{batch, hoist, FileCx, Lowerer};
+use crate::frontend::rust::lambda::{event_source, result_sites};
+use crate::frontend::rust::types::bounded_generic;
+use crate::frontend::rust::TypeInfo;
+use crate::ir::{Event, EventKind, Function, Loc, Node, ValueId};
+
+/// Lowers one function: `owner` is its `impl`'s self type and trait (or a trait's, for
+/// a default method), `imp` the `impl` block it is written in.
+pub(super) fn lower_fn(
+    cx: &FileCx,
+    sig: &syn::Signature,
+    block: &syn::Block,
+    owner: (Option<String>, Option<String>),
+    module: &[String],
+    imp: Option<&syn::ItemImpl>,
+) -> Function {
+    let (self_type, trait_name) = owner;
+    let mut l = Lowerer::new(cx, imp, self_type.clone());
+    let returned_batches = l.note_batch_uses(block);
+    let (params, has_self) = l.lower_params(sig);
+    let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
+    if l.batch_event.is_some() || returned {
+        let sites = result_sites(block, self_type.as_deref());
+        l.batch_oks = Some(sites.oks.into_iter().map(|s| cx.line_col(s)).collect());
+    }
+    let mut entry = l.batch_entry(sig);
+    entry.extend(l.fn_body(block));
+    let mut body = Node::Seq(entry);
+    l.finish(&mut body);
+    let returns_batches = returned_batch_events(&body, &returned_batches);
+    let ident = sig.ident.to_string();
+    Function {
+        name: match &self_type {
+            Some(t) => format!("{t}::{ident}"),
+            None => ident.clone(),
+        },
+        ident,
+        self_type,
+        trait_name,
+        module: module.to_vec(),
+        loc: cx.loc(sig.ident.span(), sig.ident.span()),
+        extent: cx.loc(sig.fn_token.span, block.brace_token.span.close()),
+        takes_message: params
+            .iter()
+            .flatten()
+            .any(|v| l.values[*v as usize].msg_root.is_some()),
+        params,
+        has_self,
+        body,
+        value_names: l.values.iter().map(|v| v.name.clone()).collect(),
+        id_flows: l
+            .id_flows
+            .into_iter()
+            .map(|(_, f)| hoist::with_hoist(f, block, cx))
+            .collect(),
+        returns_claims: l.returns_claims,
+        returns_batches,
+        kafka_clients: l.kafka_clients,
+        packs: l.packs,
+        kafka_sent_topics: l.sent_topics,
+        ack_settings: l.ack_settings,
+        transient_queues: l.transient_queues,
+        durable_queues: l.durable_queues,
+        retries: l.retries_seen,
+        chan_links: l.chan_links,
+        dependency: false,
+    }
+}
+
+impl FileCx<'_> {
+    /// The line and column where a span starts: how batch calls and `Ok(..)`s are
+    /// found again when lowered.
+    fn line_col(&self, s: PmSpan) -> (u32, u32) {
+        let at = self.span(s, s);
+        (at.line, at.column)
+    }
+}
+
+/// The places of the body's publishes and external calls whose result a batch
+/// handler returns (`returned`: their line and column).
+fn returned_batch_events(body: &Node, returned: &HashSet<(u32, u32)>) -> Vec<Loc> {
+    if returned.is_empty() {
+        return Vec::new();
+    }
+    body.events()
+        .into_iter()
+        .filter(|e| returned.contains(&(e.loc.span.line, e.loc.span.column)))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Publish { .. } | EventKind::External { .. }
+            )
+        })
+        .map(|e| e.loc.clone())
+        .collect()
+}
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// A lowerer for one function of the file `cx`, nothing lowered yet.
+    fn new(
+        cx: &'a FileCx<'b>,
+        impl_of: Option<&'b syn::ItemImpl>,
+        self_type: Option<String>,
+    ) -> Self {
+        Lowerer {
+            impl_of,
+            cx,
+            values: Vec::new(),
+            scopes: vec![HashMap::new()],
+            fields: HashMap::new(),
+            self_type,
+            labels: Vec::new(),
+            next_label: 0,
+            uses: Vec::new(),
+            finishes: Vec::new(),
+            unchecked: HashSet::new(),
+            bound_claims: Vec::new(),
+            confirmable: HashSet::new(),
+            chan_keys: Vec::new(),
+            chan_links: Vec::new(),
+            unconfirmed: HashSet::new(),
+            bound_publishes: Vec::new(),
+            builder_strs: Vec::new(),
+            last_outcome: None,
+            in_return: false,
+            closure_depth: 0,
+            closure_param_hint: None,
+            dropped_claims: Vec::new(),
+            returned: HashSet::new(),
+            returns_claims: Vec::new(),
+            unused_calls: HashSet::new(),
+            bound_calls: Vec::new(),
+            retry_scopes: Vec::new(),
+            poll_scopes: Vec::new(),
+            poll_fallbacks: Vec::new(),
+            retries_seen: Vec::new(),
+            next_scope: 0,
+            id_flows: Vec::new(),
+            kafka_clients: Vec::new(),
+            packs: Vec::new(),
+            ack_settings: Vec::new(),
+            transient_queues: Vec::new(),
+            durable_queues: false,
+            in_struct_rest: false,
+            sent_topics: Vec::new(),
+            unread_batches: HashSet::new(),
+            dropped_unawaited: HashSet::new(),
+            unread_calls: HashSet::new(),
+            batch_event: None,
+            batch_oks: None,
+        }
+    }
+
+    /// Notes the body's batch calls whose per-entry failures nothing reads, the
+    /// method calls dropped unawaited and the calls read as no batch response
+    /// (`batch.rs`); returns the batch calls whose result the function returns.
+    fn note_batch_uses(&mut self, block: &syn::Block) -> HashSet<(u32, u32)> {
+        let cx = self.cx;
+        let uses = batch::unread_batches(cx.apis, block);
+        let at = |s: PmSpan| cx.line_col(s);
+        self.unread_batches = uses.unread.into_iter().map(at).collect();
+        self.dropped_unawaited = uses.dropped.into_iter().map(at).collect();
+        self.unread_calls = uses.unread_calls.into_iter().map(at).collect();
+        uses.returned.into_iter().map(at).collect()
+    }
+
+    /// Binds the function's parameters (`self` first): their values, and whether
+    /// it takes `self`. A parameter of a generic type bound by a trait is typed by
+    /// the bound; the first serverless event parameter is the batch event; a channel
+    /// end taken as a parameter is linked to the ends callers pass there.
+    fn lower_params(&mut self, sig: &syn::Signature) -> (Vec<Option<ValueId>>, bool) {
+        let mut params = Vec::new();
+        let mut has_self = false;
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(_) => {
+                    has_self = true;
+                    let v = self.new_value(
+                        "self",
+                        TypeInfo {
+                            role: None,
+                            crate_type: self.self_type.clone(),
+                            outside: false,
+                            generic: None,
+                            elem: None,
+                        },
+                    );
+                    self.bind("self", v);
+                    params.push(Some(v));
+                }
+                syn::FnArg::Typed(pt) => {
+                    let mut ti = self.type_info(&pt.ty);
+                    // `store: &S` with `S: Store` (or `where S: Store`): the crate's trait,
+                    // whose implementations a call on it may reach.
+                    // (`mailer: &M` with `M: lettre::AsyncTransport`: the API's role.)
+                    if ti.crate_type.is_none() && ti.role.is_none() {
+                        if let Some(b) = bounded_generic(
+                            self.cx.apis,
+                            self.cx.uses,
+                            &self.cx.index.traits,
+                            &sig.generics,
+                            &pt.ty,
+                        ) {
+                            ti = b;
+                        }
+                    }
+                    let batch = self.batch_event.is_none()
+                        && event_source(&self.cx.apis.serverless, self.cx.uses, &pt.ty).is_some();
+                    let v = self.bind_param(&pt.pat, ti);
+                    if batch {
+                        self.batch_event = v;
+                    }
+                    // A channel end taken as a parameter: the ends callers pass here.
+                    if let Some(v) = v.filter(|v| self.is_chan_end(*v)) {
+                        let i = params.len() - usize::from(has_self);
+                        let callee = match (&self.self_type, has_self) {
+                            (_, true) => format!(".{}", sig.ident),
+                            (Some(t), false) => format!("{t}::{}", sig.ident),
+                            (None, false) => sig.ident.to_string(),
+                        };
+                        self.values[v as usize].chan.push(format!("A:{callee}#{i}"));
+                    }
+                    params.push(v);
+                }
+            }
+        }
+        (params, has_self)
+    }
+
+    /// A serverless batch handler receives its event's records when it is called:
+    /// the body's entry is that receive, at the event parameter.
+    fn batch_entry(&mut self, sig: &syn::Signature) -> Vec<Node> {
+        let mut entry = Vec::new();
+        if let Some(v) = self.batch_event {
+            self.values[v as usize].msg_root = Some(v);
+            let cx = self.cx;
+            let at = sig
+                .inputs
+                .iter()
+                .find_map(|a| match a {
+                    syn::FnArg::Typed(pt)
+                        if event_source(&cx.apis.serverless, cx.uses, &pt.ty).is_some() =>
+                    {
+                        Some(pt.span())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| sig.ident.span());
+            let name = self.values[v as usize].name.clone();
+            entry.push(Node::Event(Event {
+                kind: EventKind::Receive {
+                    msg: v,
+                    element: false,
+                    client: None,
+                },
+                loc: cx.loc(at, at),
+                text: name,
+                describe: "batch received".into(),
+            }));
+        }
+        entry
+    }
+}
