@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_end_of_the_last_line_with_the_block_style() {
-        let text = "a:\n  b:\n    \"x\": '1' # c\n    \"y\":\n      - 2\n  z: 3\n";
+        let text = "a:\n  b:\n    \"x\": 'one' # c\n    \"y\":\n      - 2\n  z: 3\n";
         let i = at(text, &["a", "b"]).unwrap();
         assert_eq!(i.at.span.byte_start, text.find("\n  z").unwrap());
         assert_eq!(i.indent, "    ");
