@@ -613,6 +613,46 @@ pub struct KafkaClient {
     /// The pack whose configuration calls made the client in code (`rdkafka`); none
     /// for a client described in YAML.
     pub library: Option<String>,
+    /// Where and how a setting the client lacks could be added to its block (a
+    /// safe fix, SPEC §4); `None` when the block is not one a fix may extend.
+    #[serde(default)]
+    pub insert: Option<Box<Insertion>>,
+}
+
+/// How a new setting is written into a client's block, as the front end saw the
+/// block (it records; the rules decide): a YAML block map whose entries are each on
+/// their own line, written in place (no alias, merge key or template in it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Insertion {
+    /// An empty span at the end of the block's last line (before its line break,
+    /// after any comment): a new entry goes there, on a line of its own.
+    pub at: Loc,
+    /// The indentation of the block's keys.
+    pub indent: String,
+    /// The file's line break at that line (`\n` or `\r\n`).
+    pub newline: String,
+    /// The quote every sibling key is written with (`"` or `'`); none: plain.
+    pub key_quote: Option<char>,
+    /// The quote every sibling string value is written with; none: plain.
+    pub value_quote: Option<char>,
+    /// How the block's format writes a canonical key (`isolation.level` as
+    /// `isolation-level` in Spring, `transaction_isolation_level` in Redpanda
+    /// Connect). Checked before `prefix`.
+    pub keys: Vec<(String, String)>,
+    /// The block takes any raw Kafka key, written as this prefix and the canonical
+    /// name (`consumer.override.` in Kafka Connect, empty in a property map).
+    pub prefix: Option<String>,
+}
+
+impl Insertion {
+    /// How the key `canonical` is written in the block, if the format takes it.
+    pub fn key(&self, canonical: &str) -> Option<String> {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == canonical)
+            .map(|(_, w)| w.clone())
+            .or_else(|| self.prefix.as_ref().map(|p| format!("{p}{canonical}")))
+    }
 }
 
 impl KafkaClient {

@@ -138,6 +138,42 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "Spring consumer leaves the level unset: added to its block, after its properties",
+        file: "application.yml",
+        before: "spring:\n  kafka:\n    consumer:\n      group-id: billing # the group\n      properties:\n        \"[max.poll.records]\": 10\n    listener:\n      ack-mode: record\n",
+        after: "spring:\n  kafka:\n    consumer:\n      group-id: billing # the group\n      properties:\n        \"[max.poll.records]\": 10\n      isolation-level: read_committed\n    listener:\n      ack-mode: record\n",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[("/0/spring/kafka/consumer/isolation-level", "read_committed")],
+    },
+    Case {
+        name: "Spring consumer in camel case, CRLF, no final line break",
+        file: "application.yaml",
+        before: "spring:\r\n  kafka:\r\n    consumer:\r\n      groupId: billing\r\n      autoOffsetReset: earliest",
+        after: "spring:\r\n  kafka:\r\n    consumer:\r\n      groupId: billing\r\n      autoOffsetReset: earliest\r\n      isolationLevel: read_committed",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[("/0/spring/kafka/consumer/isolationLevel", "read_committed")],
+    },
+    Case {
+        name: "Strimzi sink connector without consumer.override.isolation.level, quotes kept",
+        file: "sink.yaml",
+        before: "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config:\n    \"topics\": \"orders\"\n    \"connection.url\": \"jdbc:postgresql://db/app\"\n  tasksMax: 1\n",
+        after: "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config:\n    \"topics\": \"orders\"\n    \"connection.url\": \"jdbc:postgresql://db/app\"\n    \"consumer.override.isolation.level\": \"read_committed\"\n  tasksMax: 1\n",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[("/0/spec/config/consumer.override.isolation.level", "read_committed")],
+    },
+    Case {
+        name: "Redpanda Connect franz-go input without transaction_isolation_level, in a list",
+        file: "pipeline.yaml",
+        before: "input:\n  broker:\n    inputs:\n      - kafka_franz:\n          seed_brokers: [ redpanda:9092 ]\n          topics: [ orders ]\n          consumer_group: 'billing'\n      - generate:\n          mapping: 'root = {}'\noutput:\n  stdout: {}\n",
+        after: "input:\n  broker:\n    inputs:\n      - kafka_franz:\n          seed_brokers: [ redpanda:9092 ]\n          topics: [ orders ]\n          consumer_group: 'billing'\n          transaction_isolation_level: 'read_committed'\n      - generate:\n          mapping: 'root = {}'\noutput:\n  stdout: {}\n",
+        codes: &["MA004"],
+        fixed: 1,
+        changed: &[("/0/input/broker/inputs/0/kafka_franz/transaction_isolation_level", "read_committed")],
+    },
+    Case {
         name: "rdkafka ClientConfig .set chain",
         file: "src/lib.rs",
         before: "use rdkafka::config::ClientConfig;\nuse rdkafka::producer::FutureProducer;\n\npub fn producer(brokers: &str) -> FutureProducer {\n    ClientConfig::new()\n        .set(\"bootstrap.servers\", brokers)\n        .set(\"acks\", \"1\") // leader only\n        .set(\"enable.idempotence\", \"false\")\n        .create()\n        .unwrap()\n}\n",
@@ -273,9 +309,18 @@ fn fix_rewrites_only_the_values_and_a_second_run_changes_nothing() {
         if !case.file.ends_with(".rs") {
             let mut expected = yaml_docs(case.before);
             for (pointer, value) in case.changed {
-                *expected
-                    .pointer_mut(pointer)
-                    .unwrap_or_else(|| panic!("{}: no {pointer}", case.name)) = json!(value);
+                match expected.pointer_mut(pointer) {
+                    Some(v) => *v = json!(value),
+                    // A key the fix adds: into the map that lacked it.
+                    None => {
+                        let (map, key) = pointer.rsplit_once('/').unwrap();
+                        expected
+                            .pointer_mut(map)
+                            .and_then(Value::as_object_mut)
+                            .unwrap_or_else(|| panic!("{}: no {map}", case.name))
+                            .insert(key.to_string(), json!(value));
+                    }
+                }
             }
             // Numbers and booleans compare by their text: `acks: 1` becomes `acks: all`.
             assert_eq!(
@@ -605,5 +650,61 @@ fn no_fix_where_the_change_would_stop_progress_or_change_the_id() {
             "{}: {err}",
             case.name
         );
+    }
+}
+
+/// A consumer that leaves its level unset where the block a fix would extend is not
+/// unambiguous: no key is added (no fix is better than a wrong one). Helm templates
+/// (`{{ … }}`) are not analyzed as YAML at all.
+#[test]
+fn a_missing_level_is_not_added_to_an_ambiguous_block() {
+    let cases = [
+        (
+            "templated value",
+            "application.yml",
+            "spring:\n  kafka:\n    consumer:\n      group-id: ${GROUP_ID}\n",
+        ),
+        (
+            "templated key",
+            "application.yml",
+            "spring:\n  kafka:\n    consumer:\n      group-id: g\n      ${EXTRA_KEY}: x\n",
+        ),
+        (
+            "keys merged in from an anchor",
+            "application.yml",
+            "defaults: &d\n  group-id: g\nspring:\n  kafka:\n    consumer:\n      <<: *d\n",
+        ),
+        (
+            "an anchored block others alias",
+            "application.yml",
+            "spring:\n  kafka:\n    consumer: &c\n      group-id: g\nother: *c\n",
+        ),
+        (
+            "dotted keys, no block",
+            "application.yml",
+            "spring:\n  kafka.consumer.group-id: g\n",
+        ),
+        (
+            "flow-style connector config",
+            "sink.yaml",
+            "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: sink\nspec:\n  class: io.confluent.connect.jdbc.JdbcSinkConnector\n  config: { topics: orders, connection.url: \"jdbc:postgresql://db/app\" }\n",
+        ),
+        (
+            "last value folded over two lines",
+            "pipeline.yaml",
+            "input:\n  kafka_franz:\n    seed_brokers: [ redpanda:9092 ]\n    topics: [ orders ]\n    consumer_group: billing\n    client_id: >-\n      billing\n      reader\n",
+        ),
+    ];
+    for (name, file, text) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "tx-producer.yaml", TX_PRODUCER);
+        write(dir, file, text);
+        let (_, out, err) = run(dir, &["--fix", "--unsafe-fixes"]);
+        let fixes = fixes_of(&out, "MA004");
+        assert!(!fixes.is_empty(), "{name}: no finding\n{out}");
+        assert!(fixes.iter().all(Value::is_null), "{name}: {fixes:?}");
+        assert_eq!(fs::read_to_string(dir.join(file)).unwrap(), text, "{name}");
+        assert!(err.contains("msgaudit: fixed 0 findings"), "{name}: {err}");
     }
 }

@@ -1,9 +1,10 @@
 //! Building fixes (SPEC §4, "Fixes") from the positions the front ends record: a
 //! rule says which value a setting must take; the edit replaces the value's text
-//! where it is written in place ([`crate::ir::Prop::value_at`]).
+//! where it is written in place ([`crate::ir::Prop::value_at`]), or adds the
+//! setting to the client's block where it is missing ([`crate::ir::Insertion`]).
 
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::ir::Prop;
+use crate::ir::{KafkaClient, Prop};
 
 /// The edit that makes the value of `p` read `to`, in the case the value was
 /// written in (`READ_UNCOMMITTED` becomes `READ_COMMITTED`); `None` when the value is
@@ -23,6 +24,43 @@ pub fn set_value(p: &Prop, to: &str) -> Option<Edit> {
         span: at.span,
         content,
     })
+}
+
+/// The edit that adds the setting `key` (canonical name) with `value` to the
+/// client's block, on a line of its own after the block's last, with the block's
+/// indentation, quoting and line break, and the key as the block's format writes
+/// it; `None` when the client sets the key already, may take settings from run
+/// time, or has no block the front end found unambiguous.
+pub fn insert_setting(c: &KafkaClient, key: &str, value: &str) -> Option<Edit> {
+    if c.dynamic || c.prop(key).is_some() {
+        return None;
+    }
+    let at = c.insert.as_deref()?;
+    let written = at.key(key)?;
+    Some(Edit {
+        path: at.at.path.to_string(),
+        span: at.at.span,
+        content: format!(
+            "{}{}{}: {}",
+            at.newline,
+            at.indent,
+            quoted(&written, at.key_quote),
+            quoted(value, at.value_quote)
+        ),
+    })
+}
+
+/// `s` in the quote the block uses, or plain when it reads the same so.
+fn quoted(s: &str, quote: Option<char>) -> String {
+    let plain = !s.is_empty()
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    match quote {
+        Some(q) => format!("{q}{s}{q}"),
+        None if plain => s.to_string(),
+        None => format!("\"{s}\""),
+    }
 }
 
 /// A safe fix of the given edits, when every setting it needs has one (a partial

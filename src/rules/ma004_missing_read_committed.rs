@@ -78,7 +78,7 @@ declare_rule! {
         consequence: Visibility,
         summary: "A Kafka consumer of a transactionally produced topic reads uncommitted records.",
         boundary: "visibility of uncommitted/aborted transactional records",
-        fix: "`isolation.level` written as `read_uncommitted` becomes `read_committed`.",
+        fix: "`isolation.level` written as `read_uncommitted` becomes `read_committed`; where the level is unset (Spring, Kafka Connect, Redpanda Connect franz-go inputs), it is added to the consumer's block as `read_committed`.",
     };
 }
 
@@ -160,7 +160,14 @@ pub fn check(
                 "set `isolation.level` to `read_committed`".into(),
                 vec![fixes::set_value(setting, "read_committed")],
             ),
-            Uncommitted::Default(_) => None,
+            Uncommitted::Default(_) => fixes::safe(
+                "add `isolation.level=read_committed` to the consumer's configuration".into(),
+                vec![fixes::insert_setting(
+                    c,
+                    "isolation.level",
+                    "read_committed",
+                )],
+            ),
         };
         let (loc, message, help) = match how {
             Uncommitted::Explicit(setting) => {

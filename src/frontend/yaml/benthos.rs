@@ -67,6 +67,17 @@ fn client(kind: &str, key: &Node, block: &Node, side: Side, ctx: &mut Ctx) {
         Side::Input => Role::KafkaConsumer.name().into(),
         Side::Output => Role::KafkaProducer.name().into(),
     });
+    // The fields a fix may add, as this component names them.
+    let keys = match side {
+        Side::Input if franz => vec![("isolation.level", "transaction_isolation_level")],
+        Side::Output => vec![("enable.idempotence", "idempotent_write")],
+        Side::Input => Vec::new(),
+    };
+    let keys = keys
+        .into_iter()
+        .map(|(k, w)| (k.to_string(), w.to_string()))
+        .collect();
+    client.insert = ctx.insertion(Some(key), block, super::insert::Keys { keys, prefix: None });
     for f in block.entries() {
         let Some(k) = f.key.as_str() else { continue };
         match (side, k) {

@@ -19,6 +19,7 @@
 //! serverless deploy files (AWS SAM, CloudFormation, the Serverless Framework).
 
 pub mod benthos;
+pub mod insert;
 pub mod kafka_props;
 pub mod pipeline;
 pub mod property_map;
@@ -91,6 +92,7 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
     };
     let mut ctx = Ctx {
         path: Arc::from(file.path.as_str()),
+        text: Arc::from(file.text.as_str()),
         clients: Vec::new(),
         claimed: HashSet::new(),
     };
@@ -135,6 +137,8 @@ pub fn lower_file(file: &SourceFile) -> Lowered {
 /// State shared by the format modules while one file is lowered.
 pub struct Ctx {
     path: Arc<str>,
+    /// The file's text (for the layout of a block a fix may extend).
+    text: Arc<str>,
     clients: Vec<(KafkaClient, ConfigFormat)>,
     /// Maps already turned into clients (by address: the tree outlives the walk).
     claimed: HashSet<*const Node>,
@@ -160,6 +164,7 @@ impl Ctx {
             topics: Vec::new(),
             runs: Vec::new(),
             library: None,
+            insert: None,
         }
     }
 
@@ -185,6 +190,17 @@ impl Ctx {
             loc: self.loc(at.span),
             value_at: None,
         });
+    }
+
+    /// Where a setting the client lacks could go in `block` (held by `holder`),
+    /// written as `keys` says ([`insert::block`]).
+    pub fn insertion(
+        &self,
+        holder: Option<&Node>,
+        block: &Node,
+        keys: insert::Keys,
+    ) -> Option<Box<crate::ir::Insertion>> {
+        insert::block(&self.text, &|s| self.loc(s), holder, block, keys)
     }
 
     pub fn claim(&mut self, node: &Node) {

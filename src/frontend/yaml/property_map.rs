@@ -60,6 +60,22 @@ fn client(holder: Option<&Node>, map: &Node, ctx: &mut Ctx) {
     // A list item's map has no key of its own: point at its first key.
     let mut client = ctx.client(holder_span(holder, map), ClientFamily::Unknown, false);
     client.role = role.map(str::to_string);
+    // Raw keys, when the map spells its keys as Kafka does (not `KAFKA_ACKS`).
+    let dotted = map
+        .entries()
+        .iter()
+        .filter_map(|e| e.key.as_str())
+        .all(|k| kafka_props::canonical(k) == k);
+    if dotted {
+        client.insert = ctx.insertion(
+            holder,
+            map,
+            super::insert::Keys {
+                keys: Vec::new(),
+                prefix: Some(String::new()),
+            },
+        );
+    }
     for e in map.entries() {
         let Some(k) = e.key.as_str() else { continue };
         match k {

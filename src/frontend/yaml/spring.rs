@@ -160,14 +160,15 @@ fn clients(flat: &Flat, doc: &Node, ctx: &Ctx) -> Vec<KafkaClient> {
             continue;
         }
         // The last key holding the block: a profile's own block, when it has one.
-        let holder = flat
-            .iter()
-            .rev()
-            .find(|(p, _)| *p == block)
-            .map(|(_, e)| e.key.span)
+        let holding = flat.iter().rev().find(|(p, _)| *p == block).map(|(_, e)| e);
+        let holder = holding
+            .map(|e| e.key.span)
             .unwrap_or_else(|| holder_span(Some(&own[0].1.key), doc));
         let mut client = ctx.client(holder, ClientFamily::Java, true);
         client.role = role.map(str::to_string);
+        if let Some(e) = holding.filter(|e| e.value.is_map()) {
+            client.insert = ctx.insertion(Some(&e.key), &e.value, typed_keys(name, &e.value));
+        }
         for (p, e) in &shared {
             ctx.prop(
                 &mut client,
@@ -197,4 +198,43 @@ fn clients(flat: &Flat, doc: &Node, ctx: &Ctx) -> Vec<KafkaClient> {
         out.push(client);
     }
     out
+}
+
+/// Spring's typed names of the Kafka keys a fix may add to a client's block (the
+/// others belong under `properties`, which a fix does not add), in the block's
+/// spelling: kebab case (`isolation-level`), or camel case when its keys are.
+const TYPED: &[(&str, &str, &str)] = &[
+    ("consumer", "isolation.level", "isolation-level"),
+    ("consumer", "enable.auto.commit", "enable-auto-commit"),
+    ("producer", "acks", "acks"),
+];
+
+fn typed_keys(role: &str, block: &Node) -> super::insert::Keys {
+    let camel = block.entries().iter().any(|e| {
+        e.key
+            .as_str()
+            .is_some_and(|k| k.chars().any(|c| c.is_ascii_uppercase()) && !k.contains('-'))
+    });
+    let keys = TYPED
+        .iter()
+        .filter(|(r, _, _)| *r == role)
+        .map(|(_, k, w)| {
+            let w = if camel {
+                let mut parts = w.split('-');
+                let head = parts.next().unwrap_or("").to_string();
+                parts.fold(head, |mut acc, p| {
+                    let mut cs = p.chars();
+                    if let Some(c) = cs.next() {
+                        acc.push(c.to_ascii_uppercase());
+                        acc.push_str(cs.as_str());
+                    }
+                    acc
+                })
+            } else {
+                w.to_string()
+            };
+            (k.to_string(), w)
+        })
+        .collect();
+    super::insert::Keys { keys, prefix: None }
 }

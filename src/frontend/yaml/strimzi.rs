@@ -35,6 +35,14 @@ pub fn lower(doc: &Node, ctx: &mut Ctx) {
         true,
     );
     client.role = Some(role.into());
+    client.insert = ctx.insertion(
+        Some(&config.key),
+        cfg,
+        super::insert::Keys {
+            keys: Vec::new(),
+            prefix: Some(prefix.into()),
+        },
+    );
     for e in cfg.entries() {
         let Some(k) = e.key.as_str() else { continue };
         if let Some(rest) = k.strip_prefix(prefix) {

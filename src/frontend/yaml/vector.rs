@@ -30,6 +30,14 @@ pub fn lower(doc: &Node, ctx: &mut Ctx) {
                     "topics" | "topic" => client.topics = kafka_props::topics(&f.value),
                     "librdkafka_options" => {
                         ctx.claim(&f.value);
+                        client.insert = ctx.insertion(
+                            Some(&f.key),
+                            &f.value,
+                            super::insert::Keys {
+                                keys: Vec::new(),
+                                prefix: Some(String::new()),
+                            },
+                        );
                         for o in f.value.entries() {
                             if let Some(ok) = o.key.as_str() {
                                 ctx.prop(&mut client, ok, &o.value);

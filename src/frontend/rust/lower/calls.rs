@@ -555,6 +555,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     topics: Vec::new(),
                     runs: Vec::new(),
                     library: Some(spec.pack_name()),
+                    insert: None,
                 }));
             }
             return info;

@@ -217,6 +217,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 topics: Vec::new(),
                 runs: Vec::new(),
                 library: None,
+                insert: None,
             })
         });
         let role = recv.role.clone();
