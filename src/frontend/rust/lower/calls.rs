@@ -28,21 +28,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let recv = self.method_receiver(mc, out);
         let name = mc.method.to_string();
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
-        let recv_text = short_text(&self.cx.text_of(expr_span(&mc.receiver)));
-        let text = format!("{recv_text}.{name}");
+        // The call as written, for the events it makes (most calls make none: a
+        // receiver's text is read only when asked, not once per link of a chain).
+        let cx = self.cx;
+        let call_text = || {
+            let recv_text = short_text(&cx.text_of(expr_span(&mc.receiver)));
+            format!("{recv_text}.{}", mc.method)
+        };
         let args: Vec<&Expr> = mc.args.iter().collect();
 
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {
-            return self.builder_method(b, &name, &args, &loc, &text, out);
+            return self.builder_method(b, &name, &args, &loc, &call_text(), out);
         }
 
         // The project's own wrappers, declared in the config, win over their bodies.
-        if let Some(spec) = self
-            .match_method(&name, &recv, &args, out)
-            .filter(|s| s.loose)
-        {
-            return self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        let matched = self.match_method(&name, &recv, &args, out);
+        if let Some(spec) = matched.filter(|s| s.loose) {
+            return self.api_call(spec, Some(&recv), &args, &name, loc, call_text(), out);
         }
 
         if let Some(receiver_type) = self.crate_method_receiver(&recv, &name) {
@@ -56,7 +59,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 &arg_infos,
                 closures,
                 loc,
-                text,
+                call_text(),
                 out,
             );
         }
@@ -77,8 +80,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
 
         // API knowledge.
-        if let Some(spec) = self.match_method(&name, &recv, &args, out) {
-            let mut info = self.api_call(&spec, Some(&recv), &args, &name, loc, text, out);
+        if let Some(spec) = matched {
+            let mut info = self.api_call(spec, Some(&recv), &args, &name, loc, call_text(), out);
             if spec.event == Api::Publish {
                 self.note_sent_topics(&args, recv.kafka_client);
             }
@@ -314,7 +317,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return Some(info);
         };
         Some(self.api_call(
-            &spec,
+            spec,
             Some(&recv),
             &args[1..],
             name,
@@ -357,11 +360,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         recv: &Info,
         args: &[&Expr],
         _out: &mut Vec<Node>,
-    ) -> Option<CallSpec> {
-        let named = self.cx.apis.methods.get(name).into_iter().flatten();
+    ) -> Option<&'a CallSpec> {
+        let apis: &'a crate::apis::Apis = self.cx.apis;
+        let named = apis.methods.get(name).into_iter().flatten();
         // `*` entries: any method on a role (builders such as `redis::pipe()`).
-        let any = self.cx.apis.methods.get("*").into_iter().flatten();
-        let specs: Vec<&CallSpec> = named.chain(any).collect();
+        let any = apis.methods.get("*").into_iter().flatten();
+        let specs: Vec<&'a CallSpec> = named.chain(any).collect();
         if specs.is_empty() {
             return None;
         }
@@ -369,7 +373,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         specs
             .into_iter()
             .find(|s| self.spec_matches(s, Some(recv), &peek, None))
-            .cloned()
     }
 
     /// Cheap facts about an argument without lowering it (for matching a spec).
