@@ -543,6 +543,55 @@ pub struct Hoist {
     pub text: String,
 }
 
+/// A channel made by a simple `let` statement of the function's own body
+/// (`let channel = conn.create_channel().await?;`, not in a closure or an async
+/// block, the `?` directly on the awaited call, the statement alone on its lines),
+/// and what the pack says puts a channel in confirm mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfirmAt {
+    /// The call that makes the channel (its `ChannelOpen` event's place).
+    pub open: Loc,
+    /// The name the statement binds.
+    pub binding: String,
+    /// An empty span at the start of the line after the statement.
+    pub after: Loc,
+    /// The statement's indentation and the line break that ends it.
+    pub indent: String,
+    pub newline: String,
+    /// The function's declared return type is a `Result` (any path ending in
+    /// `Result`, not `Option`, not `()`).
+    pub returns_result: bool,
+    /// The pack's statement (`{channel}` and `{options}` to fill) and the path of
+    /// its option type.
+    pub statement: String,
+    pub options: String,
+    /// How the option type's name reaches the function's module.
+    pub import: OptionsImport,
+}
+
+/// How a type's name can be written in a module (the option type of
+/// [`ConfirmAt`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionsImport {
+    /// A `use` of the module's top level brings it in already (by name, a glob, or a
+    /// list holding it).
+    InScope,
+    /// A `use` list of its module (`use m::{A, B};`) can take it: insert `text` at
+    /// `at` (keeping the list sorted when it was).
+    Add { at: Loc, text: String },
+    /// No such list: write the full path.
+    FullPath,
+}
+
+/// A confirmable publish whose statement awaits it once (`….await?;`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfirmAwait {
+    /// The publish call (its event's place).
+    pub publish: Loc,
+    /// An empty span just after the statement's `?`.
+    pub at: Loc,
+}
+
 /// A property set on a Kafka client config (`.set("acks", "all")`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Prop {
@@ -762,6 +811,13 @@ pub struct Function {
     /// end passed as a call's argument (`A:worker#0`, the callee's parameter) or put
     /// in a struct field (`F:Worker.rx`), with the keys of the value passed.
     pub chan_links: Vec<Vec<String>>,
+    /// Where a channel this function makes can be put in confirm mode (MA008's
+    /// unsafe fix, SPEC §4).
+    pub confirm_ats: Vec<ConfirmAt>,
+    /// Confirmable publishes awaited once by a statement of their own
+    /// (`basic_publish(..).await?;`): where a second `.await?` would await the
+    /// confirmation (MA008's unsafe fix).
+    pub confirm_awaits: Vec<ConfirmAwait>,
     /// A function of a dependency analyzed with the crate (SPEC §3): calls are
     /// followed into it, but it is no entry of this crate's analysis (its own
     /// crate's analysis starts there).

@@ -33,6 +33,11 @@ pub struct Publish<'a> {
     pub checked: bool,
     /// Where the channel (or, traced by name, one such channel) is made.
     pub made_at: Option<Loc>,
+    /// The index of the publish's function in the crate.
+    pub function: usize,
+    /// The channel is made in the publish's own function, as the very value it goes
+    /// out on (not traced by name).
+    pub own: bool,
 }
 
 struct Site {
@@ -155,6 +160,8 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 mode,
                 checked,
                 made_at,
+                function: fi,
+                own: own.is_some(),
             });
         }
     }

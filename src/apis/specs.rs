@@ -401,6 +401,11 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// A `channel_open` call: the statement that puts the channel it makes in
+    /// confirm mode (MA008's unsafe fix), `{channel}` and `{options}` to fill...
+    pub confirm_with: Option<String>,
+    /// ...and the path of the option type `{options}` names.
+    pub confirm_options: Option<String>,
     /// The publish's delivery report arrives in its returned future or through later
     /// calls on the producer (rdkafka).
     #[serde(default)]

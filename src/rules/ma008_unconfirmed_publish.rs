@@ -2,13 +2,13 @@ use super::declare_rule;
 use super::fixes;
 use super::group::{by_primary, Labels};
 use super::pairs::label;
-use crate::analysis::channels::{self, Mode};
+use crate::analysis::channels::{self, Mode, Publish};
 use std::collections::BTreeSet;
 
 use crate::analysis::flow::Facts;
 use crate::analysis::kafka_clients::{is_producer, value};
-use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, Prop};
+use crate::diagnostic::{Edit, Finding, Fix};
+use crate::ir::{ConfigClient, Crate, EventKind, KafkaClient, Loc, OptionsImport, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -109,6 +109,7 @@ declare_rule! {
         summary: "A producer can lose or duplicate sends (weak acks, idempotence off, too many in-flight requests with idempotence).",
         boundary: "producer to broker acceptance",
         fix: "Kafka producers: `acks` becomes `all`, `enable.idempotence` `true`, and more than 5 in-flight requests 5, where each offending value is written in place.",
+        unsafe_fix: "a RabbitMQ channel made by a simple `let` in a function returning a `Result` (`let channel = conn.create_channel().await?;`) is put in confirm mode on the next line (`channel.confirm_select(ConfirmSelectOptions::default()).await?;`, the option type added to the file's `use` list of its module, or written in full), and each publish on it that drops its confirmation awaits it (`.await?.await?`); only where every publish on that channel is in the same function and can be so changed. A nack still has to be handled.",
     };
 }
 
@@ -135,11 +136,16 @@ fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
 pub fn check(krate: &Crate) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for p in channels::publishes(krate) {
+    let publishes = channels::publishes(krate);
+    for p in &publishes {
         let (loc, text) = (&p.event.loc, &p.event.text);
         if !seen.insert(loc.clone()) {
             continue;
         }
+        let fix = match p.mode {
+            Mode::Unconfirmed => confirm_fix(krate, &publishes, p),
+            _ => None,
+        };
         let (message, labels) = match p.mode {
             Mode::Unconfirmed => (
                 format!("`{text}` publishes on a channel that is never put in confirm mode (`confirm_select`)"),
@@ -154,20 +160,85 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
             ),
             _ => continue,
         };
-        out.push(MA008.finding(
-            loc,
-            message,
-            "a message the broker never accepted (or nacked) counts as sent: it is lost".into(),
-            labels,
-            "call `channel.confirm_select(..)` where the channel is made and await the confirmation \
-                   (`basic_publish(..).await?.await?`), treating a nack as a failure"
-                .into(),
-        ));
+        out.push(
+            MA008
+                .finding(
+                    loc,
+                    message,
+                    "a message the broker never accepted (or nacked) counts as sent: it is lost"
+                        .into(),
+                    labels,
+                    "call `channel.confirm_select(..)` where the channel is made and await the \
+                     confirmation (`basic_publish(..).await?.await?`), treating a nack as a failure"
+                        .into(),
+                )
+                .with_fix(fix),
+        );
     }
     for f in &krate.functions {
         out.extend(f.kafka_clients.iter().filter_map(kafka_producer));
     }
     out
+}
+
+/// The unsafe fix of a publish on a channel never put in confirm mode (SPEC §4): the
+/// pack's statement after the simple `let` that makes the channel, in a function
+/// returning a `Result`, and a second `.await?` on every publish on that channel
+/// that drops its confirmation. None when the channel comes from elsewhere, or a
+/// publish on it is in another function or cannot be so changed (half a fix would
+/// leave a finding standing).
+fn confirm_fix(krate: &Crate, all: &[Publish], p: &Publish) -> Option<Fix> {
+    let made = p.made_at.as_ref().filter(|_| p.own)?;
+    let at = krate.functions[p.function]
+        .confirm_ats
+        .iter()
+        .find(|c| c.open == *made && c.returns_result)?;
+    let mut edits = Vec::new();
+    for q in all.iter().filter(|q| q.made_at.as_ref() == Some(made)) {
+        if !q.own || q.function != p.function || q.mode != Mode::Unconfirmed {
+            return None;
+        }
+        if !q.checked {
+            let w = krate.functions[q.function]
+                .confirm_awaits
+                .iter()
+                .find(|w| w.publish == q.event.loc);
+            edits.push(w.map(|w| Edit {
+                path: w.at.path.to_string(),
+                span: w.at.span,
+                content: ".await?".into(),
+            }));
+        }
+    }
+    let name = at.options.rsplit("::").next().unwrap_or(&at.options);
+    let options = match &at.import {
+        OptionsImport::InScope => name,
+        OptionsImport::Add { at, text } => {
+            edits.push(Some(Edit {
+                path: at.path.to_string(),
+                span: at.span,
+                content: text.clone(),
+            }));
+            name
+        }
+        OptionsImport::FullPath => at.options.as_str(),
+    };
+    let statement = at
+        .statement
+        .replace("{channel}", &at.binding)
+        .replace("{options}", options);
+    edits.push(Some(Edit {
+        path: at.after.path.to_string(),
+        span: at.after.span,
+        content: format!("{}{statement}{}", at.indent, at.newline),
+    }));
+    fixes::unsafe_fix(
+        format!(
+            "put `{}` in confirm mode where it is made and await the publishes' confirmations",
+            at.binding
+        ),
+        edits,
+    )
 }
 
 /// YAML producers: the same settings, in every format (SPEC §2: explicit weakening only).

@@ -17,6 +17,7 @@ mod batch;
 mod blocks;
 mod builder_text;
 mod calls;
+mod confirm;
 mod control;
 mod events;
 mod exprs;
@@ -378,6 +379,9 @@ struct Lowerer<'a, 'b> {
     chan_keys: Vec<String>,
     /// Channel keys that name one channel ([`Function::chan_links`]).
     chan_links: Vec<Vec<String>>,
+    /// The channels made whose pack says how to put them in confirm mode: the
+    /// call's place, the statement, the option type's path.
+    channel_opens: Vec<(Loc, String, String)>,
     unconfirmed: HashSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
     /// String literals of the builder chain whose event is being emitted.
@@ -461,6 +465,7 @@ pub fn lower_items(
                         (None, None),
                         &cx.module,
                         None,
+                        items,
                     ));
                 }
             }
@@ -487,6 +492,7 @@ pub fn lower_items(
                             (self_ty.clone(), trait_name.clone()),
                             &cx.module,
                             Some(imp),
+                            items,
                         ));
                     }
                 }
@@ -503,6 +509,7 @@ pub fn lower_items(
                                 (name.clone(), name),
                                 &cx.module,
                                 None,
+                                items,
                             ));
                         }
                     }

@@ -591,6 +591,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 // Named after the binding it gets (`let build_tx = conn.create_channel()`).
                 self.values[v as usize].opened = true;
                 made = Some(v);
+                if let (Some(with), Some(options)) = (&spec.confirm_with, &spec.confirm_options) {
+                    self.channel_opens
+                        .push((loc.clone(), with.clone(), options.clone()));
+                }
                 EventKind::ChannelOpen { channel: v }
             }
             Api::ConfirmSelect => EventKind::ConfirmSelect { channel: target },

@@ -6,14 +6,15 @@ use std::collections::{HashMap, HashSet};
 use proc_macro2::Span as PmSpan;
 use syn::spanned::Spanned;
 
-use super::{batch, hoist, FileCx, Lowerer};
+use super::{batch, confirm, hoist, FileCx, Lowerer};
 use crate::frontend::rust::lambda::{event_source, result_sites};
 use crate::frontend::rust::types::bounded_generic;
 use crate::frontend::rust::TypeInfo;
 use crate::ir::{Event, EventKind, Function, Loc, Node, ValueId};
 
 /// Lowers one function: `owner` is its `impl`'s self type and trait (or a trait's, for
-/// a default method), `imp` the `impl` block it is written in.
+/// a default method), `imp` the `impl` block it is written in, `items` the items of
+/// its module (their `use`s).
 pub(super) fn lower_fn(
     cx: &FileCx,
     sig: &syn::Signature,
@@ -21,6 +22,7 @@ pub(super) fn lower_fn(
     owner: (Option<String>, Option<String>),
     module: &[String],
     imp: Option<&syn::ItemImpl>,
+    items: &[syn::Item],
 ) -> Function {
     let (self_type, trait_name) = owner;
     let mut l = Lowerer::new(cx, imp, self_type.clone());
@@ -36,6 +38,8 @@ pub(super) fn lower_fn(
     let mut body = Node::Seq(entry);
     l.finish(&mut body);
     let returns_batches = returned_batch_events(&body, &returned_batches);
+    let confirm_ats = confirm::confirm_ats(cx, sig, block, items, &l.channel_opens);
+    let confirm_awaits = confirm::confirm_awaits(cx, block, &l.unconfirmed);
     let ident = sig.ident.to_string();
     Function {
         name: match &self_type {
@@ -71,6 +75,8 @@ pub(super) fn lower_fn(
         durable_queues: l.durable_queues,
         retries: l.retries_seen,
         chan_links: l.chan_links,
+        confirm_ats,
+        confirm_awaits,
         dependency: false,
     }
 }
@@ -126,6 +132,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             confirmable: HashSet::new(),
             chan_keys: Vec::new(),
             chan_links: Vec::new(),
+            channel_opens: Vec::new(),
             unconfirmed: HashSet::new(),
             bound_publishes: Vec::new(),
             builder_strs: Vec::new(),
