@@ -4,7 +4,7 @@
 //! outside the edits kept, CRLF kept), a second `--fix` changes nothing, the
 //! re-analysis has no finding of the fixed kind, a YAML file loads to the same
 //! document but for the changed values, and the `--diff` output is a patch `git
-//! apply` takes to the same text. Unsafe fixes (MA007, MA002) wait for
+//! apply` takes to the same text. Unsafe fixes (MA007, MA002, MA008) wait for
 //! `--unsafe-fixes`, and findings where the change would stop progress or change
 //! the id carry none.
 
@@ -479,6 +479,30 @@ const UNSAFE_CASES: &[UnsafeCase] = &[
         after: "use backoff::ExponentialBackoff;\r\nuse ulid::Ulid;\r\n\r\npub async fn publish(http: &reqwest::Client, url: &str) -> Result<(), backoff::Error<reqwest::Error>> {\r\n    let id = Ulid::new(); // event id\r\n    let r = backoff::future::retry(ExponentialBackoff::default(), || async {\r\n        http.post(url).header(\"Idempotency-Key\", id.to_string()).send().await?;\r\n        Ok(())\r\n    })\r\n    .await;\r\n    r\r\n}\r\n",
         code: "MA002",
     },
+    UnsafeCase {
+        name: "MA008 lapin channel never put in confirm mode, a `use` list of the options",
+        deps: "lapin = \"2\"\nanyhow = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> anyhow::Result<()> {\n    let channel = conn.create_channel().await?; // orders\n    channel\n        .basic_publish(\"\", \"orders\", BasicPublishOptions::default(), body, BasicProperties::default())\n        .await?;\n    Ok(())\n}\n",
+        after: "use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> anyhow::Result<()> {\n    let channel = conn.create_channel().await?; // orders\n    channel.confirm_select(ConfirmSelectOptions::default()).await?;\n    channel\n        .basic_publish(\"\", \"orders\", BasicPublishOptions::default(), body, BasicProperties::default())\n        .await?.await?;\n    Ok(())\n}\n",
+        code: "MA008",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel in a nested block, a sorted multi-line `use` list, CRLF",
+        deps: "lapin = \"2\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{\r\n    BasicAckOptions,\r\n    BasicPublishOptions,\r\n    QueueDeclareOptions,\r\n};\r\nuse lapin::{BasicProperties, Connection};\r\n\r\npub async fn publish(conn: &Connection, body: &[u8]) -> Result<(), lapin::Error> {\r\n    if !body.is_empty() {\r\n        let out: lapin::Channel = conn\r\n            .create_channel()\r\n            .await?;\r\n        out.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\r\n    }\r\n    Ok(())\r\n}\r\n",
+        after: "use lapin::options::{\r\n    BasicAckOptions,\r\n    BasicPublishOptions,\r\n    ConfirmSelectOptions,\r\n    QueueDeclareOptions,\r\n};\r\nuse lapin::{BasicProperties, Connection};\r\n\r\npub async fn publish(conn: &Connection, body: &[u8]) -> Result<(), lapin::Error> {\r\n    if !body.is_empty() {\r\n        let out: lapin::Channel = conn\r\n            .create_channel()\r\n            .await?;\r\n        out.confirm_select(ConfirmSelectOptions::default()).await?;\r\n        out.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?.await?;\r\n    }\r\n    Ok(())\r\n}\r\n",
+        code: "MA008",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel, no `use` list of the options: the full path",
+        deps: "lapin = \"2\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::{options::BasicPublishOptions, BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> Result<(), lapin::Error> {\n    let channel = conn.create_channel().await?;\n    channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\n    Ok(())\n}\n",
+        after: "use lapin::{options::BasicPublishOptions, BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> Result<(), lapin::Error> {\n    let channel = conn.create_channel().await?;\n    channel.confirm_select(lapin::options::ConfirmSelectOptions::default()).await?;\n    channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?.await?;\n    Ok(())\n}\n",
+        code: "MA008",
+    },
 ];
 
 /// Findings of these carry no fix, not even an unsafe one.
@@ -514,6 +538,38 @@ const NO_FIX_CASES: &[UnsafeCase] = &[
         before: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    for attempt in 0..5 {\n        let key = Uuid::new_v4().to_string();\n        match http.post(url).header(\"Idempotency-Key\", &key).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
         after: "",
         code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel handed in as a parameter",
+        deps: "lapin = \"2\"\nanyhow = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Channel, Connection};\n\npub async fn open(conn: &Connection) -> Result<Channel, lapin::Error> {\n    let channel = conn.create_channel().await?;\n    Ok(channel)\n}\n\npub async fn send(channel: &Channel, body: &[u8]) -> anyhow::Result<()> {\n    channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\n    Ok(())\n}\n",
+        after: "",
+        code: "MA008",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel made in a function returning ()",
+        deps: "lapin = \"2\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) {\n    let channel = conn.create_channel().await.expect(\"channel\");\n    channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await.expect(\"publish\");\n}\n",
+        after: "",
+        code: "MA008",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel made in an async block (its `?` is the block's)",
+        deps: "lapin = \"2\"\nanyhow = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: Connection, body: Vec<u8>) -> anyhow::Result<()> {\n    tokio::spawn(async move {\n        let channel = conn.create_channel().await?;\n        channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), &body, BasicProperties::default()).await?;\n        Ok::<_, lapin::Error>(())\n    });\n    Ok(())\n}\n",
+        after: "",
+        code: "MA008",
+    },
+    UnsafeCase {
+        name: "MA008 lapin channel with a publish whose confirmation the fix cannot await",
+        deps: "lapin = \"2\"\nanyhow = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> anyhow::Result<()> {\n    let channel = conn.create_channel().await?;\n    channel.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\n    let _sent = channel.basic_publish(\"\", \"r\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\n    Ok(())\n}\n",
+        after: "",
+        code: "MA008",
     },
 ];
 
