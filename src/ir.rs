@@ -811,12 +811,12 @@ pub struct Function {
     /// end passed as a call's argument (`A:worker#0`, the callee's parameter) or put
     /// in a struct field (`F:Worker.rx`), with the keys of the value passed.
     pub chan_links: Vec<Vec<String>>,
-    /// Where a channel this function makes can be put in confirm mode (MA008's
-    /// unsafe fix, SPEC §4).
+    /// Where a channel this function makes can be put in confirm mode (the
+    /// unconfirmed-publish rule's unsafe fix, SPEC §4).
     pub confirm_ats: Vec<ConfirmAt>,
     /// Confirmable publishes awaited once by a statement of their own
     /// (`basic_publish(..).await?;`): where a second `.await?` would await the
-    /// confirmation (MA008's unsafe fix).
+    /// confirmation (the unconfirmed-publish rule's unsafe fix).
     pub confirm_awaits: Vec<ConfirmAwait>,
     /// A function of a dependency analyzed with the crate (SPEC §3): calls are
     /// followed into it, but it is no entry of this crate's analysis (its own

@@ -402,7 +402,7 @@ pub struct CallSpec {
     #[serde(default)]
     pub confirmable: bool,
     /// A `channel_open` call: the statement that puts the channel it makes in
-    /// confirm mode (MA008's unsafe fix), `{channel}` and `{options}` to fill...
+    /// confirm mode (the unconfirmed-publish rule's unsafe fix), `{channel}` and `{options}` to fill...
     pub confirm_with: Option<String>,
     /// ...and the path of the option type `{options}` names.
     pub confirm_options: Option<String>,

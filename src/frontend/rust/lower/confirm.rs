@@ -34,7 +34,15 @@ pub(super) fn confirm_ats(
     lets.visit_block(block);
     let returns_result = match &sig.output {
         syn::ReturnType::Type(_, ty) => match ty.as_ref() {
-            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Result"),
+            // `Result`, `io::Result`, `AppResult`: the runtime pack's result wrappers.
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+                let name = s.ident.to_string();
+                cx.apis
+                    .std
+                    .wrapper_suffixes
+                    .iter()
+                    .any(|w| name.ends_with(w.as_str()))
+            }),
             _ => false,
         },
         syn::ReturnType::Default => false,
