@@ -496,6 +496,14 @@ const UNSAFE_CASES: &[UnsafeCase] = &[
         code: "MA008",
     },
     UnsafeCase {
+        name: "MA008 lapin channel, an unsorted `use` list: the name goes last",
+        deps: "lapin = \"2\"\n",
+        file: "src/lib.rs",
+        before: "use lapin::options::{QueueDeclareOptions, BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> lapin::Result<()> {\n    let ch = conn.create_channel().await?;\n    ch.queue_declare(\"q\", QueueDeclareOptions::default(), Default::default()).await?;\n    ch.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?;\n    Ok(())\n}\n",
+        after: "use lapin::options::{QueueDeclareOptions, BasicPublishOptions, ConfirmSelectOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> lapin::Result<()> {\n    let ch = conn.create_channel().await?;\n    ch.confirm_select(ConfirmSelectOptions::default()).await?;\n    ch.queue_declare(\"q\", QueueDeclareOptions::default(), Default::default()).await?;\n    ch.basic_publish(\"\", \"q\", BasicPublishOptions::default(), body, BasicProperties::default()).await?.await?;\n    Ok(())\n}\n",
+        code: "MA008",
+    },
+    UnsafeCase {
         name: "MA008 lapin channel, no `use` list of the options: the full path",
         deps: "lapin = \"2\"\n",
         file: "src/lib.rs",
