@@ -82,7 +82,9 @@ pub fn render(inv: &Inventory, promise: &dyn Fn(&inventory::Producer) -> &'stati
         let g = inventory::infer(c).guarantee.as_str().to_string();
         let mut edges = Vec::new();
         let mut extra = Vec::new();
-        if c.topics.is_empty() {
+        // A serverless handler: the event sources its deploy file declares.
+        super::serverless::source_nodes(c, (&f, &g), &mut edges, &mut extra);
+        if c.topics.is_empty() && c.event_sources.is_empty() {
             let what = if c.broker == Some(crate::apis::Broker::Kafka) {
                 "topic"
             } else {
