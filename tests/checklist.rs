@@ -558,6 +558,15 @@ fn serverless_two_functions_one_ignoring_failures() {
         out.contains("DynamoDB Streams AccountsTable.StreamArn #40;SyncFunction#41;"),
         "{out}"
     );
+    // Two functions of one name are two nodes, each named with its file.
+    assert!(
+        out.contains("[\"handler #40;stream_ledger.rs#41;\"]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[\"handler #40;table_sync.rs#41; ⚠ MA015\"]:::finding"),
+        "{out}"
+    );
     assert!(
         !out.contains("Findings outside these message paths"),
         "{out}"
