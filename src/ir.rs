@@ -943,7 +943,9 @@ pub struct RetentionFacts {
 
 /// The kind of records a serverless batch carries (SPEC §2, serverless event sources):
 /// what links an event source mapping to a handler when no binary name does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum BatchSource {
     Sqs,
     Kinesis,
@@ -1001,6 +1003,10 @@ pub struct EventSourceMapping {
     pub names: Vec<String>,
     /// How the function is named in messages (its logical id or key).
     pub function: String,
+    /// What the YAML names the source by, as written (tags dropped): a queue's or
+    /// stream's `!GetAtt Q.Arn` reads `Q.Arn`, an ARN, a `!Ref`'s logical id, Kafka
+    /// topics joined by `, `.
+    pub reference: Option<String>,
 }
 
 /// A serverless batch handler of a crate: a function handed to the Lambda runtime

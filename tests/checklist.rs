@@ -472,3 +472,128 @@ fn the_checklist_opens_with_a_pipeline_map() {
     let (_, again) = run(&["checklist", "fixtures/demo"]);
     assert_eq!(demo, again);
 }
+
+/// A serverless batch handler (SPEC §2, serverless event sources): the map names the
+/// event source its SAM template declares; question 2 says whether the records the
+/// handler lists as failed are redelivered (`ReportBatchItemFailures`) or deleted with
+/// the batch; in the latter case MA015 is the handler's, and decides at-most-once.
+#[test]
+fn serverless_event_sources_in_the_checklist() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ma015_batch_failures_not_reported/ok_sam_sqs_function_response_types");
+    let checklist = |report: bool| -> String {
+        let dir = tempfile::tempdir().unwrap();
+        for entry in walk(&fixture) {
+            let to = dir.path().join(entry.strip_prefix(&fixture).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            let text = std::fs::read_to_string(&entry).unwrap();
+            let text = if report {
+                text
+            } else {
+                text.replace(
+                    "            FunctionResponseTypes:\n              - ReportBatchItemFailures\n",
+                    "",
+                )
+            };
+            std::fs::write(to, text).unwrap();
+        }
+        let (code, out) = run(&["checklist", dir.path().to_str().unwrap()]);
+        assert_eq!(code, 0);
+        // Paths are those of the temporary copy.
+        out.replace(&format!("{}/", dir.path().display()), "")
+    };
+    let label = "([\"SQS RefundLinesQueue.Arn #40;RefundIntakeFunction#41;\"])";
+
+    let on = checklist(true);
+    assert!(on.contains(label), "{on}");
+    assert!(!on.contains("not literal"), "{on}");
+    assert!(
+        on.contains("lists the record: `RefundIntakeFunction`'s event source enables `ReportBatchItemFailures`, so the listed records are redelivered."),
+        "{on}"
+    );
+    assert!(on.contains("- [x] **2."), "{on}");
+    assert!(!on.contains("MA015"), "{on}");
+    assert!(!on.contains("**Guarantee: at-most-once**"), "{on}");
+
+    let off = checklist(false);
+    assert!(off.contains(label), "{off}");
+    let section = off
+        .split("### ")
+        .find(|s| s.starts_with("Consumer `handler`"))
+        .expect("a section for the handler");
+    assert!(
+        section.contains("lists the record, but `RefundIntakeFunction`'s event source does not enable `ReportBatchItemFailures`: the list is ignored and the batch is deleted ([MA015]"),
+        "{section}"
+    );
+    assert!(section.contains("- [ ] **2."), "{section}");
+    assert!(
+        section.contains(
+            "**Guarantee: at-most-once**: the records the handler lists as failed are lost"
+        ),
+        "{section}"
+    );
+    assert!(section.contains("Decided by [MA015]"), "{section}");
+    assert!(
+        !off.contains("Findings outside these message paths"),
+        "{off}"
+    );
+    assert!(off.contains("-->|\"at-most-once\"|"), "{off}");
+}
+
+/// One template, two functions: each handler's section says what its own event
+/// source does with the records it lists, and the finding is the one whose event
+/// source ignores them.
+#[test]
+fn serverless_two_functions_one_ignoring_failures() {
+    let (code, out) = run(&[
+        "checklist",
+        "fixtures/ma015_batch_failures_not_reported/bad_sam_two_functions_one_missing",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Kinesis LedgerStream.Arn #40;LedgerFunction#41;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("DynamoDB Streams AccountsTable.StreamArn #40;SyncFunction#41;"),
+        "{out}"
+    );
+    // Two functions of one name are two nodes, each named with its file.
+    assert!(
+        out.contains("[\"handler #40;stream_ledger.rs#41;\"]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[\"handler #40;table_sync.rs#41; ⚠ MA015\"]:::finding"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("Findings outside these message paths"),
+        "{out}"
+    );
+    let sections: Vec<&str> = out
+        .split("### ")
+        .filter(|s| s.starts_with("Consumer `handler`"))
+        .collect();
+    assert_eq!(sections.len(), 2, "{out}");
+    let (ledger, sync) = if sections[0].contains("stream_ledger.rs") {
+        (sections[0], sections[1])
+    } else {
+        (sections[1], sections[0])
+    };
+    assert!(
+        ledger.contains("`LedgerFunction`'s event source enables"),
+        "{ledger}"
+    );
+    assert!(!ledger.contains("MA015"), "{ledger}");
+    assert!(
+        ledger.contains("**Guarantee: effectively-once**"),
+        "{ledger}"
+    );
+    assert!(
+        sync.contains("`SyncFunction`'s event source does not enable"),
+        "{sync}"
+    );
+    assert!(sync.contains("**Guarantee: at-most-once**"), "{sync}");
+    assert!(sync.contains("Decided by [MA015]"), "{sync}");
+}

@@ -136,6 +136,9 @@ pub struct Consumer {
     /// Topics it consumes, when literal: the crate's subscriptions and its Kafka
     /// consumer clients' topics (a crate's subscriptions may feed any of its consumers).
     pub topics: Vec<String>,
+    /// Serverless: the event source mappings of the deploy YAML that run it.
+    #[serde(default)]
+    pub event_sources: Vec<EventSource>,
     /// Findings at (or labelled at) any of the locations above.
     pub findings: Vec<FindingRef>,
     /// Locations that tie a finding to this consumer.
@@ -982,6 +985,8 @@ fn producer(
 
 mod infer;
 pub use infer::{dedup_gates, infer, producer_settings, Guarantee, Inference};
+mod serverless;
+pub use serverless::EventSource;
 
 #[cfg(test)]
 mod tests;

@@ -6,3 +6,4 @@ pub mod flow;
 pub mod inventory;
 pub mod kafka_clients;
 pub mod resolve;
+pub mod serverless;

@@ -201,6 +201,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     // A Spring profile's client inherits settings of the default document's: both
     // may report the one setting (unique by code and primary span).
     dedup_findings(&mut out.findings);
+    // Serverless consumers: the deploy file's event sources that run them.
+    out.inventory
+        .link_event_sources(&yaml_facts.mappings, &crate_facts.handlers);
     out
 }
 

@@ -17,6 +17,7 @@ use super::escape;
 
 mod fit;
 mod map;
+mod serverless;
 mod sources;
 use crate::analysis::inventory::{
     self, Consumer, Effect, EffectClass, FindingRef, Guarantee, Producer, Site,
@@ -390,12 +391,18 @@ fn retries(out: &mut String, c: &Consumer) {
             )
         ));
     }
-    if !c.nacks.is_empty() {
-        steps.push(format!(
+    // A serverless handler's nacks list records as failed: redelivered or not, as its
+    // event sources say.
+    let listed = serverless::listed_failures(c);
+    match &listed {
+        Some((text, _)) => steps.push(text.clone()),
+        None if !c.nacks.is_empty() => steps.push(format!(
             "nacks requesting redelivery {}",
             join(&c.nacks.iter().map(call).collect::<Vec<_>>())
-        ));
+        )),
+        None => {}
     }
+    let ignored = listed.is_some_and(|(_, ignored)| ignored);
     let retry_ids = c.fresh_ids.iter().any(|x| x.retry.is_some());
     let mut answer = format!("{}.", capitalize(&join(&steps)));
     if retry_ids {
@@ -405,7 +412,7 @@ fn retries(out: &mut String, c: &Consumer) {
             rule_about(Concern::EventId)
         );
     }
-    item(out, !retry_ids, q, &answer);
+    item(out, !retry_ids && !ignored, q, &answer);
 }
 
 /// Whether the analysis saw the consumer ack before an effect, or ack on its own

@@ -1,5 +1,6 @@
 use super::declare_rule;
 use super::pairs::{code, label};
+use crate::analysis::serverless::linked;
 use crate::diagnostic::Finding;
 use crate::ir::{BatchHandler, EventSourceMapping};
 
@@ -86,48 +87,6 @@ declare_rule! {
         summary: "A serverless batch handler reports per-record failures, but its event source mapping does not enable ReportBatchItemFailures.",
         boundary: "per-record failure reporting",
     };
-}
-
-/// Spellings of one binary name compare alike: case, `-` and `_`.
-fn same_name(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.to_ascii_lowercase().replace('-', "_");
-    norm(a) == norm(b)
-}
-
-/// The handlers a mapping runs: by name, or the one handler of its event type when
-/// it is the one mapping of that type.
-fn linked<'h>(
-    m: &EventSourceMapping,
-    mappings: &[EventSourceMapping],
-    handlers: &'h [BatchHandler],
-) -> Vec<&'h BatchHandler> {
-    let by_name: Vec<&BatchHandler> = handlers
-        .iter()
-        .filter(|h| m.source.is_none_or(|s| s == h.source))
-        .filter(|h| {
-            h.names
-                .iter()
-                .any(|n| m.names.iter().any(|x| same_name(n, x)))
-        })
-        .collect();
-    if !by_name.is_empty() {
-        return by_name;
-    }
-    let of_type: Vec<&BatchHandler> = match m.source {
-        Some(s) => handlers.iter().filter(|h| h.source == s).collect(),
-        None => handlers.iter().collect(),
-    };
-    let mappings_of_type = mappings
-        .iter()
-        .filter(|x| match m.source {
-            Some(s) => x.source == Some(s),
-            None => true,
-        })
-        .count();
-    if of_type.len() == 1 && mappings_of_type == 1 {
-        return of_type;
-    }
-    Vec::new()
 }
 
 pub fn check(mappings: &[EventSourceMapping], handlers: &[BatchHandler]) -> Vec<Finding> {

@@ -98,13 +98,29 @@ pub fn infer(c: &Consumer) -> Inference {
             ));
         }
         for f in loses.iter().filter(|f| f.concern == Concern::AckOnFailure) {
-            reasons.push((
-                format!(
-                    "on failure, the message is acknowledged anyway ({}:{})",
-                    f.path, f.line
+            // At a serverless event source that ignores the records the handler lists
+            // as failed: those records are acked with the batch.
+            let ignored = c.event_sources.iter().find(|s| {
+                s.ignores_listed() && *s.loc.path == *f.path && s.loc.span.line == f.line
+            });
+            reasons.push(match ignored {
+                Some(s) => (
+                    format!(
+                        "the records the handler lists as failed are lost (at-most-once for them): \
+                         `{}`'s event source does not enable `ReportBatchItemFailures`, so they \
+                         are deleted with the batch",
+                        s.function
+                    ),
+                    Some(s.loc.clone()),
                 ),
-                None,
-            ));
+                None => (
+                    format!(
+                        "on failure, the message is acknowledged anyway ({}:{})",
+                        f.path, f.line
+                    ),
+                    None,
+                ),
+            });
         }
         return Inference {
             guarantee: Guarantee::AtMostOnce,

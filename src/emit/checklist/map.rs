@@ -62,10 +62,31 @@ type Edges = Vec<(String, String, String)>;
 /// sources or destinations that are not literal (key, label).
 type Group<'a> = (String, Vec<&'a FindingRef>, Edges, Vec<(String, String)>);
 
+/// How the map names a function: by its name, and its file too when functions of
+/// one name are defined in several files (two binaries' `handler`s), so each is a
+/// node of its own.
+fn names(inv: &Inventory) -> impl Fn(&str, Option<&crate::ir::Loc>) -> String {
+    let mut files: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    let all = (inv.consumers.iter().map(|c| (&c.name, &c.loc)))
+        .chain(inv.producers.iter().map(|p| (&p.name, &p.loc)));
+    for (name, loc) in all {
+        let path = loc.as_ref().map_or(String::new(), |l| l.path.to_string());
+        files.entry(name.clone()).or_default().insert(path);
+    }
+    move |name, loc| match loc {
+        Some(l) if files.get(name).is_some_and(|f| f.len() > 1) => {
+            let file = l.path.rsplit('/').next().unwrap_or(&l.path);
+            format!("{name} ({file})")
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// The map of `inv`, with `promise` giving each producer's edge label; empty when
 /// there is nothing to draw.
 pub fn render(inv: &Inventory, promise: &dyn Fn(&inventory::Producer) -> &'static str) -> String {
     // Per function (in the inventory's order): its edges and the nodes they need.
+    let shown = names(inv);
     let mut groups: Vec<Group> = Vec::new();
     let mut sources = 0usize;
     let mut unknown = |what: &str, lib: Option<&str>| {
@@ -78,11 +99,14 @@ pub fn render(inv: &Inventory, promise: &dyn Fn(&inventory::Producer) -> &'stati
         (key, text)
     };
     for c in &inv.consumers {
-        let f = format!("f:{}", c.name);
+        let name = shown(&c.name, c.loc.as_ref());
+        let f = format!("f:{name}");
         let g = inventory::infer(c).guarantee.as_str().to_string();
         let mut edges = Vec::new();
         let mut extra = Vec::new();
-        if c.topics.is_empty() {
+        // A serverless handler: the event sources its deploy file declares.
+        super::serverless::source_nodes(c, (&f, &g), &mut edges, &mut extra);
+        if c.topics.is_empty() && c.event_sources.is_empty() {
             let what = if c.broker == Some(crate::apis::Broker::Kafka) {
                 "topic"
             } else {
@@ -95,10 +119,11 @@ pub fn render(inv: &Inventory, promise: &dyn Fn(&inventory::Producer) -> &'stati
         for t in &c.topics {
             edges.push((format!("t:{t}"), f.clone(), g.clone()));
         }
-        groups.push((c.name.clone(), c.findings.iter().collect(), edges, extra));
+        groups.push((name, c.findings.iter().collect(), edges, extra));
     }
     for p in &inv.producers {
-        let f = format!("f:{}", p.name);
+        let name = shown(&p.name, p.loc.as_ref());
+        let f = format!("f:{name}");
         let g = promise(p).to_string();
         let mut edges = Vec::new();
         let mut extra = Vec::new();
@@ -115,7 +140,7 @@ pub fn render(inv: &Inventory, promise: &dyn Fn(&inventory::Producer) -> &'stati
         for t in &p.topics {
             edges.push((f.clone(), format!("t:{t}"), g.clone()));
         }
-        groups.push((p.name.clone(), p.findings.iter().collect(), edges, extra));
+        groups.push((name, p.findings.iter().collect(), edges, extra));
     }
     if groups.is_empty() {
         return String::new();

@@ -152,6 +152,38 @@ fn referenced(node: &Node) -> Option<String> {
     }
 }
 
+/// How the YAML names a source, as written: a scalar as is (`Q.Arn` for
+/// `!GetAtt Q.Arn`, an ARN), `{Ref: Q}` as `Q`, `{Fn::GetAtt: [Q, Arn]}` as
+/// `Q.Arn`, a Serverless `{arn: …}` by its ARN, a list of names (Kafka topics)
+/// joined by `, `; `None` for what it cannot say in a line (`Fn::Sub` with a map).
+fn reference_text(node: &Node) -> Option<String> {
+    match &node.value {
+        super::tree::Value::Scalar(s) => Some(s.clone()),
+        super::tree::Value::Seq(v) => {
+            let parts: Vec<String> = v.iter().filter_map(reference_text).collect();
+            (!parts.is_empty() && parts.len() == v.len()).then(|| parts.join(", "))
+        }
+        super::tree::Value::Map(m) => m.iter().find_map(|e| match e.key.as_str()? {
+            "Fn::GetAtt" => match &e.value.value {
+                super::tree::Value::Seq(v) => {
+                    let parts: Vec<&str> = v.iter().filter_map(Node::as_str).collect();
+                    (!parts.is_empty()).then(|| parts.join("."))
+                }
+                _ => reference_text(&e.value),
+            },
+            "Ref" | "Fn::ImportValue" | "Fn::Sub" | "arn" => e.value.as_str().map(str::to_string),
+            _ => None,
+        }),
+        super::tree::Value::Null => None,
+    }
+}
+
+/// The first of `keys` in `props` that names the source ([`reference_text`]).
+fn reference_of(props: Option<&Node>, keys: &[&str]) -> Option<String> {
+    let p = props?;
+    keys.iter().find_map(|k| p.get(k)).and_then(reference_text)
+}
+
 fn cloudformation(resources: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut Mappings) {
     let type_of = |r: &Node| r.get("Type").and_then(Node::as_str).map(str::to_string);
     for e in resources.entries() {
@@ -189,12 +221,21 @@ fn cloudformation(resources: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut Mappin
                     Some(p) => (&p.key, holds(&p.value, REPORT)),
                     None => (&ev.key, false),
                 };
+                let props = ev.value.get("Properties");
+                let reference = match source {
+                    BatchSource::Sqs => reference_of(props, &["Queue"]),
+                    BatchSource::Kinesis | BatchSource::DynamoDb => {
+                        reference_of(props, &["Stream"])
+                    }
+                    BatchSource::Kafka => reference_of(props, &["Topics", "Stream"]),
+                };
                 out.mappings.push(EventSourceMapping {
                     loc: loc(at),
                     source: Some(source),
                     reports_failures: reports,
                     names: function_names(id, r),
                     function: id.to_string(),
+                    reference,
                 });
             }
             continue;
@@ -232,6 +273,7 @@ fn cloudformation(resources: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut Mappin
             reports_failures: holds(p, REPORT),
             names,
             function: function.clone(),
+            reference: reference_of(Some(p), &["EventSourceArn", "Topics"]),
         });
     }
 }
@@ -258,12 +300,19 @@ fn serverless_framework(functions: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut 
                     "stream" => stream_source(&e.value),
                     _ => continue,
                 };
+                // `sqs: ARN`, `sqs: {arn: …}`, `stream: {arn: …}`, `msk: {topic: …}`.
+                let reference = match e.value.get("arn").or(e.value.get("topic")) {
+                    Some(n) => reference_text(n),
+                    None if e.value.is_map() => None,
+                    None => reference_text(&e.value),
+                };
                 out.mappings.push(EventSourceMapping {
                     loc: loc(&e.key),
                     source,
                     reports_failures: holds(&e.value, REPORT),
                     names: names.clone(),
                     function: key.to_string(),
+                    reference,
                 });
             }
         }
@@ -324,6 +373,7 @@ mod tests {
         assert!(e.reports_failures);
         assert_eq!(e.names, ["proc", "Fn"]);
         assert_eq!(e.loc.span.line, 13);
+        assert_eq!(e.reference.as_deref(), Some("Q.Arn"));
     }
 
     #[test]
@@ -340,6 +390,11 @@ mod tests {
         assert_eq!(m.mappings[0].source, Some(BatchSource::Kinesis));
         assert_eq!(m.mappings[1].names, ["ingest"]);
         assert_eq!(m.mappings[1].source, Some(BatchSource::Kafka));
+        assert_eq!(
+            m.mappings[0].reference.as_deref(),
+            Some("arn:aws:kinesis:eu-west-1:1:stream/clicks")
+        );
+        assert_eq!(m.mappings[1].reference.as_deref(), Some("t"));
     }
 
     #[test]
@@ -365,5 +420,25 @@ mod tests {
         assert!(!m.mappings[0].reports_failures);
         assert_eq!(m.mappings[1].source, Some(BatchSource::DynamoDb));
         assert!(m.mappings[1].reports_failures);
+        assert_eq!(
+            m.mappings[0].reference.as_deref(),
+            Some("arn:aws:sqs:r:1:q")
+        );
+        assert_eq!(
+            m.mappings[1].reference.as_deref(),
+            Some("arn:aws:dynamodb:r:1:table/t/stream/x")
+        );
+    }
+
+    #[test]
+    fn sam_events_name_their_source() {
+        let m = read(
+            "Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Events:\n        \
+             S:\n          Type: DynamoDB\n          Properties:\n            Stream: !GetAtt T.StreamArn\n        \
+             Q:\n          Type: SQS\n          Properties:\n            Queue: {\"Fn::GetAtt\": [Jobs, Arn]}\n",
+        );
+        assert_eq!(m.mappings.len(), 2);
+        assert_eq!(m.mappings[0].reference.as_deref(), Some("T.StreamArn"));
+        assert_eq!(m.mappings[1].reference.as_deref(), Some("Jobs.Arn"));
     }
 }
