@@ -82,7 +82,7 @@ impl Consequence {
     }
 }
 
-/// The boundary a rule's findings are about, as the review checklist (SPEC §6) groups
+/// The boundary a rule's findings are about, as the review checklist (docs/review.md) groups
 /// them into its questions: a rule property, so that the checklist and the guarantee
 /// never spell rule codes.
 #[derive(
@@ -115,7 +115,7 @@ pub enum Concern {
 }
 
 impl Concern {
-    /// The question of the review checklist (SPEC §6) the concern answers; `None`
+    /// The question of the review checklist (docs/review.md) the concern answers; `None`
     /// for a line of its own (sends, isolation) or none at all.
     pub fn question(self) -> Option<u8> {
         match self {
@@ -181,11 +181,11 @@ pub struct Finding {
     pub window: String,
     pub labels: Vec<Label>,
     pub help: String,
-    /// The edit that removes the defect, when the rule knows one (SPEC §4, "Fixes").
+    /// The edit that removes the defect, when the rule knows one (docs/fixes.md, "Fixes").
     pub fix: Option<Fix>,
 }
 
-/// Whether a fix can be applied without review (SPEC §4): a safe fix changes a
+/// Whether a fix can be applied without review (docs/getting-started.md): a safe fix changes a
 /// setting to the value the rule asks for and nothing else; an unsafe one is right
 /// in most programs but can change what the program does.
 #[derive(
@@ -315,7 +315,7 @@ impl Finding {
         );
     }
 
-    /// The deterministic output order of SPEC §5: path, line, column, code.
+    /// The deterministic output order of docs/getting-started.md: path, line, column, code.
     pub fn sort_key(&self) -> (&str, u32, u32, &str) {
         (&self.path, self.span.line, self.span.column, self.code)
     }

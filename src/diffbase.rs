@@ -44,7 +44,7 @@ pub struct ChangedLines {
     pub toplevel: PathBuf,
     pub files: BTreeMap<String, Lines>,
     /// Where lines were removed, per file: the pair of remaining lines the removal
-    /// sat between (a removal inside a function touches it; SPEC §6 scopes the
+    /// sat between (a removal inside a function touches it; docs/review.md scopes the
     /// checklist by it). Findings are never chosen by removals.
     pub removed: BTreeMap<String, Vec<(u32, u32)>>,
 }

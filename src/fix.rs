@@ -1,4 +1,4 @@
-//! Applying the fixes findings carry (SPEC §4, "Fixes"): which fixes a run takes,
+//! Applying the fixes findings carry (docs/fixes.md, "Fixes"): which fixes a run takes,
 //! the edited text of each file (edits that overlap an earlier one wait for the
 //! next round), the check that the result still parses, and the unified diff.
 

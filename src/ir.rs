@@ -175,7 +175,7 @@ pub enum EventKind {
         autocommit: bool,
     },
     /// A query that only reads rows of `tables` (`SELECT … FROM outgoing_events`).
-    /// Not a delivery event: it tells what a relay publishes (SPEC §2, "Outbox").
+    /// Not a delivery event: it tells what a relay publishes (docs/what-is-analyzed.md, "Outbox").
     Read {
         tables: Vec<String>,
     },
@@ -208,7 +208,7 @@ pub enum EventKind {
     BrokerAbort,
     BrokerOffsets,
     /// A value sent on an in-process channel (`tx.send(job)`): the loops that receive
-    /// from a channel process it (SPEC §2, "Work handed to another task").
+    /// from a channel process it (docs/what-is-analyzed.md, "Work handed to another task").
     /// `chan`: what identifies the channel (`@site` of the `channel()` call that made
     /// the sender, `T:Job` for its element type); empty when nothing is known.
     ChannelSend {
@@ -447,7 +447,7 @@ impl Node {
     }
 }
 
-/// Table names that mark dedup records and outbox rows (SPEC §2 plus the config).
+/// Table names that mark dedup records and outbox rows (docs/what-is-analyzed.md plus the config).
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
     pub dedup: Vec<String>,
@@ -530,7 +530,7 @@ pub struct IdFlow {
     pub hoist: Option<Hoist>,
 }
 
-/// Moving a fresh id's `let` statement out of a retry (an unsafe fix, SPEC §4): the
+/// Moving a fresh id's `let` statement out of a retry (an unsafe fix, docs/getting-started.md): the
 /// statement's lines are removed and `text` is inserted at `before`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Hoist {
@@ -608,7 +608,7 @@ pub struct Prop {
 }
 
 /// Which Kafka client library a configuration is for: it decides the defaults
-/// (SPEC §1: librdkafka reads committed and auto-commits; the Java client reads
+/// (docs/introduction.md: librdkafka reads committed and auto-commits; the Java client reads
 /// uncommitted; franz-go inputs in Redpanda Connect read uncommitted).
 #[derive(
     Clone,
@@ -663,7 +663,7 @@ pub struct KafkaClient {
     /// for a client described in YAML.
     pub library: Option<String>,
     /// Where and how a setting the client lacks could be added to its block (a
-    /// safe fix, SPEC §4); `None` when the block is not one a fix may extend.
+    /// safe fix, docs/getting-started.md); `None` when the block is not one a fix may extend.
     #[serde(default)]
     pub insert: Option<Box<Insertion>>,
 }
@@ -743,7 +743,7 @@ pub struct ConfigClient {
     pub client: KafkaClient,
     pub format: ConfigFormat,
     /// Display path of the file's directory: clients whose topics are unknown are
-    /// linked within it (SPEC §2, read_committed for transactional topics).
+    /// linked within it (docs/what-is-analyzed.md, read_committed for transactional topics).
     pub dir: String,
 }
 
@@ -785,7 +785,7 @@ pub struct Function {
     /// Claims whose result the function returns to its caller (whether the claim gates
     /// the effect is checked at the caller).
     pub returns_claims: Vec<Loc>,
-    /// Batch calls (SPEC §2, batch calls with per-entry results) whose response the
+    /// Batch calls (docs/what-is-analyzed.md, batch calls with per-entry results) whose response the
     /// function returns to its caller (whether its failed entries are acted on is
     /// checked at the caller).
     pub returns_batches: Vec<Loc>,
@@ -807,18 +807,18 @@ pub struct Function {
     pub durable_queues: bool,
     /// Retry scopes (retry loops, closures handed to a retry API), with their text.
     pub retries: Vec<(Loc, String)>,
-    /// Channel keys that name one channel (SPEC §2, "Work handed to another task"): an
+    /// Channel keys that name one channel (docs/what-is-analyzed.md, "Work handed to another task"): an
     /// end passed as a call's argument (`A:worker#0`, the callee's parameter) or put
     /// in a struct field (`F:Worker.rx`), with the keys of the value passed.
     pub chan_links: Vec<Vec<String>>,
     /// Where a channel this function makes can be put in confirm mode (the
-    /// unconfirmed-publish rule's unsafe fix, SPEC §4).
+    /// unconfirmed-publish rule's unsafe fix, docs/getting-started.md).
     pub confirm_ats: Vec<ConfirmAt>,
     /// Confirmable publishes awaited once by a statement of their own
     /// (`basic_publish(..).await?;`): where a second `.await?` would await the
     /// confirmation (the unconfirmed-publish rule's unsafe fix).
     pub confirm_awaits: Vec<ConfirmAwait>,
-    /// A function of a dependency analyzed with the crate (SPEC §3): calls are
+    /// A function of a dependency analyzed with the crate (docs/what-is-analyzed.md): calls are
     /// followed into it, but it is no entry of this crate's analysis (its own
     /// crate's analysis starts there).
     pub dependency: bool,
@@ -941,7 +941,7 @@ pub struct RetentionFacts {
     pub claim_tables: Vec<String>,
 }
 
-/// The kind of records a serverless batch carries (SPEC §2, serverless event sources):
+/// The kind of records a serverless batch carries (docs/what-is-analyzed.md, serverless event sources):
 /// what links an event source mapping to a handler when no binary name does.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,

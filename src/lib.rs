@@ -235,7 +235,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         &rules::properties,
     );
     // With --diff-base the checklist shows the consumers and producers whose code,
-    // or code they call, the change touches (SPEC §6); their answers stay those of
+    // or code they call, the change touches (docs/review.md); their answers stay those of
     // the whole analysis.
     if let (Some(changed), Some(rev)) = (&changed, &options.diff_base) {
         report.inventory.retain_code(rev.clone(), |l| {
@@ -342,7 +342,7 @@ fn adoption_filters(
 }
 
 /// A Rust file in a package of the tree (its manifest not above the PATH
-/// arguments: SPEC §3) is in the crate of its Cargo target: file -> crate name.
+/// arguments: docs/what-is-analyzed.md) is in the crate of its Cargo target: file -> crate name.
 fn crates_of(
     report: &Report,
     files: &[source::SourceFile],

@@ -132,7 +132,7 @@ struct CheckArgs {
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<PathBuf>,
 
-    /// Apply the safe fixes findings carry, then report what remains (SPEC §4).
+    /// Apply the safe fixes findings carry, then report what remains (docs/getting-started.md).
     #[arg(long)]
     fix: bool,
     /// With `--fix` or `--diff`: take the unsafe fixes too.
@@ -551,7 +551,7 @@ fn check(args: CheckArgs) -> u8 {
     exit_status(&report, args.fail_on, args.exit_zero)
 }
 
-/// The exit code for what `report` found (SPEC §4).
+/// The exit code for what `report` found (docs/getting-started.md).
 fn exit_status(report: &Report, fail_on: FailOn, exit_zero: bool) -> u8 {
     if !report.errors.is_empty() {
         return EXIT_ERROR;

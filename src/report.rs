@@ -22,9 +22,9 @@ pub struct Summary {
     /// Findings hidden by `--diff-base` (not on a changed line); `None` without it.
     pub outside_diff: Option<usize>,
     /// Path dependencies outside the analyzed tree (not read), by the name the code
-    /// imports them by: calls into them are calls into another crate (SPEC §3).
+    /// imports them by: calls into them are calls into another crate (docs/what-is-analyzed.md).
     pub outside_deps: Vec<String>,
-    /// Crates (Cargo targets, SPEC §3) and Cargo workspaces in the analyzed tree.
+    /// Crates (Cargo targets, docs/what-is-analyzed.md) and Cargo workspaces in the analyzed tree.
     pub crates: usize,
     pub workspaces: usize,
 }
@@ -72,7 +72,7 @@ pub struct Report {
     pub raw_paths: BTreeMap<String, Vec<u8>>,
     /// Display paths of the files in `sources` that start with a UTF-8 BOM on disk.
     pub bom: BTreeSet<String>,
-    /// Display path -> the file on disk, for `check --fix` (SPEC §4, "Fixes").
+    /// Display path -> the file on disk, for `check --fix` (docs/fixes.md, "Fixes").
     pub disk: BTreeMap<String, std::path::PathBuf>,
     /// Consumers and producers found, for the review checklist (`--format checklist`).
     pub inventory: crate::analysis::inventory::Inventory,
@@ -81,7 +81,7 @@ pub struct Report {
     /// `rustc-json`: the package rust-analyzer keys diagnostics by, wherever its
     /// manifest is.
     pub cargo: BTreeMap<String, crate::source::cargo::CargoTarget>,
-    /// Display path -> the name of the crate (Cargo target, SPEC §3) a Rust file
+    /// Display path -> the name of the crate (Cargo target, docs/what-is-analyzed.md) a Rust file
     /// named by a finding, a label or the inventory is in, when its package's
     /// manifest is inside the analyzed tree.
     pub crates: BTreeMap<String, String>,
@@ -93,7 +93,7 @@ impl Report {
         self.crates.get(path).map(String::as_str)
     }
 
-    /// Sort findings and errors into the order SPEC §5 prescribes and fill the counts.
+    /// Sort findings and errors into the order docs/getting-started.md prescribes and fill the counts.
     pub fn finish(&mut self) {
         self.findings
             .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then(a.span.cmp(&b.span)));

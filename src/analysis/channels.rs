@@ -1,5 +1,5 @@
 //! Which channel a RabbitMQ publish goes out on, and whether that channel was put in
-//! publisher-confirm mode where it was made (SPEC §2, unconfirmed publishes: "traced to where the
+//! publisher-confirm mode where it was made (docs/what-is-analyzed.md, unconfirmed publishes: "traced to where the
 //! channel is made"). A neutral fact for the rules and the review inventory.
 //!
 //! A channel is made by a `ChannelOpen` event, which names the value it makes; the

@@ -322,7 +322,7 @@ struct Interp<'c> {
     /// Whether each loop body seen (by address) receives.
     loops_receiving: HashMap<usize, bool>,
     /// Tables this entry relays: rows read from them, published, then marked or
-    /// deleted after the publish on the same path (SPEC §2, "Outbox").
+    /// deleted after the publish on the same path (docs/what-is-analyzed.md, "Outbox").
     relayed: BTreeSet<String>,
     /// Tables of tested dedup records an effect followed ([`Facts::claim_tables`]).
     claim_tables: BTreeSet<String>,

@@ -1,4 +1,4 @@
-//! The review inventory (SPEC §6): every consumer and producer of a crate, with what
+//! The review inventory (docs/review.md): every consumer and producer of a crate, with what
 //! the model and the flow facts know about it (receive, handlers, acks, effects,
 //! dedup records, retries, fresh ids, auto-ack settings, Kafka transactions), and
 //! the guarantee each consumer provides. Emitters (`emit/checklist.rs`) only print it.
@@ -563,7 +563,7 @@ fn library_of(
     Some(libs.into_iter().collect::<Vec<_>>().join(" or "))
 }
 
-/// Whether a Kafka consumer configuration auto-commits (SPEC §2, the client's defaults).
+/// Whether a Kafka consumer configuration auto-commits (docs/what-is-analyzed.md, the client's defaults).
 fn auto_commit(c: &KafkaClient, stores_offsets: bool) -> Option<AutoAck> {
     if c.dynamic || c.framework {
         return None;

@@ -1,4 +1,4 @@
-//! Call resolution: which functions of the crate a call may reach (SPEC §2, "Calls
+//! Call resolution: which functions of the crate a call may reach (docs/what-is-analyzed.md, "Calls
 //! are followed only where they resolve"): paths through the module tree and
 //! re-exports, methods through their receiver's type or trait, an unknown receiver
 //! only to the one method so named.

@@ -1,4 +1,4 @@
-//! Serverless event sources (SPEC §2): which batch handlers an event source mapping
+//! Serverless event sources (docs/what-is-analyzed.md): which batch handlers an event source mapping
 //! of the deploy YAML runs. A neutral fact, read by a rule and by the inventory.
 
 use crate::ir::{BatchHandler, EventSourceMapping};

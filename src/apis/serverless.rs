@@ -1,6 +1,6 @@
 //! What the packs say of serverless runtimes (`[lambda]`, `[[batch_events]]`): the
 //! calls that run a handler, the event type that wraps a handler's event, and the
-//! batch event types with their partial-batch responses (SPEC §2, serverless event
+//! batch event types with their partial-batch responses (docs/what-is-analyzed.md, serverless event
 //! sources). The Rust front end reads them to find batch handlers.
 
 use serde::Deserialize;

@@ -171,7 +171,7 @@ pub enum ConfigStep {
     Create,
 }
 
-/// Where a publish's delivery report arrives (a pack's `delivery`, SPEC §2 "Batch
+/// Where a publish's delivery report arrives (a pack's `delivery`, docs/what-is-analyzed.md "Batch
 /// calls with per-entry results": rdkafka delivery reports).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -411,7 +411,7 @@ pub struct CallSpec {
     #[serde(default)]
     pub delivery: Option<Delivery>,
     /// The publish appends to a capped log (`xadd_maxlen`): old entries are dropped by
-    /// design, so no guarantee rests on it (SPEC §2, dual writes).
+    /// design, so no guarantee rests on it (docs/what-is-analyzed.md, dual writes).
     #[serde(default)]
     pub capped: bool,
     /// The publish appends to a capped log when one of these words is among the

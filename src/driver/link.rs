@@ -1,6 +1,6 @@
 //! Which crates a unit is analyzed with, beyond its manifest's dependencies: the
-//! code it takes in by `#[path]` module declarations (SPEC §3), and the facades
-//! that re-export another crate of the tree (SPEC §2).
+//! code it takes in by `#[path]` module declarations (docs/what-is-analyzed.md), and the facades
+//! that re-export another crate of the tree (docs/what-is-analyzed.md).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -14,7 +14,7 @@ use crate::source::{FileKind, SourceFile};
 use crate::support::cpu;
 use crate::support::files::normalize_lexically;
 
-/// The crates' dependencies with the code they take in by `#[path]` (SPEC §3: a
+/// The crates' dependencies with the code they take in by `#[path]` (docs/what-is-analyzed.md: a
 /// crate is the module tree of its root file): a file that declares `#[path =
 /// "../common/lib.rs"] mod common;` makes the crate holding `common/lib.rs` a
 /// dependency imported as `common`, when that crate is an example or a binary of
@@ -146,10 +146,10 @@ pub(super) fn compose<'a>(
     api_filter: &AhoCorasick,
 ) -> Composed<'a> {
     let pool = input.pool;
-    // Each crate is analyzed with its dependencies in the tree (SPEC §3): their files
+    // Each crate is analyzed with its dependencies in the tree (docs/what-is-analyzed.md): their files
     // join its own, below the names it imports them by, so that calls into them are
     // followed like calls within the crate.
-    // API knowledge wins over bodies (SPEC §2): a dependency that is a library the
+    // API knowledge wins over bodies (docs/what-is-analyzed.md): a dependency that is a library the
     // API packs describe (a client library's examples use it) is not linked.
     let libraries: BTreeSet<&str> = input
         .apis
@@ -187,7 +187,7 @@ pub(super) fn compose<'a>(
         .collect();
     // A facade (a crate that re-exports another's modules or items, `pub use
     // notify::mailer;`) is linked when what it re-exports is: calls through it reach
-    // the real definitions (SPEC §2).
+    // the real definitions (docs/what-is-analyzed.md).
     let reexports = reexports_of(crates);
     with_facades(&mut relevant, &deps, &reexports);
     let mut roots: BTreeMap<&str, rust::Roots> = BTreeMap::new();

@@ -32,7 +32,7 @@ pub struct AnalysisInput<'a> {
     /// The big-stack pool the crates and YAML files are analyzed on (see [`thread_pool`]).
     pub pool: &'a rayon::ThreadPool,
     /// Parse only the files that mention an API token or that the model of those
-    /// files needs (SPEC §3 "Scope and skipping"); false parses every file.
+    /// files needs (docs/what-is-analyzed.md "Scope and skipping"); false parses every file.
     pub prefilter: bool,
     /// Shows a progress bar (crates and YAML files analyzed) on stderr.
     pub progress: bool,
@@ -108,7 +108,7 @@ pub struct AnalysisOutput {
     pub errors: Vec<InputError>,
     pub skipped: BTreeMap<String, usize>,
     pub analyzed: usize,
-    /// Consumers and producers, for the review checklist (SPEC §6).
+    /// Consumers and producers, for the review checklist (docs/review.md).
     pub inventory: inventory::Inventory,
     /// Function bodies of parsed files left unparsed (`lazy`).
     pub unparsed_bodies: usize,
@@ -130,7 +130,7 @@ fn prefilter(apis: &Apis) -> AhoCorasick {
         .expect("prefilter patterns are valid")
 }
 
-/// How much dependency code a crate is analyzed with (SPEC §3): its dependencies'
+/// How much dependency code a crate is analyzed with (docs/what-is-analyzed.md): its dependencies'
 /// files that name an API, up to this multiple of its own size plus
 /// [`LINK_BUDGET_BYTES`]; a dependency past the budget is left unlinked (calls into
 /// it are calls into another crate). Each crate re-reads its dependencies, so this
@@ -174,11 +174,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     bar.finish_and_clear();
     let mut crate_facts = merge::crate_results(results, input.targets, &mut out);
     // A dependency's defect is found by its own crate's analysis and again from each
-    // crate that uses it: one finding (SPEC §2, unique by code and primary span),
+    // crate that uses it: one finding (docs/what-is-analyzed.md, unique by code and primary span),
     // with the labels of all.
     dedup_findings(&mut out.findings);
     let yaml_facts = merge::yaml_results(yaml_results, &mut out);
-    // Unknown topics link YAML clients within their directory (SPEC §2,
+    // Unknown topics link YAML clients within their directory (docs/what-is-analyzed.md,
     // read_committed for transactional topics).
     crate_facts.clients.extend(
         yaml_facts
@@ -476,7 +476,7 @@ fn analyze_crate(
         drop(lowered);
         return not_analyzed(key, files, OUT_OF_MEMORY);
     }
-    // The crate's own files; the others are its dependencies' (SPEC §3): their
+    // The crate's own files; the others are its dependencies' (docs/what-is-analyzed.md): their
     // functions are followed into but are not entries here, and what they define
     // (consumers, clients, errors, counts) is their own crate's to report.
     let own: std::collections::HashSet<&str> = files

@@ -1,5 +1,5 @@
 //! `--format checklist` and `msgaudit checklist`: the pull-request review checklist of
-//! SPEC §6, as Markdown for a GitHub comment. One section per consumer and producer of
+//! docs/review.md, as Markdown for a GitHub comment. One section per consumer and producer of
 //! `report.inventory`, the six questions answered from the analysis (`- [x]`) or left
 //! open for the reviewer (`- [ ]`, with the reason), the guarantee each consumer
 //! provides with the findings that decide it, and a summary of findings by rule.
@@ -251,7 +251,7 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// ` in crate `worker``, where the place is in a known crate (SPEC §3).
+/// ` in crate `worker``, where the place is in a known crate (docs/what-is-analyzed.md).
 fn in_crate(report: &Report, path: &str) -> String {
     report
         .crate_of(path)

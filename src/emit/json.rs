@@ -1,4 +1,4 @@
-//! `--format json` (SPEC §5) and `msgaudit rules --format json`. The types here
+//! `--format json` (docs/getting-started.md) and `msgaudit rules --format json`. The types here
 //! are the stable schema: fields are serialized in declaration order.
 
 use std::collections::BTreeMap;
@@ -38,7 +38,7 @@ pub struct JsonFinding<'a> {
     pub window: &'a str,
     pub labels: Vec<JsonLabel<'a>>,
     pub help: &'a str,
-    /// The finding's fix (SPEC §4), when the rule knows one.
+    /// The finding's fix (docs/getting-started.md), when the rule knows one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<JsonFix<'a>>,
 }

@@ -1,4 +1,4 @@
-//! Building fixes (SPEC §4, "Fixes") from the positions the front ends record: a
+//! Building fixes (docs/fixes.md, "Fixes") from the positions the front ends record: a
 //! rule says which value a setting must take; the edit replaces the value's text
 //! where it is written in place ([`crate::ir::Prop::value_at`]), or adds the
 //! setting to the client's block where it is missing ([`crate::ir::Insertion`]).
@@ -69,7 +69,7 @@ pub fn safe(title: String, edits: Vec<Option<Edit>>) -> Option<Fix> {
     of(title, Applicability::Safe, edits)
 }
 
-/// An unsafe fix (SPEC §4: right in most programs, but it can change behaviour;
+/// An unsafe fix (docs/getting-started.md: right in most programs, but it can change behaviour;
 /// applied only with `--unsafe-fixes`), when every edit it needs exists.
 pub fn unsafe_fix(title: String, edits: Vec<Option<Edit>>) -> Option<Fix> {
     of(title, Applicability::Unsafe, edits)

@@ -118,7 +118,7 @@ fn exactly_once_streams(c: &KafkaClient) -> bool {
 /// transactional producers a consumer of unknown topics is linked to (its crate in
 /// Rust, its directory in YAML).
 /// `block_primary`: clients whose wrong value is reported at the key that holds
-/// their block (Spring's `consumer:` under `spring.kafka`, SPEC §2).
+/// their block (Spring's `consumer:` under `spring.kafka`, docs/what-is-analyzed.md).
 pub fn check(
     clients: &[(String, KafkaClient)],
     block_primary: &dyn Fn(&KafkaClient) -> bool,
@@ -135,7 +135,7 @@ pub fn check(
         let Some(how) = reads_uncommitted(c) else {
             continue;
         };
-        // SPEC §2: a consumer whose topics are known links to the producers of those
+        // docs/what-is-analyzed.md: a consumer whose topics are known links to the producers of those
         // topics anywhere in the tree; where either side's topics are unknown (read
         // from configuration, chosen at run time), to the transactional producers of
         // its own crate (or, for YAML, its directory).

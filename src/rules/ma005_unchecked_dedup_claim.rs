@@ -62,7 +62,7 @@ declare_rule! {
 
 /// A claim whose result is still untested when an effect runs, in a message
 /// handler, or in any function when the claim goes into a table named as a dedup
-/// record (SPEC §2: a claim there whose result is ignored is a bug wherever it is
+/// record (docs/what-is-analyzed.md: a claim there whose result is ignored is a bug wherever it is
 /// written; a claim recognized only by its shape is one off a message path).
 pub fn reports(p: &PairFact, _: &Facts) -> bool {
     matches!(

@@ -109,8 +109,8 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 //   published, a queue consumed) changes no business state a consumer could miss.
 // - `relay_bookkeeping`: a relay marking the rows it published.
 // - `progress_cursor`, after the publish: a relay or tailer storing the position it
-//   has published up to (SPEC §2: not a business change).
-// - `capped`: an append to a capped stream is a lossy log by design (SPEC §2): no
+//   has published up to (docs/what-is-analyzed.md: not a business change).
+// - `capped`: an append to a capped stream is a lossy log by design (docs/what-is-analyzed.md): no
 //   guarantee rests on it.
 
 /// The change of `p` writes only tables that hold a position (`Facts::cursor_tables`:
@@ -123,7 +123,7 @@ pub fn progress_cursor(p: &PairFact, facts: &Facts) -> bool {
 }
 
 /// The change of `p` writes only tables its entry relays: rows read from them,
-/// published, then updated or deleted (SPEC §2, "Outbox"), so the change is the
+/// published, then updated or deleted (docs/what-is-analyzed.md, "Outbox"), so the change is the
 /// relay's bookkeeping (marking what it published, maintaining its queue).
 pub fn relay_bookkeeping(p: &PairFact, facts: &Facts) -> bool {
     let (Some(relayed), Some(written)) = (

@@ -180,7 +180,7 @@ fn honours_auto_commit(format: ConfigFormat) -> bool {
 }
 
 /// YAML consumers. YAML cannot show side effects, so only an explicit
-/// `enable.auto.commit=true` is reported (SPEC §2); an unset key never is.
+/// `enable.auto.commit=true` is reported (docs/what-is-analyzed.md); an unset key never is.
 pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
     let mut out = Vec::new();
     for cc in clients {
@@ -226,7 +226,7 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
     out
 }
 
-/// The unsafe fix that turns auto commit off where `p` writes it (SPEC §4).
+/// The unsafe fix that turns auto commit off where `p` writes it (docs/getting-started.md).
 fn auto_commit_off(p: &crate::ir::Prop) -> Option<crate::diagnostic::Fix> {
     fixes::unsafe_fix(
         format!("set `{}=false` (offsets are committed explicitly)", p.key),

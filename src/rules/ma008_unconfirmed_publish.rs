@@ -181,7 +181,7 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
     out
 }
 
-/// The unsafe fix of a publish on a channel never put in confirm mode (SPEC §4): the
+/// The unsafe fix of a publish on a channel never put in confirm mode (docs/getting-started.md): the
 /// pack's statement after the simple `let` that makes the channel, in a function
 /// returning a `Result`, and a second `.await?` on every publish on that channel
 /// that drops its confirmation. None when the channel comes from elsewhere, or a
@@ -241,7 +241,7 @@ fn confirm_fix(krate: &Crate, all: &[Publish], p: &Publish) -> Option<Fix> {
     )
 }
 
-/// YAML producers: the same settings, in every format (SPEC §2: explicit weakening only).
+/// YAML producers: the same settings, in every format (docs/what-is-analyzed.md: explicit weakening only).
 pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
     clients
         .iter()
@@ -292,7 +292,7 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
     )
 }
 
-/// The value a weakening setting must take (SPEC §4: the safe fixes).
+/// The value a weakening setting must take (docs/getting-started.md: the safe fixes).
 fn wanted(key: &str) -> &'static str {
     match key {
         "acks" | "request.required.acks" => "all",
@@ -301,7 +301,7 @@ fn wanted(key: &str) -> &'static str {
     }
 }
 
-/// Batch publishes whose per-entry failures nothing acts on (SPEC §2, "Batch calls
+/// Batch publishes whose per-entry failures nothing acts on (docs/what-is-analyzed.md, "Batch calls
 /// with per-entry results"), at the batch call. A batch followed on some path by a
 /// progress record (an ack, a delete, a commit, the relay's marking) is MA014's, at
 /// that record: one defect, one finding.
@@ -379,7 +379,7 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     out
 }
 
-/// Sends whose delivery report nothing reads before the source is acked (SPEC §2:
+/// Sends whose delivery report nothing reads before the source is acked (docs/what-is-analyzed.md:
 /// "a `FutureProducer::send` / `send_result` future dropped or never awaited before
 /// the source is acked, or a `BaseProducer::send` with no `poll`/`flush` before it,
 /// is MA008 at the send"): at the send, with the ack as a label. A send after which

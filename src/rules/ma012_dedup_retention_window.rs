@@ -134,7 +134,7 @@ pub fn check(input: &Input) -> Vec<Finding> {
     };
 
     // A table the package's code uses as a claim that gates an effect is a dedup
-    // store whatever its name (SPEC §2, a dedup record by its shape): its cleanups count.
+    // store whatever its name (docs/what-is-analyzed.md, a dedup record by its shape): its cleanups count.
     let mut claims: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (key, facts) in input.crates {
         let e = claims.entry(key.as_str()).or_default();

@@ -96,7 +96,7 @@ declare_rule! {
     /// - A batch whose failed entries are retried, turned into an error or recorded
     ///   (any use of them beyond logging), and an SQS `delete_message_batch` whose
     ///   failures are ignored: a message not deleted comes back.
-    /// - A serverless batch handler (SPEC §2, serverless event sources) whose failed
+    /// - A serverless batch handler (docs/what-is-analyzed.md, serverless event sources) whose failed
     ///   record is listed in the partial-batch response (`batch_item_failures.push(..)`,
     ///   a push of a `BatchItemFailure`): that record is redelivered. The handler's
     ///   `Ok(..)` is its ack: a failure logged or ignored and not listed before it is
@@ -122,7 +122,7 @@ declare_rule! {
 /// One finding per ack, at the ack, labelled with the failed effect, where its error
 /// was handled and the calls that reach them.
 pub fn check(facts: &Facts) -> Vec<Finding> {
-    // A delivery report nothing reads is MA008's, at the send (SPEC §2).
+    // A delivery report nothing reads is MA008's, at the send (docs/what-is-analyzed.md).
     let seen = facts.failures.iter().filter(|f| !f.delivery);
     by_primary(seen, |f| &f.ack.loc, depth)
         .into_iter()

@@ -40,10 +40,10 @@ pub struct RuleMeta {
     pub consequence: Consequence,
     /// Markdown explanation (What it does / Why is this bad? / Example / Use instead).
     pub doc: &'static str,
-    /// The fix its findings carry when the value is written in place (SPEC §4,
+    /// The fix its findings carry when the value is written in place (docs/fixes.md,
     /// "Fixes"), one line; empty when the rule has none.
     pub fix: &'static str,
-    /// The unsafe fix its findings carry where it applies (SPEC §4: only with
+    /// The unsafe fix its findings carry where it applies (docs/getting-started.md: only with
     /// `--unsafe-fixes`), one line; empty when the rule has none.
     pub unsafe_fix: &'static str,
 }
@@ -156,7 +156,7 @@ macro_rules! relation_rule {
 }
 pub(crate) use relation_rule;
 
-/// The unused-suppression diagnostic of SPEC §4.
+/// The unused-suppression diagnostic of docs/getting-started.md.
 pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     code: "MA900",
     name: "unused-suppression",

@@ -1,4 +1,4 @@
-//! Fixes as code actions (SPEC §4, "Fixes"): a quickfix for each finding with a fix
+//! Fixes as code actions (docs/fixes.md, "Fixes"): a quickfix for each finding with a fix
 //! on the requested lines, and `source.fixAll.msgaudit`, the safe fixes of the
 //! document's findings. Edits are positional: a fix is offered only while every
 //! file it edits is still the text analyzed.

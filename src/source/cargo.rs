@@ -452,7 +452,7 @@ fn kind_of(dir: &str) -> &'static str {
 /// Crate key -> (the name its code imports a dependency by, the dependency's crate key).
 pub type CrateDeps = BTreeMap<String, Vec<(String, String)>>;
 
-/// Which crates depend on which (SPEC §3): a package on the packages it names by
+/// Which crates depend on which (docs/what-is-analyzed.md): a package on the packages it names by
 /// `path` (their libraries), a binary or an example on its package's library. Only
 /// dependencies inside the analyzed tree are returned; the others are named in the
 /// second set.

@@ -76,13 +76,13 @@ pub struct SourceFile {
     /// The file on disk starts with a UTF-8 BOM (3 bytes before `text`).
     pub bom: bool,
     pub kind: FileKind,
-    /// Identifies the crate the file belongs to (SPEC §3): the display path of the
+    /// Identifies the crate the file belongs to (docs/what-is-analyzed.md): the display path of the
     /// directory of the nearest `Cargo.toml` (searched upward from the file's real
     /// location, never above the outermost directory PATH holding it, or above its
     /// own directory when it is named as a PATH and no directory PATH holds it), or
     /// the file's own display path when there is none; an example
     /// (`examples/x.rs`, `examples/x/`) or a binary under `src/bin/` is a crate of its
-    /// own, keyed by its file or directory (SPEC §3: a crate is a Cargo target).
+    /// own, keyed by its file or directory (docs/what-is-analyzed.md: a crate is a Cargo target).
     pub crate_key: String,
     /// The package the file belongs to: the directory of the nearest `Cargo.toml` (the
     /// file's own path when there is none). Kafka clients link within a package
@@ -102,7 +102,7 @@ pub struct Discovery {
     /// Number of candidate files seen (`.rs`, `.yml`, `.yaml`), symlinks, FIFOs,
     /// sockets and devices included.
     pub seen: usize,
-    /// Each crate's dependencies inside the analyzed tree (SPEC §3): the name its
+    /// Each crate's dependencies inside the analyzed tree (docs/what-is-analyzed.md): the name its
     /// code imports each by, and the dependency's crate key (its library's).
     pub crate_deps: cargo::CrateDeps,
     /// Path dependencies outside the analyzed tree (not read), by the name the code
@@ -481,7 +481,7 @@ fn crate_key(
     }
 }
 
-/// The Cargo target of a file inside a package (SPEC §3), by Cargo's auto-discovery:
+/// The Cargo target of a file inside a package (docs/what-is-analyzed.md), by Cargo's auto-discovery:
 /// `inner` are the directories between the package and the file. An example
 /// (`examples/x.rs`, or every file under `examples/x/`) and a binary under `src/bin/`
 /// are crates of their own; `tests/` and `benches/` hold test targets; everything else
@@ -560,7 +560,7 @@ fn too_large(size: Option<u64>, limit: u64) -> String {
     )
 }
 
-/// Whether a YAML file sits in a Helm chart's `templates/` (SPEC §3): a `templates`
+/// Whether a YAML file sits in a Helm chart's `templates/` (docs/what-is-analyzed.md): a `templates`
 /// directory among the ones its display path names, with a `Chart.yaml` beside it (in
 /// its parent directory). A `templates/` directory elsewhere (SAM and CloudFormation
 /// templates often live in one) is read like any YAML.

@@ -109,7 +109,7 @@ fn walks_candidates_with_display_paths_and_crate_keys() {
     assert!(d.errors.is_empty());
 }
 
-/// SPEC §3: examples and `src/bin` binaries are crates of their own, within their
+/// docs/what-is-analyzed.md: examples and `src/bin` binaries are crates of their own, within their
 /// package; integration tests and benches are test targets, skipped unless
 /// `include_tests`.
 #[test]

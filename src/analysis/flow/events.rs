@@ -27,7 +27,7 @@ impl<'c> Interp<'c> {
             // the consumer's position), on a path that received none: the records
             // reached this code another way, and what runs after it (a caller going on
             // to start a server) belongs to no message it confirms. Acks before
-            // effects and repeatable effects concern handlers (SPEC §2).
+            // effects and repeatable effects concern handlers (docs/what-is-analyzed.md).
             EventKind::Ack {
                 msg: None,
                 offsets: true,
@@ -218,7 +218,7 @@ impl<'c> Interp<'c> {
                 st.received_clients.insert(key);
             }
         }
-        // Each message is its own path (SPEC §2): a new message ends the pending acks
+        // Each message is its own path (docs/what-is-analyzed.md): a new message ends the pending acks
         // of the ones received before it, of any value; an element of a batch ends
         // only its own (the batch's ack may follow).
         let m = fr.val(msg);
@@ -393,7 +393,7 @@ impl<'c> Interp<'c> {
         let named = sql.verb != "DELETE" && sql.tables.iter().any(|t| self.tables.is_dedup(t));
         let named_before = st.writes.iter().any(|w| w.named_dedup);
         // A claim by its shape is keyed by what a message brought: only on a path that
-        // received one (SPEC §2: elsewhere, an idempotent write). Keyed by constants
+        // received one (docs/what-is-analyzed.md: elsewhere, an idempotent write). Keyed by constants
         // the caller passed, and by nothing of a message: a lock or a constant marker,
         // not a claim.
         let fixed_key = {

@@ -266,7 +266,7 @@ pub struct Facts {
     /// ([`super::MAX_WORK_PER_ENTRY`]): their facts are left out, and the run says so.
     pub over_budget: Vec<(String, Loc)>,
     /// Batch calls whose response a helper returns to a caller that does not read its
-    /// failed entries (SPEC §2, batch calls with per-entry results), with the call
+    /// failed entries (docs/what-is-analyzed.md, batch calls with per-entry results), with the call
     /// sites that reach them (`via`).
     pub returned_unread: Vec<EvRef>,
 }

@@ -452,7 +452,7 @@ pub(super) fn error_result(mut s: State, failed_before: &Option<Failure>) -> Sta
 }
 
 /// The publishes made on this path that did not fail on it (a write after a failed
-/// publish is compensation, SPEC §2 dual writes).
+/// publish is compensation, docs/what-is-analyzed.md dual writes).
 pub(super) fn live_publishes(st: &State) -> Vec<EvRef> {
     st.publishes
         .iter()

@@ -1,4 +1,4 @@
-//! Work handed to another task over an in-process channel (SPEC §2): a value sent
+//! Work handed to another task over an in-process channel (docs/what-is-analyzed.md): a value sent
 //! is processed by the crate's worker loops (loops that receive
 //! from a channel), whose effects then float like a spawned task's until a
 //! completion signal (a reply or a handle awaited) orders them before the ack.
@@ -149,7 +149,7 @@ impl Workers<'_> {
     /// through parameters and fields); failing that, those receiving its element
     /// type; failing that, the crate's only worker loop when the send or that loop
     /// knows nothing of its channel. Otherwise none: the receiving loop is not found
-    /// (SPEC §2: silent).
+    /// (docs/what-is-analyzed.md: silent).
     pub(super) fn paired(&self, send: &[String]) -> Vec<usize> {
         let classes: Vec<usize> = send
             .iter()
@@ -289,7 +289,7 @@ impl<'c> Interp<'c> {
         };
         self.next_frame += 1;
         let mut inner = st.clone();
-        // Acks before the send are not ordered against the worker (SPEC §2: the ack
+        // Acks before the send are not ordered against the worker (docs/what-is-analyzed.md: the ack
         // after the send is the one in question); nor are failures before it its own.
         inner.acks.clear();
         inner.failed = None;

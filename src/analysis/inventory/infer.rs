@@ -1,9 +1,9 @@
-//! Guarantee inference (SPEC §6): what a consumer promises, from what the inventory
+//! Guarantee inference (docs/review.md): what a consumer promises, from what the inventory
 //! knows of it and the properties of the findings attached to it.
 
 use super::*;
 
-/// The delivery guarantee a consumer provides (SPEC §6, MODEL §6).
+/// The delivery guarantee a consumer provides (docs/review.md, MODEL §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Guarantee {
     /// Some path records progress before the effect commits (an ack before the

@@ -1,5 +1,5 @@
-//! The serverless event sources of the inventory's consumers (SPEC §2, serverless
-//! event sources; SPEC §6): each event source mapping of the deploy YAML, tied to
+//! The serverless event sources of the inventory's consumers (docs/what-is-analyzed.md, serverless
+//! event sources; docs/review.md): each event source mapping of the deploy YAML, tied to
 //! the consumer its handler is, so the checklist can name what triggers it and
 //! whether the records the handler lists as failed are redelivered.
 

@@ -1,4 +1,4 @@
-//! Keeps the checklist under GitHub's comment limit (SPEC §6): past it, the sections
+//! Keeps the checklist under GitHub's comment limit (docs/review.md): past it, the sections
 //! of consumers and producers without findings shrink to one line each and come
 //! after those with findings; then those with findings shrink to their findings;
 //! then sections are left out from the end (clean ones first), with a final line

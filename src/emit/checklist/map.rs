@@ -1,4 +1,4 @@
-//! The pipeline map that opens the checklist (SPEC §6): a Mermaid `flowchart LR` of
+//! The pipeline map that opens the checklist (docs/review.md): a Mermaid `flowchart LR` of
 //! the topics and queues and the consumers and producers between them. Each
 //! consumer's edge (from what it consumes) is labelled with the guarantee it
 //! provides, each producer's edge (to what it sends to) with what its sends promise;

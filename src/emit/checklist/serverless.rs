@@ -1,4 +1,4 @@
-//! What the checklist says of serverless batch handlers (SPEC §6, SPEC §2 serverless
+//! What the checklist says of serverless batch handlers (docs/review.md, docs/what-is-analyzed.md serverless
 //! event sources): the event sources that run a consumer, as the pipeline map names
 //! them, and what becomes of the records its handler lists as failed (question 2).
 

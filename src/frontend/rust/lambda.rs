@@ -1,4 +1,4 @@
-//! Serverless batch handlers (SPEC §2, serverless event sources): a function handed to
+//! Serverless batch handlers (docs/what-is-analyzed.md, serverless event sources): a function handed to
 //! the Lambda runtime (`run(handler)`, `run(service_fn(handler))`, a closure calling it)
 //! whose event parameter is a batch event (`LambdaEvent<SqsEvent>`), with the place
 //! where it builds a partial-batch response when its return type is one. Every name
@@ -371,7 +371,7 @@ impl<'ast> Visit<'ast> for Built<'_> {
 }
 
 /// Where a function's result is written: the `Ok(..)`s it returns, and the calls
-/// whose result it returns (SPEC §2, serverless event sources: the `Ok` that becomes
+/// whose result it returns (docs/what-is-analyzed.md, serverless event sources: the `Ok` that becomes
 /// a batch handler's result, in a helper when the handler returns the helper's).
 #[derive(Default)]
 pub(crate) struct ResultSites {

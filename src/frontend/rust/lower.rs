@@ -434,7 +434,7 @@ struct Lowerer<'a, 'b> {
     /// Calls (line and column of the path's start or the method's name) whose result
     /// nothing reads as a batch response would be read (`batch.rs`).
     unread_calls: HashSet<(u32, u32)>,
-    /// A serverless batch handler's event parameter (SPEC §2, serverless event
+    /// A serverless batch handler's event parameter (docs/what-is-analyzed.md, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,
     /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
@@ -555,7 +555,7 @@ pub(crate) fn links_untyped_receiver(index: &CrateIndex, apis: &Apis, name: &str
         .fns
         .get(name)
         .map_or(0, |v| v.iter().filter(|s| s.self_type.is_some()).count());
-    // SPEC §2: an unknown receiver links to a crate method only when exactly one
+    // docs/what-is-analyzed.md: an unknown receiver links to a crate method only when exactly one
     // method has that name.
     n == 1
 }
@@ -565,7 +565,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// In a serverless batch handler, or a function whose result one returns,
     /// outside closures: the `Ok(..)` it returns acks every record of its event not
-    /// listed as failed (SPEC §2, serverless event sources).
+    /// listed as failed (docs/what-is-analyzed.md, serverless event sources).
     pub(super) fn batch_ack(&mut self, e: &Expr, out: &mut Vec<Node>) {
         let sp = e.span();
         let at = self.cx.span(sp, sp);

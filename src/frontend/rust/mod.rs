@@ -132,7 +132,7 @@ pub struct Inputs<'a> {
     pub apis: &'a Apis,
     pub included: &'a text::Included<'a>,
     pub include_tests: bool,
-    /// The dependencies analyzed with the crate (SPEC §3): crate key -> the module
+    /// The dependencies analyzed with the crate (docs/what-is-analyzed.md): crate key -> the module
     /// path its files sit below (the name the crate imports it by).
     pub roots: &'a Roots,
     pub hooks: &'a crate::support::DevHooks,

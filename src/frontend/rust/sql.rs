@@ -320,7 +320,7 @@ fn statement(s: &Statement) -> SqlFacts {
                 _ => true,
             });
             // `ON CONFLICT (k) DO UPDATE SET n = t.n + 1` (or MySQL's `ON DUPLICATE KEY
-            // UPDATE n = n + 1`): a redelivered row counts twice (SPEC §2,
+            // UPDATE n = n + 1`): a redelivered row counts twice (docs/what-is-analyzed.md,
             // non-idempotent effects).
             let update = match &i.on {
                 Some(OnInsert::OnConflict(c)) => match &c.action {

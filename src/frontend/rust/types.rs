@@ -20,7 +20,7 @@ pub struct TypeInfo {
     pub crate_type: Option<String>,
     /// The value's own type lies outside the analyzed code (`String`, `u64`, a
     /// library's type), or is a collection (`Vec<Repo>`, whose `crate_type` is its
-    /// element's): its methods are never the crate's (SPEC §2, call resolution).
+    /// element's): its methods are never the crate's (docs/what-is-analyzed.md, call resolution).
     pub outside: bool,
     /// A struct field of unknown type that is the struct's generic parameter at this
     /// position (`mailer: T` in `struct Notifier<T>`): an `impl` block's bounds on it

@@ -1,5 +1,5 @@
 //! Where a setting a client lacks could be written into its YAML block, and how
-//! (SPEC §4, "Fixes": a missing key is inserted in the client's block with the
+//! (docs/fixes.md, "Fixes": a missing key is inserted in the client's block with the
 //! block's indentation and quoting style). The front end records the layout
 //! ([`Insertion`]); the rules decide whether to insert. A block is recorded only
 //! when it is unambiguous: a block map whose keys each start a line of their own at

@@ -55,7 +55,7 @@ pub struct Lowered {
 }
 
 /// Case-insensitive words without which a YAML file cannot describe a Kafka client:
-/// files with none of them are skipped unparsed (SPEC §3, `no_relevant_tokens`).
+/// files with none of them are skipped unparsed (docs/what-is-analyzed.md, `no_relevant_tokens`).
 const TOKENS: &[&str] = &[
     "kafka",
     "bootstrap",

@@ -1,5 +1,5 @@
 //! Serverless deploy files: the event source mappings that trigger a function with
-//! batches of records (SPEC §2, serverless event sources), as [`EventSourceMapping`]s:
+//! batches of records (docs/what-is-analyzed.md, serverless event sources), as [`EventSourceMapping`]s:
 //!
 //! - AWS SAM: `AWS::Serverless::Function` resources whose `Events` have `Type: SQS`,
 //!   `Kinesis`, `DynamoDB`, `MSK` or `SelfManagedKafka`, with their

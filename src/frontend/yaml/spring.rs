@@ -6,7 +6,7 @@
 //!
 //! Profile documents (`---` with `spring.config.activate.on-profile`, or the older
 //! `spring.profiles`) are merged over the file's default documents, as Spring does
-//! (SPEC §2): a setting of the default holds in every profile unless the profile
+//! (docs/what-is-analyzed.md): a setting of the default holds in every profile unless the profile
 //! overrides it. Each configuration (the default, and each profile) yields its
 //! clients; a client that is the same in several is one client active in all of them
 //! ([`KafkaClient::runs`](crate::ir::KafkaClient)).

@@ -1,4 +1,4 @@
-//! Batch calls whose response carries per-entry failures (SPEC §2, "Batch calls with
+//! Batch calls whose response carries per-entry failures (docs/what-is-analyzed.md, "Batch calls with
 //! per-entry results"): which of a function's batch calls have a response nothing
 //! reads to act on its failed entries. The packs say which calls are batches and
 //! which accessors of their response tell the failed entries (`entry_failures`).
@@ -25,7 +25,7 @@ pub(super) struct BatchUses {
     pub(super) unread: Vec<PmSpan>,
     /// Method calls whose value a statement drops without awaiting it
     /// (`producer.send(..);`, `let _ = producer.send(..);`: a delivery future
-    /// dropped, SPEC §2).
+    /// dropped, docs/what-is-analyzed.md).
     pub(super) dropped: Vec<PmSpan>,
     /// Batch calls whose response the function returns (its tail, `Ok(..)` of it,
     /// `return`): whether its failed entries are acted on is the caller's to say.

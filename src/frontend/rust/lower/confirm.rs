@@ -1,5 +1,5 @@
 //! Where a channel can be put in confirm mode, and where a publish can await its
-//! confirmation (the unconfirmed-publish rule's unsafe fix, SPEC §4): the positions
+//! confirmation (the unconfirmed-publish rule's unsafe fix, docs/getting-started.md): the positions
 //! of the simple `let` statements that make channels the packs say how to confirm,
 //! how the option type's name reaches the function's module, and the statements
 //! that await a confirmable publish once. The rule decides whether to offer the fix.

@@ -309,7 +309,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             })
         };
         // `SET signaling:cleanup_lock id NX EX 4`: a lock or a lease, not a claim nor
-        // a business change (SPEC §2, dual writes).
+        // a business change (docs/what-is-analyzed.md, dual writes).
         let bound: Vec<&str> = mentions
             .iter()
             .filter_map(|m| self.values[*m as usize].text.as_deref())
@@ -333,7 +333,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         // `SET key value EX 60` (no NX): a value that expires, a cache entry like
-        // `set_ex`, not a business change (SPEC §2, dual writes).
+        // `set_ex`, not a business change (docs/what-is-analyzed.md, dual writes).
         if b.sql.as_ref().is_some_and(|s| s.verb == "SET") && has(ArgWord::Expires) {
             spec.event = Api::External;
             spec.external = Some("cache".into());
@@ -698,7 +698,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// `conn.changes()`: the rows the last statement on the connection changed, so
-    /// the claims it ran are tested here (SPEC §2): one event per claim dropped on
+    /// the claims it ran are tested here (docs/what-is-analyzed.md): one event per claim dropped on
     /// that connection (or on any, when either is unknown).
     fn claims_tested(&self, target: Option<ValueId>, loc: &Loc, text: &str, out: &mut Vec<Node>) {
         let tested: Vec<Loc> = self

@@ -1,5 +1,5 @@
 //! Where a fresh id minted at the top of a retry can move (the fresh-id rule's unsafe fix,
-//! SPEC §4): the positions of a single `let` whose value is the generator call
+//! docs/getting-started.md): the positions of a single `let` whose value is the generator call
 //! alone, first in the body of a loop or closure, and of the statement holding
 //! that loop or closure. The rule decides whether to offer the move.
 

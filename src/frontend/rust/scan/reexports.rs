@@ -1,8 +1,8 @@
 //! The re-exports a file makes at its top level: `pub use notify::mailer;`,
 //! `pub use ledger::*;`, `pub use store::{profiles, orders as ord};`. A facade
 //! crate that re-exports another crate's modules or items is read this way, without
-//! parsing it, so that calls through the facade reach the real definitions (SPEC
-//! §2: "Paths resolve through `use`, `pub use` and glob re-exports").
+//! parsing it, so that calls through the facade reach the real definitions
+//! (docs/what-is-analyzed.md: "Paths resolve through `use`, `pub use` and glob re-exports").
 
 use crate::frontend::rust::lex::{Kind, Lexer};
 
