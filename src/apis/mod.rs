@@ -89,6 +89,7 @@ pub const PACKS: &[(&str, &str)] = &[
     ("diesel.toml", include_str!("../../rules/diesel.toml")),
     ("sea_orm.toml", include_str!("../../rules/sea_orm.toml")),
     ("lambda.toml", include_str!("../../rules/lambda.toml")),
+    ("sqlxmq.toml", include_str!("../../rules/sqlxmq.toml")),
     (
         "async_stripe.toml",
         include_str!("../../rules/async_stripe.toml"),
