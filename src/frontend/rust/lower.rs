@@ -196,6 +196,21 @@ impl FileCx<'_> {
             || (owner.is_some() && owners.contains("*") && self.links_untyped(name))
     }
 
+    /// Whether this function is handed to a job-queue worker as its handler
+    /// (`owner`: its `impl`'s type, `None` for a free function).
+    fn handed_to_worker(&self, name: &str, owner: Option<&str>) -> bool {
+        note(&mut self.reads.borrow_mut().batch_returned, name);
+        let Some(owners) = self.index.batch_returned.get(name) else {
+            return false;
+        };
+        let marked = format!(
+            "{}{}",
+            crate::frontend::rust::lambda::HANDED,
+            owner.unwrap_or("")
+        );
+        owners.contains(&marked)
+    }
+
     /// The value of the crate's constant `name`.
     fn const_value(&self, name: &str) -> Option<&String> {
         note(&mut self.reads.borrow_mut().consts, name);
