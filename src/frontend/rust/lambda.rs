@@ -504,14 +504,14 @@ fn handed_to_workers(
     }
     impl V<'_> {
         /// Whether a chain of method calls starts with a path call on a builder type.
-        fn from_builder(&self, e: &syn::Expr) -> bool {
+        fn starts_at_builder(&self, e: &syn::Expr) -> bool {
             match e {
-                syn::Expr::MethodCall(m) => self.from_builder(&m.receiver),
-                syn::Expr::Paren(p) => self.from_builder(&p.expr),
+                syn::Expr::MethodCall(m) => self.starts_at_builder(&m.receiver),
+                syn::Expr::Paren(p) => self.starts_at_builder(&p.expr),
                 syn::Expr::Call(c) => match &*c.func {
                     syn::Expr::Path(p) => p.path.segments.iter().any(|s| {
                         let s = s.ident.to_string();
-                        self.sl.worker.builders.iter().any(|b| *b == s)
+                        self.sl.worker.builders.contains(&s)
                     }),
                     _ => false,
                 },
@@ -545,7 +545,7 @@ fn handed_to_workers(
                         return None;
                     };
                     let last = f.path.segments.last()?.ident.to_string();
-                    let wraps = self.sl.worker.handler_wrappers.iter().any(|w| *w == last);
+                    let wraps = self.sl.worker.handler_wrappers.contains(&last);
                     if wraps && c.args.len() == 1 {
                         self.handler(&c.args[0])
                     } else {
@@ -560,8 +560,8 @@ fn handed_to_workers(
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let method = m.method.to_string();
             if m.args.len() == 1
-                && self.sl.worker.handler_methods.iter().any(|h| *h == method)
-                && self.from_builder(&m.receiver)
+                && self.sl.worker.handler_methods.contains(&method)
+                && self.starts_at_builder(&m.receiver)
             {
                 if let Some((owner, name)) = self.handler(&m.args[0]) {
                     self.out

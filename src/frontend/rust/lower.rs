@@ -451,6 +451,8 @@ struct Lowerer<'a, 'b> {
     /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
     /// returns (line and column) ack the batch.
     batch_oks: Option<HashSet<(u32, u32)>>,
+    /// A job-queue worker's handler: its `Ok` acks one job, not a batch.
+    job_handler: bool,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -590,7 +592,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
             loc: self.cx.loc(sp, sp),
             text: "Ok(..)".into(),
-            describe: "batch acked".into(),
+            describe: if self.job_handler {
+                "job acked".into()
+            } else {
+                "batch acked".into()
+            },
         }));
     }
 

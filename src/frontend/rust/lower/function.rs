@@ -31,6 +31,7 @@ pub(super) fn lower_fn(
     if l.batch_event.is_none() && cx.handed_to_worker(&sig.ident.to_string(), self_type.as_deref())
     {
         l.batch_event = params.get(usize::from(has_self)).copied().flatten();
+        l.job_handler = true;
     }
     if l.batch_event.is_some() || returned {
         let sites = result_sites(block, self_type.as_deref());
@@ -161,6 +162,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unread_calls: HashSet::new(),
             batch_event: None,
             batch_oks: None,
+            job_handler: false,
         }
     }
 
