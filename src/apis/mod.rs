@@ -89,6 +89,8 @@ pub const PACKS: &[(&str, &str)] = &[
     ("diesel.toml", include_str!("../../rules/diesel.toml")),
     ("sea_orm.toml", include_str!("../../rules/sea_orm.toml")),
     ("lambda.toml", include_str!("../../rules/lambda.toml")),
+    ("sqlxmq.toml", include_str!("../../rules/sqlxmq.toml")),
+    ("apalis.toml", include_str!("../../rules/apalis.toml")),
     (
         "async_stripe.toml",
         include_str!("../../rules/async_stripe.toml"),
@@ -188,6 +190,9 @@ struct Pack {
     #[serde(default)]
     insert_is_upsert: bool,
     lambda: Option<serverless::RuntimeSpec>,
+    /// A job queue's worker and the handler it runs (`[worker]`).
+    #[serde(default)]
+    worker: Option<serverless::WorkerSpec>,
     #[serde(default)]
     batch_events: Vec<serverless::BatchEventSpec>,
 }
@@ -471,6 +476,7 @@ impl Apis {
         }
         self.retry_methods.extend(pack.retry_methods);
         self.serverless.add(pack.lambda, pack.batch_events);
+        self.serverless.add_worker(pack.worker);
         self.std.methods.extend(pack.std_methods);
         self.std.aliases.extend(pack.alias_methods);
         self.std.passthrough.extend(pack.passthrough);

@@ -44,14 +44,41 @@ pub struct BatchEventSpec {
     pub failure_items: Vec<String>,
 }
 
-/// The packs' serverless knowledge, merged.
+/// `[worker]`: a job queue's worker, built by a chain of method calls, that runs the
+/// function handed to it once per job: its first parameter is the job received, and
+/// its `Ok` return acks the job (an `Err` keeps it for a retry).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerSpec {
+    /// Types whose path call starts the builder chain (`WorkerBuilder::new(..)`).
+    #[serde(default)]
+    pub builders: Vec<String>,
+    /// Methods of that chain whose one argument is the handler (`build_fn`).
+    #[serde(default)]
+    pub handler_methods: Vec<String>,
+    /// Calls whose one argument is the handler they wrap (`service_fn`).
+    #[serde(default)]
+    pub handler_wrappers: Vec<String>,
+}
+
+/// The packs' serverless knowledge, merged, with the job-queue workers whose
+/// handler's return acks its job in the same way.
 #[derive(Clone, Debug, Default)]
 pub struct Serverless {
     pub runtime: RuntimeSpec,
     pub events: Vec<(BatchSource, BatchEventSpec)>,
+    pub worker: WorkerSpec,
 }
 
 impl Serverless {
+    pub fn add_worker(&mut self, worker: Option<WorkerSpec>) {
+        if let Some(w) = worker {
+            self.worker.builders.extend(w.builders);
+            self.worker.handler_methods.extend(w.handler_methods);
+            self.worker.handler_wrappers.extend(w.handler_wrappers);
+        }
+    }
+
     pub fn add(&mut self, runtime: Option<RuntimeSpec>, events: Vec<BatchEventSpec>) {
         if let Some(r) = runtime {
             self.runtime.runs.extend(r.runs);

@@ -197,6 +197,21 @@ impl FileCx<'_> {
             || (owner.is_some() && owners.contains("*") && self.links_untyped(name))
     }
 
+    /// Whether this function is handed to a job-queue worker as its handler
+    /// (`owner`: its `impl`'s type, `None` for a free function).
+    fn handed_to_worker(&self, name: &str, owner: Option<&str>) -> bool {
+        note(&mut self.reads.borrow_mut().batch_returned, name);
+        let Some(owners) = self.index.batch_returned.get(name) else {
+            return false;
+        };
+        let marked = format!(
+            "{}{}",
+            crate::frontend::rust::lambda::HANDED,
+            owner.unwrap_or("")
+        );
+        owners.contains(&marked)
+    }
+
     /// The value of the crate's constant `name`.
     fn const_value(&self, name: &str) -> Option<&String> {
         note(&mut self.reads.borrow_mut().consts, name);
@@ -440,6 +455,8 @@ struct Lowerer<'a, 'b> {
     /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
     /// returns (line and column) ack the batch.
     batch_oks: Option<HashSet<(u32, u32)>>,
+    /// A job-queue worker's handler: its `Ok` acks one job, not a batch.
+    job_handler: bool,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.
@@ -582,7 +599,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
             loc: self.cx.loc(sp, sp),
             text: "Ok(..)".into(),
-            describe: "batch acked".into(),
+            describe: if self.job_handler {
+                "job acked".into()
+            } else {
+                "batch acked".into()
+            },
         }));
     }
 

@@ -29,6 +29,12 @@ pub(super) fn lower_fn(
     let returned_batches = l.note_batch_uses(block);
     let (params, has_self) = l.lower_params(sig);
     let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
+    // A job-queue worker's handler receives its job in its first parameter.
+    if l.batch_event.is_none() && cx.handed_to_worker(&sig.ident.to_string(), self_type.as_deref())
+    {
+        l.batch_event = params.get(usize::from(has_self)).copied().flatten();
+        l.job_handler = true;
+    }
     if l.batch_event.is_some() || returned {
         let sites = result_sites(block, self_type.as_deref());
         l.batch_oks = Some(sites.oks.into_iter().map(|s| cx.line_col(s)).collect());
@@ -163,6 +169,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unread_calls: HashSet::new(),
             batch_event: None,
             batch_oks: None,
+            job_handler: false,
         }
     }
 

@@ -52,9 +52,8 @@ impl<'a> Shard<'a> {
         let sl = &self.apis.serverless;
         let mut out = lambda::BatchReturned::new();
         let wrapped = |t: &str| {
-            sl.runtime
-                .event_wrappers
-                .iter()
+            (sl.runtime.event_wrappers.iter())
+                .chain(&sl.worker.builders)
                 .any(|w| t.contains(w.as_str()))
         };
         for p in self
