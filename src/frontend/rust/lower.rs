@@ -267,6 +267,25 @@ impl FileCx<'_> {
     }
 
     /// The source text of a node, whitespace collapsed.
+    /// An empty span at byte `byte` of the file (where an edit inserts text).
+    pub(super) fn point(&self, byte: usize) -> Loc {
+        let text = self.lines.text();
+        let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
+        let line = text[..byte].matches('\n').count() as u32 + 1;
+        let column = text[line_start..byte].chars().count() as u32 + 1;
+        Loc {
+            path: self.path.clone(),
+            span: Span {
+                line,
+                column,
+                end_line: line,
+                end_column: column,
+                byte_start: byte,
+                byte_end: byte,
+            },
+        }
+    }
+
     fn text_of(&self, span: PmSpan) -> String {
         let sp = self.span(span, span);
         let text = self.lines.text();

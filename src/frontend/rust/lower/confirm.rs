@@ -156,7 +156,7 @@ impl Lets<'_, '_, '_> {
         self.found.push(ConfirmAt {
             open: open.clone(),
             binding: pi.ident.to_string(),
-            after: point(cx, stmt.byte_end + nl + 1),
+            after: cx.point(stmt.byte_end + nl + 1),
             indent: indent.to_string(),
             newline: newline.to_string(),
             returns_result: false,
@@ -181,31 +181,12 @@ impl<'ast> Visit<'ast> for Awaits<'_, '_, '_> {
                     let end = self.cx.span(e.span(), e.span()).byte_end;
                     self.found.push(ConfirmAwait {
                         publish: loc,
-                        at: point(self.cx, end),
+                        at: self.cx.point(end),
                     });
                 }
             }
         }
         syn::visit::visit_stmt(self, s);
-    }
-}
-
-/// An empty span at byte `byte` of the file.
-fn point(cx: &FileCx, byte: usize) -> Loc {
-    let text = cx.lines.text();
-    let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
-    let line = text[..byte].matches('\n').count() as u32 + 1;
-    let column = text[line_start..byte].chars().count() as u32 + 1;
-    Loc {
-        path: cx.path.clone(),
-        span: Span {
-            line,
-            column,
-            end_line: line,
-            end_column: column,
-            byte_start: byte,
-            byte_end: byte,
-        },
     }
 }
 
@@ -291,7 +272,7 @@ fn add_to(cx: &FileCx, g: &syn::UseGroup, name: &str) -> OptionsImport {
     if spans.is_empty() {
         let open = cx.span(g.brace_token.span.open(), g.brace_token.span.open());
         return OptionsImport::Add {
-            at: point(cx, open.byte_end),
+            at: cx.point(open.byte_end),
             text: name.to_string(),
         };
     }
@@ -316,14 +297,14 @@ fn add_to(cx: &FileCx, g: &syn::UseGroup, name: &str) -> OptionsImport {
     };
     match before {
         Some(i) => OptionsImport::Add {
-            at: point(cx, spans[i].byte_start),
+            at: cx.point(spans[i].byte_start),
             text: format!(
                 "{name}{}",
                 sep(i.saturating_sub(1).min(n.saturating_sub(2)))
             ),
         },
         None => OptionsImport::Add {
-            at: point(cx, spans[n - 1].byte_end),
+            at: cx.point(spans[n - 1].byte_end),
             text: format!("{}{name}", sep(n.saturating_sub(2))),
         },
     }

@@ -91,22 +91,7 @@ impl Finder<'_, '_, '_> {
     }
 
     fn loc(&self, byte: usize) -> Loc {
-        let lines = self.cx.lines;
-        let text = lines.text();
-        let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
-        let line = text[..byte].matches('\n').count() as u32 + 1;
-        let column = text[line_start..byte].chars().count() as u32 + 1;
-        Loc {
-            path: self.cx.path.clone(),
-            span: Span {
-                line,
-                column,
-                end_line: line,
-                end_column: column,
-                byte_start: byte,
-                byte_end: byte,
-            },
-        }
+        self.cx.point(byte)
     }
 
     /// `body` is a loop's or a closure's body, `bound` what its header binds.
