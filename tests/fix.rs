@@ -609,6 +609,22 @@ fn fixes_of(json: &str, code: &str) -> Vec<Value> {
         .collect()
 }
 
+/// After a run whose stderr is `err`: `case`'s file reads `want` and the summary says
+/// `fixed` (`"fixed 0 findings"`, `"fixed 1 finding"`).
+fn assert_fixed(dir: &Path, case: &UnsafeCase, want: &str, err: &str, fixed: &str, why: &str) {
+    assert_eq!(
+        fs::read_to_string(dir.join(case.file)).unwrap(),
+        want,
+        "{}: {why} {err}",
+        case.name
+    );
+    assert!(
+        err.contains(&format!("msgaudit: {fixed}")),
+        "{}: {err}",
+        case.name
+    );
+}
+
 #[test]
 fn unsafe_fixes_wait_for_the_flag_then_apply_once() {
     for case in UNSAFE_CASES {
@@ -620,30 +636,11 @@ fn unsafe_fixes_wait_for_the_flag_then_apply_once() {
         let fixes = fixes_of(&out, case.code);
         assert_eq!(fixes.len(), 1, "{}: {out}", case.name);
         assert_eq!(fixes[0]["applicability"], json!("unsafe"), "{}", case.name);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.before,
-            "{}: --fix applied an unsafe fix",
-            case.name
-        );
-        assert!(
-            err.contains("msgaudit: fixed 0 findings"),
-            "{}: {err}",
-            case.name
-        );
+        let applied = "--fix applied an unsafe fix";
+        assert_fixed(dir, case, case.before, &err, "fixed 0 findings", applied);
         // With `--unsafe-fixes`.
         let (_, out, err) = run(dir, &["--fix", "--unsafe-fixes"]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.after,
-            "{}: {err}",
-            case.name
-        );
-        assert!(
-            err.contains("msgaudit: fixed 1 finding"),
-            "{}: {err}",
-            case.name
-        );
+        assert_fixed(dir, case, case.after, &err, "fixed 1 finding", "");
         let left = codes_of(&out);
         assert!(
             !left.contains(&case.code.to_string()),
@@ -652,17 +649,7 @@ fn unsafe_fixes_wait_for_the_flag_then_apply_once() {
         );
         // A second run changes nothing, and the written file agrees.
         let (_, out2, err2) = run(dir, &["--fix", "--unsafe-fixes"]);
-        assert_eq!(
-            fs::read_to_string(dir.join(case.file)).unwrap(),
-            case.after,
-            "{}",
-            case.name
-        );
-        assert!(
-            err2.contains("msgaudit: fixed 0 findings"),
-            "{}: {err2}",
-            case.name
-        );
+        assert_fixed(dir, case, case.after, &err2, "fixed 0 findings", "");
         assert_eq!(codes_of(&out2), left, "{}", case.name);
     }
 }

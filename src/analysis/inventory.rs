@@ -748,20 +748,8 @@ fn consumer(
             c.auto_ack.extend(auto_commit(k, stores_offsets));
         }
     }
-    c.ack_before_effect = input
-        .facts
-        .acks
-        .iter()
-        .filter(|a| a.entry == f.name)
-        .cloned()
-        .collect();
-    c.pairs = input
-        .facts
-        .pairs
-        .iter()
-        .filter(|p| p.entry == f.name)
-        .cloned()
-        .collect();
+    c.ack_before_effect = of_entry(&input.facts.acks, |a| &a.entry, &f.name);
+    c.pairs = of_entry(&input.facts.pairs, |p| &p.entry, &f.name);
     sort_dedup(&mut c.topics);
     // How long the source keeps messages: the windows of its topics, or all the
     // crate states when its topics are not known.
@@ -990,3 +978,8 @@ pub use serverless::EventSource;
 
 #[cfg(test)]
 mod tests;
+
+/// The facts found on paths that start in the entry function `name`.
+fn of_entry<T: Clone>(facts: &[T], entry: impl Fn(&T) -> &String, name: &str) -> Vec<T> {
+    facts.iter().filter(|x| entry(x) == name).cloned().collect()
+}

@@ -80,13 +80,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (`exclusive: true`), kept past it otherwise.
     pub(super) fn queue_lifetime_in_struct(&mut self, s: &syn::ExprStruct) {
         let apis = self.cx.apis;
-        let Some(ty) = s.path.segments.last().map(|x| &x.ident) else {
-            return;
-        };
-        if !apis
-            .transient_queue
-            .iter()
-            .any(|a| a.struct_name.as_ref().is_some_and(|t| ty == t))
+        if !s
+            .path
+            .segments
+            .last()
+            .is_some_and(|x| self.is_queue_options(&x.ident))
         {
             return;
         }
@@ -107,16 +105,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if self.in_struct_rest || n < 2 || segs[n - 1].ident != "default" {
             return;
         }
-        let ty = &segs[n - 2].ident;
-        if self
-            .cx
+        if self.is_queue_options(&segs[n - 2].ident) {
+            self.durable_queues = true;
+        }
+    }
+
+    /// `ty` is a queue-options type of the packs' `[[transient_queue]]`.
+    fn is_queue_options(&self, ty: &syn::Ident) -> bool {
+        self.cx
             .apis
             .transient_queue
             .iter()
             .any(|a| a.struct_name.as_ref().is_some_and(|t| ty == t))
-        {
-            self.durable_queues = true;
-        }
     }
 
     /// The fields of the struct literal `s` set as one of `specs` says, each with its
