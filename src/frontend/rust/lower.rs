@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use proc_macro2::Span as PmSpan;
 use syn::spanned::Spanned;
-use syn::{Expr, Pat};
+use syn::{Expr, Pat, Stmt};
 
 mod batch;
 mod blocks;
@@ -425,6 +425,9 @@ struct Lowerer<'a, 'b> {
     last_outcome: Option<(ValueId, usize, usize)>,
     /// Lowering the function's return value (its tail or a `return`), outside closures.
     in_return: bool,
+    /// The `match` or `if` about to be lowered is the function's tail: an arm whose
+    /// value is `Err(..)` returns that error (as `return Err(..)` would).
+    tail_arms: bool,
     closure_depth: u32,
     /// The element type a closure's first parameter takes (`xs.iter().map(|x| ..)`).
     closure_param_hint: Option<TypeInfo>,
@@ -783,6 +786,22 @@ fn result_kind(e: &Expr) -> Option<bool> {
             results.error_macros.contains(&name).then_some(true)
         }
         _ => None,
+    }
+}
+
+/// A `match` or `if`: the expressions whose arms are the function's tail when it is.
+fn is_branching(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Match(_) | Expr::If(_))
+}
+
+/// The value an arm or block evaluates to: its last expression, through blocks.
+fn tail_value(e: &Expr) -> &Expr {
+    match strip(e) {
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(Stmt::Expr(t, None)) => tail_value(t),
+            _ => e,
+        },
+        s => s,
     }
 }
 

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
 use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
-use super::{strip, Info, Lowerer};
+use super::{is_branching, result_kind, strip, tail_value, Info, Lowerer};
 use crate::frontend::rust::TypeInfo;
 use crate::ir::{Event, EventKind, ExitKind, Node};
 
@@ -19,9 +19,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for (i, stmt) in block.stmts.iter().enumerate() {
             let tail = i + 1 == n && matches!(stmt, Stmt::Expr(_, None));
             self.in_return = tail;
+            self.tail_arms = tail && matches!(stmt, Stmt::Expr(e, None) if is_branching(e));
             let start = out.len();
             self.stmt(stmt, &mut out);
             self.in_return = false;
+            self.tail_arms = false;
             if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
                 self.returned_result(e, start, &mut out);
             }
@@ -72,6 +74,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Node::Exit(ExitKind::Return { err: Some(true) }),
         ]);
         out.push(Node::Branch(vec![Node::Seq(vec![Node::Event(ev)]), err]));
+    }
+
+    /// An arm of the function's tail `match` / `if` whose value is `Err(..)` returns
+    /// that error: `Err(e) => { warn!(..); Err(e.into()) }` fails the call.
+    pub(super) fn arm_returns(&self, returns: bool, value: &Expr, body: &mut Vec<Node>) {
+        if returns
+            && result_kind(tail_value(value)) == Some(true)
+            && !matches!(body.last(), Some(Node::Exit(_)))
+        {
+            body.push(Node::Exit(ExitKind::Return { err: Some(true) }));
+        }
     }
 
     pub(super) fn block(&mut self, block: &syn::Block) -> Vec<Node> {

@@ -12,8 +12,8 @@ use super::outcome::{
 };
 use super::spans::{closure_span, expr_span};
 use super::{
-    contains_event, contains_receive, ends_in_call, is_box_pin, may_poll, pat_name, strip, Info,
-    Lowerer, RetryText,
+    contains_event, contains_receive, ends_in_call, is_box_pin, is_branching, may_poll, pat_name,
+    strip, Info, Lowerer, RetryText,
 };
 use crate::apis::Role;
 use crate::frontend::rust::TypeInfo;
@@ -194,14 +194,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     pub(super) fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Node>) -> Info {
+        let arms_return = std::mem::take(&mut self.tail_arms);
         self.scopes.push(HashMap::new());
         let mut cond = Vec::new();
         self.cond(&i.cond, &mut cond);
         let mut then = self.block(&i.then_branch);
+        if let Some(Stmt::Expr(t, None)) = i.then_branch.stmts.last() {
+            self.arm_returns(arms_return, t, &mut then);
+        }
         self.scopes.pop();
         let mut els = Vec::new();
         if let Some((_, e)) = &i.else_branch {
+            self.tail_arms = arms_return && is_branching(e);
             self.expr(e, &mut els);
+            self.tail_arms = false;
+            self.arm_returns(arms_return, e, &mut els);
         }
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
         let bound = match &*i.cond {

@@ -9,7 +9,9 @@ use super::outcome::{
     catch_all_err, ends_in_fallible, hides_failure, is_call_chain, result_pattern,
 };
 use super::spans::expr_span;
-use super::{ends_in_call, is_message_role, result_kind, short_text, strip, Info, Lowerer};
+use super::{
+    ends_in_call, is_branching, is_message_role, result_kind, short_text, strip, Info, Lowerer,
+};
 use crate::frontend::rust::types::{bounded_generic, impl_arg};
 use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node};
 
@@ -233,6 +235,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `match`: the arms as branches; a match on an operation's result splits its `Ok` and
     /// `Err` arms by outcome, and arms that take every error handle it.
     fn match_expr(&mut self, m: &syn::ExprMatch, out: &mut Vec<Node>) -> Info {
+        let arms_return = std::mem::take(&mut self.tail_arms);
         let mut scr_nodes = Vec::new();
         let scrut = self.expr(&m.expr, &mut scr_nodes);
         let mut arms = Vec::new();
@@ -246,7 +249,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if let Some((_, g)) = &arm.guard {
                 self.expr(g, &mut body);
             }
+            self.tail_arms = arms_return && is_branching(&arm.body);
             let v = self.expr(&arm.body, &mut body);
+            self.tail_arms = false;
+            self.arm_returns(arms_return, &arm.body, &mut body);
             if !matches!(body.last(), Some(Node::Exit(_))) {
                 values.push((v.role, v.crate_type));
             }

@@ -144,6 +144,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             builder_strs: Vec::new(),
             last_outcome: None,
             in_return: false,
+            tail_arms: false,
             closure_depth: 0,
             closure_param_hint: None,
             dropped_claims: Vec::new(),
