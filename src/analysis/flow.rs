@@ -187,6 +187,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let mut over_budget = Vec::new();
     let mut returned_unread = BTreeSet::new();
     let workers = workers::worker_loops(krate);
+    let mut call_contexts: HashMap<usize, CallContexts> = HashMap::new();
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] || f.dependency {
             continue;
@@ -224,6 +225,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             worker_cache: HashMap::new(),
             in_worker: Vec::new(),
             returned_unread: BTreeSet::new(),
+            call_contexts: HashMap::new(),
         };
         let frame = Frame {
             id: 0,
@@ -259,6 +261,11 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         pairs.extend(an.pairs);
         failures.extend(an.failures);
         returned_unread.extend(an.returned_unread);
+        for (idx, c) in an.call_contexts {
+            let all = call_contexts.entry(idx).or_default();
+            all.in_broker_transaction |= c.in_broker_transaction;
+            all.outside |= c.outside;
+        }
     }
     Facts {
         acks: facts.into_iter().collect(),
@@ -280,7 +287,33 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         claim_tables,
         over_budget,
         returned_unread: returned_unread.into_iter().collect(),
+        only_in_broker_transaction: only_in_broker_transaction(krate, &call_contexts),
     }
+}
+
+/// Whether the calls into a function reached from the entries ran with a broker
+/// transaction open, without one, or both.
+#[derive(Default, Clone, Copy)]
+struct CallContexts {
+    in_broker_transaction: bool,
+    outside: bool,
+}
+
+/// The names of the functions called only with a broker transaction open: every
+/// function of that name was called, and never outside one.
+fn only_in_broker_transaction(
+    krate: &Crate,
+    contexts: &HashMap<usize, CallContexts>,
+) -> BTreeSet<String> {
+    let mut only = BTreeSet::new();
+    let mut not = BTreeSet::new();
+    for (i, f) in krate.functions.iter().enumerate() {
+        match contexts.get(&i) {
+            Some(c) if c.in_broker_transaction && !c.outside => only.insert(&f.name),
+            _ => not.insert(&f.name),
+        };
+    }
+    only.difference(&not).map(|n| (*n).clone()).collect()
 }
 
 struct Interp<'c> {
@@ -288,6 +321,8 @@ struct Interp<'c> {
     /// Batches whose response a callee returned and a caller left unread (with the
     /// call sites that reach them).
     returned_unread: BTreeSet<EvRef>,
+    /// The contexts each function of the crate was called in from this entry.
+    call_contexts: HashMap<usize, CallContexts>,
     resolver: &'c Resolver<'c>,
     stack: Vec<usize>,
     via: Vec<Loc>,

@@ -67,7 +67,9 @@ declare_rule! {
     /// - Compensation: a write after a publish that failed on the path (in an `Err`
     ///   arm, or after a helper returned the publish's error): marking an endpoint
     ///   dead, recording the failed send.
-    /// - Publishes inside a Kafka transaction (SQL there is MA009's).
+    /// - Publishes inside a Kafka transaction (SQL there is MA009's), also in a function
+    ///   the crate calls only with such a transaction open (a handler behind a dispatch
+    ///   table called between `begin_transaction` and `commit_transaction`).
     /// - Publishing with no database write on the path.
     /// - Appending to a capped stream (`XADD … MAXLEN`/`MINID`, `xadd_maxlen`): a lossy
     ///   log by design, which no delivery guarantee rests on.
@@ -95,6 +97,7 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
     };
     let cursor_stored_after = change_after_publish && progress_cursor(p, facts);
     !change_in_broker_transaction
+        && !facts.only_in_broker_transaction.contains(&p.entry)
         && !change_deletes_only
         && !relay_bookkeeping(p, facts)
         && !cursor_stored_after
@@ -105,6 +108,8 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 //
 // - `change_in_broker_transaction`: the change is made inside a Kafka transaction;
 //   MA009 reports that the transaction does not cover it.
+// - `only_in_broker_transaction`: the entry is a function the crate calls only inside
+//   a Kafka transaction; its changes are made there (MA009's), not apart from it.
 // - `change_deletes_only`: deleting rows that were handled (a relay deleting what it
 //   published, a queue consumed) changes no business state a consumer could miss.
 // - `relay_bookkeeping`: a relay marking the rows it published.
@@ -185,6 +190,15 @@ mod tests {
             &fact(apart(true, false), (3, 5)),
             &Facts::default()
         ));
+    }
+
+    #[test]
+    fn a_function_called_only_inside_a_broker_transaction_is_left_to_ma009() {
+        let p = fact(apart(false, false), (3, 5));
+        let mut facts = Facts::default();
+        assert!(reports(&p, &facts));
+        facts.only_in_broker_transaction.insert(p.entry.clone());
+        assert!(!reports(&p, &facts));
     }
 
     #[test]

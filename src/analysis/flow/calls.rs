@@ -146,6 +146,12 @@ impl<'c> Interp<'c> {
             let input = if k + 1 == n { st.take() } else { st.clone() }
                 .expect("taken only by the last callee");
             let callee = &self.krate.functions[idx];
+            let seen = self.call_contexts.entry(idx).or_default();
+            if input.broker_open.is_some() {
+                seen.in_broker_transaction = true;
+            } else {
+                seen.outside = true;
+            }
             let id = self.next_frame;
             self.next_frame += 1;
             let frame = callee_frame(callee, c, fr, id, idx);

@@ -269,4 +269,7 @@ pub struct Facts {
     /// failed entries (docs/what-is-analyzed.md, batch calls with per-entry results), with the call
     /// sites that reach them (`via`).
     pub returned_unread: Vec<EvRef>,
+    /// Entry functions the crate calls only while a broker (Kafka) transaction is
+    /// open: every call site reached opens one first (none of them calls outside one).
+    pub only_in_broker_transaction: BTreeSet<String>,
 }
