@@ -63,7 +63,9 @@ declare_rule! {
     ///   after sending up to that sequence. A cursor stored before the publish, or a
     ///   business row written with it, is still reported.
     /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`), and a
-    ///   `SET … NX` whose key names a lock, a lease or a mutex.
+    ///   `SET … NX` whose key names a lock, a lease or a mutex, or that runs in a
+    ///   function, type or module so named on a key it is handed (`try_lock(conn, key)`,
+    ///   `LeaseManager::acquire`).
     /// - Compensation: a write after a publish that failed on the path (in an `Err`
     ///   arm, or after a helper returned the publish's error): marking an endpoint
     ///   dead, recording the failed send.

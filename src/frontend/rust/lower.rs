@@ -418,6 +418,10 @@ struct Lowerer<'a, 'b> {
     channel_opens: Vec<(Loc, String, String)>,
     unconfirmed: HashSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
+    /// The function, its type or its module is named as a lock or a lease
+    /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
+    /// handed takes that lock.
+    lock_helper: bool,
     /// String literals of the builder chain whose event is being emitted.
     builder_strs: Vec<String>,
     /// A binding of a call's result made by the last statement (value, and where the

@@ -314,10 +314,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .iter()
             .filter_map(|m| self.values[*m as usize].text.as_deref())
             .collect();
-        let lock = strs.iter().map(String::as_str).chain(bound).any(|x| {
-            let x = x.to_ascii_lowercase();
-            apis.lock_keys.iter().any(|w| x.contains(w.as_str()))
-        });
+        let lock = self.lock_helper
+            || strs.iter().map(String::as_str).chain(bound).any(|x| {
+                let x = x.to_ascii_lowercase();
+                apis.lock_keys.iter().any(|w| x.contains(w.as_str()))
+            });
         let only_if_absent = has(ArgWord::OnlyIfAbsent);
         if lock && b.sql.as_ref().is_some_and(|s| s.verb == "SET") && only_if_absent {
             spec.event = Api::External;

@@ -26,6 +26,18 @@ pub(super) fn lower_fn(
 ) -> Function {
     let (self_type, trait_name) = owner;
     let mut l = Lowerer::new(cx, imp, self_type.clone());
+    let lock_words = &cx.apis.lock_keys;
+    l.lock_helper = [
+        Some(sig.ident.to_string()),
+        self_type.clone(),
+        module.last().cloned(),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|n| {
+        let n = n.to_ascii_lowercase();
+        lock_words.iter().any(|w| n.contains(w.as_str()))
+    });
     let returned_batches = l.note_batch_uses(block);
     let (params, has_self) = l.lower_params(sig);
     let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
@@ -141,6 +153,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             channel_opens: Vec::new(),
             unconfirmed: HashSet::new(),
             bound_publishes: Vec::new(),
+            lock_helper: false,
             builder_strs: Vec::new(),
             last_outcome: None,
             in_return: false,
