@@ -141,6 +141,8 @@ pub enum EventKind {
         msg: Option<ValueId>,
         /// A Kafka consumer's offset commit or store (as opposed to a per-message ack).
         offsets: bool,
+        /// With `offsets`: a store for the client's auto commit, not a commit.
+        store: bool,
     },
     /// Negative acknowledgement (redelivery requested).
     Nack {

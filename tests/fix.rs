@@ -480,6 +480,22 @@ const UNSAFE_CASES: &[UnsafeCase] = &[
         code: "MA002",
     },
     UnsafeCase {
+        name: "MA002 id bound over two lines at the top of a retry loop, a comment kept",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    for attempt in 0..5 {\n        let key =\n            Uuid::new_v4(); // one per charge\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        after: "use uuid::Uuid;\n\npub async fn charge(http: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {\n    let key =\n        Uuid::new_v4(); // one per charge\n    for attempt in 0..5 {\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA002 generator call over several lines at the top of a retry closure, CRLF",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\nbackoff = \"0.4\"\n",
+        file: "src/lib.rs",
+        before: "use backoff::ExponentialBackoff;\r\nuse uuid::{ContextV7, Timestamp, Uuid};\r\n\r\npub async fn publish(http: &reqwest::Client, url: &str, ctx: &ContextV7) -> Result<(), backoff::Error<reqwest::Error>> {\r\n    let r = backoff::future::retry(ExponentialBackoff::default(), || async {\r\n        let id: Uuid = Uuid::new_v7(\r\n            Timestamp::now(ctx),\r\n        );\r\n        http.post(url).header(\"Idempotency-Key\", id.to_string()).send().await?;\r\n        Ok(())\r\n    })\r\n    .await;\r\n    r\r\n}\r\n",
+        after: "use backoff::ExponentialBackoff;\r\nuse uuid::{ContextV7, Timestamp, Uuid};\r\n\r\npub async fn publish(http: &reqwest::Client, url: &str, ctx: &ContextV7) -> Result<(), backoff::Error<reqwest::Error>> {\r\n    let id: Uuid = Uuid::new_v7(\r\n        Timestamp::now(ctx),\r\n    );\r\n    let r = backoff::future::retry(ExponentialBackoff::default(), || async {\r\n        http.post(url).header(\"Idempotency-Key\", id.to_string()).send().await?;\r\n        Ok(())\r\n    })\r\n    .await;\r\n    r\r\n}\r\n",
+        code: "MA002",
+    },
+    UnsafeCase {
         name: "MA008 lapin channel never put in confirm mode, a `use` list of the options",
         deps: "lapin = \"2\"\nanyhow = \"1\"\n",
         file: "src/lib.rs",
@@ -538,6 +554,22 @@ const NO_FIX_CASES: &[UnsafeCase] = &[
         before: "use uuid::{Timestamp, Uuid};\n\npub async fn charge(http: &reqwest::Client, url: &str, ctx: &uuid::ContextV7) -> Result<(), reqwest::Error> {\n    for attempt in 0..5u64 {\n        let key = Uuid::new_v7(Timestamp::from_unix(ctx, 1_700_000_000 + attempt, 0));\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
         after: "",
         code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA002 id bound over several lines from the loop variable",
+        deps: "reqwest = \"0.12\"\nuuid = \"1\"\ntokio = \"1\"\n",
+        file: "src/lib.rs",
+        before: "use uuid::{Timestamp, Uuid};\n\npub async fn charge(http: &reqwest::Client, url: &str, ctx: &uuid::ContextV7) -> Result<(), reqwest::Error> {\n    for attempt in 0..5u64 {\n        let key =\n            Uuid::new_v7(\n                Timestamp::from_unix(ctx, 1_700_000_000 + attempt, 0),\n            );\n        match http.post(url).header(\"Idempotency-Key\", key.to_string()).send().await {\n            Ok(r) if r.status().is_success() => break,\n            _ => tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await,\n        }\n    }\n    Ok(())\n}\n",
+        after: "",
+        code: "MA002",
+    },
+    UnsafeCase {
+        name: "MA007 rdkafka consumer that stores offsets for the auto commit (offset store left on)",
+        deps: "rdkafka = \"0.36\"\nsqlx = \"0.7\"\n",
+        file: "src/lib.rs",
+        before: "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{Consumer, StreamConsumer};\nuse rdkafka::Message;\n\npub async fn run(pool: &sqlx::PgPool) -> anyhow::Result<()> {\n    let consumer: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"billing\")\n        .set(\"enable.auto.commit\", \"true\")\n        .create()?;\n    consumer.subscribe(&[\"orders\"])?;\n    loop {\n        let msg = consumer.recv().await?;\n        sqlx::query(\"INSERT INTO charges (id) VALUES ($1) ON CONFLICT DO NOTHING\")\n            .bind(msg.offset())\n            .execute(pool)\n            .await?;\n        consumer.store_offset_from_message(&msg)?;\n    }\n}\n",
+        after: "",
+        code: "MA007",
     },
     UnsafeCase {
         name: "MA002 id that is more than the generator call",
@@ -757,5 +789,37 @@ fn a_missing_level_is_not_added_to_an_ambiguous_block() {
         assert!(fixes.iter().all(Value::is_null), "{name}: {fixes:?}");
         assert_eq!(fs::read_to_string(dir.join(file)).unwrap(), text, "{name}");
         assert!(err.contains("msgaudit: fixed 0 findings"), "{name}: {err}");
+    }
+}
+
+/// librdkafka's at-least-once pattern: `enable.auto.offset.store=false`, each
+/// message's offset stored after its effect, and auto commit committing what is
+/// stored. Auto commit is the mechanism here: turning it off would stop the
+/// commits, so there is no finding and nothing to fix, with `store_offset` or
+/// `store_offsets`.
+#[test]
+fn auto_commit_with_stored_offsets_is_left_on() {
+    let head = "use rdkafka::config::ClientConfig;\nuse rdkafka::consumer::{Consumer, StreamConsumer};\nuse rdkafka::{Message, Offset, TopicPartitionList};\n\npub async fn run(pool: &sqlx::PgPool) -> anyhow::Result<()> {\n    let consumer: StreamConsumer = ClientConfig::new()\n        .set(\"group.id\", \"billing\")\n        .set(\"enable.auto.commit\", \"true\")\n        .set(\"enable.auto.offset.store\", \"false\")\n        .create()?;\n    consumer.subscribe(&[\"orders\"])?;\n    loop {\n        let msg = consumer.recv().await?;\n        sqlx::query(\"INSERT INTO charges (id) VALUES ($1) ON CONFLICT DO NOTHING\")\n            .bind(msg.offset())\n            .execute(pool)\n            .await?;\n";
+    let stores = [
+        "        consumer.store_offset(msg.topic(), msg.partition(), msg.offset())?;\n",
+        "        let mut tpl = TopicPartitionList::new();\n        tpl.add_partition_offset(msg.topic(), msg.partition(), Offset::Offset(msg.offset() + 1))?;\n        consumer.store_offsets(&tpl)?;\n",
+    ];
+    for store in stores {
+        let text: &'static str = format!("{head}{store}    }}\n}}\n").leak();
+        let case = UnsafeCase {
+            name: "store pattern",
+            deps: "rdkafka = \"0.36\"\nsqlx = \"0.7\"\n",
+            file: "src/lib.rs",
+            before: text,
+            after: "",
+            code: "MA007",
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        setup_unsafe(dir, &case);
+        let (_, out, err) = run(dir, &["--fix", "--unsafe-fixes"]);
+        assert!(fixes_of(&out, "MA007").is_empty(), "{store}: {out}");
+        assert_eq!(fs::read_to_string(dir.join("src/lib.rs")).unwrap(), text);
+        assert!(err.contains("msgaudit: fixed 0 findings"), "{err}");
     }
 }

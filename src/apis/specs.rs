@@ -391,6 +391,10 @@ pub struct CallSpec {
     /// The ack is a Kafka consumer's offset commit or store.
     #[serde(default)]
     pub offsets: bool,
+    /// With `offsets`: the call only stores the offset in the client for its auto
+    /// commit to commit later (librdkafka's offset store); it commits nothing itself.
+    #[serde(default)]
+    pub offset_store: bool,
     /// An `idgen` that reads a clock (`Utc::now`): its reading is an id only once
     /// formatted into a text (`format!("{}-{}", key, now.timestamp_millis())`).
     #[serde(default)]

@@ -193,3 +193,105 @@ fn no_fix_is_offered_once_the_buffer_changed_since_the_analysis() {
     }
     c.shutdown();
 }
+
+/// The code actions for `diagnostic`'s range, the diagnostic in the context (as an
+/// editor asks for the quick fixes of a squiggle).
+fn actions_for(c: &mut Client, path: &Path, diagnostic: &Value) -> Vec<Value> {
+    let result = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri(path)},
+               "range": diagnostic["range"].clone(),
+               "context": {"diagnostics": [diagnostic.clone()], "only": ["quickfix"]}}),
+    );
+    result.as_array().unwrap().clone()
+}
+
+/// The one diagnostic of `code` the server published for `path`.
+fn only_one<'a>(diagnostics: &'a [Value], code: &str) -> &'a Value {
+    let of: Vec<&Value> = diagnostics.iter().filter(|d| d["code"] == code).collect();
+    assert_eq!(of.len(), 1, "{diagnostics:?}");
+    of[0]
+}
+
+/// A transactional producer of `orders` in another file: a reader of `orders` that
+/// leaves its level unset (Spring's default reads uncommitted) is an MA004 finding.
+const TX_PRODUCER: &str =
+    "producer:\n  bootstrap.servers: kafka:9092\n  transactional.id: orders-tx\n  topic: orders\n";
+const SPRING_UNSET: &str = "spring:\n  kafka:\n    consumer:\n      group-id: billing # the group\n      properties:\n        \"[max.poll.records]\": 10\n    listener:\n      ack-mode: record\n";
+
+#[test]
+fn a_missing_isolation_level_is_inserted_by_the_quickfix() {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    fs::write(root.join("tx-producer.yaml"), TX_PRODUCER).unwrap();
+    let app = root.join("application.yml");
+    fs::write(&app, SPRING_UNSET).unwrap();
+    let (mut c, _) = Client::start(&root, json!({}), json!({"debounceMs": 0}));
+    let diagnostics = c.open(&app, SPRING_UNSET, 1);
+    let diagnostic = only_one(&diagnostics, "MA004");
+    let all = actions_for(&mut c, &app, diagnostic);
+    let fix = titled(
+        &all,
+        "add `isolation.level=read_committed` to the consumer's configuration",
+    )
+    .unwrap_or_else(|| panic!("no fix among {all:?}"));
+    assert_eq!(fix["kind"], "quickfix");
+    assert_eq!(fix["isPreferred"], true);
+    assert_eq!(fix["diagnostics"][0]["code"], "MA004");
+    let changes = fix["edit"]["changes"].as_object().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let fixed = apply_edits(SPRING_UNSET, changes[&uri(&app)].as_array().unwrap());
+    let expected = SPRING_UNSET.replace(
+        "        \"[max.poll.records]\": 10\n",
+        "        \"[max.poll.records]\": 10\n      isolation-level: read_committed\n",
+    );
+    assert_eq!(fixed, expected);
+    // The same edit is the document's fix-all.
+    let only = actions(&mut c, &app, 0, Some(&["source.fixAll"]));
+    assert_eq!(only.len(), 1, "{only:?}");
+    let edits = only[0]["edit"]["changes"][uri(&app)].as_array().unwrap();
+    assert_eq!(apply_edits(SPRING_UNSET, edits), expected);
+    // Applied: the finding is gone.
+    let after = c.change(&app, &expected, 2);
+    assert!(after.iter().all(|d| d["code"] != "MA004"), "{after:?}");
+    c.shutdown();
+}
+
+const LAPIN: &str = "use lapin::options::{BasicPublishOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> anyhow::Result<()> {\n    let channel = conn.create_channel().await?; // orders\n    channel\n        .basic_publish(\"\", \"orders\", BasicPublishOptions::default(), body, BasicProperties::default())\n        .await?;\n    Ok(())\n}\n";
+
+#[test]
+fn an_unconfirmed_lapin_channel_gets_the_unsafe_confirm_mode_quickfix() {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nlapin = \"2\"\nanyhow = \"1\"\n",
+    )
+    .unwrap();
+    let lib = root.join("src/lib.rs");
+    fs::write(&lib, LAPIN).unwrap();
+    let (mut c, _) = Client::start(&root, json!({}), json!({"debounceMs": 0}));
+    let diagnostics = c.open(&lib, LAPIN, 1);
+    let diagnostic = only_one(&diagnostics, "MA008");
+    let all = actions_for(&mut c, &lib, diagnostic);
+    let fix = titled(
+        &all,
+        "put `channel` in confirm mode where it is made and await the publishes' confirmations",
+    )
+    .unwrap_or_else(|| panic!("no fix among {all:?}"));
+    assert_eq!(fix["kind"], "quickfix");
+    // Unsafe: offered, but neither preferred nor part of the fix-all.
+    assert!(fix["isPreferred"].is_null(), "{fix}");
+    let edits = fix["edit"]["changes"][uri(&lib)].as_array().unwrap();
+    assert_eq!(edits.len(), 3, "{edits:?}");
+    let expected = "use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};\nuse lapin::{BasicProperties, Connection};\n\npub async fn publish(conn: &Connection, body: &[u8]) -> anyhow::Result<()> {\n    let channel = conn.create_channel().await?; // orders\n    channel.confirm_select(ConfirmSelectOptions::default()).await?;\n    channel\n        .basic_publish(\"\", \"orders\", BasicPublishOptions::default(), body, BasicProperties::default())\n        .await?.await?;\n    Ok(())\n}\n";
+    assert_eq!(apply_edits(LAPIN, edits), expected);
+    assert_eq!(
+        actions(&mut c, &lib, 0, Some(&["source.fixAll"])),
+        Vec::<Value>::new()
+    );
+    let after = c.change(&lib, expected, 2);
+    assert!(after.iter().all(|d| d["code"] != "MA008"), "{after:?}");
+    c.shutdown();
+}

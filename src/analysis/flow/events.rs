@@ -31,9 +31,14 @@ impl<'c> Interp<'c> {
             EventKind::Ack {
                 msg: None,
                 offsets: true,
+                ..
             } if !st.received => None,
-            EventKind::Ack { msg, offsets, .. } => {
-                self.ack(e, &mut st, fr, *msg, *offsets);
+            EventKind::Ack {
+                msg,
+                offsets,
+                store,
+            } => {
+                self.ack(e, &mut st, fr, *msg, (*offsets).then_some(*store));
                 None
             }
             EventKind::Begin { tx, fresh, used } => {
@@ -242,8 +247,12 @@ impl<'c> Interp<'c> {
         st: &mut State,
         fr: &Frame<'c>,
         msg: Option<ValueId>,
-        offsets: bool,
+        // A Kafka consumer's offsets: `Some(store)`, `store` when the call only
+        // stores them for the client's auto commit.
+        offsets: Option<bool>,
     ) {
+        let store = offsets == Some(true);
+        let offsets = offsets.is_some();
         let ev = self.evref(e);
         // Acked where its effect failed, nothing keeping it.
         if let Some(f) = &st.failed {
@@ -253,8 +262,8 @@ impl<'c> Interp<'c> {
                 self.acked_on_failure(f, &ev);
             }
         }
-        // The packs describe a commit of offsets as `committed`, a store as `stored`.
-        if offsets && e.describe.contains("committed") {
+        // A commit of offsets, not a store for the auto commit (the packs' `offset_store`).
+        if offsets && !store {
             self.committed_clients
                 .extend(st.received_clients.iter().copied());
         }

@@ -622,6 +622,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             kind: EventKind::Ack {
                 msg: None,
                 offsets: false,
+                store: false,
             },
             loc: self.cx.loc(sp, sp),
             text: "Ok(..)".into(),

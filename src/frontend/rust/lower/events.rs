@@ -548,6 +548,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Api::Ack => EventKind::Ack {
                 msg: msg_of(self, target),
                 offsets: spec.offsets,
+                store: spec.offset_store,
             },
             Api::Nack => EventKind::Nack {
                 msg: msg_of(self, target),

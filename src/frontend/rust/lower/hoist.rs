@@ -90,6 +90,18 @@ impl Finder<'_, '_, '_> {
         })
     }
 
+    /// Whether a literal of `ts` spans lines (a string whose text holds a line break).
+    fn multiline_literal(&self, ts: TokenStream) -> bool {
+        ts.into_iter().any(|t| match t {
+            TokenTree::Literal(l) => {
+                let s = self.cx.span(l.span(), l.span());
+                s.line != s.end_line
+            }
+            TokenTree::Group(g) => self.multiline_literal(g.stream()),
+            _ => false,
+        })
+    }
+
     fn loc(&self, byte: usize) -> Loc {
         self.cx.point(byte)
     }
@@ -159,6 +171,20 @@ impl Finder<'_, '_, '_> {
         } else {
             "\n"
         };
+        // A statement over several lines keeps its shape: each line moves by the
+        // difference of the two indentations. A literal spanning lines would change
+        // its value so, and a line indented less than the statement has no shape to
+        // keep: no move.
+        if self.multiline_literal(quote::ToTokens::to_token_stream(local)) {
+            return;
+        }
+        let Some(moved) = reindent(
+            text[stmt.byte_start..remove.1].trim_end(),
+            &text[remove.0..stmt.byte_start],
+            indent,
+        ) else {
+            return;
+        };
         let mut remove_loc = self.loc(remove.0);
         let end = self.loc(remove.1);
         remove_loc.span.end_line = end.span.line;
@@ -167,10 +193,7 @@ impl Finder<'_, '_, '_> {
         self.found = Some(Hoist {
             remove: remove_loc,
             before: self.loc(held.byte_start - indent.len()),
-            text: format!(
-                "{indent}{}{line_break}",
-                text[stmt.byte_start..remove.1].trim_end()
-            ),
+            text: format!("{indent}{moved}{line_break}"),
         });
     }
 }
@@ -200,14 +223,11 @@ fn mentions(ts: &TokenStream, name: &str) -> bool {
     })
 }
 
-/// The bytes of the line `start..end` fills alone (only blanks before it, blanks or
-/// a line comment after it, which moves with it), from the line's start through
-/// its line break; `None` when the statement shares its line with other code or
-/// spans several lines.
+/// The bytes of the lines `start..end` fills alone (only blanks before it on its
+/// first line, blanks or a line comment after it on its last, which moves with it),
+/// from the first line's start through the last line's break; `None` when the
+/// statement shares a line with other code.
 fn whole_line(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
-    if text[start..end].contains('\n') {
-        return None;
-    }
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     if !text[line_start..start]
         .chars()
@@ -234,4 +254,22 @@ fn line_indent(text: &str, at: usize) -> Option<&str> {
         .chars()
         .all(|c| c == ' ' || c == '\t')
         .then_some(indent)
+}
+
+/// `stmt` (from its first byte, the lines after the first indented by at least
+/// `from`) with every line after the first indented by `to` instead of `from`
+/// (blank lines stay blank); `None` when a line after the first is indented less.
+fn reindent(stmt: &str, from: &str, to: &str) -> Option<String> {
+    let mut lines = stmt.split('\n');
+    let mut out = lines.next()?.to_string();
+    for line in lines {
+        out.push('\n');
+        if line.trim_end_matches('\r').trim().is_empty() {
+            out.push_str(line.trim_start_matches([' ', '\t']));
+            continue;
+        }
+        out.push_str(to);
+        out.push_str(line.strip_prefix(from)?);
+    }
+    Some(out)
 }
