@@ -168,7 +168,7 @@ fn occurs(text: &str, word: &str, before: Option<char>, after: &str) -> bool {
             continue;
         }
         if let Some(b) = before {
-            if text[..at].trim_end().chars().next_back() != Some(b) {
+            if !text[..at].trim_end().ends_with(b) {
                 continue;
             }
         }
@@ -380,4 +380,60 @@ fn every_pack_role_has_a_bad_and_an_ok_fixture() {
         "pack roles with no bad or no ok fixture (write one; pack, role, kind):\n{new:#?}\n\
          listed in tests/data/pack_fixture_gaps.txt but filled now (remove the line):\n{filled:#?}"
     );
+}
+
+/// `msgaudit rules --packs` lists every pack with the delivery roles it declares,
+/// the same roles this test derives from the TOML, in text and in JSON.
+#[test]
+fn rules_packs_lists_every_client_and_its_roles() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_msgaudit"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let packs = packs();
+    let text = run(&["rules", "--packs"]);
+    assert!(text.starts_with("PACK "), "{text}");
+    for pack in &packs {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(pack.library.as_str()))
+            .unwrap_or_else(|| panic!("{} not listed:\n{text}", pack.library));
+        for role in pack.roles.keys() {
+            assert!(
+                line.contains(role),
+                "{}: {role} missing in {line}",
+                pack.library
+            );
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&["rules", "--packs", "--format", "json"])).unwrap();
+    let listed = json.as_array().unwrap();
+    assert_eq!(listed.len(), packs.len());
+    for pack in &packs {
+        let entry = listed
+            .iter()
+            .find(|e| e["library"] == pack.library.as_str())
+            .unwrap_or_else(|| panic!("{} not in the JSON", pack.library));
+        let roles: BTreeSet<&str> = entry["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        let derived: BTreeSet<&str> = pack.roles.keys().copied().collect();
+        assert_eq!(roles, derived, "{}", pack.library);
+    }
+    let fred = listed.iter().find(|e| e["library"] == "fred").unwrap();
+    assert_eq!(fred["broker"], "redis");
+    assert!(fred["type_roles"]
+        .as_array()
+        .unwrap()
+        .contains(&"fred.client".into()));
+    let sqlx = listed.iter().find(|e| e["library"] == "sqlx").unwrap();
+    assert!(sqlx["broker"].is_null());
 }
