@@ -60,6 +60,10 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
         format: RulesFormat,
+        /// List the supported client libraries (the packs) and the delivery roles
+        /// each declares (receive, ack, commit, publish, ...) instead of the rules.
+        #[arg(long)]
+        packs: bool,
     },
     /// Print the pull-request review checklist (Markdown) for the consumers and
     /// producers found: `check --format checklist`, exiting 0 unless an input fails.
@@ -721,10 +725,12 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Rules { format } => {
-            let text = match format {
-                RulesFormat::Text => emit::rules_table(&rules::ALL),
-                RulesFormat::Json => emit::json::render_rules(&rules::ALL),
+        Command::Rules { format, packs } => {
+            let text = match (format, packs) {
+                (RulesFormat::Text, false) => emit::rules_table(&rules::ALL),
+                (RulesFormat::Json, false) => emit::json::render_rules(&rules::ALL),
+                (RulesFormat::Text, true) => emit::packs_table(&emit::pages::packs()),
+                (RulesFormat::Json, true) => emit::json::render_packs(&emit::pages::packs()),
             };
             if write_stdout(&text) {
                 EXIT_OK

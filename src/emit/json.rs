@@ -239,6 +239,32 @@ pub fn render_rules(rules: &[&RuleMeta]) -> String {
     to_pretty(&rules)
 }
 
+/// One client pack, for `msgaudit rules --packs --format json`.
+#[derive(Serialize)]
+pub struct JsonPack {
+    pub library: String,
+    pub file: String,
+    pub broker: Option<String>,
+    pub roles: Vec<&'static str>,
+    pub type_roles: Vec<String>,
+}
+
+/// `msgaudit rules --packs --format json`: every built-in pack with the delivery
+/// roles it declares.
+pub fn render_packs(packs: &[super::pages::Pack]) -> String {
+    let packs: Vec<JsonPack> = packs
+        .iter()
+        .map(|p| JsonPack {
+            library: p.library.clone(),
+            file: p.file.clone(),
+            broker: p.broker().map(str::to_string),
+            roles: p.delivery_roles(),
+            type_roles: p.type_roles(),
+        })
+        .collect();
+    to_pretty(&packs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,6 +193,39 @@ pub fn rules_table(rules: &[&RuleMeta]) -> String {
     out
 }
 
+/// `msgaudit rules --packs`: every built-in pack (client library), its broker and
+/// the delivery roles it declares.
+pub fn packs_table(packs: &[pages::Pack]) -> String {
+    let width = packs
+        .iter()
+        .map(|p| p.library.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let broker_width = packs
+        .iter()
+        .filter_map(|p| p.broker())
+        .map(str::len)
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut out = format!("{:<width$}  {:<broker_width$}  ROLES\n", "PACK", "BROKER");
+    for p in packs {
+        let roles = p.delivery_roles();
+        let roles = if roles.is_empty() {
+            "-".to_string()
+        } else {
+            roles.join(", ")
+        };
+        out.push_str(&format!(
+            "{:<width$}  {:<broker_width$}  {roles}\n",
+            p.library,
+            p.broker().unwrap_or("-"),
+        ));
+    }
+    out
+}
+
 /// `msgaudit explain`: a header line, then the rule's documentation.
 pub fn explain(rule: &RuleMeta) -> String {
     let mut out = format!(

@@ -16,15 +16,49 @@ pub fn pages() -> Vec<(String, String)> {
         .map(|r| (format!("rules/{}", r.page_file()), rule_page(r)))
         .collect();
     out.push(("rules/README.md".to_string(), rules_index()));
-    let packs: Vec<Pack> = crate::apis::PACKS
-        .iter()
-        .filter_map(|(file, text)| Pack::read(file, text))
-        .collect();
+    let packs = packs();
     for pack in &packs {
         out.push((format!("packs/{}.md", pack.library), pack_page(pack)));
     }
     out.push(("packs/README.md".to_string(), packs_index(&packs)));
     out
+}
+
+/// Every built-in pack, in the order `apis::PACKS` lists them.
+pub fn packs() -> Vec<Pack> {
+    crate::apis::PACKS
+        .iter()
+        .filter_map(|(file, text)| Pack::read(file, text))
+        .collect()
+}
+
+/// The delivery roles a pack can declare, in the order they are listed: what its
+/// calls do to a message (`[[calls]]` `event`; a `key_claim` write or a
+/// `claim_result` read claims; `idgen` mints an id, `external` is an effect) and
+/// `handler` for a pack that runs a handler whose return acks (`[worker]`, `[lambda]`).
+pub const DELIVERY_ROLES: &[&str] = &[
+    "receive", "ack", "nack", "begin", "commit", "rollback", "write", "claim", "publish", "id",
+    "effect", "handler",
+];
+
+/// The delivery role of a call's event (and `sql` kind), if it has one.
+fn delivery_role(event: &str, sql: Option<&str>) -> Option<&'static str> {
+    if sql == Some("key_claim") || event == "claim_result" {
+        return Some("claim");
+    }
+    Some(match event {
+        "receive" => "receive",
+        "ack" => "ack",
+        "nack" => "nack",
+        "begin" | "tx_closure" | "broker_begin" => "begin",
+        "commit" | "broker_commit" | "broker_offsets" => "commit",
+        "rollback" | "broker_abort" => "rollback",
+        "write" => "write",
+        "publish" => "publish",
+        "idgen" => "id",
+        "external" => "effect",
+        _ => return None,
+    })
 }
 
 /// A rule's page: a title, the rule's properties, then the explanation of `msgaudit
@@ -149,6 +183,45 @@ impl Pack {
             library,
             table,
         })
+    }
+
+    /// Its broker (`broker`), for a pack whose calls receive.
+    pub fn broker(&self) -> Option<&str> {
+        self.str("broker")
+    }
+
+    /// The roles its types have and its calls return (`kafka.consumer`, `db.tx`).
+    pub fn type_roles(&self) -> Vec<String> {
+        self.roles().into_iter().map(|(r, _, _)| r).collect()
+    }
+
+    /// The delivery roles it declares, in `DELIVERY_ROLES` order.
+    pub fn delivery_roles(&self) -> Vec<&'static str> {
+        fn str_of<'t>(t: &'t toml::Table, k: &str) -> Option<&'t str> {
+            t.get(k).and_then(toml::Value::as_str)
+        }
+        // A key store whose argument words make a `SET` a claim (`NX`): its `key_set`
+        // calls claim too.
+        let nx = self
+            .entries("arg_words")
+            .iter()
+            .any(|w| str_of(w, "means") == Some("only_if_absent"));
+        let mut found: Vec<&str> = Vec::new();
+        for c in self.entries("calls") {
+            let sql = str_of(c, "sql");
+            found.extend(str_of(c, "event").and_then(|e| delivery_role(e, sql)));
+            if nx && sql == Some("key_set") {
+                found.push("claim");
+            }
+        }
+        if self.table.contains_key("worker") || self.table.contains_key("lambda") {
+            found.push("handler");
+        }
+        DELIVERY_ROLES
+            .iter()
+            .copied()
+            .filter(|r| found.contains(r))
+            .collect()
     }
 
     fn str(&self, key: &str) -> Option<&str> {
@@ -355,18 +428,27 @@ pub fn packs_index(packs: &[Pack]) -> String {
          library call; the packs say which types have which role and which calls ack, \
          commit, publish or write. Each page lists what its pack declares.\n\n",
     );
-    out.push_str("| Pack | File | Broker | Roles |\n| --- | --- | --- | --- |\n");
+    out.push_str(
+        "*Delivery roles* are what the pack's calls do to a message (receive, ack, nack, \
+         begin, commit, rollback, write, claim, publish, id, effect; handler: a handler \
+         whose return acks); *type roles* are the roles its types have. `msgaudit rules \
+         --packs` prints the same list.\n\n",
+    );
+    out.push_str(
+        "| Pack | File | Broker | Delivery roles | Type roles |\n| --- | --- | --- | --- | --- |\n",
+    );
     for p in packs {
-        let roles: Vec<String> = p.roles().into_iter().map(|(r, _, _)| r).collect();
+        let delivery: Vec<String> = p.delivery_roles().into_iter().map(String::from).collect();
         let _ = writeln!(
             out,
-            "| [`{}`]({}.md) | [`{}`](../../rules/{}) | {} | {} |",
+            "| [`{}`]({}.md) | [`{}`](../../rules/{}) | {} | {} | {} |",
             p.library,
             p.library,
             p.file,
             p.file,
             p.str("broker").map(code_span).unwrap_or_default(),
-            codes(&roles)
+            delivery.join(", "),
+            codes(&p.type_roles())
         );
     }
     out

@@ -501,13 +501,21 @@ fn handed_to_workers(
         sl: &'s Serverless,
         include_tests: bool,
         out: &'s mut BatchReturned,
+        /// Locals of the function being visited that hold a builder chain
+        /// (`let builder = WorkerBuilder::new(..).backend(s);`), by name.
+        builders: BTreeSet<String>,
     }
     impl V<'_> {
-        /// Whether a chain of method calls starts with a path call on a builder type.
+        /// Whether a chain of method calls starts with a path call on a builder type,
+        /// or with a local holding such a chain.
         fn starts_at_builder(&self, e: &syn::Expr) -> bool {
             match e {
                 syn::Expr::MethodCall(m) => self.starts_at_builder(&m.receiver),
                 syn::Expr::Paren(p) => self.starts_at_builder(&p.expr),
+                syn::Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| self.builders.contains(&i.to_string())),
                 syn::Expr::Call(c) => match &*c.func {
                     syn::Expr::Path(p) => p.path.segments.iter().any(|s| {
                         let s = s.ident.to_string();
@@ -572,14 +580,37 @@ fn handed_to_workers(
             }
             syn::visit::visit_expr_method_call(self, m);
         }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            syn::visit::visit_local(self, l);
+            let mut pat = &l.pat;
+            if let syn::Pat::Type(t) = pat {
+                pat = &t.pat;
+            }
+            if let syn::Pat::Ident(i) = pat {
+                let name = i.ident.to_string();
+                // A later `let` of the same name shadows the builder.
+                if l.init
+                    .as_ref()
+                    .is_some_and(|i| self.starts_at_builder(&i.expr))
+                {
+                    self.builders.insert(name);
+                } else {
+                    self.builders.remove(&name);
+                }
+            }
+        }
         fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
             if self.include_tests || !is_test_attr(&f.attrs) {
+                let outer = std::mem::take(&mut self.builders);
                 syn::visit::visit_item_fn(self, f);
+                self.builders = outer;
             }
         }
         fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
             if self.include_tests || !is_test_attr(&f.attrs) {
+                let outer = std::mem::take(&mut self.builders);
                 syn::visit::visit_impl_item_fn(self, f);
+                self.builders = outer;
             }
         }
         fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
@@ -595,6 +626,7 @@ fn handed_to_workers(
         sl,
         include_tests,
         out,
+        builders: BTreeSet::new(),
     };
     for item in items {
         v.visit_item(item);
