@@ -188,7 +188,10 @@ fn finding(facts: Vec<&AckAfterFailure>) -> Finding {
         for site in &f.ack.via {
             labels.push(
                 site,
-                format!("the ack is reached through this call in `{}`", f.entry),
+                format!(
+                    "the ack is reached through this call in {}",
+                    crate::diagnostic::quoted(&f.entry)
+                ),
             );
         }
         for site in &f.failed.via {
