@@ -618,3 +618,45 @@ fn every_console_command_runs_as_shown() {
     assert!(ran > 0, "no console command in README.md or docs/");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A shell block that shows a `msgaudit` command either runs (a `console` block, run
+/// by `every_console_command_runs_as_shown`) or says why it cannot with `not-run` in
+/// its info string (```` ```sh not-run ````: it needs a GitHub Actions expression,
+/// the network, the user's repository or home): no command is shown that nothing ran
+/// and nothing marked.
+#[test]
+fn every_shell_command_runs_or_is_marked() {
+    let mut unmarked = Vec::new();
+    let mut marked = 0;
+    for file in pages() {
+        let text = fs::read_to_string(&file).unwrap();
+        let Ok(blocks) = fences(&text) else { continue };
+        for (info, body, at) in blocks {
+            let mut words = info.split_whitespace();
+            let lang = words.next().unwrap_or_default();
+            if !matches!(lang, "sh" | "bash" | "shell" | "zsh" | "console") {
+                continue;
+            }
+            let shows = body.lines().any(|l| {
+                let l = l.trim_start();
+                let l = l.strip_prefix("$ ").unwrap_or(l);
+                l.split_whitespace().next() == Some("msgaudit")
+            });
+            if !shows || info == "console" {
+                continue;
+            }
+            if words.any(|w| w == "not-run") {
+                marked += 1;
+            } else {
+                unmarked.push(format!("{}:{at} ({info})", file.display()));
+            }
+        }
+    }
+    assert!(marked > 0);
+    assert!(
+        unmarked.is_empty(),
+        "shell blocks showing msgaudit commands that no test runs (make them `console` \
+         blocks on the fixtures, or mark them `not-run`):\n{}",
+        unmarked.join("\n")
+    );
+}
