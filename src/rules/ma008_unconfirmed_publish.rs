@@ -148,14 +148,14 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
         };
         let (message, labels) = match p.mode {
             Mode::Unconfirmed => (
-                format!("{} publishes on a channel that is never put in confirm mode (`confirm_select`)", crate::diagnostic::quoted(&text)),
+                format!("{} publishes on a channel that is never put in confirm mode (`confirm_select`)", crate::diagnostic::quoted(text)),
                 p.made_at
                     .iter()
                     .map(|l| label(l, "the channel is made here, without `confirm_select`"))
                     .collect(),
             ),
             Mode::Confirmed if !p.checked => (
-                format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(&text)),
+                format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(text)),
                 Vec::new(),
             ),
             _ => continue,
