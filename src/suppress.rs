@@ -191,7 +191,10 @@ pub fn apply(
                 stale.push(unused(
                     file,
                     &s,
-                    format!("suppression of `{}` matches no finding", s.written),
+                    format!(
+                        "suppression of {} matches no finding",
+                        crate::diagnostic::quoted(&s.written)
+                    ),
                 ));
             }
         }

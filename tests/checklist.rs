@@ -597,3 +597,35 @@ fn serverless_two_functions_one_ignoring_failures() {
     assert!(sync.contains("**Guarantee: at-most-once**"), "{sync}");
     assert!(sync.contains("Decided by [MA015]"), "{sync}");
 }
+
+/// A topic name holding a line break (a raw string literal, an escape) stays
+/// readable in the map: the break is a `<br>`, and the label still ends where it
+/// should, so the map renders (tests/mermaid_render.rs draws it).
+#[test]
+fn line_breaks_in_map_labels_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"j\"\n").unwrap();
+    std::fs::write(src.join("main.rs"), NEWLINE_TOPICS).unwrap();
+    let (code, out) = run(&["checklist", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let start = out.find("```mermaid\n").expect("a mermaid block");
+    let block = &out[start..];
+    let block = &block[..block[3..].find("```").unwrap() + 6];
+    assert!(block.contains("([\"orders<br>retry\"])"), "{block}");
+    assert!(block.contains("([\"audit<br>log\"])"), "{block}");
+    // One node per line: no label runs over a line of the block.
+    for line in block.lines().skip(3) {
+        if line != "```" {
+            assert!(line.starts_with("  n"), "{line:?} in {block}");
+        }
+    }
+}
+
+/// A consumer subscribing to topics whose names hold line breaks.
+const NEWLINE_TOPICS: &str = "use rdkafka::consumer::{Consumer, StreamConsumer};\n\
+async fn run(c: StreamConsumer) {\n\
+    c.subscribe(&[r\"orders\nretry\", \"audit\\nlog\"]).unwrap();\n\
+    let m = c.recv().await;\n\
+}\n";

@@ -244,6 +244,71 @@ fn pages() -> Vec<PathBuf> {
     files
 }
 
+/// The texts of a Markdown page's headings.
+fn heading_texts(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut heading: Option<String> = None;
+    for event in Parser::new_ext(text, options()) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                out.insert(heading.take().unwrap_or_default());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A rule page's cross-references in words (`see "Heading" in docs/page.md`, or
+/// `see "Heading"` for any page of the docs), as `explain` and SARIF print them
+/// where links would not resolve, name headings that exist.
+#[test]
+fn rule_docs_cross_references_name_headings() {
+    let mut all = BTreeSet::new();
+    for file in pages() {
+        all.extend(heading_texts(&fs::read_to_string(&file).unwrap()));
+    }
+    let mut files = Vec::new();
+    markdown_files(&Path::new(DOCS).join("rules"), &mut files);
+    let mut broken = Vec::new();
+    let mut seen = 0;
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for part in flat.split("see \"").skip(1) {
+            let Some((heading, rest)) = part.split_once('"') else {
+                continue;
+            };
+            seen += 1;
+            let known = match rest.strip_prefix(" in docs/") {
+                Some(r) => {
+                    let page = r.split_whitespace().next().unwrap_or_default();
+                    let page = page.trim_end_matches(|c: char| !c.is_alphanumeric());
+                    let page = format!("{page}.md").replace(".md.md", ".md");
+                    fs::read_to_string(Path::new(DOCS).join(&page))
+                        .is_ok_and(|t| heading_texts(&t).contains(heading))
+                }
+                None => all.contains(heading),
+            };
+            if !known {
+                broken.push(format!(
+                    "{}: see \"{heading}\"{}",
+                    file.display(),
+                    &rest[..rest.len().min(40)]
+                ));
+            }
+        }
+    }
+    assert!(seen > 0, "no cross-reference found: the test reads nothing");
+    assert!(broken.is_empty(), "no such heading:\n{}", broken.join("\n"));
+}
+
 #[test]
 fn every_relative_link_in_docs_resolves() {
     let files = pages();
@@ -552,4 +617,46 @@ fn every_console_command_runs_as_shown() {
     }
     assert!(ran > 0, "no console command in README.md or docs/");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A shell block that shows a `msgaudit` command either runs (a `console` block, run
+/// by `every_console_command_runs_as_shown`) or says why it cannot with `not-run` in
+/// its info string (```` ```sh not-run ````: it needs a GitHub Actions expression,
+/// the network, the user's repository or home): no command is shown that nothing ran
+/// and nothing marked.
+#[test]
+fn every_shell_command_runs_or_is_marked() {
+    let mut unmarked = Vec::new();
+    let mut marked = 0;
+    for file in pages() {
+        let text = fs::read_to_string(&file).unwrap();
+        let Ok(blocks) = fences(&text) else { continue };
+        for (info, body, at) in blocks {
+            let mut words = info.split_whitespace();
+            let lang = words.next().unwrap_or_default();
+            if !matches!(lang, "sh" | "bash" | "shell" | "zsh" | "console") {
+                continue;
+            }
+            let shows = body.lines().any(|l| {
+                let l = l.trim_start();
+                let l = l.strip_prefix("$ ").unwrap_or(l);
+                l.split_whitespace().next() == Some("msgaudit")
+            });
+            if !shows || info == "console" {
+                continue;
+            }
+            if words.any(|w| w == "not-run") {
+                marked += 1;
+            } else {
+                unmarked.push(format!("{}:{at} ({info})", file.display()));
+            }
+        }
+    }
+    assert!(marked > 0);
+    assert!(
+        unmarked.is_empty(),
+        "shell blocks showing msgaudit commands that no test runs (make them `console` \
+         blocks on the fixtures, or mark them `not-run`):\n{}",
+        unmarked.join("\n")
+    );
 }

@@ -17,30 +17,34 @@ fn skip(why: &str) {
     skip_npx_test(why, "install npm and chromium", "the Mermaid render test");
 }
 
-#[test]
-fn the_demo_pipeline_map_renders() {
+/// The first Mermaid block of `msgaudit checklist DIR` drawn as SVG, or `None`
+/// (after saying why) without npx or Chromium.
+fn draw(dir: &std::path::Path) -> Option<String> {
     if !npx_found() {
-        return skip("npx is not installed");
+        skip("npx is not installed");
+        return None;
     }
     if !std::path::Path::new(CHROMIUM).exists() {
-        return skip("chromium is not installed");
+        skip("chromium is not installed");
+        return None;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_msgaudit"))
-        .args(["checklist", "fixtures/demo"])
+        .arg("checklist")
+        .arg(dir)
         .output()
         .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
     let start = md.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
     let block = &md[start..start + md[start..].find("```").unwrap()];
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("x.mmd"), block).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("x.mmd"), block).unwrap();
     std::fs::write(
-        dir.path().join("puppeteer.json"),
+        tmp.path().join("puppeteer.json"),
         format!(r#"{{"executablePath":"{CHROMIUM}","args":["--no-sandbox","--disable-gpu"]}}"#),
     )
     .unwrap();
     let run = Command::new("npx")
-        .current_dir(dir.path())
+        .current_dir(tmp.path())
         .env("PUPPETEER_SKIP_DOWNLOAD", "1")
         .args([
             "-y",
@@ -56,9 +60,18 @@ fn the_demo_pipeline_map_renders() {
         .unwrap();
     let log = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "mmdc failed: {log}");
-    let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();
-    // Drawn, not an error diagram: the nodes' names are in the picture.
+    let svg = std::fs::read_to_string(tmp.path().join("x.svg")).unwrap();
+    // Drawn, not an error diagram.
     assert!(!svg.contains("Syntax error"), "{svg}");
+    Some(svg)
+}
+
+#[test]
+fn the_demo_pipeline_map_renders() {
+    let Some(svg) = draw(std::path::Path::new("fixtures/demo")) else {
+        return;
+    };
+    // The nodes' names are in the picture.
     for name in [
         "orders.created",
         "KafkaOrders::run",
@@ -67,4 +80,27 @@ fn the_demo_pipeline_map_renders() {
     ] {
         assert!(svg.contains(name), "{name} not drawn");
     }
+}
+
+/// Topic names holding line breaks are drawn on two lines, not run together.
+#[test]
+fn line_breaks_in_labels_render() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"j\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "use rdkafka::consumer::{Consumer, StreamConsumer};\n\
+         async fn run(c: StreamConsumer) {\n\
+         c.subscribe(&[\"audit\\nlog\"]).unwrap();\n\
+         let m = c.recv().await;\n\
+         }\n",
+    )
+    .unwrap();
+    let Some(svg) = draw(dir.path()) else {
+        return;
+    };
+    assert!(!svg.contains("auditlog"), "{svg}");
+    assert!(svg.contains("audit") && svg.contains("log"), "{svg}");
+    assert!(svg.contains("<br"), "no line break drawn: {svg}");
 }

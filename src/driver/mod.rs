@@ -348,8 +348,9 @@ fn over_budget_error((name, loc): (String, crate::ir::Loc)) -> InputError {
         line: Some(loc.span.line),
         column: Some(loc.span.column),
         message: format!(
-            "`{name}` has too many paths to analyze within the per-function budget \
+            "{} has too many paths to analyze within the per-function budget \
              ({} steps); not analyzed",
+            crate::diagnostic::quoted(&name),
             flow::MAX_WORK_PER_ENTRY
         ),
     }

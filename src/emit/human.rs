@@ -233,7 +233,7 @@ fn finding_diag<'a>(drawn: &'a Drawn, f: &'a Finding, report: &Report) -> (Diag<
                 // A place in another crate of the workspace says which.
                 let elsewhere = match (report.crate_of(&l.path), report.crate_of(&f.path)) {
                     (Some(theirs), Some(mine)) if mine != theirs => {
-                        format!(" (in crate `{}`)", text(theirs))
+                        format!(" (in crate {})", crate::diagnostic::quoted(&text(theirs)))
                     }
                     _ => String::new(),
                 };

@@ -197,7 +197,10 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
         for site in &f.ack.via {
             push(
                 site,
-                format!("the ack is reached through this call in `{}`", f.entry),
+                format!(
+                    "the ack is reached through this call in {}",
+                    crate::diagnostic::quoted(&f.entry)
+                ),
             );
         }
         let effect = &f.effect;

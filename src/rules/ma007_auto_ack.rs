@@ -229,7 +229,10 @@ pub fn check_config(clients: &[ConfigClient]) -> Vec<Finding> {
 /// The unsafe fix that turns auto commit off where `p` writes it (docs/getting-started.md).
 fn auto_commit_off(p: &crate::ir::Prop) -> Option<crate::diagnostic::Fix> {
     fixes::unsafe_fix(
-        format!("set `{}=false` (offsets are committed explicitly)", p.key),
+        format!(
+            "set {} (offsets are committed explicitly)",
+            crate::diagnostic::quoted(&format!("{}=false", p.key))
+        ),
         vec![fixes::set_value(p, "false")],
     )
 }

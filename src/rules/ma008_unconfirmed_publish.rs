@@ -148,14 +148,14 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
         };
         let (message, labels) = match p.mode {
             Mode::Unconfirmed => (
-                format!("`{text}` publishes on a channel that is never put in confirm mode (`confirm_select`)"),
+                format!("{} publishes on a channel that is never put in confirm mode (`confirm_select`)", crate::diagnostic::quoted(text)),
                 p.made_at
                     .iter()
                     .map(|l| label(l, "the channel is made here, without `confirm_select`"))
                     .collect(),
             ),
             Mode::Confirmed if !p.checked => (
-                format!("`{text}` requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not"),
+                format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(text)),
                 Vec::new(),
             ),
             _ => continue,
@@ -234,8 +234,8 @@ fn confirm_fix(krate: &Crate, all: &[Publish], p: &Publish) -> Option<Fix> {
     }));
     fixes::unsafe_fix(
         format!(
-            "put `{}` in confirm mode where it is made and await the publishes' confirmations",
-            at.binding
+            "put {} in confirm mode where it is made and await the publishes' confirmations",
+            crate::diagnostic::quoted(&at.binding)
         ),
         edits,
     )
@@ -269,7 +269,7 @@ fn kafka_producer(c: &KafkaClient) -> Option<Finding> {
         format!(
             "set {}",
             bad.iter()
-                .map(|(p, _)| format!("`{}={}`", p.key, wanted(&p.key)))
+                .map(|(p, _)| crate::diagnostic::quoted(&format!("{}={}", p.key, wanted(&p.key))))
                 .collect::<Vec<_>>()
                 .join(" and ")
         ),
@@ -333,9 +333,9 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             MA008.finding(
                 &first.loc,
                 format!(
-                "`{}` publishes a batch whose response is returned to a caller that never acts on \
+                "{} publishes a batch whose response is returned to a caller that never acts on \
                  its per-entry failures: a successful request can still reject entries",
-                first.text
+                crate::diagnostic::quoted(&first.text)
             ),
                 "an entry rejected inside a successful batch request counts as sent: it is lost"
                     .into(),
@@ -364,9 +364,9 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             out.push(MA008.finding(
                 &e.loc,
                 format!(
-                    "`{}` publishes a batch whose per-entry failures are never acted on: `?` catches \
+                    "{} publishes a batch whose per-entry failures are never acted on: `?` catches \
                      only a failed request, not the entries the broker rejected",
-                    e.text
+                    crate::diagnostic::quoted(&e.text)
                 ),
                 "an entry rejected inside a successful batch request counts as sent: it is lost".into(),
                 Vec::new(),
@@ -407,9 +407,9 @@ pub fn unread_deliveries(facts: &Facts) -> Vec<Finding> {
         MA008.finding(
             &first.failed.loc,
             format!(
-                "`{}` sends a record whose delivery report is never read before the source \
+                "{} sends a record whose delivery report is never read before the source \
                      is acked: its future is dropped unawaited, or no `poll`/`flush` serves it",
-                first.failed.text
+                crate::diagnostic::quoted(&first.failed.text)
             ),
             "a record the broker never accepted counts as sent once the source is acked: \
                  it is lost"

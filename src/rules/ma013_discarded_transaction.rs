@@ -69,9 +69,9 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                 out.push(MA013.finding(
                     &e.loc,
                     format!(
-                            "the transaction begun by {} is never used: the writes in `{}` run in autocommit, one by one",
+                            "the transaction begun by {} is never used: the writes in {} run in autocommit, one by one",
                             code(&e.text),
-                            f.name
+                            code(&f.name)
                         ),
                     "a crash or error between two writes leaves part of the change committed: \
                                  the first writes stay without the rest (an order without its lines, \

@@ -96,9 +96,10 @@ declare_rule! {
     /// - A batch whose failed entries are retried, turned into an error or recorded
     ///   (any use of them beyond logging), and an SQS `delete_message_batch` whose
     ///   failures are ignored: a message not deleted comes back.
-    /// - A serverless batch handler (see "Serverless event sources") whose failed
-    ///   record is listed in the partial-batch response (`batch_item_failures.push(..)`,
-    ///   a push of a `BatchItemFailure`): that record is redelivered. The handler's
+    /// - A serverless batch handler (see "Serverless batch handlers" in
+    ///   docs/what-is-analyzed.md) whose failed record is listed in the partial-batch
+    ///   response (`batch_item_failures.push(..)`, a push of a `BatchItemFailure`):
+    ///   that record is redelivered. The handler's
     ///   `Ok(..)` is its ack: a failure logged or ignored and not listed before it is
     ///   reported at that `Ok`; `Err` and `?` redeliver the batch.
     ///
@@ -188,7 +189,10 @@ fn finding(facts: Vec<&AckAfterFailure>) -> Finding {
         for site in &f.ack.via {
             labels.push(
                 site,
-                format!("the ack is reached through this call in `{}`", f.entry),
+                format!(
+                    "the ack is reached through this call in {}",
+                    crate::diagnostic::quoted(&f.entry)
+                ),
             );
         }
         for site in &f.failed.via {

@@ -406,8 +406,11 @@ pub fn suggestion(unknown: &str) -> Option<&'static str> {
 /// `unknown rule `x``, with the closest rule when one is close.
 pub fn unknown_rule_message(unknown: &str) -> String {
     match suggestion(unknown) {
-        Some(s) => format!("unknown rule `{unknown}` (did you mean `{s}`?)"),
-        None => format!("unknown rule `{unknown}`"),
+        Some(s) => format!(
+            "unknown rule {} (did you mean `{s}`?)",
+            crate::diagnostic::quoted(unknown)
+        ),
+        None => format!("unknown rule {}", crate::diagnostic::quoted(unknown)),
     }
 }
 

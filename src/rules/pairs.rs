@@ -18,8 +18,10 @@ pub struct Wording {
     pub other_label: String,
 }
 
+/// Analyzed code in a message, through [`crate::diagnostic::quoted`] (a name holding
+/// backticks gets a longer fence).
 pub fn code(text: &str) -> String {
-    format!("`{text}`")
+    crate::diagnostic::quoted(text)
 }
 
 /// `tx.commit()` for a call written without arguments in the text, as written otherwise.
@@ -70,7 +72,10 @@ pub fn report(
             }
             if depth(f) == depth(first) {
                 for site in &f.primary.via {
-                    labels.push(site, format!("reached through this call in `{}`", f.entry));
+                    labels.push(
+                        site,
+                        format!("reached through this call in {}", code(&f.entry)),
+                    );
                 }
                 for site in &f.other.via {
                     labels.push(site, "the related step happens inside this call");
@@ -116,5 +121,16 @@ pub fn fact(relation: crate::analysis::flow::Relation, lines: (u32, u32)) -> Pai
         other: ev(lines.1),
         related: Vec::new(),
         entry: "handle".into(),
+    }
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    /// Messages quote analyzed names through one helper, which fences a name
+    /// holding backticks with a longer run.
+    #[test]
+    fn code_fences_backticks() {
+        assert_eq!(super::code("orders"), "`orders`");
+        assert_eq!(super::code("a`b"), "``a`b``");
     }
 }

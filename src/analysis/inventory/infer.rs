@@ -84,8 +84,11 @@ pub fn infer(c: &Consumer) -> Inference {
             if seen.insert((a.ack.loc.clone(), a.effect.loc.clone())) {
                 reasons.push((
                     format!(
-                        "`{}` ({}) runs before `{}` ({}) is applied",
-                        a.ack.text, a.ack.describe, a.effect.text, a.effect.describe
+                        "{} ({}) runs before {} ({}) is applied",
+                        crate::diagnostic::quoted(&a.ack.text),
+                        a.ack.describe,
+                        crate::diagnostic::quoted(&a.effect.text),
+                        a.effect.describe
                     ),
                     Some(a.ack.loc.clone()),
                 ));
@@ -107,9 +110,9 @@ pub fn infer(c: &Consumer) -> Inference {
                 Some(s) => (
                     format!(
                         "the records the handler lists as failed are lost (at-most-once for them): \
-                         `{}`'s event source does not enable `ReportBatchItemFailures`, so they \
+                         {}'s event source does not enable `ReportBatchItemFailures`, so they \
                          are deleted with the batch",
-                        s.function
+                        crate::diagnostic::quoted(&s.function)
                     ),
                     Some(s.loc.clone()),
                 ),
@@ -162,13 +165,20 @@ pub fn infer(c: &Consumer) -> Inference {
             _ => "has no idempotency the analysis can see",
         };
         reasons.push((
-            format!("`{}` ({}) {why}", e.site.text, e.site.describe),
+            format!(
+                "{} ({}) {why}",
+                crate::diagnostic::quoted(&e.site.text),
+                e.site.describe
+            ),
             Some(e.site.loc.clone()),
         ));
     }
     for x in &c.fresh_ids {
         reasons.push((
-            format!("`{}` mints a new id for each attempt", x.idgen_text),
+            format!(
+                "{} mints a new id for each attempt",
+                crate::diagnostic::quoted(&x.idgen_text)
+            ),
             Some(x.idgen.clone()),
         ));
     }

@@ -19,9 +19,31 @@ const MAX_LABEL: usize = 80;
 
 /// One label as a quoted Mermaid string: quotes, brackets, pipes, backticks,
 /// `#`, `<`, `>` and `&` become entity codes, so no analyzed text can end the
-/// label, start Markdown strings or HTML, or end the code block.
+/// label, start Markdown strings or HTML, or end the code block. A line break in
+/// the text (a raw string literal naming a topic) stays one: `<br>`, the only markup
+/// the label holds; runs of breaks are one, tabs and other whitespace controls a
+/// space, and other control characters are dropped.
 pub fn label(text: &str) -> String {
-    let mut chars: Vec<char> = text.chars().filter(|c| !c.is_control()).collect();
+    let mut chars: Vec<char> = Vec::new();
+    for c in text.trim().chars() {
+        match c {
+            '\n' | '\r' | '\u{2028}' | '\u{2029}' | '\u{85}' => {
+                if chars.last() == Some(&' ') {
+                    chars.pop();
+                }
+                if chars.last() != Some(&'\n') {
+                    chars.push('\n');
+                }
+            }
+            c if c.is_whitespace() => {
+                if !matches!(chars.last(), Some(' ' | '\n')) {
+                    chars.push(' ');
+                }
+            }
+            c if c.is_control() => {}
+            c => chars.push(c),
+        }
+    }
     if chars.len() > MAX_LABEL {
         chars.truncate(MAX_LABEL - 1);
         chars.push('…');
@@ -29,6 +51,7 @@ pub fn label(text: &str) -> String {
     let mut out = String::from("\"");
     for c in chars {
         match c {
+            '\n' => out.push_str("<br>"),
             '"' => out.push_str("#quot;"),
             '#' => out.push_str("#35;"),
             '<' => out.push_str("#lt;"),
@@ -246,6 +269,16 @@ mod tests {
         assert!(!l[1..l.len() - 1].contains(['"', ']', ')', '<', '>', '`', '|', '[', '(']));
         assert!(l.starts_with('"') && l.ends_with('"'));
         assert_eq!(label(&"x".repeat(200)).chars().count(), MAX_LABEL + 2);
+    }
+
+    #[test]
+    fn line_breaks_stay_readable() {
+        assert_eq!(label("orders\nretry"), "\"orders<br>retry\"");
+        assert_eq!(label("a \r\n\n b"), "\"a<br>b\"");
+        assert_eq!(label("a\tb\u{7}c"), "\"a bc\"");
+        assert_eq!(label("\nx\n"), "\"x\"");
+        // The break is the only markup: text cannot write its own.
+        assert_eq!(label("<br>"), "\"#lt;br#gt;\"");
     }
 
     #[test]
