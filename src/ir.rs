@@ -426,26 +426,43 @@ impl Node {
 
     /// Every event in the tree, depth first.
     pub fn events(&self) -> Vec<&Event> {
-        let mut out = Vec::new();
-        let mut stack = vec![self];
+        self.each_event().collect()
+    }
+
+    /// The events of [`Node::events`], one at a time: a search that stops early
+    /// neither walks the rest nor collects the whole tree.
+    pub fn each_event(&self) -> EventIter<'_> {
+        EventIter { stack: vec![self] }
+    }
+}
+
+/// The events of a tree, depth first ([`Node::each_event`]).
+pub struct EventIter<'a> {
+    stack: Vec<&'a Node>,
+}
+
+impl<'a> Iterator for EventIter<'a> {
+    type Item = &'a Event;
+
+    fn next(&mut self) -> Option<&'a Event> {
         // The order of `children`, pushed in reverse without a vector per node.
-        while let Some(n) = stack.pop() {
+        while let Some(n) = self.stack.pop() {
             match n {
-                Node::Seq(v) | Node::Branch(v) => stack.extend(v.iter().rev()),
-                Node::Loop { body, .. } | Node::Closure { body, .. } => stack.push(body),
+                Node::Seq(v) | Node::Branch(v) => self.stack.extend(v.iter().rev()),
+                Node::Loop { body, .. } | Node::Closure { body, .. } => self.stack.push(body),
                 Node::ResultBranch { scrutinee, ok, err } => {
-                    stack.extend([&**err, &**ok, &**scrutinee]);
+                    self.stack.extend([&**err, &**ok, &**scrutinee]);
                 }
                 Node::Event(e) => {
-                    out.push(e);
                     if let EventKind::Call(c) = &e.kind {
-                        stack.extend(c.closures.iter().rev().map(|(_, n)| n));
+                        self.stack.extend(c.closures.iter().rev().map(|(_, n)| n));
                     }
+                    return Some(e);
                 }
                 Node::Exit(_) => {}
             }
         }
-        out
+        None
     }
 }
 

@@ -165,7 +165,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let write_tables: HashMap<&Loc, &[String]> = krate
         .functions
         .iter()
-        .flat_map(|f| f.body.events())
+        .flat_map(|f| f.body.each_event())
         .filter_map(|e| match &e.kind {
             EventKind::Write { sql, .. } => Some((&e.loc, sql.tables.as_slice())),
             _ => None,

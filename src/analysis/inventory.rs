@@ -7,7 +7,7 @@
 //! findings of the run are attached afterwards ([`Inventory::attach`]), by location,
 //! so the guarantee can name the findings that decide it. Output is sorted.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::apis::{self, Apis};
 use crate::diagnostic::{Concern, Consequence, Finding, Severity};
@@ -536,17 +536,24 @@ fn library_of(
     used: &BTreeSet<String>,
 ) -> Option<String> {
     let mut acc: Option<BTreeSet<String>> = None;
+    // The packs of each kind of call, looked up once however often it is made.
+    let mut known: HashMap<(std::mem::Discriminant<EventKind>, &str), BTreeSet<String>> =
+        HashMap::new();
     for e in events {
-        let libs = libraries(apis, e);
+        let libs = known
+            .entry((std::mem::discriminant(&e.kind), e.text.as_str()))
+            .or_insert_with(|| libraries(apis, e));
         if libs.is_empty() {
             continue;
         }
         acc = Some(match acc {
-            None => libs,
+            None => libs.clone(),
+            // `a ∩ libs = a`: nothing to compute.
+            Some(a) if a.is_subset(libs) => a,
             Some(a) => {
-                let i: BTreeSet<String> = a.intersection(&libs).cloned().collect();
+                let i: BTreeSet<String> = a.intersection(libs).cloned().collect();
                 if i.is_empty() {
-                    a.union(&libs).cloned().collect()
+                    a.union(libs).cloned().collect()
                 } else {
                     i
                 }
@@ -597,7 +604,7 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
     let all_events: Vec<&crate::ir::Event> = krate
         .functions
         .iter()
-        .flat_map(|f| f.body.events())
+        .flat_map(|f| f.body.each_event())
         .collect();
     // Libraries the crate certainly uses: calls only one pack knows.
     let mut used: BTreeSet<String> = all_events
@@ -840,7 +847,7 @@ fn consumer_functions(c: &mut Consumer, krate: &Crate, r: &Reach, i: usize) {
             what: s.what.clone(),
             loc: s.loc.clone(),
         }));
-        let acts = g.body.events().iter().any(|e| {
+        let acts = g.body.each_event().any(|e| {
             matches!(
                 e.kind,
                 EventKind::Ack { .. }

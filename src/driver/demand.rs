@@ -206,7 +206,7 @@ fn relevance<'k>(
             let own = own(f);
             let mut relevant = own && has_own_facts(f, index);
             let (mut edges, mut calls) = (Vec::new(), Vec::new());
-            for e in f.body.events() {
+            for e in f.body.each_event() {
                 match &e.kind {
                     EventKind::Call(c) => {
                         edges.extend(resolver.resolve(f, c));
@@ -408,7 +408,7 @@ fn functions_run(krate: &Crate, resolver: &Resolver, relevant: &[bool]) -> Vec<b
     let mut closure_params: Vec<Vec<crate::ir::ValueId>> = vec![Vec::new(); fns.len()];
     let mut stack: Vec<usize> = (0..fns.len()).filter(|&i| relevant[i]).collect();
     while let Some(i) = stack.pop() {
-        for e in fns[i].body.events() {
+        for e in fns[i].body.each_event() {
             let EventKind::Call(c) = &e.kind else {
                 continue;
             };

@@ -854,8 +854,7 @@ fn check_prefilter(
             None if r => {
                 let own: Vec<String> = f
                     .body
-                    .events()
-                    .into_iter()
+                    .each_event()
                     .filter(|e| {
                         !matches!(
                             e.kind,

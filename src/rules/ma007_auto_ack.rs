@@ -81,7 +81,7 @@ fn any_event(krate: &Crate, pred: &dyn Fn(&EventKind) -> bool) -> bool {
     krate
         .functions
         .iter()
-        .any(|f| f.body.events().iter().any(|e| pred(&e.kind)))
+        .any(|f| f.body.each_event().any(|e| pred(&e.kind)))
 }
 
 /// `facts` tells which consumers have side effects: a Kafka client whose messages the
@@ -117,7 +117,7 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
     for (fi, f) in krate.functions.iter().enumerate() {
         for (ci, c) in f.kafka_clients.iter().enumerate() {
             let key = (fi, ci as u32);
-            let received_here = f.body.events().iter().any(
+            let received_here = f.body.each_event().any(
                 |e| matches!(e.kind, EventKind::Receive { client: Some(c), .. } if c == ci as u32),
             );
             if received_here && !facts.effect_clients.contains(&key) {

@@ -347,7 +347,7 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
         );
     }
     for f in krate.functions.iter().filter(|f| !f.dependency) {
-        for e in f.body.events() {
+        for e in f.body.each_event() {
             let EventKind::EntriesUnread {
                 what,
                 delivery: false,

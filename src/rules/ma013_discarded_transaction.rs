@@ -59,7 +59,7 @@ declare_rule! {
 pub fn check(krate: &Crate) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in &krate.functions {
-        for e in f.body.events() {
+        for e in f.body.each_event() {
             if let EventKind::Begin {
                 fresh: true,
                 used: false,

@@ -280,7 +280,7 @@ impl<'c> Interp<'c> {
     fn returned_batches(&mut self, e: &'c Event, idx: usize, st: &mut State) {
         let callee = &self.krate.functions[idx];
         self.via.push(e.loc.clone());
-        for b in callee.body.events() {
+        for b in callee.body.each_event() {
             if !callee.returns_batches.contains(&b.loc) {
                 continue;
             }

@@ -20,7 +20,7 @@
 //! Each retention keeps the location of the literal that holds it (the constant's
 //! value when it comes from a constant). What cannot be evaluated is left out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use proc_macro2::Span as PmSpan;
@@ -247,6 +247,7 @@ pub fn walk_file(
         sites: &mut out.sites,
         expiries: &mut out.expiries,
         frames: vec![Frame::default()],
+        read_chains: HashSet::new(),
     };
     v.visit_file(f.ast);
     v.end_frame();
@@ -337,6 +338,9 @@ struct Walker<'a, 'b> {
     sites: &'b mut Vec<((Arc<str>, Span), Site)>,
     expiries: &'b mut Expiries,
     frames: Vec<Frame>,
+    /// The method calls inside a chain already read whole from its outermost call
+    /// (by address): `a.b().c()` is read once, at `.c()`, not again at `.b()`.
+    read_chains: HashSet<usize>,
 }
 
 const DEDUP_KEY_WORDS: &[&str] = &["processed", "dedup", "idempot", "seen", "inbox"];
@@ -828,7 +832,12 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
         syn::visit::visit_item_impl(self, i);
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-        self.method_chain(m);
+        if !self.read_chains.remove(&(std::ptr::from_ref(m) as usize)) {
+            let (calls, _) = Self::chain(m);
+            let inner = calls[1..].iter().map(|c| std::ptr::from_ref(*c) as usize);
+            self.read_chains.extend(inner);
+            self.method_chain(m);
+        }
         self.single_method(m);
         syn::visit::visit_expr_method_call(self, m);
     }
