@@ -159,6 +159,9 @@ pub enum EventKind {
     },
     Commit {
         tx: ValueId,
+        /// The commit also acks the message (sqlxmq `complete_with_transaction`): the
+        /// transaction's effects and the ack are atomic, none is repeated.
+        acks: bool,
     },
     Rollback {
         tx: ValueId,

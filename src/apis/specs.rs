@@ -324,6 +324,9 @@ pub enum Target {
     Arg0,
     Mentions,
     TerminalArg0,
+    /// The argument holding a transaction (`insert_one_with_session(doc, None, &mut s)`):
+    /// a write joined to it.
+    Tx,
     None,
 }
 
@@ -395,6 +398,10 @@ pub struct CallSpec {
     /// commit to commit later (librdkafka's offset store); it commits nothing itself.
     #[serde(default)]
     pub offset_store: bool,
+    /// (commit) The commit also acks the message it is called on (sqlxmq's
+    /// `complete_with_transaction(tx)`): an ack right after the commit.
+    #[serde(default)]
+    pub acks: bool,
     /// An `idgen` that reads a clock (`Utc::now`): its reading is an id only once
     /// formatted into a text (`format!("{}-{}", key, now.timestamp_millis())`).
     #[serde(default)]

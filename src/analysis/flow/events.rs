@@ -46,7 +46,7 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Write { .. } => self.write(e, &mut st, fr),
-            EventKind::Commit { tx } => self.commit_event(e, &mut st, fr.val(*tx)),
+            EventKind::Commit { tx, acks } => self.commit_event(e, &mut st, fr.val(*tx), *acks),
             EventKind::Rollback { tx } => {
                 rollback(&mut st, fr.val(*tx));
                 None
@@ -163,8 +163,20 @@ impl<'c> Interp<'c> {
 
     /// A transaction commits; a commit of an open transaction with writes may fail
     /// (the failure the error handling right after it reads).
-    fn commit_event(&mut self, e: &'c Event, st: &mut State, tx: Val) -> Option<Failure> {
+    fn commit_event(
+        &mut self,
+        e: &'c Event,
+        st: &mut State,
+        tx: Val,
+        acks: bool,
+    ) -> Option<Failure> {
         let ev = self.evref(e);
+        // Committed with the ack: a rerun repeats none of the transaction's effects.
+        if acks {
+            if let Some(t) = st.txs.get_mut(&tx) {
+                t.nonidem.clear();
+            }
+        }
         self.split = None;
         let failable = st
             .txs

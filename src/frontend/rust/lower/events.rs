@@ -67,6 +67,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Target::Receiver => recv_v,
             Target::Arg0 => arg_infos.first().and_then(|a| a.value).or(recv_v),
             Target::TerminalArg0 => arg_infos.first().and_then(|a| a.value),
+            Target::Tx => self.tx_arg(&arg_infos),
             Target::Mentions => None,
             Target::None => None,
         };
@@ -78,6 +79,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
         let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        if spec.acks {
+            self.commit_acks(spec, recv_v, out);
+        }
         let mut info = Info {
             value,
             role: returns,
@@ -95,6 +99,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         info
+    }
+
+    /// The argument holding a transaction (`Target::Tx`).
+    fn tx_arg(&self, args: &[Info]) -> Option<ValueId> {
+        args.iter().filter_map(|a| a.value).find(|v| {
+            self.values[*v as usize].role.as_deref().and_then(Role::of) == Some(Role::DbTx)
+        })
+    }
+
+    /// A commit that also acks the message it is called on (the spec's `acks`):
+    /// the ack follows the commit just pushed, at the same place.
+    fn commit_acks(&self, spec: &CallSpec, recv: Option<ValueId>, out: &mut Vec<Node>) {
+        let Some(Node::Event(commit)) = out.last() else {
+            return;
+        };
+        if !matches!(commit.kind, EventKind::Commit { .. }) {
+            return;
+        }
+        let ack = Event {
+            kind: EventKind::Ack {
+                msg: recv.and_then(|v| self.root(v)),
+                offsets: false,
+                store: false,
+            },
+            describe: spec.describe.clone().unwrap_or_default(),
+            ..commit.clone()
+        };
+        out.push(Node::Event(ack));
     }
 
     /// Notes the pack of a broker spec matched here (`Function::packs`).
@@ -289,6 +321,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     ) -> Info {
         let target = match b.spec.target {
             Target::TerminalArg0 => args.first().and_then(|a| a.value),
+            Target::Tx => self.tx_arg(args),
             _ => None,
         };
         let mut mentions = b.mentions.clone();
@@ -568,7 +601,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let tx = target?;
                 self.finishes[tx as usize] += 1;
                 if spec.event == Api::Commit {
-                    EventKind::Commit { tx }
+                    EventKind::Commit {
+                        tx,
+                        acks: spec.acks,
+                    }
                 } else {
                     EventKind::Rollback { tx }
                 }
@@ -664,7 +700,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     used: true,
                 }
             }
-            SqlKind::Commit => EventKind::Commit { tx: target? },
+            SqlKind::Commit => EventKind::Commit {
+                tx: target?,
+                acks: false,
+            },
             SqlKind::Rollback => EventKind::Rollback { tx: target? },
             SqlKind::Write => {
                 if self.in_return && facts.ignores_conflict {

@@ -185,7 +185,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 ..
             }))
         );
-        if failed_here {
+        // A commit that also acks (sqlxmq `complete_with_transaction`): both fail
+        // together, and the error edge says the commit failed.
+        let acked_commit = out.len() >= 2
+            && matches!(
+                (&out[out.len() - 2], &out[out.len() - 1]),
+                (
+                    Node::Event(Event { kind: EventKind::Commit { .. }, loc: a, .. }),
+                    Node::Event(Event { kind: EventKind::Ack { .. }, loc: b, .. }),
+                ) if a == b
+            );
+        if acked_commit {
+            let ack = out.pop().unwrap_or(Node::Seq(vec![]));
+            let commit = out.pop().unwrap_or(Node::Seq(vec![]));
+            let mut err = Vec::new();
+            if let Node::Event(ev) = &commit {
+                err.push(Node::Event(Event {
+                    kind: EventKind::Failed {
+                        what: Box::new(ev.kind.clone()),
+                    },
+                    ..ev.clone()
+                }));
+            }
+            err.push(Node::Exit(ExitKind::Return { err: Some(true) }));
+            out.push(Node::Branch(vec![
+                Node::Seq(vec![commit, ack]),
+                Node::Seq(err),
+            ]));
+        } else if failed_here {
             let commit = out.pop().unwrap_or(Node::Seq(vec![]));
             // The error edge says what failed, except for an ack (for acks
             // after a failure).
