@@ -108,6 +108,55 @@ fn suppression_on_the_line_before_silences_and_stale_one_is_reported() {
 }
 
 #[test]
+fn malformed_suppressions_are_warnings_and_spacing_variants_suppress() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(BAD).unwrap();
+    let (_, v) = json(&[BAD]);
+    let line = v["findings"][0]["line"].as_u64().unwrap() as usize;
+    for (comment, suppressed, message) in [
+        ("/* msgaudit: allow(MA001) replayed */", 1, None),
+        ("# msgaudit:allow(MA001)", 0, None),
+        (
+            "// msgaudit:alow(MA001) replayed",
+            0,
+            Some("malformed suppression, it suppresses nothing: unknown directive `alow` (the only one is `allow`); write `// msgaudit:allow(MA001) reason`"),
+        ),
+        (
+            "// msgaudit:allow(MA01) replayed",
+            0,
+            Some("suppression of unknown rule `MA01` (did you mean `MA001`?)"),
+        ),
+    ] {
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        if comment.starts_with('#') {
+            // Not a Rust comment: a syntax error would hide the point; put it in a string.
+            lines.insert(line - 1, format!("    let _ = \"{comment}\";"));
+        } else {
+            lines.insert(line - 1, format!("    {comment}"));
+        }
+        let p = dir.path().join("handler.rs");
+        fs::write(&p, lines.join("\n")).unwrap();
+        let (_, v) = json(&[p.to_str().unwrap()]);
+        assert_eq!(v["summary"]["suppressed"], suppressed, "{comment}: {v}");
+        let ma900: Vec<_> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "MA900")
+            .collect();
+        match message {
+            Some(m) => {
+                assert_eq!(ma900.len(), 1, "{comment}: {v}");
+                assert_eq!(ma900[0]["message"], m);
+                assert_eq!(ma900[0]["line"], line as u64);
+                assert_eq!(ma900[0]["severity"], "warning");
+            }
+            None => assert!(ma900.is_empty(), "{comment}: {v}"),
+        }
+    }
+}
+
+#[test]
 fn unparsable_rust_is_an_error_with_position_and_the_rest_is_analyzed() {
     let (code, v) = json(&["tests/data/broken"]);
     assert_eq!(code, 2, "{v}");

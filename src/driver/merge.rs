@@ -25,7 +25,7 @@ pub(super) fn lower_yaml(
         yaml_files
             .par_iter()
             .map(|f| {
-                let _tick = Tick(bar);
+                let _tick = Tick(bar, 1);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     cpu::timed(cpu::Phase::Yaml, || yaml::lower_file(f))
                 }))

@@ -34,7 +34,7 @@ pub struct AnalysisInput<'a> {
     /// Parse only the files that mention an API token or that the model of those
     /// files needs (docs/what-is-analyzed.md "Scope and skipping"); false parses every file.
     pub prefilter: bool,
-    /// Shows a progress bar (crates and YAML files analyzed) on stderr.
+    /// Shows a progress bar (Rust and YAML files analyzed) on stderr.
     pub progress: bool,
     /// Each crate's dependencies inside the tree: (import name, crate key).
     pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
@@ -161,7 +161,10 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
     let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
     let work = crate_work(pool, crates, filter.as_ref(), &own_files, &mut out);
 
-    let bar = progress_bar(input.progress, (work.len() + yaml_files.len()) as u64);
+    let bar = progress_bar(
+        input.progress,
+        schedule::progress_total(&work, yaml_files.len()),
+    );
     let shared = schedule::Shared {
         unique_tables: &unique_tables,
         included: &included,
@@ -418,19 +421,19 @@ fn progress_bar(show: bool, len: u64) -> indicatif::ProgressBar {
         indicatif::ProgressDrawTarget::stderr_with_hz(4),
     );
     if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} analyzing: {pos}/{len} crates and YAML files {wide_bar} {elapsed}",
+        "{spinner} analyzing: {pos}/{len} files {wide_bar} {elapsed}",
     ) {
         bar.set_style(style);
     }
     bar
 }
 
-/// Counts one unit of work done when dropped (also when the work panicked).
-struct Tick<'a>(&'a indicatif::ProgressBar);
+/// Counts units of work done (files) when dropped (also when the work panicked).
+struct Tick<'a>(&'a indicatif::ProgressBar, u64);
 
 impl Drop for Tick<'_> {
     fn drop(&mut self) {
-        self.0.inc(1);
+        self.0.inc(self.1);
     }
 }
 

@@ -19,6 +19,21 @@ pub(super) struct Shared<'s, 'a> {
     pub lexicon: Option<&'s lazy::Lexicon>,
 }
 
+/// A crate's share of the progress bar: its own Rust files (not the dependencies'
+/// files it is analyzed with, which their own crates count), at least one, so that a
+/// large crate moves the bar as far as the many small ones of its size.
+pub(super) fn crate_units(key: &str, files: &[&crate::source::SourceFile]) -> u64 {
+    (files.iter().filter(|f| f.crate_key == key).count() as u64).max(1)
+}
+
+/// The progress bar's length: the crates' units and one per YAML file.
+pub(super) fn progress_total(work: &[CrateWork], yaml_files: usize) -> u64 {
+    work.iter()
+        .map(|(key, files, _)| crate_units(key, files))
+        .sum::<u64>()
+        + yaml_files as u64
+}
+
 /// Analyzes each crate of `work`: the results in its order, and the most crates
 /// analyzed at one time.
 pub(super) fn run_crates(
@@ -52,7 +67,7 @@ pub(super) fn run_crates(
                 let Some((key, files, named)) = work.get(i) else {
                     break;
                 };
-                let _tick = Tick(bar);
+                let _tick = Tick(bar, crate_units(key, files));
                 if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     continue;
                 }
@@ -135,4 +150,40 @@ pub(super) fn run_crates(
         })
         .collect();
     (results, peak)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{FileKind, SourceFile};
+
+    fn rs(path: &str, krate: &str) -> SourceFile {
+        SourceFile {
+            path: path.to_string(),
+            abs: path.into(),
+            text: String::new(),
+            bom: false,
+            kind: FileKind::Rust,
+            crate_key: krate.to_string(),
+            package_key: krate.to_string(),
+        }
+    }
+
+    #[test]
+    fn progress_counts_own_files_and_yaml_files() {
+        let big: Vec<SourceFile> = (0..40).map(|i| rs(&format!("big/{i}.rs"), "big")).collect();
+        let small = [rs("small/lib.rs", "small")];
+        let mut small_work: Vec<&SourceFile> = small.iter().collect();
+        // The small crate is analyzed with two of the big crate's files: not its own.
+        small_work.extend(&big[..2]);
+        let work: Vec<CrateWork> = vec![
+            ("big", big.iter().collect(), None),
+            ("small", small_work, None),
+            ("empty", Vec::new(), None),
+        ];
+        assert_eq!(crate_units("big", &work[0].1), 40);
+        assert_eq!(crate_units("small", &work[1].1), 1);
+        assert_eq!(crate_units("empty", &work[2].1), 1);
+        assert_eq!(progress_total(&work, 3), 40 + 1 + 1 + 3);
+    }
 }

@@ -168,8 +168,11 @@ pub static UNUSED_SUPPRESSION: RuleMeta = RuleMeta {
     fix: "",
     unsafe_fix: "",
     doc: "## What it does\n\nReports a `// msgaudit:allow(CODE)` (or `# msgaudit:allow(CODE)`) comment \
-          that matches no finding on its own line or the line after it.\n\n## Why is this bad?\n\n\
-          Stale suppressions accumulate and hide the next real defect written on that line.\n\n\
+          that matches no finding on its own line or the line after it, and a comment that starts \
+          like a suppression but is not one (`// msgaudit allow(MA001)`, `// msgaudit:alow(MA001)`, \
+          an unclosed `(`), with the right spelling.\n\n## Why is this bad?\n\n\
+          Stale suppressions accumulate and hide the next real defect written on that line; a \
+          malformed one suppresses nothing while a reader takes the finding as accepted.\n\n\
           A suppression of a rule that `--select`, `--ignore` or the config turned off is not stale.\n\n\
           ## Example\n\n\
           ```rust\n\
