@@ -440,6 +440,11 @@ impl<'c> Interp<'c> {
 
     fn effect_now(&mut self, st: &mut State, ev: EvRef) {
         self.note_effect(st);
+        // An effect after a failed claim by shape: the claim guarded it (the effect
+        // runs), it was not the message's effect.
+        if st.failed.as_ref().is_some_and(|f| f.shaped_claim) {
+            st.failed = None;
+        }
         let pend: Vec<Pending> = st.acks.values().cloned().collect();
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);

@@ -427,10 +427,15 @@ impl<'c> Interp<'c> {
             .map(|t| fr.val(t))
             .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
         let auto = tx_val.is_none() && *autocommit;
-        // A business write can fail (a dedup record's failure is not the effect's; a
-        // Redis `SET` is a cache or a lock).
-        let failure = (!dedup && sql.kind == SqlKind::Write && sql.verb != "SET")
-            .then(|| Failure::of(ev.clone(), false, st));
+        // A business write can fail (a named dedup record's failure is not the
+        // effect's; a Redis `SET` is a cache or a lock). A claim by its shape alone is
+        // the effect itself when no other effect follows it (`effect_now` ends it).
+        let shaped_claim = dedup && !named;
+        let failure = ((!dedup || shaped_claim) && sql.kind == SqlKind::Write && sql.verb != "SET")
+            .then(|| Failure {
+                shaped_claim,
+                ..Failure::of(ev.clone(), false, st)
+            });
         let nonidem = !outbox
             && !dedup
             && !sql.guarded

@@ -109,6 +109,11 @@ pub(super) struct Failure {
     /// deleted: the loss is reported there, and a later write of them (a clean-up of
     /// the rows marked done) is not another progress record.
     pub(super) progressed: Vec<String>,
+    /// The failed write is a dedup claim by its shape only (a conflict-ignoring
+    /// insert of a key, in no table named as a dedup record): it is the message's
+    /// effect unless another effect follows it (the effect it guarded), which ends
+    /// this failure.
+    pub(super) shaped_claim: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -125,6 +130,7 @@ impl PartialEq for Failure {
             && self.batch == other.batch
             && self.delivery == other.delivery
             && self.earlier_batches == other.earlier_batches
+            && self.shaped_claim == other.shaped_claim
     }
 }
 
@@ -148,6 +154,7 @@ impl Failure {
             delivery: false,
             earlier_batches: Vec::new(),
             progressed: Vec::new(),
+            shaped_claim: false,
         }
     }
 
