@@ -90,7 +90,10 @@ declare_rule! {
     ///   is_unique_violation(&e)`): a duplicate acked on purpose.
     /// - A failed dedup-record write, a failed Redis `SET` (a cache, a lock) and a
     ///   failed cache entry (a value written with an expiry: `set_ex`, `pset_ex`,
-    ///   `SET … EX`): not the message's effect.
+    ///   `SET … EX`): not the message's effect. A dedup record is a table named as
+    ///   one, or an insert shaped as a claim (`ON CONFLICT DO NOTHING` keyed by the
+    ///   message) that another effect follows; a claim-shaped insert with no effect
+    ///   after it before the ack is the message's effect, and its failure counts.
     /// - A retry loop that retries the effect until it succeeds: the ack follows the
     ///   success. (A loop that gives up after a few attempts and acks is reported.)
     /// - A batch whose failed entries are retried, turned into an error or recorded
