@@ -222,6 +222,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.expr(a, out);
                 }
                 if self.special_arg(last, ClosureRun::Callback, None, out) {
+                    // `and_then` / `then`: a callback whose results make the stream
+                    // the chain goes on with (`.and_then(decode).try_for_each(store)`).
+                    if self.cx.apis.std.stream_adapters.contains(name) {
+                        return recv;
+                    }
                     return Info::default();
                 }
             }
