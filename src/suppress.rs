@@ -6,7 +6,7 @@
 //! `)`; the rest of the comment is the reason. It covers findings whose primary line
 //! is one of the comment's lines or the next one. A comment that starts like one but
 //! is not (`msgaudit allow(..)`, `msgaudit:alow(..)`, `MSGAUDIT:allow(..)`, a
-//! missing `)`) suppresses nothing and is reported as MA900 with the right spelling.
+//! missing `)`) suppresses nothing and is reported by the unused-suppression rule with the right spelling.
 //! Rust text is read with the front end's lexer (`frontend::rust::lex`), which
 //! tells comments from string and char literals; in YAML a `#` starts a comment
 //! at a line's start or after whitespace, outside quotes.
@@ -92,7 +92,7 @@ fn mentions_msgaudit(text: &str) -> bool {
 }
 
 /// A comment that was meant as a suppression but is not one: what is wrong and how
-/// to write it. It suppresses nothing and is reported as MA900.
+/// to write it. It suppresses nothing and is reported by the unused-suppression rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Malformed {
     /// 1-based line of the comment.
@@ -113,7 +113,7 @@ type Directive<'a> = Result<(&'a str, &'a str), String>;
 /// `msgaudit` followed by `:`, or by `allow(` with the colon missing).
 ///
 /// Accepted: `msgaudit:allow(A, B) reason`, with whitespace around the `:` and
-/// before the `(` (`msgaudit: allow (MA001)`), as `# noqa:E501` and `# noqa: E501`
+/// before the `(` (`msgaudit: allow (CODE)`), as `# noqa:E501` and `# noqa: E501`
 /// both work in ruff. Anything else that starts like one is an error: a missing
 /// colon, another case (`MsgAudit:Allow`), another directive (`alow`), a missing
 /// `(` or `)`, an empty list.
