@@ -713,6 +713,10 @@ pub struct Insertion {
     /// The block takes any raw Kafka key, written as this prefix and the canonical
     /// name (`consumer.override.` in Kafka Connect, empty in a property map).
     pub prefix: Option<String>,
+    /// A Rust builder chain (rdkafka `ClientConfig`): a setting is added as a call of
+    /// this method (`.set("key", "value")`), after the chain's last one; `newline`
+    /// is empty when the chain is written on one line.
+    pub call: Option<String>,
 }
 
 impl Insertion {

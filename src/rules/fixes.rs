@@ -37,16 +37,19 @@ pub fn insert_setting(c: &KafkaClient, key: &str, value: &str) -> Option<Edit> {
     }
     let at = c.insert.as_deref()?;
     let written = at.key(key)?;
+    let (k, v) = (
+        quoted(&written, at.key_quote),
+        quoted(value, at.value_quote),
+    );
+    let entry = match &at.call {
+        // A Rust builder chain: one more call of its setter.
+        Some(method) => format!(".{method}({k}, {v})"),
+        None => format!("{k}: {v}"),
+    };
     Some(Edit {
         path: at.at.path.to_string(),
         span: at.at.span,
-        content: format!(
-            "{}{}{}: {}",
-            at.newline,
-            at.indent,
-            quoted(&written, at.key_quote),
-            quoted(value, at.value_quote)
-        ),
+        content: format!("{}{}{entry}", at.newline, at.indent),
     })
 }
 

@@ -73,7 +73,7 @@ declare_rule! {
         consequence: Loss,
         summary: "Progress advances independently of processing (auto commit, no_ack, AckPolicy::None) in a consumer with side effects.",
         boundary: "progress decoupled from effect",
-        unsafe_fix: "`enable.auto.commit` written as `true` becomes `false`, where the consumer commits offsets explicitly after its effect (an rdkafka consumer whose received messages are followed by `commit_message`/`commit`; a Spring Boot consumer, whose listener container then commits after the listener returns); never where nothing would commit.",
+        unsafe_fix: "`enable.auto.commit` written as `true` becomes `false` (or is added as `false` to an rdkafka `ClientConfig` chain that leaves it unset), where the consumer commits offsets explicitly after its effect (an rdkafka consumer whose received messages are followed by `commit_message`/`commit`; a Spring Boot consumer, whose listener container then commits after the listener returns); never where nothing would commit.",
     };
 }
 
@@ -148,13 +148,21 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
                         .with_fix(commits.then(|| auto_commit_off(p)).flatten()),
                     )
                 }
-                (None, _) => out.push(finding(
-                    &c.new_loc,
-                    "consumer leaves `enable.auto.commit` unset, and librdkafka's default (`true`) commits \
-                     offsets on a timer, not after the effect"
-                        .into(),
-                    Vec::new(),
-                )),
+                (None, _) => {
+                    let commits = facts.effect_clients.contains(&key)
+                        && facts.committed_clients.contains(&key);
+                    let fix = commits.then(|| auto_commit_added_off(c)).flatten();
+                    out.push(
+                        finding(
+                            &c.new_loc,
+                            "consumer leaves `enable.auto.commit` unset, and librdkafka's default (`true`) \
+                             commits offsets on a timer, not after the effect"
+                                .into(),
+                            Vec::new(),
+                        )
+                        .with_fix(fix),
+                    )
+                }
                 _ => {}
             }
         }
@@ -234,6 +242,18 @@ fn auto_commit_off(p: &crate::ir::Prop) -> Option<crate::diagnostic::Fix> {
             crate::diagnostic::quoted(&format!("{}=false", p.key))
         ),
         vec![fixes::set_value(p, "false")],
+    )
+}
+
+/// The unsafe fix that adds `enable.auto.commit=false` to a configuration that
+/// leaves it unset (after the last `.set(..)` of an rdkafka `ClientConfig` chain).
+fn auto_commit_added_off(c: &crate::ir::KafkaClient) -> Option<crate::diagnostic::Fix> {
+    fixes::unsafe_fix(
+        format!(
+            "add {} (offsets are committed explicitly)",
+            crate::diagnostic::quoted("enable.auto.commit=false")
+        ),
+        vec![fixes::insert_setting(c, "enable.auto.commit", "false")],
     )
 }
 

@@ -132,6 +132,7 @@ pub fn block(
         value_quote,
         keys: keys.keys,
         prefix: keys.prefix,
+        call: None,
     }))
 }
 

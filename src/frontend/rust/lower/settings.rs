@@ -7,7 +7,10 @@ use syn::Expr;
 use super::spans::expr_span;
 use super::{strip, Info, Lowerer};
 use crate::apis::{AutoAckSpec, ConfigStep, Role};
-use crate::ir::{AckSetting, Callee, ClientFamily, IdFlow, KafkaClient, Loc, Node, Prop, ValueId};
+use crate::diagnostic::Span;
+use crate::ir::{
+    AckSetting, Callee, ClientFamily, IdFlow, Insertion, KafkaClient, Loc, Node, Prop, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
@@ -190,6 +193,45 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         })
     }
 
+    /// Where a setting is added to a configuration chain after the call `mc` (a
+    /// `.set(k, v)`): right after its `)`, on a line of its own with the call's
+    /// indentation when the call starts its line (`\n        .set(..)`), else on the
+    /// same line (`cfg.set(a, b).set(..)`).
+    fn chain_insertion(&self, mc: &syn::ExprMethodCall, method: &str) -> Box<Insertion> {
+        let close = mc.paren_token.span.close();
+        let end = self.cx.span(close, close);
+        let dot = self.cx.span(mc.dot_token.span, mc.dot_token.span);
+        let text = self.cx.lines.text();
+        let line_start = text[..dot.byte_start].rfind('\n').map_or(0, |i| i + 1);
+        let before = &text[line_start..dot.byte_start];
+        let own_line = before.chars().all(|c| c == ' ' || c == '\t');
+        let (newline, indent) = match own_line {
+            true if text[..line_start].ends_with("\r\n") => ("\r\n", before),
+            true => ("\n", before),
+            false => ("", ""),
+        };
+        Box::new(Insertion {
+            at: Loc {
+                path: self.cx.path.clone(),
+                span: Span {
+                    line: end.end_line,
+                    column: end.end_column,
+                    end_line: end.end_line,
+                    end_column: end.end_column,
+                    byte_start: end.byte_end,
+                    byte_end: end.byte_end,
+                },
+            },
+            indent: indent.to_string(),
+            newline: newline.to_string(),
+            key_quote: Some('"'),
+            value_quote: Some('"'),
+            keys: Vec::new(),
+            prefix: Some(String::new()),
+            call: Some(method.to_string()),
+        })
+    }
+
     /// `.set(key, value)`, `.create()` and the rest on an rdkafka `ClientConfig`: what
     /// the call does to the configuration is the pack's `config`.
     pub(super) fn kafka_config_call(
@@ -275,6 +317,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             loc: loc.clone(),
                             value_at,
                         });
+                        // A setting the chain leaves out goes after its last `.set(..)`.
+                        if spec.property.is_none() {
+                            cfg.insert = Some(self.chain_insertion(mc, &name));
+                        }
                     }
                     None => cfg.dynamic = true,
                 }
