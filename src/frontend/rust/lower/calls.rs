@@ -679,7 +679,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// facade, also when the facade's path was imported by `use`).
     pub(super) fn crate_fn_path(&self, segs: &[String]) -> Option<Vec<String>> {
         if self.is_crate_fn_here(segs) {
-            return Some(segs.to_vec());
+            // Through the file's `use`s: `use platform::db; db::wallets::credit(..)` is
+            // `platform::db::wallets::credit`, which a facade re-export resolves.
+            return Some(resolve_path(self.cx.uses, segs));
         }
         if self.cx.index.reexports.is_empty() {
             return None;
