@@ -794,6 +794,20 @@ fn result_kind(e: &Expr) -> Option<bool> {
     }
 }
 
+/// The error edge of an operation `ev` that can fail: it fails (the event says what
+/// failed) and the function returns the error.
+fn failed_then_return(ev: &crate::ir::Event) -> Node {
+    Node::Seq(vec![
+        Node::Event(crate::ir::Event {
+            kind: crate::ir::EventKind::Failed {
+                what: Box::new(ev.kind.clone()),
+            },
+            ..ev.clone()
+        }),
+        Node::Exit(crate::ir::ExitKind::Return { err: Some(true) }),
+    ])
+}
+
 /// A `match` or `if`: the expressions whose arms are the function's tail when it is.
 fn is_branching(e: &Expr) -> bool {
     matches!(strip(e), Expr::Match(_) | Expr::If(_))

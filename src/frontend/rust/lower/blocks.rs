@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
 use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
-use super::{is_branching, result_kind, strip, tail_value, Info, Lowerer};
+use super::{failed_then_return, is_branching, result_kind, strip, tail_value, Info, Lowerer};
 use crate::frontend::rust::TypeInfo;
 use crate::ir::{Event, EventKind, ExitKind, Node};
 
@@ -64,15 +64,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let Some(Node::Event(ev)) = out.pop() else {
             return;
         };
-        let err = Node::Seq(vec![
-            Node::Event(Event {
-                kind: EventKind::Failed {
-                    what: Box::new(ev.kind.clone()),
-                },
-                ..ev.clone()
-            }),
-            Node::Exit(ExitKind::Return { err: Some(true) }),
-        ]);
+        let err = failed_then_return(&ev);
         out.push(Node::Branch(vec![Node::Seq(vec![Node::Event(ev)]), err]));
     }
 

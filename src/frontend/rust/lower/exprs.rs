@@ -10,7 +10,8 @@ use super::outcome::{
 };
 use super::spans::expr_span;
 use super::{
-    ends_in_call, is_branching, is_message_role, result_kind, short_text, strip, Info, Lowerer,
+    ends_in_call, failed_then_return, is_branching, is_message_role, result_kind, short_text,
+    strip, Info, Lowerer,
 };
 use crate::frontend::rust::types::{bounded_generic, impl_arg};
 use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node};
@@ -198,36 +199,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if acked_commit {
             let ack = out.pop().unwrap_or(Node::Seq(vec![]));
             let commit = out.pop().unwrap_or(Node::Seq(vec![]));
-            let mut err = Vec::new();
-            if let Node::Event(ev) = &commit {
-                err.push(Node::Event(Event {
-                    kind: EventKind::Failed {
-                        what: Box::new(ev.kind.clone()),
-                    },
-                    ..ev.clone()
-                }));
-            }
-            err.push(Node::Exit(ExitKind::Return { err: Some(true) }));
-            out.push(Node::Branch(vec![
-                Node::Seq(vec![commit, ack]),
-                Node::Seq(err),
-            ]));
+            let err = match &commit {
+                Node::Event(ev) => failed_then_return(ev),
+                _ => Node::Exit(ExitKind::Return { err: Some(true) }),
+            };
+            out.push(Node::Branch(vec![Node::Seq(vec![commit, ack]), err]));
         } else if failed_here {
             let commit = out.pop().unwrap_or(Node::Seq(vec![]));
             // The error edge says what failed, except for an ack (for acks
             // after a failure).
-            let exit = Node::Exit(ExitKind::Return { err: Some(true) });
             let err = match &commit {
-                Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => Node::Seq(vec![
-                    Node::Event(Event {
-                        kind: EventKind::Failed {
-                            what: Box::new(ev.kind.clone()),
-                        },
-                        ..ev.clone()
-                    }),
-                    exit,
-                ]),
-                _ => exit,
+                Node::Event(ev) if !matches!(ev.kind, EventKind::Ack { .. }) => {
+                    failed_then_return(ev)
+                }
+                _ => Node::Exit(ExitKind::Return { err: Some(true) }),
             };
             out.push(Node::Branch(vec![Node::Seq(vec![commit]), err]));
         } else {
