@@ -249,6 +249,14 @@ pub enum EventKind {
     ClaimTested {
         claim: Loc,
     },
+    /// An outcome whose error a test handled and went on (`if let Err(e) = &res {
+    /// log }`) is propagated after all (`res?`, `return res`): on the `err` edge the
+    /// error handled at one of `handled` is returned; on the other edge the
+    /// operation succeeded.
+    ErrorPropagated {
+        handled: Vec<Loc>,
+        err: bool,
+    },
     /// The error edge of `op?` on an effect (a write, a commit, a publish, an external
     /// call): on this edge the operation at the event's place failed. `what` is the
     /// failed event's kind (what it would have done).

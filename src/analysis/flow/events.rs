@@ -99,8 +99,15 @@ impl<'c> Interp<'c> {
                 }
                 None
             }
+            // Reading the claim's result is no operation: the claim's own failure
+            // is still the one the code after it handles (`let r = claim.await;
+            // if let Err(e) = r { … }`).
             EventKind::ClaimTested { claim } => {
                 st.unchecked.retain(|c| c.loc != *claim);
+                cause
+            }
+            EventKind::ErrorPropagated { handled, err } => {
+                propagated(&mut st, handled, *err);
                 None
             }
             // A nack, a reject or a delayed redelivery keeps the failed message.
@@ -659,6 +666,26 @@ fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, 
         c.told = told;
         c.received |= st.received;
         st.failed = Some(c);
+    }
+}
+
+/// A failure handled at one of `handled` is propagated after all: on the error edge
+/// it is being returned (as by `op?`); on the other the operation did not fail.
+fn propagated(st: &mut State, handled: &[crate::ir::Loc], err: bool) {
+    let ours = st
+        .failed
+        .as_ref()
+        .is_some_and(|f| f.handled.as_ref().is_some_and(|h| handled.contains(h)));
+    if !ours {
+        return;
+    }
+    if err {
+        if let Some(f) = st.failed.as_mut() {
+            f.handled = None;
+            f.told = false;
+        }
+    } else {
+        st.failed = None;
     }
 }
 

@@ -445,7 +445,13 @@ pub(super) fn join_opt(acc: &mut Option<State>, s: State) {
 /// cause of the caller's operation, for the error handling right after it to judge.
 pub(super) fn error_result(mut s: State, failed_before: &Option<Failure>) -> State {
     s.cause = if s.failed != *failed_before {
-        std::mem::replace(&mut s.failed, failed_before.clone())
+        // A failed publish began by ending the failure before it (a dead-letter
+        // publish keeps that message): it is not restored.
+        let before = match &s.failed {
+            Some(f) if f.publish && f.handled.is_none() => None,
+            _ => failed_before.clone(),
+        };
+        std::mem::replace(&mut s.failed, before)
     } else {
         None
     };

@@ -406,6 +406,9 @@ struct Lowerer<'a, 'b> {
     /// that may or may not be used later.
     unchecked: HashSet<Loc>,
     bound_claims: Vec<(ValueId, Loc)>,
+    /// Bound outcomes whose error a test handled before the code went on, with where
+    /// (`if let Err(e) = &res { log }`): a later `res?` propagates it after all.
+    handled_outcomes: Vec<(ValueId, Loc)>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.
     confirmable: HashSet<Loc>,

@@ -25,7 +25,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.in_return = false;
             self.tail_arms = false;
             if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
-                self.returned_result(e, start, &mut out);
+                if !self.propagate_outcome(e, &mut out) {
+                    self.returned_result(e, start, &mut out);
+                }
             }
         }
         self.scopes.pop();
@@ -173,11 +175,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
             pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
             if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
-                let mut pat = &local.pat;
-                while let Pat::Type(t) = pat {
-                    pat = &t.pat;
-                }
-                match pat {
+                match untyped(&local.pat) {
                     Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
                     Pat::Wild(_) => {
                         self.unchecked.insert(loc);
@@ -241,7 +239,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .map(|i| &*i.expr)
                     .unwrap_or(&Expr::Verbatim(Default::default())),
             ),
-            &local.pat,
+            untyped(&local.pat),
         ) {
             if ends_in_fallible(out) {
                 if let Some(v) = self.lookup(&pi.ident.to_string()) {
@@ -295,4 +293,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     // ----- expressions -------------------------------------------------------
+}
+
+/// A pattern without its type ascription (`res: Result<_, E>` is `res`).
+fn untyped(mut pat: &Pat) -> &Pat {
+    while let Pat::Type(t) = pat {
+        pat = &t.pat;
+    }
+    pat
 }

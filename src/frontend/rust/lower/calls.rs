@@ -107,19 +107,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .push((self.next_scope, loc, format!(".{}", mc.method)));
         }
         let before = out.len();
+        // `let r = op.await; r.map(..).unwrap_or_else(|e| log(e))`.
+        let bound = self.bound_chain_root(&mc.receiver, out);
         let recv = self.expr(&mc.receiver, out);
-        if out.len() > before
-            && self
-                .cx
-                .apis
-                .std
-                .results
-                .swallows
-                .contains(&mc.method.to_string())
-            && ends_in_fallible(out)
+        let results = &self.cx.apis.std.results;
+        if results.swallows.contains(&mc.method.to_string())
+            && ((out.len() > before && ends_in_fallible(out)) || bound.is_some())
         {
             let how = format!(".{}()", mc.method);
-            out.push(self.error_ignored(mc.method.span(), &how, false));
+            let marker = self.error_ignored(mc.method.span(), &how, false);
+            self.note_handled_outcome(bound, Some(&marker));
+            out.push(marker);
         }
         if retried {
             if let Some((_, loc, text)) = self.retry_scopes.pop() {

@@ -211,11 +211,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.arm_returns(arms_return, e, &mut els);
         }
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
-        let bound = match &*i.cond {
-            Expr::Let(l) => self.bound_outcome(&l.expr, out),
+        let bound_v = match &*i.cond {
+            Expr::Let(l) => self.bound_outcome_value(&l.expr, out),
             // `let r = op.await; if r.is_err() { … }`.
-            c => outcome_receiver(c).is_some_and(|r| self.bound_outcome(r, out)),
+            c => outcome_receiver(c).and_then(|r| self.bound_outcome_value(r, out)),
         };
+        let bound = bound_v.is_some();
         let outcome = match &*i.cond {
             Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
                 .filter(|ok| *ok || catch_all_err(&l.pat))
@@ -232,6 +233,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     (true, None) => false,
                 };
                 let marker = self.error_ignored(sp, "if let Err(..)", told);
+                if !ends_in_fallible(&cond) {
+                    self.note_handled_outcome(bound_v, Some(&marker));
+                }
                 if is_ok { &mut els } else { &mut then }.insert(0, marker);
             }
         }

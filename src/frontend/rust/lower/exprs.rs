@@ -94,6 +94,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     self.in_return = self.closure_depth == 0;
                     self.expr(v, out);
                     self.in_return = was;
+                    if self.closure_depth == 0 {
+                        self.propagate_outcome(v, out);
+                    }
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
                 Info::default()
@@ -142,11 +145,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// `x.await`: awaiting a deferred operation runs it here; awaiting a task handle finishes its tasks.
     fn await_expr(&mut self, a: &syn::ExprAwait, out: &mut Vec<Node>) -> Info {
-        if let Some(n) = self.deferred_of(&a.base) {
-            out.push(n);
-        }
+        let deferred = self.deferred_of(&a.base);
+        let ran = deferred.is_some();
+        out.extend(deferred);
         let info = self.expr(&a.base, out);
-        if let Some(handle) = self.awaited_tasks(&a.base, &info) {
+        // Awaiting an async block held in a binding runs it; it joins no task.
+        if let Some(handle) = self.awaited_tasks(&a.base, &info).filter(|_| !ran) {
             let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
             out.push(Node::Event(Event {
                 kind: EventKind::AwaitHandle { handle },
@@ -163,6 +167,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     fn try_expr(&mut self, t: &syn::ExprTry, out: &mut Vec<Node>) -> Info {
         let start = out.len();
         let info = self.expr(&t.expr, out);
+        // `res?` after `if let Err(e) = &res { log }`.
+        if self.propagate_outcome(&t.expr, out) {
+            return info;
+        }
         // `op.await.map_err(|e| ..)?`: the adapters keep the operation's
         // failure; its error edge is the `?`'s.
         self.keep_last_effect(&t.expr, start, out);
@@ -286,7 +294,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             _ => None,
         };
         // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
-        let bound = self.bound_outcome(&m.expr, out);
+        let bound_v = self.bound_outcome_value(&m.expr, out);
+        let bound = bound_v.is_some();
         // The arms that take every error handle it and go on (an ack after a
         // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
         // beside an `Ok` arm.
@@ -301,6 +310,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         0,
                         self.error_ignored(arm.pat.span(), "Err(..) =>", !hides_failure(&arm.body)),
                     );
+                    if !is_call_chain(&m.expr) {
+                        self.note_handled_outcome(bound_v, v.first());
+                    }
                 }
             }
         }

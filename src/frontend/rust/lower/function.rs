@@ -147,6 +147,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             finishes: Vec::new(),
             unchecked: HashSet::new(),
             bound_claims: Vec::new(),
+            handled_outcomes: Vec::new(),
             confirmable: HashSet::new(),
             chan_keys: Vec::new(),
             chan_links: Vec::new(),

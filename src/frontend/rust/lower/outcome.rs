@@ -7,7 +7,7 @@ use syn::{Expr, Pat, Stmt};
 
 use super::strip;
 use crate::apis::{builtin_std, ResultSide, ResultSpec};
-use crate::ir::{Event, EventKind, Node};
+use crate::ir::{ClosureRun, Event, EventKind, Node};
 
 /// The runtime pack's `[results]`: `Ok`, `Err`, `is_err`, `unwrap`, `map_err`.
 fn results() -> &'static ResultSpec {
@@ -23,33 +23,49 @@ pub(super) fn result_pattern(p: &Pat) -> Option<bool> {
     }
 }
 
-/// An expression that is a call (awaited, perhaps), not a value.
+/// An expression that is a call (awaited, perhaps), not a value; or a future held
+/// in a binding, awaited (`delivery.await`, `delivery` an async block).
 pub(super) fn is_call_chain(e: &Expr) -> bool {
     let mut e = strip(e);
+    let mut awaited = false;
     while let Expr::Await(a) = e {
         e = strip(&a.base);
+        awaited = true;
     }
-    matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+    matches!(e, Expr::Call(_) | Expr::MethodCall(_)) || (awaited && matches!(e, Expr::Path(_)))
 }
 
 /// The nodes end with an operation whose failure is followed (for acks after a
 /// failure): a write, a commit, a publish, an external call, or a call into the crate
 /// (whose error returns say what failed in it).
 /// Closures with no events after it (`.map_err(|e| …)`, `.and_then(|r|
-/// r.error_for_status())`) leave its result as it is.
+/// r.error_for_status())`) leave its result as it is. An async block (or a closure
+/// called in place) run there that holds such an operation is one (`let write =
+/// async { … }; let r = write.await;`): its result is that operation's.
 pub(super) fn ends_in_fallible(nodes: &[Node]) -> bool {
-    let quiet = |n: &Node| matches!(n, Node::Closure { body, .. } if body.events().is_empty());
+    let quiet =
+        |n: &Node| matches!(n, Node::Closure { body, .. } if body.each_event().next().is_none());
     let end = nodes.len() - nodes.iter().rev().take_while(|n| quiet(n)).count();
-    matches!(
-        nodes[..end].last(),
-        Some(Node::Event(Event {
-            kind: EventKind::Write { .. }
-                | EventKind::Commit { .. }
-                | EventKind::Publish { .. }
-                | EventKind::External { .. }
-                | EventKind::Call(_),
+    match nodes[..end].last() {
+        Some(Node::Event(e)) => fallible(e),
+        Some(Node::Closure {
+            body,
+            run: ClosureRun::Now,
             ..
-        }))
+        }) => body.each_event().any(fallible),
+        _ => false,
+    }
+}
+
+/// An operation that can fail with an error the code then handles.
+fn fallible(e: &Event) -> bool {
+    matches!(
+        e.kind,
+        EventKind::Write { .. }
+            | EventKind::Commit { .. }
+            | EventKind::Publish { .. }
+            | EventKind::External { .. }
+            | EventKind::Call(_)
     )
 }
 

@@ -7,7 +7,7 @@ use syn::Expr;
 
 use super::{strip, Lowerer};
 use crate::apis::{CallSpec, Role};
-use crate::ir::{Event, EventKind, Loc, Node, ValueId};
+use crate::ir::{Event, EventKind, ExitKind, Loc, Node, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Settles what is known only at the end of the body: which begun transactions
@@ -154,8 +154,55 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// `e` names the call result bound by the statement just before, with nothing
     /// emitted since: a match on it splits by the call's outcome.
-    pub(super) fn bound_outcome(&self, e: &Expr, out: &[Node]) -> bool {
+    pub(super) fn bound_outcome_value(&self, e: &Expr, out: &[Node]) -> Option<ValueId> {
         let Expr::Path(p) = strip(e) else {
+            return None;
+        };
+        let v = p
+            .path
+            .get_ident()
+            .and_then(|id| self.lookup(&id.to_string()))?;
+        (self.last_outcome == Some((v, out.len(), out.as_ptr() as usize))).then_some(v)
+    }
+
+    /// The bound outcome a method chain starts from, through the methods that map
+    /// or keep a result (`r.map(..).map_err(..)`).
+    pub(super) fn bound_chain_root(&self, e: &Expr, out: &[Node]) -> Option<ValueId> {
+        let results = &self.cx.apis.std.results;
+        let mut e = strip(e);
+        while let Expr::MethodCall(mc) = e {
+            let m = mc.method.to_string();
+            if !results.keeps.contains(&m) {
+                return None;
+            }
+            e = strip(&mc.receiver);
+        }
+        self.bound_outcome_value(e, out)
+    }
+
+    /// The error of the bound outcome `v` is handled by the marker `node` (the
+    /// first node of the arm that handles it).
+    pub(super) fn note_handled_outcome(&mut self, v: Option<ValueId>, node: Option<&Node>) {
+        if let (Some(v), Some(Node::Event(ev))) = (v, node) {
+            if matches!(ev.kind, EventKind::ErrorIgnored { .. }) {
+                self.handled_outcomes.push((v, ev.loc.clone()));
+            }
+        }
+    }
+
+    /// `res?`, `return res` or a tail `res` (through methods that keep its failure,
+    /// `res.map_err(..)?`) on an outcome whose error a test handled: the error is
+    /// propagated after all. Pushes the two edges and says whether it did.
+    pub(super) fn propagate_outcome(&self, e: &Expr, out: &mut Vec<Node>) -> bool {
+        let keeps = &self.cx.apis.std.results.keeps;
+        let mut inner = strip(e);
+        while let Expr::MethodCall(mc) = inner {
+            if !keeps.iter().any(|k| mc.method == k) {
+                break;
+            }
+            inner = strip(&mc.receiver);
+        }
+        let Expr::Path(p) = inner else {
             return false;
         };
         let Some(v) = p
@@ -165,7 +212,35 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         else {
             return false;
         };
-        self.last_outcome == Some((v, out.len(), out.as_ptr() as usize))
+        let handled: Vec<Loc> = self
+            .handled_outcomes
+            .iter()
+            .filter(|(w, _)| *w == v)
+            .map(|(_, l)| l.clone())
+            .collect();
+        if handled.is_empty() {
+            return false;
+        }
+        let sp = e.span();
+        let edge = |err: bool| {
+            Node::Event(Event {
+                kind: EventKind::ErrorPropagated {
+                    handled: handled.clone(),
+                    err,
+                },
+                loc: self.cx.loc(sp, sp),
+                text: p.path.segments[0].ident.to_string(),
+                describe: "error propagated".into(),
+            })
+        };
+        out.push(Node::Branch(vec![
+            Node::Seq(vec![edge(false)]),
+            Node::Seq(vec![
+                edge(true),
+                Node::Exit(ExitKind::Return { err: Some(true) }),
+            ]),
+        ]));
+        true
     }
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
