@@ -849,9 +849,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             text,
             describe: "call".into(),
         }));
+        // The declared return type says what the value is, a collection of the
+        // crate's values included (`fn routes() -> HashMap<&str, Arc<dyn Handler>>`:
+        // a table whose `get` gives a handler).
         let mut info = Info {
             role: ret.role,
             crate_type: ret.crate_type,
+            outside: ret.outside,
             fresh,
             mentions: receiver.into_iter().collect(),
             ..Info::default()

@@ -454,12 +454,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 };
             }
             return Info {
+                crate_type: self.unit_struct(path),
                 idents: vec![name],
                 ..Info::default()
             };
         }
         let idents: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let mut info = Info::default();
+        let mut info = Info {
+            crate_type: self.unit_struct(path),
+            ..Info::default()
+        };
         if let Some(last) = idents.last() {
             if let Some(s) = self.cx.const_value(last) {
                 info.str_lit = Some(s.clone());
@@ -467,6 +471,27 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         info.idents = idents;
         info
+    }
+
+    /// A path expression naming one of the crate's structs (`Deposit`, `ops::Deposit`):
+    /// a unit struct's value, whose methods are its type's (`Deposit.apply(..)`). A
+    /// path through a type (`Event::Deposit`) names a variant, not the struct.
+    fn unit_struct(&self, path: &syn::Path) -> Option<String> {
+        let last = path.segments.last()?.ident.to_string();
+        let index = self.cx.index;
+        let through_type = path.segments.iter().rev().skip(1).any(|s| {
+            let s = s.ident.to_string();
+            s.starts_with(|c: char| c.is_ascii_uppercase()) || s == "Self"
+        });
+        if through_type || !index.type_names.contains(&last) || index.traits.contains(&last) {
+            return None;
+        }
+        let ty = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: path.clone(),
+        });
+        let ti = self.type_info(&ty);
+        ti.crate_type.filter(|_| !ti.outside && ti.role.is_none())
     }
 
     pub(super) fn field(&mut self, base: &Info, name: &str) -> Info {

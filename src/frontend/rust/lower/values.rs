@@ -132,43 +132,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 };
                 self.bind(&name, v);
             }
-            Pat::Type(pt) => {
-                let ti = self.type_info(&pt.ty);
-                let mut info = info.clone();
-                // A declared type that names something (a role, a crate type, or a
-                // collection of them: `HashMap<&str, Arc<dyn Projection>>`) also says
-                // whether the value is a collection holding them.
-                let typed = ti.role.is_some() || ti.crate_type.is_some();
-                if info.value.is_none() {
-                    if ti.role.is_some() {
-                        info.role = ti.role.clone();
-                    }
-                    if ti.crate_type.is_some() {
-                        info.crate_type = ti.crate_type.clone();
-                    }
-                    // A declared type that names something sets whether the value
-                    // is from outside; one that names nothing of the crate
-                    // (`Vec<String>`) only adds it: its methods are never the crate's.
-                    if typed {
-                        info.outside = ti.outside;
-                    } else {
-                        info.outside |= ti.outside;
-                    }
-                } else if let Some(v) = info.value {
-                    let val = &mut self.values[v as usize];
-                    let untyped = val.role.is_none() && val.crate_type.is_none();
-                    if val.role.is_none() {
-                        val.role = ti.role;
-                    }
-                    if val.crate_type.is_none() {
-                        val.crate_type = ti.crate_type;
-                    }
-                    if untyped && typed {
-                        val.outside = ti.outside;
-                    }
-                }
-                self.bind_pattern(&pt.pat, &info);
-            }
+            Pat::Type(pt) => self.bind_typed(&pt.pat, &pt.ty, info),
             Pat::Reference(r) => self.bind_pattern(&r.pat, info),
             Pat::Paren(p) => self.bind_pattern(&p.pat, info),
             Pat::TupleStruct(ts) => {
@@ -211,6 +175,57 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             _ => {}
         }
+    }
+
+    /// Binds `pat: ty`: the declared type gives the value its role and crate type. A
+    /// tuple pattern under a tuple type (`let (op, cents): (&dyn Op, i64) = ..`) types
+    /// each part by its own element type.
+    fn bind_typed(&mut self, pat: &Pat, ty: &syn::Type, info: &Info) {
+        if let (Pat::Tuple(t), syn::Type::Tuple(tt)) = (strip_pat(pat), strip_type(ty)) {
+            let rest = t.elems.iter().any(|e| matches!(e, Pat::Rest(_)));
+            if !rest && t.elems.len() == tt.elems.len() {
+                let derived = self.derived(info);
+                for (p, ty) in t.elems.iter().zip(tt.elems.iter()) {
+                    self.bind_typed(p, ty, &derived);
+                }
+                return;
+            }
+        }
+        let ti = self.type_info(ty);
+        let mut info = info.clone();
+        // A declared type that names something (a role, a crate type, or a
+        // collection of them: `HashMap<&str, Arc<dyn Projection>>`) also says
+        // whether the value is a collection holding them.
+        let typed = ti.role.is_some() || ti.crate_type.is_some();
+        if info.value.is_none() {
+            if ti.role.is_some() {
+                info.role = ti.role.clone();
+            }
+            if ti.crate_type.is_some() {
+                info.crate_type = ti.crate_type.clone();
+            }
+            // A declared type that names something sets whether the value
+            // is from outside; one that names nothing of the crate
+            // (`Vec<String>`) only adds it: its methods are never the crate's.
+            if typed {
+                info.outside = ti.outside;
+            } else {
+                info.outside |= ti.outside;
+            }
+        } else if let Some(v) = info.value {
+            let val = &mut self.values[v as usize];
+            let untyped = val.role.is_none() && val.crate_type.is_none();
+            if val.role.is_none() {
+                val.role = ti.role;
+            }
+            if val.crate_type.is_none() {
+                val.crate_type = ti.crate_type;
+            }
+            if untyped && typed {
+                val.outside = ti.outside;
+            }
+        }
+        self.bind_pattern(pat, &info);
     }
 
     /// The values an argument mentions; a fresh id made in the argument itself (a
@@ -530,5 +545,22 @@ fn pat_idents(pat: &Pat, out: &mut Vec<String>) {
         Pat::Tuple(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
         Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
         _ => {}
+    }
+}
+
+/// A pattern without its parentheses.
+fn strip_pat(p: &Pat) -> &Pat {
+    match p {
+        Pat::Paren(p) => strip_pat(&p.pat),
+        other => other,
+    }
+}
+
+/// A type without its parentheses and invisible groups.
+fn strip_type(t: &syn::Type) -> &syn::Type {
+    match t {
+        syn::Type::Paren(p) => strip_type(&p.elem),
+        syn::Type::Group(g) => strip_type(&g.elem),
+        other => other,
     }
 }
