@@ -158,6 +158,8 @@ struct Pack {
     #[serde(default)]
     serializers: Vec<String>,
     #[serde(default)]
+    store_methods: Vec<String>,
+    #[serde(default)]
     text_conversions: Vec<String>,
     durations: Option<DurationSpec>,
     #[serde(default)]
@@ -496,6 +498,7 @@ impl Apis {
         self.std.types.extend(pack.std_types);
         self.std.wrapper_suffixes.extend(pack.wrapper_suffixes);
         self.std.serializers.extend(pack.serializers);
+        self.std.store_methods.extend(pack.store_methods);
         self.std.text_conversions.extend(
             pack.text_conversions
                 .iter()

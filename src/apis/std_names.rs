@@ -89,6 +89,10 @@ pub struct StdNames {
     /// Functions whose result carries what they were given, encoded (`to_vec`,
     /// `to_string_pretty`; `serializers`): an envelope's fresh id stays in it.
     pub serializers: HashSet<String>,
+    /// Methods that put their arguments into their receiver in place (a header
+    /// map's `insert`; `store_methods`): the receiver then holds a fresh id it was
+    /// given, and carries it into the publish it is passed to.
+    pub store_methods: HashSet<String>,
     /// Path calls whose one argument's text is their result (`String::from`),
     /// matched as path suffixes (`text_conversions`).
     pub text_conversions: Vec<Vec<String>>,

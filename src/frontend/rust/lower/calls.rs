@@ -250,6 +250,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
+        if self.cx.apis.std.store_methods.contains(name) {
+            self.store_into(recv.value, &arg_infos);
+        }
         let std = &self.cx.apis.std;
         if recv.crate_type.is_some()
             && (std.element_methods.contains(name)
@@ -625,7 +628,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// built for one (`FutureRecord::to("orders")`, the packs' `[topics] records`).
     /// Its result is not the fresh id it was given (a file read from a fresh
     /// temporary name is not an identity), unless it serializes (an envelope with a
-    /// fresh `event_id`, encoded into the payload).
+    /// fresh `event_id`, encoded into the payload), or it constructs a tuple struct or
+    /// an enum variant (`AMQPValue::LongString(id)`: the value wraps the id).
     fn unknown_call(
         &mut self,
         c: &syn::ExprCall,
@@ -646,7 +650,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             idents.push(ty.to_string());
         }
-        let serializes = self.cx.apis.std.serializers.contains(last);
+        let serializes = self.cx.apis.std.serializers.contains(last)
+            || last.starts_with(|c: char| c.is_ascii_uppercase());
         Info {
             mentions: info.mentions,
             idents,

@@ -239,6 +239,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out
     }
 
+    /// A method that puts its arguments into its receiver in place (the packs'
+    /// `store_methods`: `headers.insert("Nats-Msg-Id", id)`): the receiver holds the
+    /// fresh id an argument is or carries, and passes it on to what it is given to.
+    pub(super) fn store_into(&mut self, recv: Option<ValueId>, args: &[Info]) {
+        let Some(r) = recv else { return };
+        if self.values[r as usize].fresh.is_some() {
+            return;
+        }
+        let fresh = args.iter().filter(|a| !a.fresh_blocked).find_map(|a| {
+            a.fresh.clone().or_else(|| {
+                a.value
+                    .iter()
+                    .chain(&a.mentions)
+                    .find_map(|m| self.values[*m as usize].fresh.clone())
+            })
+        });
+        self.values[r as usize].fresh = fresh;
+    }
+
     /// The clock reading among `mentions` (a fresh id once formatted into a text).
     pub(super) fn clock_in(&self, mentions: &[ValueId]) -> Option<(Loc, String, Option<u32>)> {
         mentions
