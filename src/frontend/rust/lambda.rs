@@ -489,150 +489,6 @@ pub type BatchReturned = std::collections::BTreeMap<String, BTreeSet<String>>;
 /// `Ok` return acks it.
 pub(crate) const HANDED: &str = "handler:";
 
-/// Adds to `out` the functions that `items` hand to a job-queue worker
-/// (`WorkerBuilder::new(..).build_fn(handler)`), each owner prefixed with [`HANDED`].
-fn handed_to_workers(
-    sl: &Serverless,
-    items: &[syn::Item],
-    include_tests: bool,
-    out: &mut BatchReturned,
-) {
-    struct V<'s> {
-        sl: &'s Serverless,
-        include_tests: bool,
-        out: &'s mut BatchReturned,
-        /// Locals of the function being visited that hold a builder chain
-        /// (`let builder = WorkerBuilder::new(..).backend(s);`), by name.
-        builders: BTreeSet<String>,
-    }
-    impl V<'_> {
-        /// Whether a chain of method calls starts with a path call on a builder type,
-        /// or with a local holding such a chain.
-        fn starts_at_builder(&self, e: &syn::Expr) -> bool {
-            match e {
-                syn::Expr::MethodCall(m) => self.starts_at_builder(&m.receiver),
-                syn::Expr::Paren(p) => self.starts_at_builder(&p.expr),
-                syn::Expr::Path(p) => p
-                    .path
-                    .get_ident()
-                    .is_some_and(|i| self.builders.contains(&i.to_string())),
-                syn::Expr::Call(c) => match &*c.func {
-                    syn::Expr::Path(p) => p.path.segments.iter().any(|s| {
-                        let s = s.ident.to_string();
-                        self.sl.worker.builders.contains(&s)
-                    }),
-                    _ => false,
-                },
-                _ => false,
-            }
-        }
-        /// The function (owner, name) an argument hands over: a path, or a wrapper's
-        /// argument.
-        fn handler(&self, e: &syn::Expr) -> Option<(String, String)> {
-            match e {
-                syn::Expr::Reference(r) => self.handler(&r.expr),
-                syn::Expr::Paren(p) => self.handler(&p.expr),
-                syn::Expr::Path(p) => {
-                    let segs = &p.path.segments;
-                    let name = segs.last()?.ident.to_string();
-                    let owner = match segs.len() {
-                        0 | 1 => String::new(),
-                        n => {
-                            let o = segs[n - 2].ident.to_string();
-                            if o.starts_with(char::is_uppercase) {
-                                o
-                            } else {
-                                String::new()
-                            }
-                        }
-                    };
-                    Some((owner, name))
-                }
-                syn::Expr::Call(c) => {
-                    let syn::Expr::Path(f) = &*c.func else {
-                        return None;
-                    };
-                    let last = f.path.segments.last()?.ident.to_string();
-                    let wraps = self.sl.worker.handler_wrappers.contains(&last);
-                    if wraps && c.args.len() == 1 {
-                        self.handler(&c.args[0])
-                    } else {
-                        None
-                    }
-                }
-                _ => None,
-            }
-        }
-    }
-    impl<'ast> Visit<'ast> for V<'_> {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let method = m.method.to_string();
-            if m.args.len() == 1
-                && self.sl.worker.handler_methods.contains(&method)
-                && self.starts_at_builder(&m.receiver)
-            {
-                if let Some((owner, name)) = self.handler(&m.args[0]) {
-                    self.out
-                        .entry(name)
-                        .or_default()
-                        .insert(format!("{HANDED}{owner}"));
-                }
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            syn::visit::visit_local(self, l);
-            let mut pat = &l.pat;
-            if let syn::Pat::Type(t) = pat {
-                pat = &t.pat;
-            }
-            if let syn::Pat::Ident(i) = pat {
-                let name = i.ident.to_string();
-                // A later `let` of the same name shadows the builder.
-                if l.init
-                    .as_ref()
-                    .is_some_and(|i| self.starts_at_builder(&i.expr))
-                {
-                    self.builders.insert(name);
-                } else {
-                    self.builders.remove(&name);
-                }
-            }
-        }
-        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            if self.include_tests || !is_test_attr(&f.attrs) {
-                let outer = std::mem::take(&mut self.builders);
-                syn::visit::visit_item_fn(self, f);
-                self.builders = outer;
-            }
-        }
-        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-            if self.include_tests || !is_test_attr(&f.attrs) {
-                let outer = std::mem::take(&mut self.builders);
-                syn::visit::visit_impl_item_fn(self, f);
-                self.builders = outer;
-            }
-        }
-        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-            if self.include_tests || !is_test_attr(&m.attrs) {
-                syn::visit::visit_item_mod(self, m);
-            }
-        }
-    }
-    if sl.worker.handler_methods.is_empty() {
-        return;
-    }
-    let mut v = V {
-        sl,
-        include_tests,
-        out,
-        builders: BTreeSet::new(),
-    };
-    for item in items {
-        v.visit_item(item);
-    }
-}
-
 /// Adds to `out` the functions whose result a function of `items` returns, where
 /// that function is a serverless batch handler (`of` is `None`) or one of `of`
 /// (the next level); at the first level, also the functions `items` hand to a
@@ -650,12 +506,16 @@ pub(crate) fn returned_by(
             syn::FnArg::Typed(t) => event_source(sl, uses, &t.ty).is_some(),
             syn::FnArg::Receiver(_) => false,
         }),
+        // A worker's handler too: the result it returns is the job's outcome.
         Some(of) => of.get(&sig.ident.to_string()).is_some_and(|o| {
-            o.contains(self_ty.unwrap_or("")) || (self_ty.is_some() && o.contains("*"))
+            let owner = self_ty.unwrap_or("");
+            o.contains(owner)
+                || o.contains(&format!("{HANDED}{owner}"))
+                || (self_ty.is_some() && o.contains("*"))
         }),
     };
     if of.is_none() {
-        handed_to_workers(sl, items, include_tests, out);
+        super::worker::handed_to_workers(sl, items, include_tests, out);
     }
     let add = |out: &mut BatchReturned, body: &syn::Block, self_ty: Option<&str>| {
         for (owner, name) in result_sites(body, self_ty).calls {

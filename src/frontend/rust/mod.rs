@@ -16,6 +16,7 @@ pub mod scan;
 mod session;
 pub mod sql;
 pub mod text;
+mod worker;
 use index::{collect_names, collect_sigs, FieldMap, IndexCx};
 mod types;
 

@@ -496,6 +496,10 @@ impl<'a> CrateFrontEnd<'a> {
                             *g = n;
                         }
                     }
+                    // A closure handed to a worker in a body parsed since is new.
+                    let mut added: Vec<Function> = new.into_values().collect();
+                    added.sort_by_key(|g| g.loc.span.byte_start);
+                    m.fns.extend(added);
                     m.reads.extend(f.reads);
                 }
                 None => {

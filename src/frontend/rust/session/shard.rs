@@ -343,6 +343,7 @@ impl<'a> Shard<'a> {
                     let mut out: Vec<Function> = Vec::new();
                     let skipped =
                         lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
+                    self.lower_handed_closures(&cx, p, &mut out);
                     (out, skipped)
                 });
                 LoweredFile {
@@ -360,6 +361,40 @@ impl<'a> Shard<'a> {
             }
         }
         (fns, self.errors.clone(), self.parsed.len())
+    }
+
+    /// Lowers the closures the file hands to a job-queue worker as their handlers
+    /// (`worker::handed_closures`), each named `outer::{closure}`; in a file lowered
+    /// in part, those written in the functions lowered.
+    fn lower_handed_closures(&self, cx: &lower::FileCx, p: &Parsed, out: &mut Vec<Function>) {
+        let sl = &self.apis.serverless;
+        if !(sl.worker.builders.iter()).any(|b| p.file.text.contains(b.as_str())) {
+            return;
+        }
+        for hc in worker::handed_closures(sl, &p.ast.items, self.include_tests) {
+            if cx.only.is_some_and(|only| !only.contains(&hc.outer_body)) {
+                continue;
+            }
+            let mut module = cx.module.clone();
+            module.extend(hc.module);
+            let sub = lower::FileCx {
+                path: cx.path.clone(),
+                abs: cx.abs,
+                included: cx.included,
+                apis: cx.apis,
+                index: cx.index,
+                uses: cx.uses,
+                lines: cx.lines,
+                module,
+                reads: cx.reads,
+                only: None,
+            };
+            let from = out.len();
+            lower::lower_items(&sub, &[syn::Item::Fn(hc.item)], true, out);
+            for f in &mut out[from..] {
+                f.name = format!("{}::{{closure}}", hc.outer);
+            }
+        }
     }
 
     pub(super) fn consts(&self) -> Vec<(String, Vec<retention::ConstItem>)> {
