@@ -626,6 +626,13 @@ impl<'c> Interp<'c> {
             if each {
                 union(&mut done_nonidem, &b.nonidem);
             }
+            // A retry loop that runs out of attempts (`for attempt in 1..=n`,
+            // `while tries < n`) leaves with what its last attempt left: a failure
+            // it logged and went on from reaches the code after the loop (the
+            // next attempt, which starts over, may succeed instead).
+            if !each && b.failed.is_some() && exits_at_top(body) && !self.loop_receives(body, fr) {
+                join_opt(&mut after, b.clone());
+            }
             // Acks of this iteration's message do not carry into the next one.
             b.carry_to_next_iteration(&entry, each);
             let before = head.clone();
@@ -657,6 +664,17 @@ impl<'c> Interp<'c> {
         }
         out
     }
+}
+
+/// A loop whose body begins by leaving it when its condition or iterator is done
+/// (`while`, `for`), as lowered: `[cond.., Branch[Break, body]]`.
+fn exits_at_top(body: &Node) -> bool {
+    let branch = match body {
+        Node::Seq(items) => items.last(),
+        b => Some(b),
+    };
+    matches!(branch, Some(Node::Branch(alts))
+        if matches!(alts.first(), Some(Node::Exit(ExitKind::Break { .. }))))
 }
 
 /// Sorts the exits of one pass over a loop's body: falling through and continuing

@@ -2,7 +2,7 @@
 //! with what the path did before it. [`Interp::event`] dispatches by the event's kind;
 //! each kind has its own method below.
 
-use super::state::{join_opt, Applied, Failure, List, Pending, State, Tx};
+use super::state::{error_result, join_opt, Applied, Failure, List, Pending, State, Tx};
 use super::{finish_tasks, Frame, Interp, Outcome, Val, MAX_CALL_DEPTH};
 use crate::analysis::flow::facts::{
     AckAfterFailure, EffectKind, EvRef, Relation, WriteAfterFailure,
@@ -195,14 +195,22 @@ impl<'c> Interp<'c> {
     }
 
     /// A closure called through a value: its body runs on the path, and each of its
-    /// exits (fall, return, error return) continues after the call.
+    /// exits (fall, return, error return) continues after the call. An error return
+    /// is the call's failed outcome, for the error handling right after it (as a
+    /// callee's is); a closure whose body is one call (`|| save(db, row)`) has that
+    /// call's outcome, split by a `match` on it.
     fn call_closure(&mut self, e: &'c Event, cl: &(&'c Node, Frame<'c>), st: State) -> Outcome {
+        let failed_before = st.failed.clone();
         self.via.push(e.loc.clone());
         let o = self.run(cl.0, st, &cl.1);
         self.via.pop();
         let mut fall = o.fall;
-        for s in [o.ret, o.ret_err].into_iter().flatten() {
+        if let Some(s) = o.ret {
             join_opt(&mut fall, s);
+        }
+        if let Some(s) = o.ret_err {
+            self.split = None;
+            join_opt(&mut fall, error_result(s, &failed_before));
         }
         Outcome {
             fall,

@@ -750,12 +750,13 @@ fn may_poll(e: &Expr) -> bool {
     }
 }
 
-/// The nodes end with a call into the crate (whose outcome a `ResultBranch` splits).
+/// The nodes end with a call into the crate, or of a closure the caller passed
+/// (whose outcome a `ResultBranch` splits).
 fn ends_in_call(nodes: &[Node]) -> bool {
     matches!(
         nodes.last(),
         Some(Node::Event(Event {
-            kind: EventKind::Call(_),
+            kind: EventKind::Call(_) | EventKind::CallValue { .. },
             ..
         }))
     )

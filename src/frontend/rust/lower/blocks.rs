@@ -25,7 +25,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.in_return = false;
             self.tail_arms = false;
             if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
-                if !self.propagate_outcome(e, &mut out) {
+                if result_kind(e) == Some(true) {
+                    // A tail `Err(last_error)` returns that error.
+                    out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
+                } else if !self.propagate_outcome(e, &mut out) {
                     self.returned_result(e, start, &mut out);
                 }
             }

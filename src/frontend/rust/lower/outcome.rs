@@ -66,6 +66,7 @@ fn fallible(e: &Event) -> bool {
             | EventKind::Publish { .. }
             | EventKind::External { .. }
             | EventKind::Call(_)
+            | EventKind::CallValue { .. }
     )
 }
 
