@@ -158,6 +158,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut claim_binding = None;
         let mut pending_publish = None;
         let mut pending_call = None;
+        let mut err_made = Vec::new();
         if let Some(init) = &local.init {
             if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
                 (strip(&init.expr), &local.pat)
@@ -171,7 +172,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return;
             }
             let start = out.len();
+            let err_valued = self.err_valued.len();
             info = self.expr(&init.expr, out);
+            // `let ack = match op.await { Ok(f) => f.await, Err(e) => Err(e.into()) }`:
+            // `ack` carries the error its arms handled.
+            err_made = self.err_valued.drain(err_valued..).collect();
             if matches!(local.pat, Pat::Ident(_) | Pat::Wild(_) | Pat::Type(_)) {
                 self.reset_begin_uses(&init.expr, &out[start..]);
             }
@@ -221,6 +226,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.bind_pattern(&local.pat, &info);
         if let Some(init) = &local.init {
             self.bind_channel_ends(&local.pat, &init.expr);
+        }
+        if let Pat::Ident(pi) = untyped(&local.pat) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.handled_outcomes
+                    .extend(err_made.into_iter().map(|l| (v, l)));
+            }
         }
         match (pending_call, &local.pat) {
             (Some(loc), Pat::Ident(pi)) => {

@@ -217,6 +217,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             c => outcome_receiver(c).and_then(|r| self.bound_outcome_value(r, out)),
         };
         let bound = bound_v.is_some();
+        // `if let Ok(..) = ack { … } else { … }`, `ack` a value whose error was
+        // handled when it was made: on its `Ok` side the operation did not fail.
+        if let (Expr::Let(l), false) = (&*i.cond, bound) {
+            let edge = self
+                .path_value(&l.expr)
+                .and_then(|v| self.outcome_edge(v, false, &l.expr));
+            match (result_pattern(&l.pat), edge) {
+                (Some(true), Some(edge)) => then.insert(0, edge),
+                (Some(false), Some(edge)) => els.insert(0, edge),
+                _ => {}
+            }
+        }
         let outcome = match &*i.cond {
             Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
                 .filter(|ok| *ok || catch_all_err(&l.pat))

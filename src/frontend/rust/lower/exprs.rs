@@ -11,7 +11,7 @@ use super::outcome::{
 use super::spans::expr_span;
 use super::{
     ends_in_call, failed_then_return, is_branching, is_message_role, result_kind, short_text,
-    strip, Info, Lowerer,
+    strip, tail_value, Info, Lowerer,
 };
 use crate::frontend::rust::types::{bounded_generic, impl_arg};
 use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node};
@@ -296,6 +296,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
         let bound_v = self.bound_outcome_value(&m.expr, out);
         let bound = bound_v.is_some();
+        // `match ack { Ok(_) => …, Err(e) => … }`, `ack` a value whose error was
+        // handled when it was made (`let ack = match op { .., Err(e) => Err(e) }`):
+        // on its `Ok` arms the operation did not fail.
+        if let Some(v) = self.path_value(&m.expr).filter(|_| !bound) {
+            for (arm, k) in arms.iter_mut().zip(&kinds) {
+                if let (Some(true), Node::Seq(body)) = (k, arm) {
+                    if let Some(edge) = self.outcome_edge(v, false, &m.expr) {
+                        body.insert(0, edge);
+                    }
+                }
+            }
+        }
         // The arms that take every error handle it and go on (an ack after a
         // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
         // beside an `Ok` arm.
@@ -312,6 +324,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     );
                     if !is_call_chain(&m.expr) {
                         self.note_handled_outcome(bound_v, v.first());
+                    }
+                    if result_kind(tail_value(&arm.body)) == Some(true) {
+                        if let Some(Node::Event(ev)) = v.first() {
+                            self.err_valued.push(ev.loc.clone());
+                        }
                     }
                 }
             }

@@ -148,6 +148,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unchecked: HashSet::new(),
             bound_claims: Vec::new(),
             handled_outcomes: Vec::new(),
+            err_valued: Vec::new(),
             confirmable: HashSet::new(),
             chan_keys: Vec::new(),
             chan_links: Vec::new(),

@@ -212,6 +212,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         else {
             return false;
         };
+        let (Some(ok), Some(err)) = (
+            self.outcome_edge(v, false, e),
+            self.outcome_edge(v, true, e),
+        ) else {
+            return false;
+        };
+        out.push(Node::Branch(vec![
+            Node::Seq(vec![ok]),
+            Node::Seq(vec![err, Node::Exit(ExitKind::Return { err: Some(true) })]),
+        ]));
+        true
+    }
+
+    /// The edge of the outcome `v` holds (read at `e`) where it is an error (`err`)
+    /// or a success, when a test handled its error before: `None` when none did.
+    pub(super) fn outcome_edge(&self, v: ValueId, err: bool, e: &Expr) -> Option<Node> {
         let handled: Vec<Loc> = self
             .handled_outcomes
             .iter()
@@ -219,28 +235,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .map(|(_, l)| l.clone())
             .collect();
         if handled.is_empty() {
-            return false;
+            return None;
         }
         let sp = e.span();
-        let edge = |err: bool| {
-            Node::Event(Event {
-                kind: EventKind::ErrorPropagated {
-                    handled: handled.clone(),
-                    err,
-                },
-                loc: self.cx.loc(sp, sp),
-                text: p.path.segments[0].ident.to_string(),
-                describe: "error propagated".into(),
-            })
+        Some(Node::Event(Event {
+            kind: EventKind::ErrorPropagated { handled, err },
+            loc: self.cx.loc(sp, sp),
+            text: self.values[v as usize].name.clone(),
+            describe: "outcome read".into(),
+        }))
+    }
+
+    /// The binding a plain path names (`ack` in `match ack { .. }`, `&ack`).
+    pub(super) fn path_value(&self, e: &Expr) -> Option<ValueId> {
+        let Expr::Path(p) = strip(e) else {
+            return None;
         };
-        out.push(Node::Branch(vec![
-            Node::Seq(vec![edge(false)]),
-            Node::Seq(vec![
-                edge(true),
-                Node::Exit(ExitKind::Return { err: Some(true) }),
-            ]),
-        ]));
-        true
+        self.lookup(&p.path.get_ident()?.to_string())
     }
 
     /// The claim (`ON CONFLICT DO NOTHING`) a statement's own call chain ends in.
