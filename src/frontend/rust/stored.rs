@@ -15,6 +15,7 @@ use syn::visit::Visit;
 
 use super::worker::{block_of, future_body};
 use super::{is_test_attr, CrateIndex};
+use crate::apis::Apis;
 
 /// The name of the slot a struct's callable field is: `Type::field`.
 pub(crate) fn slot_name(ty: &str, field: &str) -> String {
@@ -43,6 +44,7 @@ pub(crate) struct StoredClosure {
 }
 
 struct V<'s> {
+    apis: &'s Apis,
     index: &'s CrateIndex,
     include_tests: bool,
     out: Vec<StoredClosure>,
@@ -150,11 +152,9 @@ impl<'ast> Visit<'ast> for V<'_> {
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         syn::visit::visit_expr_method_call(self, m);
-        // `routes.insert(k, Box::new(|..| ..))`, `hooks.push(..)`: the local holds them.
-        let fills = matches!(
-            m.method.to_string().as_str(),
-            "insert" | "push" | "push_back" | "extend" | "entry" | "or_insert"
-        );
+        // `routes.insert(k, Box::new(|..| ..))`, `hooks.push(..)` (the packs'
+        // `store_methods`): the local holds them.
+        let fills = self.apis.std.store_methods.contains(&m.method.to_string());
         let syn::Expr::Path(p) = &*m.receiver else {
             return;
         };
@@ -225,11 +225,13 @@ impl<'ast> Visit<'ast> for V<'_> {
 
 /// The closures `items` store in slots of the crate's structs, in source order.
 pub(crate) fn stored_closures(
+    apis: &Apis,
     index: &CrateIndex,
     items: &[syn::Item],
     include_tests: bool,
 ) -> Vec<StoredClosure> {
     let mut v = V {
+        apis,
         index,
         include_tests,
         out: Vec::new(),
