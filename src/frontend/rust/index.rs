@@ -327,6 +327,16 @@ pub(super) fn collect_sigs(
                                         s.generics.type_params().position(|p| p.ident == g);
                                 }
                             }
+                            // `hooks: Vec<Box<dyn Fn(..)>>`: the closures the crate
+                            // stores there are its callees (`stored::slot_name`).
+                            if ti.crate_type.is_none()
+                                && ti.role.is_none()
+                                && types::is_callable(cx.index, &f.ty)
+                            {
+                                ti.crate_type =
+                                    Some(stored::slot_name(&s.ident.to_string(), &id.to_string()));
+                                ti.outside = true;
+                            }
                             map.insert(id.to_string(), ti);
                         }
                     }

@@ -15,6 +15,7 @@ pub mod retention;
 pub mod scan;
 mod session;
 pub mod sql;
+pub(crate) mod stored;
 pub mod text;
 mod worker;
 use index::{collect_names, collect_sigs, FieldMap, IndexCx};

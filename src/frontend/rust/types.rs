@@ -124,6 +124,63 @@ pub(crate) fn innermost(ty: &syn::Type) -> Option<&syn::Path> {
     }
 }
 
+/// Whether `ty` holds callables: a closure or function pointer type (`Box<dyn Fn(..)>`,
+/// `fn(..)`, `impl FnMut(..)`), also in a wrapper or a collection (`Vec<Hook>`,
+/// `HashMap<String, Box<dyn Fn(..) -> BoxFuture<..>>>`) and through the crate's aliases.
+pub(crate) fn is_callable(index: &CrateIndex, ty: &syn::Type) -> bool {
+    callable_at(index, ty, 0)
+}
+
+fn callable_at(index: &CrateIndex, ty: &syn::Type, depth: u8) -> bool {
+    let fn_bound = |bounds: &Punctuated<syn::TypeParamBound, Token![+]>| {
+        trait_bound_path(bounds)
+            .and_then(|p| p.segments.last())
+            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce"))
+    };
+    match ty {
+        syn::Type::BareFn(_) => true,
+        syn::Type::TraitObject(t) => fn_bound(&t.bounds),
+        syn::Type::ImplTrait(t) => fn_bound(&t.bounds),
+        syn::Type::Reference(r) => callable_at(index, &r.elem, depth),
+        syn::Type::Paren(p) => callable_at(index, &p.elem, depth),
+        syn::Type::Group(g) => callable_at(index, &g.elem, depth),
+        syn::Type::Slice(s) => callable_at(index, &s.elem, depth),
+        syn::Type::Array(a) => callable_at(index, &a.elem, depth),
+        syn::Type::Path(p) if depth < 4 => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            match &last.arguments {
+                syn::PathArguments::None if p.path.segments.len() == 1 => index
+                    .aliases
+                    .get(&name)
+                    .and_then(|text| syn::parse_str::<syn::Type>(text).ok())
+                    .is_some_and(|t| callable_at(index, &t, depth + 1)),
+                syn::PathArguments::AngleBracketed(args)
+                    if is_wrapper(&name) || builtin_std().collections.contains(&name) =>
+                {
+                    // A map's values; a wrapper's or a sequence's elements.
+                    let types: Vec<&syn::Type> = args
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            syn::GenericArgument::Type(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect();
+                    let at = usize::from(name.ends_with("Map") && types.len() >= 2);
+                    types
+                        .get(at)
+                        .is_some_and(|t| callable_at(index, t, depth + 1))
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// The first bound of `bounds` naming a trait other than an auto/marker trait.
 pub(crate) fn trait_bound_path<P>(
     bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, P>,

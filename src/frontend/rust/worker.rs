@@ -334,7 +334,7 @@ fn as_fn(c: &syn::ExprClosure, ident: &str) -> syn::ItemFn {
 }
 
 /// A body as a block (an expression: a block whose tail it is).
-fn block_of(e: &syn::Expr) -> syn::Block {
+pub(super) fn block_of(e: &syn::Expr) -> syn::Block {
     match e {
         syn::Expr::Block(b) if b.label.is_none() => b.block.clone(),
         e => syn::Block {
@@ -347,7 +347,7 @@ fn block_of(e: &syn::Expr) -> syn::Block {
 /// The body of a closure that returns a future, run to its end: an `async` block's
 /// (also under `Box::pin`), or the statements before a tail future and that future
 /// awaited.
-fn future_body(e: &syn::Expr) -> syn::Block {
+pub(super) fn future_body(e: &syn::Expr) -> syn::Block {
     match e {
         syn::Expr::Paren(p) => future_body(&p.expr),
         syn::Expr::Async(a) => a.block.clone(),

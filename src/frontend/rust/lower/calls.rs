@@ -11,7 +11,7 @@ use super::{
     TOPIC_MARK,
 };
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
-use crate::frontend::rust::{resolve_path, ReturnedText, TypeInfo};
+use crate::frontend::rust::{resolve_path, stored, ReturnedText, TypeInfo};
 use crate::ir::{
     Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
 };
@@ -485,6 +485,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Expr::Path(p) = strip(&c.func) {
             self.queue_lifetime_in_default(&p.path);
         }
+        if let Some(info) = self.slot_call(c, out) {
+            return info;
+        }
         if let Some(info) = self.local_value_call(c, out) {
             return info;
         }
@@ -570,6 +573,32 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return info;
         }
         self.unknown_call(c, &segs, &args, &last, out)
+    }
+
+    /// A call of a value taken from a struct's callable field (`(self.audit)(..)`, a
+    /// `hook` of `for hook in &self.hooks`, a handler a `routes.get(k)` gave): a call
+    /// of the closures the crate stores there (`stored`), the field's slot as the
+    /// receiver type of the closures' common name. `None`: no such value.
+    fn slot_call(&mut self, c: &syn::ExprCall, out: &mut Vec<Node>) -> Option<Info> {
+        let f = strip(&c.func);
+        if !matches!(f, Expr::Path(_) | Expr::Field(_)) || self.deferred_of(&c.func).is_some() {
+            return None;
+        }
+        let slot = self.peek(f).crate_type.filter(|t| stored::is_slot(t))?;
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let (arg_infos, closures) = self.crate_args(&args, out);
+        let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
+        // `self.audit`, `hook`: the value called, as written.
+        let text: String = quote::ToTokens::to_token_stream(f)
+            .to_string()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let callee = Callee::Method {
+            name: stored::CLOSURE_IDENT.to_string(),
+            receiver_type: Some(slot),
+        };
+        Some(self.crate_call(callee, None, &arg_infos, closures, loc, text, out))
     }
 
     /// A call of a local value: an async block or closure bound to the name runs here;

@@ -309,6 +309,9 @@ impl<'a> Shard<'a> {
         skip: &HashSet<String>,
         part: &HashSet<String>,
     ) -> (Vec<LoweredFile>, Vec<InputError>, usize) {
+        // Whether a struct of the crate has a field holding closures (`stored`).
+        let has_slots = (index.fields.values())
+            .any(|m| (m.values()).any(|t| t.crate_type.as_deref().is_some_and(stored::is_slot)));
         let fns = self
             .parsed
             .iter()
@@ -344,6 +347,9 @@ impl<'a> Shard<'a> {
                     let skipped =
                         lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
                     self.lower_handed_closures(&cx, p, &mut out);
+                    if has_slots {
+                        self.lower_stored_closures(&cx, p, &mut out);
+                    }
                     (out, skipped)
                 });
                 LoweredFile {
@@ -393,6 +399,39 @@ impl<'a> Shard<'a> {
             lower::lower_items(&sub, &[syn::Item::Fn(hc.item)], true, out);
             for f in &mut out[from..] {
                 f.name = format!("{}::{{closure}}", hc.outer);
+            }
+        }
+    }
+
+    /// Lowers the closures the file stores in a struct's callable field
+    /// (`stored::stored_closures`), each named `Type::field::{closure}`, its self type
+    /// the slot `Type::field`, so a call of the field's value reaches it; in a file
+    /// lowered in part, those written in the functions lowered.
+    fn lower_stored_closures(&self, cx: &lower::FileCx, p: &Parsed, out: &mut Vec<Function>) {
+        for sc in stored::stored_closures(cx.apis, cx.index, &p.ast.items, self.include_tests) {
+            if cx.only.is_some_and(|only| !only.contains(&sc.outer_body)) {
+                continue;
+            }
+            let mut module = cx.module.clone();
+            module.extend(sc.module);
+            let sub = lower::FileCx {
+                path: cx.path.clone(),
+                abs: cx.abs,
+                included: cx.included,
+                apis: cx.apis,
+                index: cx.index,
+                uses: cx.uses,
+                lines: cx.lines,
+                module,
+                reads: cx.reads,
+                only: None,
+            };
+            let from = out.len();
+            lower::lower_items(&sub, &[syn::Item::Fn(sc.item)], true, out);
+            for f in &mut out[from..] {
+                f.name = format!("{}::{}", sc.slot, stored::CLOSURE_IDENT);
+                f.ident = stored::CLOSURE_IDENT.to_string();
+                f.self_type = Some(sc.slot.clone());
             }
         }
     }

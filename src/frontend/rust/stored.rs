@@ -1,0 +1,319 @@
+//! Closures stored in a struct (dispatch tables of closures): a field whose type holds
+//! callables (`audit: Box<dyn Fn(&Event) -> Result<()>>`, `hooks: Vec<Hook>`,
+//! `routes: HashMap<String, Box<dyn Fn(..) -> BoxFuture<..>>>`) is a *slot*, named
+//! `Type::field` ([`slot_name`]); the index types the field by it. The closures the
+//! crate puts there where it builds the struct (in the struct literal, through a local
+//! bound first, `Box::new(..)`, `vec![..]`, `map.insert(k, Box::new(..))`,
+//! `v.push(..)`) become functions of their own, named `Type::field::{closure}`,
+//! lowered with the slot as their self type, so that a call of the slot's value
+//! (`(self.audit)(..)`, `hook(..)` over `&self.hooks`, a `routes.get(k)` value called)
+//! reaches each of them. This pass only reads syntax.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use syn::visit::Visit;
+
+use super::worker::{block_of, future_body};
+use super::{is_test_attr, CrateIndex};
+use crate::apis::Apis;
+
+/// The name of the slot a struct's callable field is: `Type::field`.
+pub(crate) fn slot_name(ty: &str, field: &str) -> String {
+    format!("{ty}::{field}")
+}
+
+/// Whether a crate type name is a slot's ([`slot_name`]): crate type names are one
+/// identifier.
+pub(crate) fn is_slot(crate_type: &str) -> bool {
+    crate_type.contains("::")
+}
+
+/// The name a slot's stored closures are called by (an identifier no code can write).
+pub(crate) const CLOSURE_IDENT: &str = "{closure}";
+
+/// A closure stored in a slot, as a free function to lower.
+pub(crate) struct StoredClosure {
+    /// The inline modules of the file it is written in.
+    pub module: Vec<String>,
+    /// Where the function it is written in has its body open (line, 0-based column).
+    pub outer_body: (usize, usize),
+    /// The slot (`Type::field`).
+    pub slot: String,
+    /// The closure as a function.
+    pub item: syn::ItemFn,
+}
+
+struct V<'s> {
+    apis: &'s Apis,
+    index: &'s CrateIndex,
+    include_tests: bool,
+    out: Vec<StoredClosure>,
+    seen: BTreeSet<(usize, usize)>,
+    /// Locals of the function being visited and the closures they hold (a closure, a
+    /// boxed one, a vector or map filled with them).
+    locals: BTreeMap<String, Vec<syn::ExprClosure>>,
+    module: Vec<String>,
+    self_ty: Option<String>,
+    outer: Option<(String, (usize, usize))>,
+}
+
+impl V<'_> {
+    /// The closures an expression evaluates to or holds.
+    fn closures_of(&self, e: &syn::Expr, out: &mut Vec<syn::ExprClosure>) {
+        match e {
+            syn::Expr::Closure(c) => out.push(c.clone()),
+            syn::Expr::Paren(p) => self.closures_of(&p.expr, out),
+            syn::Expr::Reference(r) => self.closures_of(&r.expr, out),
+            syn::Expr::Cast(c) => self.closures_of(&c.expr, out),
+            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.closures_of(e, out)),
+            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.closures_of(e, out)),
+            // `Box::new(..)`, `Arc::new(..)`, `Some(..)`, `HashMap::from([..])`.
+            syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(_)) => {
+                c.args.iter().for_each(|e| self.closures_of(e, out))
+            }
+            // `.into()`, `.collect()` of an array.
+            syn::Expr::MethodCall(m) if m.args.is_empty() => self.closures_of(&m.receiver, out),
+            syn::Expr::Path(p) => {
+                if let Some(held) = p
+                    .path
+                    .get_ident()
+                    .and_then(|i| self.locals.get(&i.to_string()))
+                {
+                    out.extend(held.iter().cloned());
+                }
+            }
+            syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                let parser =
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+                if let Ok(elems) = m.mac.parse_body_with(parser) {
+                    elems.iter().for_each(|e| self.closures_of(e, out));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn store(&mut self, slot: String, found: Vec<syn::ExprClosure>) {
+        let Some((_, at)) = &self.outer else {
+            return;
+        };
+        for c in found {
+            let s = c.or1_token.span.start();
+            if self.seen.insert((s.line, s.column)) {
+                self.out.push(StoredClosure {
+                    module: self.module.clone(),
+                    outer_body: *at,
+                    slot: slot.clone(),
+                    item: as_fn(&c),
+                });
+            }
+        }
+    }
+
+    /// The slot `Type.field` is, when it is one.
+    fn slot(&self, ty: &str, field: &str) -> Option<String> {
+        let ct = self.index.fields.get(ty)?.get(field)?.crate_type.as_ref()?;
+        is_slot(ct).then(|| ct.clone())
+    }
+
+    fn in_fn(&mut self, name: String, body: &syn::Block, visit: impl FnOnce(&mut Self)) {
+        let s = body.brace_token.span.open().start();
+        let outer_fn = self.outer.replace((name, (s.line, s.column)));
+        let locals = std::mem::take(&mut self.locals);
+        visit(self);
+        self.locals = locals;
+        self.outer = outer_fn;
+    }
+}
+
+impl<'ast> Visit<'ast> for V<'_> {
+    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+        syn::visit::visit_expr_struct(self, s);
+        let Some(last) = s.path.segments.last() else {
+            return;
+        };
+        let ty = match last.ident.to_string() {
+            t if t == "Self" => match &self.self_ty {
+                Some(t) => t.clone(),
+                None => return,
+            },
+            t => t,
+        };
+        for f in &s.fields {
+            let syn::Member::Named(name) = &f.member else {
+                continue;
+            };
+            if let Some(slot) = self.slot(&ty, &name.to_string()) {
+                let mut found = Vec::new();
+                self.closures_of(&f.expr, &mut found);
+                self.store(slot, found);
+            }
+        }
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        syn::visit::visit_expr_method_call(self, m);
+        // `routes.insert(k, Box::new(|..| ..))`, `hooks.push(..)` (the packs'
+        // `store_methods`): the local holds them.
+        let fills = self.apis.std.store_methods.contains(&m.method.to_string());
+        let syn::Expr::Path(p) = &*m.receiver else {
+            return;
+        };
+        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
+            return;
+        };
+        if fills {
+            let mut found = Vec::new();
+            for a in &m.args {
+                self.closures_of(a, &mut found);
+            }
+            if !found.is_empty() {
+                self.locals.entry(name).or_default().extend(found);
+            }
+        }
+    }
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        syn::visit::visit_local(self, l);
+        let mut pat = &l.pat;
+        if let syn::Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let syn::Pat::Ident(i) = pat {
+            let name = i.ident.to_string();
+            let mut found = Vec::new();
+            if let Some(init) = &l.init {
+                self.closures_of(&init.expr, &mut found);
+            }
+            // A later `let` of the same name shadows what the earlier one held.
+            if found.is_empty() {
+                self.locals.remove(&name);
+            } else {
+                self.locals.insert(name, found);
+            }
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if self.include_tests || !is_test_attr(&f.attrs) {
+            self.in_fn(f.sig.ident.to_string(), &f.block, |v| {
+                syn::visit::visit_item_fn(v, f)
+            });
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if self.include_tests || !is_test_attr(&i.attrs) {
+            let outer = std::mem::replace(&mut self.self_ty, super::type_name(&i.self_ty));
+            syn::visit::visit_item_impl(self, i);
+            self.self_ty = outer;
+        }
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if self.include_tests || !is_test_attr(&f.attrs) {
+            let name = match &self.self_ty {
+                Some(t) => format!("{t}::{}", f.sig.ident),
+                None => f.sig.ident.to_string(),
+            };
+            self.in_fn(name, &f.block, |v| syn::visit::visit_impl_item_fn(v, f));
+        }
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if self.include_tests || !is_test_attr(&m.attrs) {
+            self.module.push(m.ident.to_string());
+            syn::visit::visit_item_mod(self, m);
+            self.module.pop();
+        }
+    }
+}
+
+/// The closures `items` store in slots of the crate's structs, in source order.
+pub(crate) fn stored_closures(
+    apis: &Apis,
+    index: &CrateIndex,
+    items: &[syn::Item],
+    include_tests: bool,
+) -> Vec<StoredClosure> {
+    let mut v = V {
+        apis,
+        index,
+        include_tests,
+        out: Vec::new(),
+        seen: BTreeSet::new(),
+        locals: BTreeMap::new(),
+        module: Vec::new(),
+        self_ty: None,
+        outer: None,
+    };
+    for item in items {
+        v.visit_item(item);
+    }
+    v.out
+}
+
+/// A stored closure as the function it amounts to: its parameters (an untyped one
+/// typed `_`), and its body; a closure that returns a future (`|p| Box::pin(handle(p))`,
+/// `|p| async move { .. }`) is an `async fn` running that future to its end (the caller
+/// awaits what the slot's call returns).
+fn as_fn(c: &syn::ExprClosure) -> syn::ItemFn {
+    let span = c.or1_token.span;
+    let inputs = c
+        .inputs
+        .iter()
+        .map(|p| match p {
+            syn::Pat::Type(t) => syn::FnArg::Typed(t.clone()),
+            p => syn::FnArg::Typed(syn::PatType {
+                attrs: Vec::new(),
+                pat: Box::new(p.clone()),
+                colon_token: syn::Token![:](span),
+                ty: Box::new(syn::Type::Infer(syn::TypeInfer {
+                    underscore_token: syn::Token![_](span),
+                })),
+            }),
+        })
+        .collect();
+    let future = c.asyncness.is_some() || returns_future(&c.body);
+    let block = if c.asyncness.is_some() {
+        block_of(&c.body)
+    } else if future {
+        future_body(&c.body)
+    } else {
+        block_of(&c.body)
+    };
+    syn::ItemFn {
+        attrs: Vec::new(),
+        vis: syn::Visibility::Inherited,
+        sig: syn::Signature {
+            constness: None,
+            asyncness: future.then(|| syn::Token![async](span)),
+            unsafety: None,
+            abi: None,
+            fn_token: syn::Token![fn](span),
+            ident: syn::Ident::new("__stored_closure", span),
+            generics: syn::Generics::default(),
+            paren_token: syn::token::Paren(span),
+            inputs,
+            variadic: None,
+            output: if future {
+                syn::ReturnType::Default
+            } else {
+                c.output.clone()
+            },
+        },
+        block: Box::new(block),
+    }
+}
+
+/// A closure body that is a future: an `async` block, or `Box::pin(..)` of one or of a call.
+fn returns_future(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Paren(p) => returns_future(&p.expr),
+        syn::Expr::Async(_) => true,
+        syn::Expr::Call(c) => {
+            c.args.len() == 1
+                && matches!(&*c.func, syn::Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
+        }
+        syn::Expr::Block(b) if b.label.is_none() => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(tail, None)) => returns_future(tail),
+            _ => false,
+        },
+        _ => false,
+    }
+}
