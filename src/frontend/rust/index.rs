@@ -262,13 +262,13 @@ impl IndexCx<'_> {
             syn::Expr::Paren(p) => self.stream_role_of(&p.expr, block, depth + 1),
             syn::Expr::Await(a) => self.stream_role_of(&a.base, block, depth + 1),
             syn::Expr::Try(t) => self.stream_role_of(&t.expr, block, depth + 1),
-            // `Ok(stream)`, `Some(stream)`, `Box::pin(stream)`, `Box::new(stream)`.
+            // A call its one argument passes through (`Ok(stream)`, `Box::pin(stream)`).
             syn::Expr::Call(c) if c.args.len() == 1 => {
                 let syn::Expr::Path(f) = &*c.func else {
                     return None;
                 };
                 let last = f.path.segments.last()?.ident.to_string();
-                if !matches!(last.as_str(), "Ok" | "Some" | "pin" | "new") {
+                if !self.apis.std.passthrough.contains(&last) {
                     return None;
                 }
                 self.stream_role_of(&c.args[0], block, depth + 1)
