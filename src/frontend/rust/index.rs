@@ -217,6 +217,92 @@ impl IndexCx<'_> {
         ))
     }
 
+    /// A function that returns a consumer, or a stream derived from one through
+    /// adapters (`Ok(consumer.filter_map(..).map(..).boxed())`), is a receive source
+    /// for its callers whatever its declared type says (`BoxStream<'static, Job>`):
+    /// its return takes the consumer's role, so what a caller takes from it is a
+    /// delivery. `ret` is the declared type's; a role it has already stays.
+    fn stream_source(&self, mut ret: TypeInfo, block: &syn::Block) -> TypeInfo {
+        if ret.role.is_some() {
+            return ret;
+        }
+        let mut returned = Vec::new();
+        if let Some(syn::Stmt::Expr(e, None)) = block.stmts.last() {
+            returned.push(e);
+        }
+        struct Returns<'a>(Vec<&'a syn::Expr>);
+        impl<'a> syn::visit::Visit<'a> for Returns<'a> {
+            fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+                if let Some(e) = &r.expr {
+                    self.0.push(e);
+                }
+                syn::visit::visit_expr_return(self, r);
+            }
+            fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+            fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+            fn visit_item(&mut self, _: &'a syn::Item) {}
+        }
+        let mut v = Returns(Vec::new());
+        syn::visit::Visit::visit_block(&mut v, block);
+        returned.extend(v.0);
+        ret.role = returned
+            .into_iter()
+            .find_map(|e| self.stream_role_of(e, block, 0));
+        ret
+    }
+
+    /// The stream role of a returned expression: a call the packs say makes a
+    /// consumer, through `Ok(..)`, `.await`, `?` and stream adapters, or a binding of
+    /// the function's body that holds one.
+    fn stream_role_of(&self, e: &syn::Expr, block: &syn::Block, depth: u32) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        match e {
+            syn::Expr::Paren(p) => self.stream_role_of(&p.expr, block, depth + 1),
+            syn::Expr::Await(a) => self.stream_role_of(&a.base, block, depth + 1),
+            syn::Expr::Try(t) => self.stream_role_of(&t.expr, block, depth + 1),
+            // A call its one argument passes through (`Ok(stream)`, `Box::pin(stream)`).
+            syn::Expr::Call(c) if c.args.len() == 1 => {
+                let syn::Expr::Path(f) = &*c.func else {
+                    return None;
+                };
+                let last = f.path.segments.last()?.ident.to_string();
+                if !self.apis.std.passthrough.contains(&last) {
+                    return None;
+                }
+                self.stream_role_of(&c.args[0], block, depth + 1)
+            }
+            syn::Expr::MethodCall(mc) => {
+                let name = mc.method.to_string();
+                if self.apis.std.stream_adapters.contains(&name) {
+                    return self.stream_role_of(&mc.receiver, block, depth + 1);
+                }
+                self.apis.methods.get(&name)?.iter().find_map(|s| {
+                    s.returns
+                        .clone()
+                        .filter(|r| super::lower::is_stream_role(Some(r)))
+                })
+            }
+            syn::Expr::Path(p) => {
+                let id = p.path.get_ident()?;
+                let init = block.stmts.iter().rev().find_map(|st| match st {
+                    syn::Stmt::Local(l) => match (&l.pat, &l.init) {
+                        (syn::Pat::Ident(pi), Some(init)) if pi.ident == *id => Some(&init.expr),
+                        (syn::Pat::Type(pt), Some(init)) => match &*pt.pat {
+                            syn::Pat::Ident(pi) if pi.ident == *id => Some(&init.expr),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                })?;
+                self.stream_role_of(init, block, depth + 1)
+            }
+            _ => None,
+        }
+    }
+
     fn is_idgen_path(&self, segs: &[String]) -> bool {
         let Some(last) = segs.last() else {
             return false;
@@ -258,7 +344,7 @@ pub(super) fn collect_sigs(
                         self_type: None,
                         trait_name: None,
                         module: module.to_vec(),
-                        ret: ret_type(cx, &f.sig.output, None),
+                        ret: cx.stream_source(ret_type(cx, &f.sig.output, None), &f.block),
                         returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
                         returns_text: cx.returned_text(&f.block),
                     },
@@ -279,7 +365,10 @@ pub(super) fn collect_sigs(
                                 self_type: self_ty.clone(),
                                 trait_name: trait_name.clone(),
                                 module: module.to_vec(),
-                                ret: ret_type(cx, &m.sig.output, self_ty.as_deref()),
+                                ret: cx.stream_source(
+                                    ret_type(cx, &m.sig.output, self_ty.as_deref()),
+                                    &m.block,
+                                ),
                                 returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
                                 returns_text: cx.returned_text(&m.block),
                             },

@@ -769,7 +769,7 @@ fn is_message_role(role: &str) -> bool {
     role.ends_with(".message") || role.ends_with(".delivery")
 }
 
-fn is_stream_role(role: Option<&str>) -> bool {
+pub(super) fn is_stream_role(role: Option<&str>) -> bool {
     matches!(
         role.and_then(Role::of),
         Some(

@@ -914,13 +914,43 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     pub(super) fn return_type(&self, callee: &Callee) -> TypeInfo {
-        self.callee_sig(callee)
-            .map(|s| s.ret.clone())
-            .unwrap_or_default()
+        if let Some(s) = self.callee_sig(callee) {
+            return s.ret.clone();
+        }
+        // A trait method several types implement (`T: Source` with a broker's and an
+        // in-memory implementation): when the implementations that return a stream of
+        // deliveries agree on its role, what the caller takes from it may be a delivery.
+        if !matches!(
+            callee,
+            Callee::Method {
+                receiver_type: Some(_),
+                ..
+            }
+        ) {
+            return TypeInfo::default();
+        }
+        let mut roles = self
+            .callee_sigs(callee)
+            .into_iter()
+            .filter_map(|s| s.ret.role.clone())
+            .filter(|r| is_stream_role(Some(r)));
+        match (roles.next(), roles.next()) {
+            (Some(r), None) => TypeInfo::of_role(Some(r)),
+            _ => TypeInfo::default(),
+        }
     }
 
     /// The signature of the crate function a call names, when it is unambiguous.
     pub(super) fn callee_sig(&self, callee: &Callee) -> Option<&crate::frontend::rust::FnSig> {
+        let found = self.callee_sigs(callee);
+        match found.as_slice() {
+            [s] => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The signatures of the crate functions a call may name.
+    fn callee_sigs(&self, callee: &Callee) -> Vec<&crate::frontend::rust::FnSig> {
         let (name, ty) = match callee {
             Callee::Path(segs) => {
                 let owner = segs.len().checked_sub(2).map(|i| segs[i].clone());
@@ -938,15 +968,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             } => (name.clone(), receiver_type.clone()),
         };
         let sigs = match &ty {
-            Some(t) => self.cx.owned_sigs(&name, t)?,
-            None => self.cx.fn_sigs(&name)?,
+            Some(t) => self.cx.owned_sigs(&name, t),
+            None => self.cx.fn_sigs(&name),
         };
-        let mut found = sigs
-            .iter()
-            .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty);
-        match (found.next(), found.next()) {
-            (Some(s), None) => Some(s),
-            _ => None,
-        }
+        sigs.into_iter()
+            .flatten()
+            .filter(|s| ty.is_none() || s.self_type == ty || s.trait_name == ty)
+            .collect()
     }
 }
