@@ -820,7 +820,7 @@ pub struct Function {
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
     /// Fresh ids minted outside any retry into a send, and the loops that run pass
-    /// after pass: a relay's re-read of unsent rows is a retry of each (MA002).
+    /// after pass: a relay's re-read of unsent rows is a retry of each (a fresh id per attempt).
     pub pass_id_flows: Vec<PassIdFlow>,
     pub poll_loops: Vec<PollLoop>,
     /// Claims whose result the function returns to its caller (whether the claim gates
