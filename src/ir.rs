@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 use crate::diagnostic::Span;
 
+mod pass;
+pub use pass::{PassIdFlow, PollLoop};
+
 /// A value local to one function: a binding, a parameter, `self`, a field path.
 pub type ValueId = u32;
 
@@ -816,6 +819,10 @@ pub struct Function {
     pub value_names: Vec<String>,
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
+    /// Fresh ids minted outside any retry into a send, and the loops that run pass
+    /// after pass: a relay's re-read of unsent rows is a retry of each (a fresh id per attempt).
+    pub pass_id_flows: Vec<PassIdFlow>,
+    pub poll_loops: Vec<PollLoop>,
     /// Claims whose result the function returns to its caller (whether the claim gates
     /// the effect is checked at the caller).
     pub returns_claims: Vec<Loc>,

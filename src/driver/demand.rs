@@ -449,6 +449,7 @@ fn has_own_facts(f: &Function, index: &CrateIndex) -> bool {
         || !f.kafka_sent_topics.is_empty()
         || !f.ack_settings.is_empty()
         || !f.id_flows.is_empty()
+        || !f.pass_id_flows.is_empty()
         || !f.returns_claims.is_empty()
         || !f.returns_batches.is_empty()
         || !f.retries.is_empty()

@@ -1,9 +1,9 @@
 use super::declare_rule;
 use super::fixes;
 use super::pairs::{code, label};
-use crate::analysis::flow::{Facts, Resolver};
+use crate::analysis::flow::{relay_passes, Facts, Resolver};
 use crate::diagnostic::{Edit, Finding};
-use crate::ir::Crate;
+use crate::ir::{Crate, IdFlow};
 
 declare_rule! {
     /// ## What it does
@@ -14,7 +14,10 @@ declare_rule! {
     /// idempotency-key header, a field of the request or record, a bind parameter.
     /// Retry scopes are loops that re-run a failing step (they name attempts,
     /// retries or backoff and handle the error) and closures given to retry helpers
-    /// (backoff, tokio-retry, again, retry, backon). It also finds a message handler
+    /// (backoff, tokio-retry, again, retry, backon). A relay's poll loop whose pass
+    /// (with the functions it calls) re-reads rows and sends them is a retry of each
+    /// row it leaves unsent: an id minted per pass, in the loop or in a function it
+    /// calls, is one per attempt. It also finds a message handler
     /// that mints the key of its dedup record per delivery instead of taking it from
     /// the message.
     ///
@@ -80,8 +83,42 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             .iter()
             .any(|&i| facts.effectful[i])
     };
-    for f in &krate.functions {
-        for flow in &f.id_flows {
+    let passes = relay_passes(krate, &resolver);
+    let sends_through = |f: &crate::ir::Function, callee: &crate::ir::Callee| {
+        resolver
+            .resolve_callee(f, callee)
+            .iter()
+            .any(|&i| passes.sends[i])
+    };
+    for (i, f) in krate.functions.iter().enumerate() {
+        // A relay's re-read of unsent rows is a retry of each: a fresh id minted per
+        // pass, into what the pass sends, is one per attempt.
+        let per_pass: Vec<IdFlow> = f
+            .pass_id_flows
+            .iter()
+            .filter_map(|p| {
+                let relay = match &p.poll {
+                    Some(l) => passes
+                        .loops
+                        .get_key_value(l)
+                        .map(|(l, t)| (l.clone(), t.clone())),
+                    None => passes.per_pass[i].clone(),
+                }?;
+                if p.flow
+                    .sink_call
+                    .as_ref()
+                    .is_some_and(|c| !sends_through(f, c))
+                {
+                    return None;
+                }
+                Some(IdFlow {
+                    retry: Some(relay),
+                    ..p.flow.clone()
+                })
+            })
+            .collect();
+        let flows = f.id_flows.iter().map(|x| (x, false));
+        for (flow, pass) in flows.chain(per_pass.iter().map(|x| (x, true))) {
             if let Some(callee) = &flow.sink_call {
                 if !sends(f, callee) {
                     continue;
@@ -99,6 +136,17 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
                 continue;
             }
             let (message, window, mut labels) = match &flow.retry {
+                Some((loc, _)) if pass => (
+                    format!(
+                        "{} makes a new id on every pass of the relay's poll loop, and it identifies {}",
+                        code(&flow.idgen_text),
+                        code(&flow.sink_text)
+                    ),
+                    "a row whose send failed stays unsent and is sent again on the next pass under a \
+                     new identity: a send that succeeded but looked failed is applied twice"
+                        .to_string(),
+                    vec![label(loc, "each pass of this loop re-reads the unsent rows")],
+                ),
                 Some((loc, _)) => (
                     format!(
                         "{} makes a new id on every attempt of the retry, and it identifies {}",

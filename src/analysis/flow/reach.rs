@@ -1,8 +1,10 @@
 //! Which functions of a crate reach a kind of event, directly or through calls: the
 //! entries the interpreter starts from and the callees worth inlining.
 
+use std::collections::BTreeMap;
+
 use super::Resolver;
-use crate::ir::{Crate, EventKind, Function, Node};
+use crate::ir::{Crate, EventKind, Function, Loc, Node};
 
 /// Which functions may reach a delivery event (directly or through calls).
 pub(super) fn reaches_ack(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
@@ -105,4 +107,67 @@ fn scan(
         }
         Node::Exit(_) => {}
     }
+}
+
+/// The relays' poll loops of a crate and what runs once per pass of one (SPEC §2,
+/// "relay re-reads are retries"): a loop that runs pass after pass, where a pass
+/// (with what it calls) reads rows and sends (a publish, an external call) and
+/// receives nothing (no message, no in-process channel: those are consume and
+/// worker loops). A row whose send failed is read and sent again on the next pass.
+pub struct RelayPasses {
+    /// The relay loops, by place, with their first characters.
+    pub loops: BTreeMap<Loc, String>,
+    /// Per function: the relay loop it runs under once per pass (a callee of one).
+    pub per_pass: Vec<Option<(Loc, String)>>,
+    /// Per function: it sends, directly or through calls.
+    pub sends: Vec<bool>,
+}
+
+pub fn relay_passes(krate: &Crate, resolver: &Resolver) -> RelayPasses {
+    let is_send =
+        |k: &EventKind| matches!(k, EventKind::Publish { .. } | EventKind::External { .. });
+    let is_read = |k: &EventKind| matches!(k, EventKind::Read { .. });
+    let is_recv =
+        |k: &EventKind| matches!(k, EventKind::Receive { .. } | EventKind::ChannelRecv { .. });
+    let n = krate.functions.len();
+    let mut out = RelayPasses {
+        loops: BTreeMap::new(),
+        per_pass: vec![None; n],
+        sends: vec![false; n],
+    };
+    if krate.functions.iter().all(|f| f.poll_loops.is_empty()) {
+        return out;
+    }
+    out.sends = reaches(krate, resolver, &is_send);
+    let reads = reaches(krate, resolver, &is_read);
+    let receives = reaches(krate, resolver, &is_recv);
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, f) in krate.functions.iter().enumerate() {
+        scan(&f.body, f, resolver, &|_| false, &mut false, &mut edges[i]);
+    }
+    for f in &krate.functions {
+        for pl in &f.poll_loops {
+            let (mut sends, mut read, mut recv) = (false, false, false);
+            let mut calls = Vec::new();
+            scan(&pl.body, f, resolver, &is_send, &mut sends, &mut calls);
+            scan(&pl.body, f, resolver, &is_read, &mut read, &mut Vec::new());
+            scan(&pl.body, f, resolver, &is_recv, &mut recv, &mut Vec::new());
+            let sends = sends || calls.iter().any(|&j| out.sends[j]);
+            let read = read || calls.iter().any(|&j| reads[j]);
+            let recv = recv || calls.iter().any(|&j| receives[j]);
+            if !(sends && read) || recv {
+                continue;
+            }
+            out.loops.insert(pl.loc.clone(), pl.text.clone());
+            let mut stack = calls;
+            while let Some(j) = stack.pop() {
+                if out.per_pass[j].is_some() {
+                    continue;
+                }
+                out.per_pass[j] = Some((pl.loc.clone(), pl.text.clone()));
+                stack.extend(edges[j].iter().copied());
+            }
+        }
+    }
+    out
 }

@@ -457,6 +457,12 @@ struct Lowerer<'a, 'b> {
     /// the id flows recorded in them as they would be outside any retry.
     poll_scopes: Vec<u32>,
     poll_fallbacks: Vec<(u32, IdFlow)>,
+    /// Fresh ids that reached a send in a poll scope (kept as pass flows if the loop
+    /// proves no relay by its own events), and the pass flows and poll loops of
+    /// [`crate::ir::Function`].
+    poll_sends: Vec<(u32, IdFlow)>,
+    pass_id_flows: Vec<crate::ir::PassIdFlow>,
+    poll_loops: Vec<crate::ir::PollLoop>,
     /// Every retry scope lowered (not consume loops), for the review checklist.
     retries_seen: Vec<(Loc, String)>,
     next_scope: u32,

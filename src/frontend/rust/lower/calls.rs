@@ -867,7 +867,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .iter()
             .flat_map(|a| a.mentions.iter().copied())
             .collect();
-        self.record_id_flows(&mentions, &loc, &text, false, Some(callee.clone()));
+        self.record_id_flows(&mentions, &loc, &text, false, Some(callee.clone()), true);
         out.push(Node::Event(Event {
             kind: EventKind::Call(Call {
                 callee,

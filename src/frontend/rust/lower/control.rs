@@ -17,7 +17,9 @@ use super::{
 };
 use crate::apis::Role;
 use crate::frontend::rust::TypeInfo;
-use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node, ValueId};
+use crate::ir::{
+    ClosureRun, Event, EventKind, ExitKind, IdFlow, Node, PassIdFlow, PollLoop, ValueId,
+};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// A loop; a retry loop (one that re-runs a failing step: its text names attempts,
@@ -43,10 +45,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if retry || poll {
             if let Some((id, loc, text)) = self.retry_scopes.pop() {
                 let body = &out[start..];
-                // A loop that receives messages is a consume loop, not a retry. A
-                // poll loop that re-reads rows and publishes them re-sends a row
-                // whose publish failed on the next pass: each pass is an attempt.
-                let receives = contains_receive(body);
+                // A loop that receives messages is a consume loop, not a retry, and
+                // one that takes the next job from an in-process channel is a worker
+                // loop. A poll loop that re-reads rows and publishes them re-sends a
+                // row whose publish failed on the next pass: each pass is an attempt.
+                let receives = contains_receive(body)
+                    || contains_event(body, &|k| matches!(k, EventKind::ChannelRecv { .. }));
                 let relay = contains_event(body, &|k| matches!(k, EventKind::Read { .. }))
                     && contains_event(body, &|k| matches!(k, EventKind::Publish { .. }));
                 if receives || (poll && !relay) {
@@ -60,11 +64,38 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         }
                     }
                 } else if retry {
-                    self.retries_seen.push((loc, text));
+                    self.retries_seen.push((loc.clone(), text.clone()));
                 }
                 if poll {
                     self.poll_scopes.retain(|s| *s != id);
                     self.poll_fallbacks.retain(|(s, _)| *s != id);
+                    let sends: Vec<IdFlow> = {
+                        let (mine, rest) = std::mem::take(&mut self.poll_sends)
+                            .into_iter()
+                            .partition(|(s, _)| *s == id);
+                        self.poll_sends = rest;
+                        mine.into_iter().map(|(_, f)| f).collect()
+                    };
+                    // A loop that runs pass after pass and receives nothing: whether
+                    // a pass re-reads rows and sends them may show only in what it
+                    // calls (the analysis decides); its fresh ids are new per pass then.
+                    if !receives && !relay {
+                        for flow in sends {
+                            let poll = Some(loc.clone());
+                            if !self.pass_id_flows.iter().any(|p| p.flow == flow) {
+                                self.pass_id_flows.push(PassIdFlow { flow, poll });
+                            }
+                        }
+                    }
+                }
+                // A retry loop around a pass is a poll loop as well: the functions it
+                // calls may re-read unsent rows and send them.
+                if !receives {
+                    self.poll_loops.push(PollLoop {
+                        loc,
+                        text,
+                        body: Node::Seq(out[start..].to_vec()),
+                    });
                 }
             }
         }

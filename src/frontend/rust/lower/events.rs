@@ -525,7 +525,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let dedup_write = sql_facts.as_ref().is_some_and(|f| {
                 f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
             });
-            self.record_id_flows(&mentions, &loc, &text, dedup_write, None);
+            let send = matches!(spec.event, Api::Publish | Api::External);
+            self.record_id_flows(&mentions, &loc, &text, dedup_write, None, send);
         }
         let (kind, made) = if spec.event == Api::Write {
             match self.write_event(spec, method, target, &mentions, sql_facts, &loc)? {

@@ -83,6 +83,8 @@ pub(super) fn lower_fn(
             .into_iter()
             .map(|(_, f)| hoist::with_hoist(f, block, cx))
             .collect(),
+        pass_id_flows: l.pass_id_flows,
+        poll_loops: l.poll_loops,
         returns_claims: l.returns_claims,
         returns_batches,
         kafka_clients: l.kafka_clients,
@@ -170,6 +172,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             retry_scopes: Vec::new(),
             poll_scopes: Vec::new(),
             poll_fallbacks: Vec::new(),
+            poll_sends: Vec::new(),
+            pass_id_flows: Vec::new(),
+            poll_loops: Vec::new(),
             retries_seen: Vec::new(),
             next_scope: 0,
             id_flows: Vec::new(),

@@ -14,7 +14,9 @@ use crate::ir::{
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// Fresh ids among `mentions` reaching a sink: inside the retry scope they were
-    /// generated in, or (in a handler) into its dedup record.
+    /// generated in, or (in a handler) into its dedup record. Those reaching a send
+    /// (`send`: a publish, an external call, a call into the crate) outside any retry
+    /// are kept as pass flows: new per pass if a relay's poll loop runs them.
     pub(super) fn record_id_flows(
         &mut self,
         mentions: &[ValueId],
@@ -22,6 +24,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         text: &str,
         dedup_write: bool,
         sink_call: Option<Callee>,
+        send: bool,
     ) {
         let handler = self.values.iter().any(|v| v.msg_root.is_some());
         for m in mentions {
@@ -51,7 +54,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     None => continue,
                 },
                 None if outside_retry => None,
-                None => continue,
+                None => {
+                    if send {
+                        let flow = IdFlow {
+                            idgen: idloc,
+                            idgen_text: idtext,
+                            sink: loc.clone(),
+                            sink_text: text.to_string(),
+                            retry: None,
+                            sink_call: sink_call.clone(),
+                            hoist: None,
+                        };
+                        let pass = crate::ir::PassIdFlow { flow, poll: None };
+                        if !self.pass_id_flows.iter().any(|p| p.flow == pass.flow) {
+                            self.pass_id_flows.push(pass);
+                        }
+                    }
+                    continue;
+                }
             };
             let flow = IdFlow {
                 idgen: idloc,
@@ -62,6 +82,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 sink_call: sink_call.clone(),
                 hoist: None,
             };
+            if let Some(id) = scope.filter(|id| send && self.poll_scopes.contains(id)) {
+                self.poll_sends.push((id, flow.clone()));
+            }
             if !self.id_flows.iter().any(|(_, f)| *f == flow) {
                 self.id_flows.push((scope, flow));
             }
