@@ -15,6 +15,44 @@ pub mod retention;
 pub mod scan;
 mod session;
 pub mod sql;
+/// The item visits of a visitor that walks a file's functions by name (`Type::method`
+/// inside an `impl`, modules pushed on `module`), skipping test items unless
+/// `include_tests`; the visitor's own `in_fn(name, body, visit)` does the rest.
+macro_rules! visit_named_fns {
+    () => {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if self.include_tests || !is_test_attr(&f.attrs) {
+                self.in_fn(f.sig.ident.to_string(), &f.block, |v| {
+                    syn::visit::visit_item_fn(v, f)
+                });
+            }
+        }
+        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+            if self.include_tests || !is_test_attr(&i.attrs) {
+                let outer = std::mem::replace(&mut self.self_ty, super::type_name(&i.self_ty));
+                syn::visit::visit_item_impl(self, i);
+                self.self_ty = outer;
+            }
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            if self.include_tests || !is_test_attr(&f.attrs) {
+                let name = match &self.self_ty {
+                    Some(t) => format!("{t}::{}", f.sig.ident),
+                    None => f.sig.ident.to_string(),
+                };
+                self.in_fn(name, &f.block, |v| syn::visit::visit_impl_item_fn(v, f));
+            }
+        }
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if self.include_tests || !is_test_attr(&m.attrs) {
+                self.module.push(m.ident.to_string());
+                syn::visit::visit_item_mod(self, m);
+                self.module.pop();
+            }
+        }
+    };
+}
+
 pub(crate) mod stored;
 pub mod text;
 mod worker;

@@ -193,36 +193,7 @@ impl<'ast> Visit<'ast> for V<'_, 'ast> {
             }
         }
     }
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if self.include_tests || !is_test_attr(&f.attrs) {
-            self.in_fn(f.sig.ident.to_string(), &f.block, |v| {
-                syn::visit::visit_item_fn(v, f)
-            });
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        if self.include_tests || !is_test_attr(&i.attrs) {
-            let outer = std::mem::replace(&mut self.self_ty, super::type_name(&i.self_ty));
-            syn::visit::visit_item_impl(self, i);
-            self.self_ty = outer;
-        }
-    }
-    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        if self.include_tests || !is_test_attr(&f.attrs) {
-            let name = match &self.self_ty {
-                Some(t) => format!("{t}::{}", f.sig.ident),
-                None => f.sig.ident.to_string(),
-            };
-            self.in_fn(name, &f.block, |v| syn::visit::visit_impl_item_fn(v, f));
-        }
-    }
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if self.include_tests || !is_test_attr(&m.attrs) {
-            self.module.push(m.ident.to_string());
-            syn::visit::visit_item_mod(self, m);
-            self.module.pop();
-        }
-    }
+    visit_named_fns!();
 }
 
 fn peel(e: &syn::Expr) -> &syn::Expr {
@@ -293,21 +264,7 @@ pub(crate) fn handed_closures(
 /// returns a future (`|job| send(job)`), that future awaited.
 fn as_fn(c: &syn::ExprClosure, ident: &str) -> syn::ItemFn {
     let span = c.or1_token.span;
-    let inputs = c
-        .inputs
-        .iter()
-        .map(|p| match p {
-            syn::Pat::Type(t) => syn::FnArg::Typed(t.clone()),
-            p => syn::FnArg::Typed(syn::PatType {
-                attrs: Vec::new(),
-                pat: Box::new(p.clone()),
-                colon_token: syn::Token![:](span),
-                ty: Box::new(syn::Type::Infer(syn::TypeInfer {
-                    underscore_token: syn::Token![_](span),
-                })),
-            }),
-        })
-        .collect();
+    let inputs = closure_inputs(c);
     let block = if c.asyncness.is_some() {
         block_of(&c.body)
     } else {
@@ -378,4 +335,25 @@ pub(super) fn future_body(e: &syn::Expr) -> syn::Block {
             }))
         }
     }
+}
+
+/// A closure's parameters as a function's: an untyped one is typed `_`.
+pub(crate) fn closure_inputs(
+    c: &syn::ExprClosure,
+) -> syn::punctuated::Punctuated<syn::FnArg, syn::Token![,]> {
+    let span = c.or1_token.span;
+    c.inputs
+        .iter()
+        .map(|p| match p {
+            syn::Pat::Type(t) => syn::FnArg::Typed(t.clone()),
+            p => syn::FnArg::Typed(syn::PatType {
+                attrs: Vec::new(),
+                pat: Box::new(p.clone()),
+                colon_token: syn::Token![:](span),
+                ty: Box::new(syn::Type::Infer(syn::TypeInfer {
+                    underscore_token: syn::Token![_](span),
+                })),
+            }),
+        })
+        .collect()
 }

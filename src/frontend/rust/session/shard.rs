@@ -381,22 +381,7 @@ impl<'a> Shard<'a> {
             if cx.only.is_some_and(|only| !only.contains(&hc.outer_body)) {
                 continue;
             }
-            let mut module = cx.module.clone();
-            module.extend(hc.module);
-            let sub = lower::FileCx {
-                path: cx.path.clone(),
-                abs: cx.abs,
-                included: cx.included,
-                apis: cx.apis,
-                index: cx.index,
-                uses: cx.uses,
-                lines: cx.lines,
-                module,
-                reads: cx.reads,
-                only: None,
-            };
-            let from = out.len();
-            lower::lower_items(&sub, &[syn::Item::Fn(hc.item)], true, out);
+            let from = lower_made_fn(cx, hc.module, hc.item, out);
             for f in &mut out[from..] {
                 f.name = format!("{}::{{closure}}", hc.outer);
             }
@@ -412,22 +397,7 @@ impl<'a> Shard<'a> {
             if cx.only.is_some_and(|only| !only.contains(&sc.outer_body)) {
                 continue;
             }
-            let mut module = cx.module.clone();
-            module.extend(sc.module);
-            let sub = lower::FileCx {
-                path: cx.path.clone(),
-                abs: cx.abs,
-                included: cx.included,
-                apis: cx.apis,
-                index: cx.index,
-                uses: cx.uses,
-                lines: cx.lines,
-                module,
-                reads: cx.reads,
-                only: None,
-            };
-            let from = out.len();
-            lower::lower_items(&sub, &[syn::Item::Fn(sc.item)], true, out);
+            let from = lower_made_fn(cx, sc.module, sc.item, out);
             for f in &mut out[from..] {
                 f.name = format!("{}::{}", sc.slot, stored::CLOSURE_IDENT);
                 f.ident = stored::CLOSURE_IDENT.to_string();
@@ -508,4 +478,32 @@ pub(in crate::frontend::rust) fn refuse_pathological(f: &SourceFile) -> Option<I
         column: Some(r.column),
         message: r.message,
     })
+}
+
+/// Lowers a function made from a closure of the file (`item`, written in the inner
+/// module `module` of the file's), as the file's functions are; returns where its
+/// functions start in `out`.
+fn lower_made_fn(
+    cx: &lower::FileCx,
+    module: Vec<String>,
+    item: syn::ItemFn,
+    out: &mut Vec<Function>,
+) -> usize {
+    let mut path = cx.module.clone();
+    path.extend(module);
+    let sub = lower::FileCx {
+        path: cx.path.clone(),
+        abs: cx.abs,
+        included: cx.included,
+        apis: cx.apis,
+        index: cx.index,
+        uses: cx.uses,
+        lines: cx.lines,
+        module: path,
+        reads: cx.reads,
+        only: None,
+    };
+    let from = out.len();
+    lower::lower_items(&sub, &[syn::Item::Fn(item)], true, out);
+    from
 }
