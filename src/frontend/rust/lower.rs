@@ -66,18 +66,30 @@ pub struct RetryText {
 
 impl RetryText {
     pub fn of(text: &str) -> RetryText {
-        let text = text.to_ascii_lowercase();
-        let handles_err = text.contains("err") || text.contains("is_ok") || text.contains("ok(");
+        let lower = text.to_ascii_lowercase();
+        let handles_err = lower.contains("err") || lower.contains("is_ok") || lower.contains("ok(");
         let named = ["attempt", "retry", "retries", "tries", "backoff"]
             .iter()
-            .any(|w| text.contains(w))
-            && (handles_err || text.contains("continue"));
+            .any(|w| names_word(text, &lower, w))
+            && (handles_err || lower.contains("continue"));
+        let text = lower;
         RetryText {
             named,
             handles_err,
             leaves: text.contains("break") || text.contains("return"),
         }
     }
+}
+
+/// `word` begins a word of `text` (`lower` is it in lower case): at its start,
+/// after a character that is no letter or digit (`max_tries`, `self.retry`), or at
+/// a capital (`MaxTries`); not inside another word (`entries`, `countries`).
+fn names_word(text: &str, lower: &str, word: &str) -> bool {
+    lower.match_indices(word).any(|(i, _)| {
+        i == 0
+            || !lower.as_bytes()[i - 1].is_ascii_alphanumeric()
+            || text.as_bytes()[i].is_ascii_uppercase()
+    })
 }
 
 pub struct FileCx<'a> {
