@@ -12,7 +12,8 @@
 # Prints, per shape, wall time (s) and peak RSS (MiB) of this build's release binary,
 # and of BASE_BINARY when given (e.g. an older release, for ratios measured in one
 # run). Runs each shape once per binary, interleaved; killed after TIMEOUT seconds
-# (default 120).
+# (default 120). FORMAT picks the output format (default human, the one a terminal and
+# CI show: it draws a snippet per finding, so it is timed with the analysis).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -92,7 +93,7 @@ run() { # BINARY DIR [ARGS] -> "seconds MiB" (a timeout shows as its limit)
     # Cold runs: the analysis cache would answer the later runs of one tree (older
     # binaries ignore the variable).
     MSGAUDIT_NO_CACHE=1 /usr/bin/time -o "$TREE/.time" -f '%e %M' timeout "$TIMEOUT" "$1" check "$2" \
-        --format json "${@:3}" > /dev/null 2> /dev/null || true
+        --format "${FORMAT:-human}" "${@:3}" > /dev/null 2> /dev/null || true
     tail -1 "$TREE/.time" | awk '{ printf "%s %.0f", $1, $2 / 1024 }'
 }
 

@@ -49,11 +49,11 @@ impl Default for HumanOptions {
 /// A file's text, escaped for drawing ([`Drawn`]), under its escaped display path.
 struct Named<'a> {
     name: Cow<'a, str>,
-    text: &'a str,
+    text: &'a Lined<'a>,
 }
 
 impl<'a> Named<'a> {
-    fn new(name: &'a str, text: &'a str) -> Self {
+    fn new(name: &'a str, text: &'a Lined<'a>) -> Self {
         Named {
             name: escape::text(name),
             text,
@@ -61,9 +61,44 @@ impl<'a> Named<'a> {
     }
 }
 
+/// A text and the byte offsets its lines start at, so that a place in it is found
+/// without reading it from its start: a file with thousands of findings is drawn
+/// in time linear in its size and their number.
+struct Lined<'a> {
+    text: Cow<'a, str>,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lined<'a> {
+    fn new(text: Cow<'a, str>) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lined { text, starts }
+    }
+
+    /// The 0-based line the byte `offset` is on.
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The bytes of lines `first..=last` (clamped), with the offset they start at.
+    fn lines(&self, first: usize, last: usize) -> (usize, &str) {
+        let start = self.starts.get(first).copied().unwrap_or(self.text.len());
+        let end = self
+            .starts
+            .get(last.saturating_add(1))
+            .copied()
+            .unwrap_or(self.text.len());
+        (start, &self.text[start..end.max(start)])
+    }
+}
+
 /// The texts of the files that findings and errors point into, escaped once each
 /// with [`escape::snippet`] (borrowed when there is nothing to replace).
-type Drawn<'a> = BTreeMap<&'a str, Cow<'a, str>>;
+type Drawn<'a> = BTreeMap<&'a str, Lined<'a>>;
 
 fn drawn(report: &Report) -> Drawn<'_> {
     let paths = report
@@ -76,10 +111,52 @@ fn drawn(report: &Report) -> Drawn<'_> {
         if let Some((path, text)) = report.sources.get_key_value(path) {
             drawn
                 .entry(path.as_str())
-                .or_insert_with(|| escape::snippet(text));
+                .or_insert_with(|| Lined::new(escape::snippet(text)));
         }
     }
     drawn
+}
+
+/// miette's reading of `span` with its context lines, from a window of the lines
+/// around it rather than from the text's start: the same contents, lines and
+/// counts (miette counts the lines from the text's start), in time of the window.
+fn read_window<'a>(
+    lined: &'a Lined<'a>,
+    span: &SourceSpan,
+    before: usize,
+    after: usize,
+) -> Result<MietteSpanContents<'a>, MietteError> {
+    let text: &str = &lined.text;
+    let (start, end) = (span.offset(), span.offset().saturating_add(span.len()));
+    if end > text.len() {
+        let inner = text.read_span(span, before, after)?;
+        return Ok(MietteSpanContents::new(
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        ));
+    }
+    // One line of margin before, two after: miette stops reading after the
+    // line break that ends the last context line, and looks one byte past it.
+    let first = lined
+        .line_of(start)
+        .saturating_sub(before.saturating_add(1));
+    let last = lined
+        .line_of(end.saturating_sub(1).max(start))
+        .saturating_add(after)
+        .saturating_add(2);
+    let (base, window) = lined.lines(first, last);
+    let local = SourceSpan::new((start - base).into(), span.len());
+    let inner = window.read_span(&local, before, after)?;
+    Ok(MietteSpanContents::new(
+        inner.data(),
+        SourceSpan::new((inner.span().offset() + base).into(), inner.span().len()),
+        inner.line() + first,
+        inner.column(),
+        inner.line_count() + first,
+    ))
 }
 
 impl SourceCode for Named<'_> {
@@ -89,8 +166,8 @@ impl SourceCode for Named<'_> {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let text = self.text;
-        let inner = text.read_span(span, before, after)?;
+        let text: &str = &self.text.text;
+        let inner = read_window(self.text, span, before, after)?;
         // miette counts the column of the contents' start in bytes: count characters,
         // as every other column msgaudit prints does. (`escape::snippet` left no lone
         // `\r`, which miette would take for a line break, so lines agree.)
@@ -164,15 +241,11 @@ impl Diagnostic for Diag<'_> {
 
 /// Byte offset of 1-based `line` and character `column` in `text`, clamped to
 /// the line's end and the text's end.
-fn offset_of(text: &str, line: u32, column: u32) -> usize {
-    let mut start = 0usize;
-    for _ in 1..line.max(1) {
-        match text[start..].find('\n') {
-            Some(i) => start += i + 1,
-            None => return text.len(),
-        }
-    }
-    let line_text = &text[start..];
+fn offset_of(text: &Lined, line: u32, column: u32) -> usize {
+    let Some(&start) = text.starts.get(line.max(1) as usize - 1) else {
+        return text.text.len();
+    };
+    let line_text = &text.text[start..];
     let line_end = line_text.find('\n').unwrap_or(line_text.len());
     let line_text = &line_text[..line_end];
     let col = column.max(1) as usize - 1;
@@ -184,7 +257,7 @@ fn offset_of(text: &str, line: u32, column: u32) -> usize {
 }
 
 /// The source span of `(line, column)`..`(end_line, end_column)`.
-fn source_span(text: &str, line: u32, column: u32, end_line: u32, end_column: u32) -> SourceSpan {
+fn source_span(text: &Lined, line: u32, column: u32, end_line: u32, end_column: u32) -> SourceSpan {
     let start = offset_of(text, line, column);
     let end = if end_line == 0 {
         start
@@ -411,11 +484,50 @@ mod tests {
 
     #[test]
     fn offsets_count_characters_and_clamp() {
-        let t = "ab\néxy\n";
+        let t = &Lined::new("ab\néxy\n".into());
         assert_eq!(offset_of(t, 1, 1), 0);
         assert_eq!(offset_of(t, 2, 2), 5);
         assert_eq!(offset_of(t, 2, 99), 7);
-        assert_eq!(offset_of(t, 9, 1), t.len());
+        assert_eq!(offset_of(t, 9, 1), t.text.len());
+    }
+
+    /// The window miette reads a span from gives what reading the whole text gives:
+    /// contents, their span, line and line count, for every span and context size,
+    /// with `\n` and `\r\n` line ends, empty lines and no final line break.
+    #[test]
+    fn window_reads_as_the_whole_text() {
+        let texts = [
+            "fn a() {\n    x();\n\n    y();\n}\n",
+            "one\r\ntwo\r\n\r\nthree\r\nfour",
+            "a\nb\nc\nd\ne\nf\ng\nh\ni\nj",
+            "\n\n\nx\n\n\n",
+        ];
+        for t in texts {
+            let lined = Lined::new(t.into());
+            for start in 0..=t.len() {
+                for len in 0..=(t.len() - start).min(12) {
+                    for (before, after) in [(0, 0), (1, 1), (2, 2), (3, 1), (0, 3)] {
+                        let span = SourceSpan::new(start.into(), len);
+                        let whole = t.read_span(&span, before, after);
+                        let window = read_window(&lined, &span, before, after);
+                        match (whole, window) {
+                            (Ok(w), Ok(v)) => {
+                                let at = format!("{t:?} {start}+{len} ({before}, {after})");
+                                assert_eq!(w.data(), v.data(), "{at}");
+                                assert_eq!(w.span(), v.span(), "{at}");
+                                assert_eq!(w.line(), v.line(), "{at}");
+                                assert_eq!(w.column(), v.column(), "{at}");
+                                assert_eq!(w.line_count(), v.line_count(), "{at}");
+                            }
+                            (Err(_), Err(_)) => {}
+                            (w, v) => {
+                                panic!("{t:?} {start}+{len}: {:?} vs {:?}", w.is_ok(), v.is_ok())
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
