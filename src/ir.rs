@@ -262,6 +262,13 @@ pub enum EventKind {
         handled: Vec<Loc>,
         err: bool,
     },
+    /// Between `on` and the event with `on: false`, the statement uses a collection
+    /// filled only where operations succeeded (`Ok(_) => sent.push(id)`): for the
+    /// failures handled at `handled`, its writes name only rows that succeeded.
+    RowsGated {
+        handled: Vec<Loc>,
+        on: bool,
+    },
     /// The error edge of `op?` on an effect (a write, a commit, a publish, an external
     /// call): on this edge the operation at the event's place failed. `what` is the
     /// failed event's kind (what it would have done).

@@ -110,6 +110,14 @@ impl<'c> Interp<'c> {
                 propagated(&mut st, handled, *err);
                 None
             }
+            EventKind::RowsGated { handled, on } => {
+                if let Some(f) = st.failed.as_mut() {
+                    if f.handled.as_ref().is_some_and(|h| handled.contains(h)) {
+                        f.rows_gated = *on;
+                    }
+                }
+                None
+            }
             // A nack, a reject or a delayed redelivery keeps the failed message.
             EventKind::Nack { .. } => {
                 st.failed = None;
@@ -259,8 +267,10 @@ impl<'c> Interp<'c> {
         // started in `main`) are not this message's effects. Nor are the effects the
         // messages before it had: they pair with no ack of this one (as at a loop's
         // back edge).
-        if let Some(f) = st.failed.as_mut().filter(|_| element) {
-            f.earlier |= !f.batch;
+        if let Some(fl) = st.failed.as_mut().filter(|fl| element && !fl.batch) {
+            if !fl.later.contains(&m) {
+                fl.later.push(m);
+            }
         }
         if !element {
             st.failed = None;
@@ -284,7 +294,7 @@ impl<'c> Interp<'c> {
         // Acked where its effect failed, nothing keeping it.
         if let Some(f) = &st.failed {
             // The ack of a later element of the batch is not this failure's.
-            let other = f.earlier && msg.is_some();
+            let other = msg.is_some_and(|m| f.later.contains(&fr.val(m)));
             if (f.received || msg.is_some() || !offsets) && !other {
                 self.acked_on_failure(f, &ev);
             }
@@ -375,6 +385,11 @@ impl<'c> Interp<'c> {
         let Some(mut f) = st.failed.take() else {
             return;
         };
+        // The write names only rows whose operation succeeded: not the failed one.
+        if f.rows_gated {
+            st.failed = Some(f);
+            return;
+        }
         // Rows a progress write already retired: their loss is reported there; a
         // later write of them (deleting the rows marked done) neither repeats it nor
         // records the failure.

@@ -87,9 +87,11 @@ pub(super) struct Failure {
     /// The tables the path had read when the publish failed: a relay publishes rows
     /// it read before, so only a delete of one of these is its progress record.
     pub(super) read_before: Vec<String>,
-    /// It failed for an earlier element of a received batch: the ack of a later
-    /// element is not this failure's (the batch's ack, after the loop, is).
-    pub(super) earlier: bool,
+    /// The elements of a received batch taken after it failed (for an earlier
+    /// element): the ack of one of them is not this failure's (the batch's ack
+    /// after the loop is, and so is the ack of the message whose content the loop
+    /// went through).
+    pub(super) later: Vec<Val>,
     /// It failed after a message was received on the path: an offset commit that
     /// names no message confirms it (a failure at start-up is no message's).
     pub(super) received: bool,
@@ -114,6 +116,9 @@ pub(super) struct Failure {
     /// effect unless another effect follows it (the effect it guarded), which ends
     /// this failure.
     pub(super) shaped_claim: bool,
+    /// The path is in a statement that writes only the rows whose operation
+    /// succeeded (`EventKind::RowsGated`): its writes do not retire the failed one.
+    pub(super) rows_gated: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -124,7 +129,8 @@ impl PartialEq for Failure {
         self.effect == other.effect
             && self.handled == other.handled
             && self.publish == other.publish
-            && self.earlier == other.earlier
+            && self.later == other.later
+            && self.rows_gated == other.rows_gated
             && self.received == other.received
             && self.told == other.told
             && self.batch == other.batch
@@ -147,7 +153,7 @@ impl Failure {
             } else {
                 Vec::new()
             },
-            earlier: false,
+            later: Vec::new(),
             received: st.received,
             told: false,
             batch: false,
@@ -155,6 +161,7 @@ impl Failure {
             earlier_batches: Vec::new(),
             progressed: Vec::new(),
             shaped_claim: false,
+            rows_gated: false,
         }
     }
 
@@ -295,7 +302,7 @@ impl State {
     /// consume loop) the next iteration starts over.
     pub(super) fn carry_to_next_iteration(&mut self, entry: &State, each: bool) {
         match self.failed.as_mut() {
-            Some(f) if each => f.earlier |= !f.batch,
+            Some(_) if each => {}
             _ => self.failed.clone_from(&entry.failed),
         }
         self.cause = None;

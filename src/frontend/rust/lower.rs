@@ -25,6 +25,7 @@ mod function;
 mod hoist;
 mod macros;
 mod outcome;
+mod recorded;
 mod settings;
 mod spans;
 mod statement;
@@ -424,6 +425,14 @@ struct Lowerer<'a, 'b> {
     /// Error arms that handle an operation's error by evaluating to it (`Err(e) =>
     /// Err(e.into())`), with where: the value the `match` makes carries it.
     err_valued: Vec<Loc>,
+    /// How often each value is filled by a store method (`v.push(..)`), and the
+    /// collections filled on operations' success sides, with how often and the
+    /// markers of those operations' failure sides (lower/recorded.rs).
+    fills: HashMap<ValueId, u32>,
+    /// Locals a failure side recorded its failure in (`failed += 1`), by name, with
+    /// the side's marker.
+    failure_records: Vec<(String, Loc)>,
+    success_fills: Vec<(ValueId, u32, Vec<Loc>)>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.
     confirmable: HashSet<Loc>,

@@ -133,6 +133,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !tested.is_empty() {
             out.splice(start..start, tested);
         }
+        self.gate_success_rows(stmt, out, start);
     }
 
     /// One statement, by kind: a `let`, an expression statement, a macro (items lower

@@ -251,6 +251,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
         if self.cx.apis.std.store_methods.contains(name) {
+            self.count_fill(recv.value);
             self.store_into(recv.value, &arg_infos);
         }
         let std = &self.cx.apis.std;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use syn::spanned::Spanned;
+use syn::visit::Visit;
 use syn::{Expr, Stmt};
 
 use super::outcome::{
@@ -279,6 +280,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if !ends_in_fallible(&cond) {
                     self.note_handled_outcome(bound_v, Some(&marker));
                 }
+                // What each side records or fills (lower/recorded.rs).
+                let else_expr = i.else_branch.as_ref().map(|(_, e)| &**e);
+                let (failing, succeeding) = if is_ok {
+                    (None, Some(&i.then_branch))
+                } else {
+                    (Some(&i.then_branch), None)
+                };
+                self.note_failure_recorded(Some(&marker), |r| match (failing, else_expr) {
+                    (Some(b), _) => r.visit_block(b),
+                    (None, Some(e)) => r.visit_expr(e),
+                    _ => {}
+                });
+                if let Node::Event(ev) = &marker {
+                    let markers = [ev.loc.clone()];
+                    self.note_success_filled(&markers, |r| match (succeeding, else_expr) {
+                        (Some(b), _) => r.visit_block(b),
+                        (None, Some(e)) => r.visit_expr(e),
+                        _ => {}
+                    });
+                }
                 if is_ok { &mut els } else { &mut then }.insert(0, marker);
             }
         }
@@ -292,6 +313,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 });
             }
             _ => {
+                self.failure_test_edges(&i.cond, &mut then, &mut els);
                 out.extend(cond);
                 out.push(Node::Branch(vec![Node::Seq(then), Node::Seq(els)]));
             }

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use syn::spanned::Spanned;
+use syn::visit::Visit;
 use syn::{Expr, Pat};
 
 use super::outcome::{
@@ -314,6 +315,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
             || (bound && ends_in_fallible(out));
         if fallible && kinds.contains(&Some(true)) {
+            let mut markers = Vec::new();
             for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
                 let takes_all = arm.guard.is_none()
                     && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
@@ -325,11 +327,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if !is_call_chain(&m.expr) {
                         self.note_handled_outcome(bound_v, v.first());
                     }
+                    self.note_failure_recorded(v.first(), |r| r.visit_expr(&arm.body));
+                    if let Some(Node::Event(ev)) = v.first() {
+                        markers.push(ev.loc.clone());
+                    }
                     if result_kind(tail_value(&arm.body)) == Some(true) {
                         if let Some(Node::Event(ev)) = v.first() {
                             self.err_valued.push(ev.loc.clone());
                         }
                     }
+                }
+            }
+            for (arm, k) in m.arms.iter().zip(&kinds) {
+                if *k == Some(true) {
+                    self.note_success_filled(&markers, |r| r.visit_expr(&arm.body));
                 }
             }
         }

@@ -1,0 +1,308 @@
+//! Outcomes kept in a local rather than in a binding of the result:
+//!
+//! - a failure side that records the failure (`failed += 1`, `had_error = true`,
+//!   `failures.push(e)`) in a local a later test reads and turns into an error
+//!   (`if failed > 0 { return Err(..) }`): on the side that does not return, nothing
+//!   had failed;
+//! - a collection filled only on operations' success sides (`Ok(_) =>
+//!   sent.push(row.id)`): a statement that uses it (`mark_sent(&pool, &sent)`) names
+//!   only the rows whose operation succeeded, not the one whose failure was handled.
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, ExprMethodCall, Stmt};
+
+use super::{FileCx, Lowerer};
+use crate::ir::ValueId;
+use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
+
+/// The plain locals an expression or block puts something into: assigned (`x =`,
+/// `x += ..`) or filled by a store method (`x.push(..)`), with how often each is
+/// filled by a store method.
+pub(super) struct Recorded<'s> {
+    store: &'s std::collections::HashSet<String>,
+    assigned: Vec<String>,
+    filled: Vec<String>,
+}
+
+fn plain_ident(e: &Expr) -> Option<String> {
+    match super::strip(e) {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+impl<'ast> Visit<'ast> for Recorded<'_> {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.assigned.extend(plain_ident(&a.left));
+        syn::visit::visit_expr_assign(self, a);
+    }
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp::*;
+        if matches!(
+            b.op,
+            AddAssign(_) | SubAssign(_) | BitOrAssign(_) | BitAndAssign(_) | MulAssign(_)
+        ) {
+            self.assigned.extend(plain_ident(&b.left));
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
+        if self.store.contains(&m.method.to_string()) {
+            self.filled.extend(plain_ident(&m.receiver));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    // What a closure or a nested function does is not this side's doing here.
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// What a test of the local `name` says of the failures recorded in it:
+/// `Some(true)` when it holds exactly when one was (`failed > 0`, `had_error`,
+/// `!errors.is_empty()`, `first.is_some()`, `let Some(e) = first`), `Some(false)`
+/// when exactly when none was (`failed == 0`, `errors.is_empty()`); `None` for any
+/// other test (`failed == total` says nothing of one failure).
+fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
+    let is_local = |e: &Expr| plain_ident(e).is_some_and(|n| n == name);
+    // `v` or `v.len()`, the count of what was recorded.
+    let counted = |e: &Expr| match super::strip(e) {
+        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && is_local(&m.receiver),
+        e => is_local(e),
+    };
+    let small = |e: &Expr| match super::strip(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok().filter(|n| *n <= 1),
+        _ => None,
+    };
+    match super::strip(cond) {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
+        Expr::Let(l) => {
+            let some = matches!(&*l.pat, syn::Pat::TupleStruct(ts)
+                if ts.path.segments.last().is_some_and(|s| s.ident == "Some"));
+            (some && is_local(&l.expr)).then_some(true)
+        }
+        Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
+            match m.method.to_string().as_str() {
+                "is_some" => Some(true),
+                "is_empty" | "is_none" => Some(false),
+                _ => None,
+            }
+        }
+        Expr::Binary(b) => {
+            use syn::BinOp::*;
+            // Written `count OP n` or `n OP count`, turned into the first.
+            let (op, n) = match (counted(&b.left), counted(&b.right)) {
+                (true, false) => (b.op, small(&b.right)?),
+                (false, true) => (
+                    match b.op {
+                        Lt(t) => Gt(syn::Token![>](t.span)),
+                        Gt(t) => Lt(syn::Token![<](t.span)),
+                        Le(t) => Ge(syn::Token![>=](t.spans)),
+                        Ge(t) => Le(syn::Token![<=](t.spans)),
+                        op => op,
+                    },
+                    small(&b.left)?,
+                ),
+                _ => return None,
+            };
+            match (op, n) {
+                (Gt(_) | Ne(_), 0) | (Ge(_), 1) => Some(true),
+                (Eq(_) | Le(_), 0) | (Lt(_), 1) => Some(false),
+                _ => None,
+            }
+        }
+        e => is_local(e).then_some(true),
+    }
+}
+
+/// Whether `e` names the plain local `name` anywhere.
+struct Names<'n> {
+    name: &'n str,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for Names<'_> {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if p.get_ident().is_some_and(|i| i == self.name) {
+            self.found = true;
+        }
+        syn::visit::visit_path(self, p);
+    }
+}
+
+/// The nodes end by returning an error (`return Err(..)`, a tail `Err(..)`, `bail!`).
+fn ends_in_error(nodes: &[Node]) -> bool {
+    match nodes.last() {
+        Some(Node::Exit(ExitKind::Return { err: Some(true) })) => true,
+        Some(Node::Seq(inner)) => ends_in_error(inner),
+        _ => false,
+    }
+}
+
+/// The handling markers of a failure side (its first node, an `ErrorIgnored`).
+fn marker_loc(marker: Option<&Node>) -> Option<Loc> {
+    match marker {
+        Some(Node::Event(Event {
+            kind: EventKind::ErrorIgnored { .. },
+            loc,
+            ..
+        })) => Some(loc.clone()),
+        _ => None,
+    }
+}
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    fn recorded(&self, visit: impl FnOnce(&mut Recorded)) -> Recorded<'a> {
+        let cx: &'a FileCx<'b> = self.cx;
+        let mut r = Recorded {
+            store: &cx.apis.std.store_methods,
+            assigned: Vec::new(),
+            filled: Vec::new(),
+        };
+        visit(&mut r);
+        r
+    }
+
+    /// A failure side (its marker first) records the failure in the locals it
+    /// assigns or fills: a later test of one of them that returns an error
+    /// propagates the failure handled here.
+    pub(super) fn note_failure_recorded(
+        &mut self,
+        marker: Option<&Node>,
+        visit: impl FnOnce(&mut Recorded),
+    ) {
+        let Some(loc) = marker_loc(marker) else {
+            return;
+        };
+        let r = self.recorded(visit);
+        // By name: an assignment rebinds the name to the value assigned.
+        for name in r.assigned.into_iter().chain(r.filled) {
+            if !self
+                .failure_records
+                .iter()
+                .any(|(n, l)| *n == name && *l == loc)
+            {
+                self.failure_records.push((name, loc.clone()));
+            }
+        }
+    }
+
+    /// A success side of the operations whose failure sides are `markers` fills
+    /// collections: their rows are the operations that succeeded.
+    pub(super) fn note_success_filled(
+        &mut self,
+        markers: &[Loc],
+        visit: impl FnOnce(&mut Recorded),
+    ) {
+        if markers.is_empty() {
+            return;
+        }
+        let r = self.recorded(visit);
+        for name in &r.filled {
+            if let Some(v) = self.lookup(name) {
+                match self.success_fills.iter_mut().find(|(w, _, _)| *w == v) {
+                    Some((_, n, locs)) => {
+                        *n += 1;
+                        locs.extend(markers.iter().cloned());
+                    }
+                    None => self.success_fills.push((v, 1, markers.to_vec())),
+                }
+            }
+        }
+    }
+
+    /// Counts a store into `v` (`v.push(..)`), wherever it is.
+    pub(super) fn count_fill(&mut self, v: Option<ValueId>) {
+        if let Some(v) = v {
+            *self.fills.entry(v).or_default() += 1;
+        }
+    }
+
+    /// `if <test of a local that recorded a failure> { .. return Err(..) } else { .. }`:
+    /// on the side that returns the error the failure is propagated, on the other
+    /// nothing had failed.
+    pub(super) fn failure_test_edges(
+        &self,
+        cond: &Expr,
+        then: &mut Vec<Node>,
+        els: &mut Vec<Node>,
+    ) {
+        if self.failure_records.is_empty() {
+            return;
+        }
+        let (then_err, els_err) = (ends_in_error(then), ends_in_error(els));
+        if then_err == els_err {
+            return;
+        }
+        // The test holds when a failure was recorded and its side returns the error,
+        // or it holds when none was and the other side returns it.
+        let Some((name, _)) = self
+            .failure_records
+            .iter()
+            .find(|(name, _)| tests_any(cond, name) == Some(then_err))
+        else {
+            return;
+        };
+        let handled: Vec<Loc> = self
+            .failure_records
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, l)| l.clone())
+            .collect();
+        let sp = cond.span();
+        let edge = |err: bool| {
+            Node::Event(Event {
+                kind: EventKind::ErrorPropagated {
+                    handled: handled.clone(),
+                    err,
+                },
+                loc: self.cx.loc(sp, sp),
+                text: name.clone(),
+                describe: "failures recorded, tested".into(),
+            })
+        };
+        let (ok, err) = (edge(false), edge(true));
+        let (err_side, ok_side) = if then_err { (then, els) } else { (els, then) };
+        err_side.insert(0, err);
+        ok_side.insert(0, ok);
+    }
+
+    /// A statement that uses a collection filled only on success sides (and not
+    /// filled by the statement itself) is bracketed by [`EventKind::RowsGated`]: the
+    /// writes in it name only the rows that succeeded.
+    pub(super) fn gate_success_rows(&self, stmt: &Stmt, out: &mut Vec<Node>, start: usize) {
+        if self.success_fills.is_empty() || out.len() == start {
+            return;
+        }
+        for (v, gated, markers) in &self.success_fills {
+            let name = &self.values[*v as usize].name;
+            if self.fills.get(v).copied().unwrap_or(0) != *gated || self.lookup(name) != Some(*v) {
+                continue;
+            }
+            let mut n = Names { name, found: false };
+            n.visit_stmt(stmt);
+            let mut r = self.recorded(|_| {});
+            r.visit_stmt(stmt);
+            if !n.found || r.filled.contains(name) {
+                continue;
+            }
+            let event = |on: bool| {
+                Node::Event(Event {
+                    kind: EventKind::RowsGated {
+                        handled: markers.clone(),
+                        on,
+                    },
+                    loc: markers[0].clone(),
+                    text: name.clone(),
+                    describe: "rows that succeeded".into(),
+                })
+            };
+            out.insert(start, event(true));
+            out.push(event(false));
+            return;
+        }
+    }
+}
