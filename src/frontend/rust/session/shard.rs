@@ -489,19 +489,10 @@ fn lower_made_fn(
     item: syn::ItemFn,
     out: &mut Vec<Function>,
 ) -> usize {
-    let mut path = cx.module.clone();
-    path.extend(module);
+    // Lowered whole: the caller picked the closures of the functions lowered.
     let sub = lower::FileCx {
-        path: cx.path.clone(),
-        abs: cx.abs,
-        included: cx.included,
-        apis: cx.apis,
-        index: cx.index,
-        uses: cx.uses,
-        lines: cx.lines,
-        module: path,
-        reads: cx.reads,
         only: None,
+        ..cx.in_module(module)
     };
     let from = out.len();
     lower::lower_items(&sub, &[syn::Item::Fn(item)], true, out);
