@@ -324,6 +324,14 @@ fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
     }
 }
 
+/// A pattern without its type ascription (`res: Result<_, E>` is `res`).
+pub(crate) fn untyped(mut pat: &syn::Pat) -> &syn::Pat {
+    while let syn::Pat::Type(t) = pat {
+        pat = &t.pat;
+    }
+    pat
+}
+
 /// True for `#[test]`, `#[tokio::test]`, `#[cfg(test)]` and similar.
 pub(crate) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
