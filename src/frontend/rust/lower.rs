@@ -112,7 +112,26 @@ pub struct FileCx<'a> {
     pub only: Option<&'a HashSet<(usize, usize)>>,
 }
 
-impl FileCx<'_> {
+impl<'a> FileCx<'a> {
+    /// The context of the file's code in its inline module `inner` (a path below
+    /// the file's module): the same file, crate facts and functions lowered.
+    pub fn in_module(&self, inner: impl IntoIterator<Item = String>) -> FileCx<'a> {
+        let mut module = self.module.clone();
+        module.extend(inner);
+        FileCx {
+            path: self.path.clone(),
+            abs: self.abs,
+            included: self.included,
+            apis: self.apis,
+            index: self.index,
+            uses: self.uses,
+            lines: self.lines,
+            module,
+            reads: self.reads,
+            only: self.only,
+        }
+    }
+
     /// Whether the function with this body is lowered (see `only`).
     fn wanted(&self, block: &syn::Block) -> bool {
         self.only.is_none_or(|only| {
@@ -597,19 +616,7 @@ pub fn lower_items(
                     continue;
                 }
                 if let Some((_, inner)) = &m.content {
-                    let mut sub = FileCx {
-                        path: cx.path.clone(),
-                        abs: cx.abs,
-                        included: cx.included,
-                        apis: cx.apis,
-                        index: cx.index,
-                        uses: cx.uses,
-                        lines: cx.lines,
-                        module: cx.module.clone(),
-                        reads: cx.reads,
-                        only: cx.only,
-                    };
-                    sub.module.push(m.ident.to_string());
+                    let sub = cx.in_module([m.ident.to_string()]);
                     skipped += lower_items(&sub, inner, include_tests, out);
                 }
             }

@@ -113,6 +113,9 @@ pub struct CrateIndex {
     pub aliases: HashMap<String, String>,
     pub traits: HashSet<String>,
     pub fields: HashMap<String, HashMap<String, TypeInfo>>,
+    /// Whether a struct of the crate has a field holding closures
+    /// ([`stored::is_slot`]), set with `fields`: the stored-closure pass runs only then.
+    pub has_slots: bool,
     pub fns: HashMap<String, Vec<FnSig>>,
     /// String constants and statics by name, and the SQL the crate's struct
     /// literals put in a field, by `Type.field` (empty: literals disagree).
@@ -322,6 +325,14 @@ fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
             _ => {}
         }
     }
+}
+
+/// A pattern without its type ascription (`res: Result<_, E>` is `res`).
+pub(crate) fn untyped(mut pat: &syn::Pat) -> &syn::Pat {
+    while let syn::Pat::Type(t) = pat {
+        pat = &t.pat;
+    }
+    pat
 }
 
 /// True for `#[test]`, `#[tokio::test]`, `#[cfg(test)]` and similar.

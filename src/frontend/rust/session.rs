@@ -429,6 +429,8 @@ impl<'a> CrateFrontEnd<'a> {
                 index.fns.entry(name.clone()).or_default().push(sig.clone());
             }
             for (ty, fs) in fields {
+                index.has_slots |=
+                    (fs.iter()).any(|(_, t)| t.crate_type.as_deref().is_some_and(stored::is_slot));
                 index
                     .fields
                     .entry(ty.clone())

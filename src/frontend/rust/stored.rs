@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use syn::visit::Visit;
 
 use super::worker::{block_of, future_body};
-use super::{is_test_attr, CrateIndex};
+use super::{is_test_attr, untyped, CrateIndex};
 use crate::apis::Apis;
 
 /// The name of the slot a struct's callable field is: `Type::field`.
@@ -173,11 +173,7 @@ impl<'ast> Visit<'ast> for V<'_> {
     }
     fn visit_local(&mut self, l: &'ast syn::Local) {
         syn::visit::visit_local(self, l);
-        let mut pat = &l.pat;
-        if let syn::Pat::Type(t) = pat {
-            pat = &t.pat;
-        }
-        if let syn::Pat::Ident(i) = pat {
+        if let syn::Pat::Ident(i) = untyped(&l.pat) {
             let name = i.ident.to_string();
             let mut found = Vec::new();
             if let Some(init) = &l.init {

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::is_test_attr;
 use super::lambda::{BatchReturned, HANDED};
+use super::{is_test_attr, untyped};
 use crate::apis::serverless::Serverless;
 
 /// A closure handed to a worker as its job handler, as a free function to lower.
@@ -170,11 +170,7 @@ impl<'ast> Visit<'ast> for V<'_, 'ast> {
     }
     fn visit_local(&mut self, l: &'ast syn::Local) {
         syn::visit::visit_local(self, l);
-        let mut pat = &l.pat;
-        if let syn::Pat::Type(t) = pat {
-            pat = &t.pat;
-        }
-        if let syn::Pat::Ident(i) = pat {
+        if let syn::Pat::Ident(i) = untyped(&l.pat) {
             let name = i.ident.to_string();
             let init = l.init.as_ref().map(|i| &*i.expr);
             // A later `let` of the same name shadows the builder or the closure.

@@ -7,7 +7,7 @@ use syn::{Expr, Pat, Stmt};
 
 use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
 use super::{failed_then_return, is_branching, result_kind, strip, tail_value, Info, Lowerer};
-use crate::frontend::rust::TypeInfo;
+use crate::frontend::rust::{untyped, TypeInfo};
 use crate::ir::{Event, EventKind, ExitKind, Node};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -308,12 +308,4 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     // ----- expressions -------------------------------------------------------
-}
-
-/// A pattern without its type ascription (`res: Result<_, E>` is `res`).
-fn untyped(mut pat: &Pat) -> &Pat {
-    while let Pat::Type(t) = pat {
-        pat = &t.pat;
-    }
-    pat
 }

@@ -309,9 +309,6 @@ impl<'a> Shard<'a> {
         skip: &HashSet<String>,
         part: &HashSet<String>,
     ) -> (Vec<LoweredFile>, Vec<InputError>, usize) {
-        // Whether a struct of the crate has a field holding closures (`stored`).
-        let has_slots = (index.fields.values())
-            .any(|m| (m.values()).any(|t| t.crate_type.as_deref().is_some_and(stored::is_slot)));
         let fns = self
             .parsed
             .iter()
@@ -347,7 +344,7 @@ impl<'a> Shard<'a> {
                     let skipped =
                         lower::lower_items(&cx, &p.ast.items, self.include_tests, &mut out);
                     self.lower_handed_closures(&cx, p, &mut out);
-                    if has_slots {
+                    if index.has_slots {
                         self.lower_stored_closures(&cx, p, &mut out);
                     }
                     (out, skipped)
@@ -489,19 +486,10 @@ fn lower_made_fn(
     item: syn::ItemFn,
     out: &mut Vec<Function>,
 ) -> usize {
-    let mut path = cx.module.clone();
-    path.extend(module);
+    // Lowered whole: the caller picked the closures of the functions lowered.
     let sub = lower::FileCx {
-        path: cx.path.clone(),
-        abs: cx.abs,
-        included: cx.included,
-        apis: cx.apis,
-        index: cx.index,
-        uses: cx.uses,
-        lines: cx.lines,
-        module: path,
-        reads: cx.reads,
         only: None,
+        ..cx.in_module(module)
     };
     let from = out.len();
     lower::lower_items(&sub, &[syn::Item::Fn(item)], true, out);
