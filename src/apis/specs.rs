@@ -402,6 +402,14 @@ pub struct CallSpec {
     /// `complete_with_transaction(tx)`): an ack right after the commit.
     #[serde(default)]
     pub acks: bool,
+    /// (begin) The value made holds no transaction until a call with `opens` is made
+    /// on it (a MongoDB session, `start_transaction`): a write given it before then
+    /// commits by itself.
+    #[serde(default)]
+    pub lazy: bool,
+    /// The call opens the transaction of the `lazy` value it is called on.
+    #[serde(default)]
+    pub opens: bool,
     /// An `idgen` that reads a clock (`Utc::now`): its reading is an id only once
     /// formatted into a text (`format!("{}-{}", key, now.timestamp_millis())`).
     #[serde(default)]

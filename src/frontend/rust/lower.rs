@@ -415,6 +415,9 @@ struct Value {
     deferred: Option<Box<Node>>,
     /// A channel made by a `ChannelOpen` and not yet bound: its first binding names it.
     opened: bool,
+    /// Begun by a `lazy` begin and no transaction opened on it yet: writes given it
+    /// commit by themselves.
+    unopened: bool,
     /// For an end of an in-process channel: what identifies its channel (`@site` of
     /// the `channel()` call that made it, `T:Job` for its element type).
     chan: Vec<String>,

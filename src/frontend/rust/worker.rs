@@ -36,11 +36,69 @@ fn closure_ident(c: &syn::ExprClosure) -> String {
     format!("__job_closure_{}_{}", s.line, s.column)
 }
 
+/// A function of the file that makes a closure and returns it (`fn make_handler(pool)
+/// -> impl Fn(Job) -> F { move |job| async move { .. } }`): a call of it hands over
+/// that closure.
+struct Maker<'ast> {
+    module: Vec<String>,
+    /// Its name and where its body opens.
+    name: String,
+    body: (usize, usize),
+    closure: &'ast syn::ExprClosure,
+}
+
+/// The closure a function's body ends with, if it does.
+fn made_closure(block: &syn::Block) -> Option<&syn::ExprClosure> {
+    match block.stmts.last()? {
+        syn::Stmt::Expr(e, None) => match peel(e) {
+            syn::Expr::Closure(c) => Some(c),
+            syn::Expr::Block(b) if b.label.is_none() => made_closure(&b.block),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The free functions of `items` (and their inline modules) that return a closure.
+fn makers<'ast>(
+    items: &'ast [syn::Item],
+    include_tests: bool,
+    module: &mut Vec<String>,
+    out: &mut BTreeMap<String, Maker<'ast>>,
+) {
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if include_tests || !is_test_attr(&f.attrs) => {
+                if let Some(c) = made_closure(&f.block) {
+                    let s = f.block.brace_token.span.open().start();
+                    let m = Maker {
+                        module: module.clone(),
+                        name: f.sig.ident.to_string(),
+                        body: (s.line, s.column),
+                        closure: c,
+                    };
+                    out.insert(m.name.clone(), m);
+                }
+            }
+            syn::Item::Mod(m) if include_tests || !is_test_attr(&m.attrs) => {
+                if let Some((_, inner)) = &m.content {
+                    module.push(m.ident.to_string());
+                    makers(inner, include_tests, module, out);
+                    module.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What a handler argument hands over.
 enum Handed<'ast> {
     /// A function by (owner, name).
     Named(String, String),
     Closure(&'ast syn::ExprClosure),
+    /// A closure a maker of the file returns, by the maker's name.
+    Made(String),
 }
 
 struct V<'s, 'ast> {
@@ -55,6 +113,11 @@ struct V<'s, 'ast> {
     builders: BTreeSet<String>,
     /// Locals of the function being visited that hold a closure, by name.
     closure_locals: BTreeMap<String, &'ast syn::ExprClosure>,
+    /// Locals of the function being visited that hold what a maker returned, by name:
+    /// the maker's name.
+    made_locals: BTreeMap<String, String>,
+    /// The file's functions that return a closure, by name.
+    makers: &'s BTreeMap<String, Maker<'ast>>,
     module: Vec<String>,
     self_ty: Option<String>,
     outer: Option<(String, (usize, usize))>,
@@ -95,6 +158,11 @@ impl<'ast> V<'_, 'ast> {
                 {
                     return Some(Handed::Closure(c));
                 }
+                if let Some(m) =
+                    (p.path.get_ident()).and_then(|i| self.made_locals.get(&i.to_string()))
+                {
+                    return Some(Handed::Made(m.clone()));
+                }
                 let segs = &p.path.segments;
                 let name = segs.last()?.ident.to_string();
                 let owner = match segs.len() {
@@ -118,6 +186,8 @@ impl<'ast> V<'_, 'ast> {
                 let wraps = self.sl.worker.handler_wrappers.contains(&last);
                 if wraps && c.args.len() == 1 {
                     self.handler(&c.args[0])
+                } else if f.path.segments.len() == 1 && self.makers.contains_key(&last) {
+                    Some(Handed::Made(last))
                 } else {
                     None
                 }
@@ -126,14 +196,39 @@ impl<'ast> V<'_, 'ast> {
         }
     }
 
+    /// Marks a closure handed over, written in the function `outer` (its body opening
+    /// at `at`) of the inner module `module`, and collects it when closures are.
+    fn hand_closure(
+        &mut self,
+        c: &syn::ExprClosure,
+        module: Vec<String>,
+        outer: String,
+        at: (usize, usize),
+    ) {
+        let ident = closure_ident(c);
+        (self.out.entry(ident.clone()).or_default()).insert(HANDED.to_string());
+        if let Some(found) = &mut self.closures {
+            if self.seen.insert(ident.clone()) {
+                found.push(HandedClosure {
+                    module,
+                    outer,
+                    outer_body: at,
+                    item: as_fn(c, &ident),
+                });
+            }
+        }
+    }
+
     fn in_fn(&mut self, name: String, body: &syn::Block, visit: impl FnOnce(&mut Self)) {
         let s = body.brace_token.span.open().start();
         let outer_fn = self.outer.replace((name, (s.line, s.column)));
         let builders = std::mem::take(&mut self.builders);
         let locals = std::mem::take(&mut self.closure_locals);
+        let made = std::mem::take(&mut self.made_locals);
         visit(self);
         self.builders = builders;
         self.closure_locals = locals;
+        self.made_locals = made;
         self.outer = outer_fn;
     }
 }
@@ -150,17 +245,13 @@ impl<'ast> Visit<'ast> for V<'_, 'ast> {
                     (self.out.entry(name).or_default()).insert(format!("{HANDED}{owner}"));
                 }
                 Some(Handed::Closure(c)) => {
-                    let ident = closure_ident(c);
-                    (self.out.entry(ident.clone()).or_default()).insert(HANDED.to_string());
-                    if let (Some(found), Some((outer, at))) = (&mut self.closures, &self.outer) {
-                        if self.seen.insert(ident.clone()) {
-                            found.push(HandedClosure {
-                                module: self.module.clone(),
-                                outer: outer.clone(),
-                                outer_body: *at,
-                                item: as_fn(c, &ident),
-                            });
-                        }
+                    if let Some((outer, at)) = self.outer.clone() {
+                        self.hand_closure(c, self.module.clone(), outer, at);
+                    }
+                }
+                Some(Handed::Made(name)) => {
+                    if let Some(m) = self.makers.get(&name) {
+                        self.hand_closure(m.closure, m.module.clone(), m.name.clone(), m.body);
                     }
                 }
                 None => {}
@@ -179,9 +270,20 @@ impl<'ast> Visit<'ast> for V<'_, 'ast> {
             } else {
                 self.builders.remove(&name);
             }
+            self.made_locals.remove(&name);
             match init.map(peel) {
                 Some(syn::Expr::Closure(c)) => {
                     self.closure_locals.insert(name, c);
+                }
+                Some(syn::Expr::Call(call)) => {
+                    self.closure_locals.remove(&name);
+                    if let syn::Expr::Path(f) = &*call.func {
+                        if let Some(i) = f.path.get_ident() {
+                            if self.makers.contains_key(&i.to_string()) {
+                                self.made_locals.insert(name, i.to_string());
+                            }
+                        }
+                    }
                 }
                 _ => {
                     self.closure_locals.remove(&name);
@@ -210,6 +312,8 @@ fn visit(
     if sl.worker.handler_methods.is_empty() {
         return;
     }
+    let mut made = BTreeMap::new();
+    makers(items, include_tests, &mut Vec::new(), &mut made);
     let mut v = V {
         sl,
         include_tests,
@@ -218,6 +322,8 @@ fn visit(
         seen: BTreeSet::new(),
         builders: BTreeSet::new(),
         closure_locals: BTreeMap::new(),
+        made_locals: BTreeMap::new(),
+        makers: &made,
         module: Vec::new(),
         self_ty: None,
         outer: None,

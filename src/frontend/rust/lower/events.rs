@@ -63,6 +63,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             };
         }
         let recv_v = recv.and_then(|r| r.value);
+        if let (true, Some(r)) = (spec.opens, recv_v) {
+            self.values[r as usize].unopened = false;
+        }
         let target = match spec.target {
             Target::Receiver => recv_v,
             Target::Arg0 => arg_infos.first().and_then(|a| a.value).or(recv_v),
@@ -589,6 +592,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             },
             Api::Begin => {
                 let v = self.new_value(text, TypeInfo::of_role(Role::DbTx.some()));
+                self.values[v as usize].unopened = spec.lazy;
                 made = Some(v);
                 // Used unless it only goes to a binding or is dropped (see `reset_begin_uses`).
                 self.uses[v as usize] = 1;
@@ -687,7 +691,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         loc: &Loc,
     ) -> Option<WriteEvent> {
         let facts = sql_facts.unwrap_or_else(SqlFacts::unknown);
-        let autocommit = self.autocommit_target(target, spec);
+        // A session with no transaction opened on it yet writes each by itself.
+        let unopened = target.is_some_and(|t| self.values[t as usize].unopened);
+        let target = target.filter(|_| !unopened);
+        let autocommit = unopened || self.autocommit_target(target, spec);
         let kind = match facts.kind {
             SqlKind::Read if facts.tables.is_empty() => return None,
             SqlKind::Read => EventKind::Read {

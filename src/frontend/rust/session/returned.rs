@@ -4,12 +4,19 @@
 
 use super::*;
 
+/// How many calls deep a handler's returned result is followed.
+const MAX_LEVELS: usize = 6;
+
 impl<'a> CrateFrontEnd<'a> {
     /// `index` with the functions whose result a batch handler returns, as the
     /// bodies parsed so far say; names whose entry changed are noted as changed.
     pub(super) fn with_batch_returned(&mut self, index: Arc<CrateIndex>) -> Arc<CrateIndex> {
         let mut set = lambda::BatchReturned::new();
-        for level in 0..2 {
+        // Level 0: the handlers and what they return; each further level, what the
+        // functions found so far return (a handler delegating several calls deep),
+        // until no function is added.
+        for level in 0..MAX_LEVELS {
+            let before = (level > 0).then(|| set.clone());
             let of = (level > 0).then(|| Arc::new(set.clone()));
             let pending = self.ask(|_| {
                 let of = of.clone();
@@ -24,7 +31,7 @@ impl<'a> CrateFrontEnd<'a> {
             for (name, owners) in found {
                 set.entry(name).or_default().extend(owners);
             }
-            if set.is_empty() {
+            if set.is_empty() || before.as_ref() == Some(&set) {
                 break;
             }
         }
