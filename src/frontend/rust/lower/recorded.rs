@@ -81,7 +81,9 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
         Expr::Let(l) => {
             let some = matches!(&*l.pat, syn::Pat::TupleStruct(ts)
-                if ts.path.segments.last().is_some_and(|s| s.ident == "Some"));
+            if ts.path.segments.last().is_some_and(|s| {
+                crate::apis::builtin_std().results.some.iter().any(|n| s.ident == n)
+            }));
             (some && is_local(&l.expr)).then_some(true)
         }
         Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
