@@ -454,6 +454,9 @@ struct Lowerer<'a, 'b> {
     /// Locals a failure side recorded its failure in (`failed += 1`), by name, with
     /// the side's marker.
     failure_records: Vec<(String, Loc)>,
+    /// Flags of an operation's outcome (`let sent = op.await.is_ok()`), by name, with
+    /// where its error is handled and whether `true` says it succeeded.
+    outcome_flags: Vec<(String, Loc, bool)>,
     success_fills: Vec<(ValueId, u32, Vec<Loc>)>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.

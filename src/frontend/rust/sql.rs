@@ -437,14 +437,24 @@ fn statement(s: &Statement) -> SqlFacts {
 /// `sent_at`, `processed`, `published_at`) or a status set to such a word, and no
 /// column that records a failure (an error, an attempt count, a retry time).
 fn marks_done(assignments: &[sqlparser::ast::Assignment]) -> bool {
+    let pairs: Vec<(String, String)> = assignments
+        .iter()
+        .map(|a| (a.target.to_string(), a.value.to_string()))
+        .collect();
+    sets_done(&pairs)
+}
+
+/// Column = value assignments, as texts (from SQL, or from a query DSL's
+/// `.set(col.eq(value))`), that mark rows done, as [`marks_done`] says.
+pub(crate) fn sets_done(pairs: &[(String, String)]) -> bool {
     let mut done = false;
-    for a in assignments {
-        let col = column_words(&a.target.to_string());
+    for (target, value) in pairs {
+        let col = column_words(target);
         if col.iter().any(|w| FAILURE.contains(&w.as_str())) {
             return false;
         }
-        let value = a.value.to_string().to_ascii_lowercase();
-        let literal = value.trim_matches('\'');
+        let value = value.to_ascii_lowercase();
+        let literal = value.trim_matches(|c| c == '\'' || c == '"');
         let status = col.iter().any(|w| w == "status" || w == "state");
         done |=
             col.iter().any(|w| DONE.contains(&w.as_str())) || (status && DONE.contains(&literal));

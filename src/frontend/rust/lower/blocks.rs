@@ -223,6 +223,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .join(local.pat.span())
                 .unwrap_or(local.let_token.span);
             out.push(self.error_ignored(sp, "let _ =", false));
+        } else {
+            self.note_outcome_flag(local, out, out_start);
         }
         self.bind_pattern(&local.pat, &info);
         if let Some(init) = &local.init {

@@ -156,6 +156,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Some(BuilderStep::Upsert) => sql.upsert = true,
                 Some(BuilderStep::Assignments) => {
                     sql.self_referencing |= args.iter().any(|a| self.adds_to_itself(a));
+                    sql.marks_done |= args.iter().any(|a| self.assignments_mark_done(a));
                 }
                 None => {}
             }

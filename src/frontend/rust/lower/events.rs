@@ -446,11 +446,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             "dsl_select" => {
                 let idents = recv.map(|r| r.idents.as_slice()).unwrap_or_default();
                 let names = &self.cx.apis.dsl_tables;
-                let table = idents
-                    .windows(2)
-                    .take(4)
-                    .find(|w| names.items.contains(&w[1]) && !names.is_not_table(&w[0]))
-                    .map(|w| w[0].clone());
+                // `orders::table`, or `dsl::orders` (`use orders::dsl;`).
+                let table = idents.windows(2).take(4).find_map(|w| {
+                    if names.items.contains(&w[1]) && !names.is_not_table(&w[0]) {
+                        Some(w[0].clone())
+                    } else if names.modules.contains(&w[0]) && !names.is_not_table(&w[1]) {
+                        Some(w[1].clone())
+                    } else {
+                        None
+                    }
+                });
                 Some(SqlFacts {
                     kind: SqlKind::Read,
                     verb: "SELECT".into(),

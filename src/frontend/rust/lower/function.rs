@@ -153,6 +153,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             err_valued: Vec::new(),
             fills: HashMap::new(),
             failure_records: Vec::new(),
+            outcome_flags: Vec::new(),
             success_fills: Vec::new(),
             confirmable: HashSet::new(),
             chan_keys: Vec::new(),

@@ -12,7 +12,9 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Stmt};
 
+use super::outcome::{ends_in_fallible, outcome_test};
 use super::{FileCx, Lowerer};
+use crate::frontend::rust::untyped;
 use crate::ir::ValueId;
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
 
@@ -216,6 +218,32 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// `let sent = op.await.is_ok();`: the outcome reduced to a flag. The error is
+    /// handled here (the code goes on either way, and the flag tells of it); a later
+    /// test of the flag says on which side the operation succeeded.
+    pub(super) fn note_outcome_flag(
+        &mut self,
+        local: &syn::Local,
+        out: &mut Vec<Node>,
+        start: usize,
+    ) {
+        let Some(init) = &local.init else { return };
+        if init.diverge.is_some() || out.len() == start || !ends_in_fallible(out) {
+            return;
+        }
+        let syn::Pat::Ident(pi) = untyped(&local.pat) else {
+            return;
+        };
+        let Some((ok, sp)) = outcome_test(&init.expr, false) else {
+            return;
+        };
+        let marker = self.error_ignored(sp, "a flag of its outcome", true);
+        if let Some(loc) = marker_loc(Some(&marker)) {
+            self.outcome_flags.push((pi.ident.to_string(), loc, ok));
+        }
+        out.push(marker);
+    }
+
     /// Counts a store into `v` (`v.push(..)`), wherever it is.
     pub(super) fn count_fill(&mut self, v: Option<ValueId>) {
         if let Some(v) = v {
@@ -232,6 +260,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         then: &mut Vec<Node>,
         els: &mut Vec<Node>,
     ) {
+        // `if !sent { .. }`, `sent` a flag of an operation's outcome: on the side
+        // where it says the operation succeeded, it had not failed.
+        for (name, loc, ok) in &self.outcome_flags {
+            let Some(holds) = tests_any(cond, name) else {
+                continue;
+            };
+            let sp = cond.span();
+            let edge = Node::Event(Event {
+                kind: EventKind::ErrorPropagated {
+                    handled: vec![loc.clone()],
+                    err: false,
+                },
+                loc: self.cx.loc(sp, sp),
+                text: name.clone(),
+                describe: "outcome flag tested".into(),
+            });
+            if holds == *ok { &mut *then } else { &mut *els }.insert(0, edge);
+            return;
+        }
         if self.failure_records.is_empty() {
             return;
         }

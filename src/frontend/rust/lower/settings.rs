@@ -208,6 +208,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// A query DSL's assignments (`.set(sent_at.eq(now))`, `.set((status.eq("done"),
+    /// tries.eq(0)))`) that mark rows done, as an SQL `SET` would.
+    pub(super) fn assignments_mark_done(&self, e: &Expr) -> bool {
+        fn pairs(lw: &Lowerer, e: &Expr, out: &mut Vec<(String, String)>) {
+            match strip(e) {
+                Expr::Tuple(t) => t.elems.iter().for_each(|x| pairs(lw, x, out)),
+                Expr::Reference(r) => pairs(lw, &r.expr, out),
+                Expr::MethodCall(m) if m.args.len() == 1 && m.method == "eq" => {
+                    let text = |e: &Expr| lw.cx.text_of(expr_span(e)).to_string();
+                    out.push((text(&m.receiver).replace("::", "."), text(&m.args[0])));
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        pairs(self, e, &mut found);
+        crate::frontend::rust::sql::sets_done(&found)
+    }
+
     pub(super) fn turbofish_role(&self, mc: &syn::ExprMethodCall) -> Option<String> {
         let tf = mc.turbofish.as_ref()?;
         tf.args.iter().find_map(|a| match a {
