@@ -42,6 +42,11 @@ pub struct BatchEventSpec {
     /// The item types of the response's failure list (`BatchItemFailure`).
     #[serde(default)]
     pub failure_items: Vec<String>,
+    /// Fields of a record that the source always sets, though they are typed as an
+    /// `Option` (SQS `message_id`): `if let Some(id) = record.message_id { .. }`
+    /// always runs its body.
+    #[serde(default)]
+    pub record_ids: Vec<String>,
 }
 
 /// `[worker]`: a job queue's worker, built by a chain of method calls, that runs the
@@ -127,6 +132,13 @@ impl Serverless {
     /// Whether `name` is a failure list field (`batch_item_failures`).
     pub fn is_failure_list(&self, name: &str) -> bool {
         self.runtime.failure_lists.iter().any(|n| n == name)
+    }
+
+    /// Whether `name` is a record's field that the source always sets.
+    pub fn is_record_id(&self, name: &str) -> bool {
+        self.events
+            .iter()
+            .any(|(_, e)| e.record_ids.iter().any(|n| n == name))
     }
 
     /// Whether `name` (last path segment) is the item type of a failure list.

@@ -312,6 +312,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     err: Box::new(Node::Seq(err)),
                 });
             }
+            // `if let Some(id) = record.message_id.clone() { .. }` on a field the event
+            // source always sets: the body always runs.
+            _ if i.else_branch.is_none() && self.always_some(&i.cond) => {
+                out.extend(cond);
+                out.extend(then);
+            }
             _ => {
                 self.failure_test_edges(&i.cond, &mut then, &mut els);
                 out.extend(cond);
@@ -319,6 +325,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         Info::default()
+    }
+
+    /// `let Some(..) = <record>.field` (through `clone`, `as_ref`, `as_deref`,
+    /// `to_owned`, `&`) on a record field the event source always sets (the packs'
+    /// `record_ids`).
+    fn always_some(&self, cond: &Expr) -> bool {
+        let Expr::Let(l) = cond else { return false };
+        let some = matches!(&*l.pat, syn::Pat::TupleStruct(ts)
+        if ts.elems.len() == 1 && ts.path.segments.last().is_some_and(|s| {
+            self.cx.apis.std.results.some.iter().any(|n| s.ident == n)
+        }));
+        let mut e = strip(&l.expr);
+        while let Expr::MethodCall(m) = e {
+            if !m.args.is_empty() || !self.cx.apis.std.aliases.contains(&m.method.to_string()) {
+                break;
+            }
+            e = strip(&m.receiver);
+        }
+        some && matches!(e, Expr::Field(f) if matches!(&f.member,
+            syn::Member::Named(n) if self.cx.apis.serverless.is_record_id(&n.to_string())))
     }
 
     /// A condition, with `let` patterns bound in the current (new) scope.
