@@ -417,6 +417,12 @@ pub struct CallSpec {
     /// Applying the effect twice does harm (e-mail, payment, `INCR`, `XADD`).
     #[serde(default)]
     pub non_idempotent: bool,
+    /// The call returns a client whose requests carry an idempotency key
+    /// (async-stripe `with_strategy(RequestStrategy::Idempotent(key))`, the variant
+    /// named by `arg_mentions`): an external call given it is keyed, as a request
+    /// with an `Idempotency-Key` header is.
+    #[serde(default)]
+    pub keys_requests: bool,
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,

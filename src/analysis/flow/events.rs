@@ -56,11 +56,13 @@ impl<'c> Interp<'c> {
                 capped,
                 ..
             } => self.publish(e, &mut st, *non_idempotent, *capped),
+            // A request carrying an idempotency key (its header, or a keyed client)
+            // is deduplicated by the receiver.
             EventKind::External {
                 non_idempotent,
                 kind,
-                ..
-            } => self.external(e, &mut st, *non_idempotent, kind),
+                idempotency_key,
+            } => self.external(e, &mut st, *non_idempotent && !*idempotency_key, kind),
             EventKind::BrokerBegin => {
                 self.broker_begin(e, &mut st);
                 None

@@ -303,6 +303,47 @@ impl IndexCx<'_> {
         }
     }
 
+    /// The function returns a value and makes a client whose requests carry an
+    /// idempotency key in its body (a pack's `keys_requests` method, its argument
+    /// naming the keyed variant): a helper that returns the keyed client.
+    fn keys_requests_in(&self, output: &syn::ReturnType, block: &syn::Block) -> bool {
+        use syn::visit::Visit;
+        if matches!(output, syn::ReturnType::Default) {
+            return false;
+        }
+        struct V<'v, 'a> {
+            cx: &'v IndexCx<'a>,
+            found: bool,
+        }
+        fn names(ts: proc_macro2::TokenStream, words: &[String]) -> bool {
+            ts.into_iter().any(|t| match t {
+                proc_macro2::TokenTree::Ident(i) => words.iter().any(|w| i == w),
+                proc_macro2::TokenTree::Group(g) => names(g.stream(), words),
+                _ => false,
+            })
+        }
+        impl<'ast> Visit<'ast> for V<'_, '_> {
+            fn visit_expr_method_call(&mut self, mc: &'ast syn::ExprMethodCall) {
+                let specs = self.cx.apis.methods.get(&mc.method.to_string());
+                let keyed = specs.into_iter().flatten().any(|s| {
+                    s.keys_requests
+                        && mc
+                            .args
+                            .iter()
+                            .any(|a| names(quote::ToTokens::to_token_stream(a), &s.arg_mentions))
+                });
+                self.found |= keyed;
+                syn::visit::visit_expr_method_call(self, mc);
+            }
+        }
+        let mut v = V {
+            cx: self,
+            found: false,
+        };
+        v.visit_block(block);
+        v.found
+    }
+
     fn is_idgen_path(&self, segs: &[String]) -> bool {
         let Some(last) = segs.last() else {
             return false;
@@ -346,6 +387,7 @@ pub(super) fn collect_sigs(
                         module: module.to_vec(),
                         ret: cx.stream_source(ret_type(cx, &f.sig.output, None), &f.block),
                         returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
+                        returns_keyed: cx.keys_requests_in(&f.sig.output, &f.block),
                         returns_text: cx.returned_text(&f.block),
                     },
                 ));
@@ -370,6 +412,7 @@ pub(super) fn collect_sigs(
                                     &m.block,
                                 ),
                                 returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
+                                returns_keyed: cx.keys_requests_in(&m.sig.output, &m.block),
                                 returns_text: cx.returned_text(&m.block),
                             },
                         ));
@@ -388,6 +431,7 @@ pub(super) fn collect_sigs(
                                     module: module.to_vec(),
                                     ret: ret_type(cx, &m.sig.output, None),
                                     returns_fresh: None,
+                                    returns_keyed: false,
                                     returns_text: cx.returned_text(default),
                                 },
                             ));

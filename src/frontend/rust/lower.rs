@@ -370,6 +370,8 @@ struct Info {
     fresh: Option<(Loc, String, Option<u32>)>,
     /// The value is not the fresh id its mentions carry (an unknown call's result).
     fresh_blocked: bool,
+    /// A client whose requests carry an idempotency key (the packs' `keys_requests`).
+    keyed: bool,
 }
 
 impl Info {
@@ -404,6 +406,8 @@ struct Value {
     /// A clock reading (or a value made from one): a fresh id once formatted into a
     /// text (the packs' `formatted` id generators).
     clock: Option<(Loc, String, Option<u32>)>,
+    /// A client whose requests carry an idempotency key (the packs' `keys_requests`).
+    keyed: bool,
     /// A Kafka client config being built, or the client made from one (index into
     /// `kafka_clients`).
     kafka_config: Option<Box<KafkaClient>>,
@@ -476,6 +480,9 @@ struct Lowerer<'a, 'b> {
     lock_helper: bool,
     /// String literals of the builder chain whose event is being emitted.
     builder_strs: Vec<String>,
+    /// The receiver of the API call being emitted, when it is a value (an external
+    /// call made on an idempotency-keyed client is keyed).
+    call_recv: Option<ValueId>,
     /// A binding of a call's result made by the last statement (value, and where the
     /// output stood after it): a `match` on it right after splits by outcome.
     last_outcome: Option<(ValueId, usize, usize)>,

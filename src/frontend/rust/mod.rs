@@ -88,6 +88,9 @@ pub struct FnSig {
     /// The function makes a fresh id (`Uuid::new_v4()`) and returns a value: where,
     /// and the call as written (fresh ids per attempt are followed into helpers).
     pub returns_fresh: Option<(crate::ir::Loc, String)>,
+    /// The function makes a client whose requests carry an idempotency key (a
+    /// pack's `keys_requests`) and returns a value: the client it returns is keyed.
+    pub returns_keyed: bool,
     /// The string the function returns, when the code fixes it (SQL held by an
     /// accessor or a constant).
     pub returns_text: Option<ReturnedText>,

@@ -173,6 +173,7 @@ impl<'a> CrateFrontEnd<'a> {
                                 .collect(),
                             ret: TypeInfo::default(),
                             returns_fresh: None,
+                            returns_keyed: false,
                             returns_text: None,
                         },
                         f.has_self,

@@ -864,6 +864,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .callee_sig(&callee)
             .and_then(|s| s.returns_fresh.clone())
             .map(|(l, t)| (l, t, scope));
+        // A helper that returns a client keyed for idempotency.
+        let keyed = self.callee_sig(&callee).is_some_and(|s| s.returns_keyed);
         // A fresh id handed to a call inside the retry identifies the attempt.
         let mentions: Vec<ValueId> = args
             .iter()
@@ -900,6 +902,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             info.absorb(a);
         }
         info.str_lit = str_lit;
+        info.keyed = keyed;
         info
     }
 

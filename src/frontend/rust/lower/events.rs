@@ -81,7 +81,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if matches!(spec.event, Api::ChannelSend | Api::ChannelRecv) {
             self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
+        self.call_recv = recv_v;
         let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        self.call_recv = None;
         if spec.acks {
             self.commit_acks(spec, recv_v, out);
         }
@@ -99,6 +101,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             info.sql = self.spec_sql(spec, recv, args, &arg_infos);
             if let Some(r) = recv {
                 info.mentions = r.mentions.clone();
+            }
+        }
+        if spec.keys_requests {
+            // The client keyed here: its key's origin goes with it (a key minted per
+            // attempt identifies the calls made with the client).
+            info.keyed = true;
+            for a in &arg_infos {
+                info.absorb(a);
             }
         }
         info
@@ -651,7 +661,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.claims_tested(target, loc, text, out);
                 return None;
             }
-            Api::External => self.external_kind(spec),
+            Api::External => self.external_kind(spec, target, mentions),
             Api::Idgen => {
                 let v = self.new_value(text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
@@ -772,9 +782,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// The event of an external call: its kind by the spec's `external` name (a
-    /// durable one is a store), and whether the builder's strings name an
-    /// idempotency key header.
-    fn external_kind(&self, spec: &CallSpec) -> EventKind {
+    /// durable one is a store), and whether it carries an idempotency key: the
+    /// builder's strings name its header, or the call is given (or made on) a client
+    /// whose requests carry one (the packs' `keys_requests`).
+    fn external_kind(
+        &self,
+        spec: &CallSpec,
+        target: Option<ValueId>,
+        mentions: &[ValueId],
+    ) -> EventKind {
+        let keyed = target
+            .iter()
+            .chain(mentions)
+            .chain(self.call_recv.iter())
+            .any(|v| self.values[*v as usize].keyed);
         EventKind::External {
             kind: match spec.external.as_deref() {
                 Some("http") => ExternalKind::Http,
@@ -785,10 +806,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 other => ExternalKind::Other(other.unwrap_or("external").to_string()),
             },
             non_idempotent: spec.non_idempotent,
-            idempotency_key: self.builder_strs.iter().any(|s| {
-                let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
-                s == "idempotencykey" || s == "xidempotencykey"
-            }),
+            idempotency_key: keyed
+                || self.builder_strs.iter().any(|s| {
+                    let s = s.to_ascii_lowercase().replace(['-', '_', ' '], "");
+                    s == "idempotencykey" || s == "xidempotencykey"
+                }),
         }
     }
 

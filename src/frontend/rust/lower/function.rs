@@ -163,6 +163,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound_publishes: Vec::new(),
             lock_helper: false,
             builder_strs: Vec::new(),
+            call_recv: None,
             last_outcome: None,
             in_return: false,
             tail_arms: false,

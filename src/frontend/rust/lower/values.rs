@@ -348,6 +348,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         val.clock = clock;
         val.kafka_config = info.kafka_config.clone();
         val.kafka_client = info.kafka_client;
+        val.keyed = info.keyed;
         val.idents = info.idents.iter().take(16).cloned().collect();
         val.sql = info
             .sql
