@@ -24,6 +24,7 @@ use miette::{
 use super::escape::{self, text};
 use crate::diagnostic::{Finding, InputError, Severity};
 use crate::report::Report;
+use crate::support::lines::LineIndex;
 
 /// How the human format is drawn.
 #[derive(Clone, Debug)]
@@ -49,11 +50,11 @@ impl Default for HumanOptions {
 /// A file's text, escaped for drawing ([`Drawn`]), under its escaped display path.
 struct Named<'a> {
     name: Cow<'a, str>,
-    text: &'a Lined<'a>,
+    text: &'a LineIndex<'a>,
 }
 
 impl<'a> Named<'a> {
-    fn new(name: &'a str, text: &'a Lined<'a>) -> Self {
+    fn new(name: &'a str, text: &'a LineIndex<'a>) -> Self {
         Named {
             name: escape::text(name),
             text,
@@ -61,72 +62,42 @@ impl<'a> Named<'a> {
     }
 }
 
-/// A text and the byte offsets its lines start at, so that a place in it is found
-/// without reading it from its start: a file with thousands of findings is drawn
-/// in time linear in its size and their number.
-struct Lined<'a> {
-    text: Cow<'a, str>,
-    starts: Vec<usize>,
-}
-
-impl<'a> Lined<'a> {
-    fn new(text: Cow<'a, str>) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Lined { text, starts }
-    }
-
-    /// The 0-based line the byte `offset` is on.
-    fn line_of(&self, offset: usize) -> usize {
-        self.starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1)
-    }
-
-    /// The bytes of lines `first..=last` (clamped), with the offset they start at.
-    fn lines(&self, first: usize, last: usize) -> (usize, &str) {
-        let start = self.starts.get(first).copied().unwrap_or(self.text.len());
-        let end = self
-            .starts
-            .get(last.saturating_add(1))
-            .copied()
-            .unwrap_or(self.text.len());
-        (start, &self.text[start..end.max(start)])
-    }
-}
-
 /// The texts of the files that findings and errors point into, escaped once each
 /// with [`escape::snippet`] (borrowed when there is nothing to replace).
-type Drawn<'a> = BTreeMap<&'a str, Lined<'a>>;
+type Escaped<'a> = BTreeMap<&'a str, Cow<'a, str>>;
 
-fn drawn(report: &Report) -> Drawn<'_> {
+/// The escaped texts with their line starts ([`LineIndex`]), so that a place in one
+/// is found without reading it from its start: a file with thousands of findings is
+/// drawn in time linear in its size and their number.
+type Drawn<'a> = BTreeMap<&'a str, LineIndex<'a>>;
+
+fn escaped(report: &Report) -> Escaped<'_> {
     let paths = report
         .findings
         .iter()
         .map(|f| f.path.as_str())
         .chain(report.errors.iter().map(|e| e.path.as_str()));
-    let mut drawn = Drawn::new();
+    let mut escaped = Escaped::new();
     for path in paths {
         if let Some((path, text)) = report.sources.get_key_value(path) {
-            drawn
+            escaped
                 .entry(path.as_str())
-                .or_insert_with(|| Lined::new(escape::snippet(text)));
+                .or_insert_with(|| escape::snippet(text));
         }
     }
-    drawn
+    escaped
 }
 
 /// miette's reading of `span` with its context lines, from a window of the lines
 /// around it rather than from the text's start: the same contents, lines and
 /// counts (miette counts the lines from the text's start), in time of the window.
 fn read_window<'a>(
-    lined: &'a Lined<'a>,
+    lined: &LineIndex<'a>,
     span: &SourceSpan,
     before: usize,
     after: usize,
 ) -> Result<MietteSpanContents<'a>, MietteError> {
-    let text: &str = &lined.text;
+    let text: &'a str = lined.text();
     let (start, end) = (span.offset(), span.offset().saturating_add(span.len()));
     if end > text.len() {
         let inner = text.read_span(span, before, after)?;
@@ -140,14 +111,17 @@ fn read_window<'a>(
     }
     // One line of margin before, two after: miette stops reading after the
     // line break that ends the last context line, and looks one byte past it.
-    let first = lined
-        .line_of(start)
-        .saturating_sub(before.saturating_add(1));
-    let last = lined
-        .line_of(end.saturating_sub(1).max(start))
+    // (`first` and `last` count from 0.)
+    let first = (lined.line_of(start) - 1).saturating_sub(before.saturating_add(1));
+    let last = (lined.line_of(end.saturating_sub(1).max(start)) - 1)
         .saturating_add(after)
         .saturating_add(2);
-    let (base, window) = lined.lines(first, last);
+    let base = lined.line_start(first + 1).unwrap_or(text.len());
+    let stop = lined
+        .line_start(last.saturating_add(2))
+        .unwrap_or(text.len())
+        .max(base);
+    let window = &text[base..stop];
     let local = SourceSpan::new((start - base).into(), span.len());
     let inner = window.read_span(&local, before, after)?;
     Ok(MietteSpanContents::new(
@@ -166,7 +140,7 @@ impl SourceCode for Named<'_> {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let text: &str = &self.text.text;
+        let text: &str = self.text.text();
         let inner = read_window(self.text, span, before, after)?;
         // miette counts the column of the contents' start in bytes: count characters,
         // as every other column msgaudit prints does. (`escape::snippet` left no lone
@@ -241,11 +215,11 @@ impl Diagnostic for Diag<'_> {
 
 /// Byte offset of 1-based `line` and character `column` in `text`, clamped to
 /// the line's end and the text's end.
-fn offset_of(text: &Lined, line: u32, column: u32) -> usize {
-    let Some(&start) = text.starts.get(line.max(1) as usize - 1) else {
-        return text.text.len();
+fn offset_of(text: &LineIndex, line: u32, column: u32) -> usize {
+    let Some(start) = text.line_start(line.max(1) as usize) else {
+        return text.text().len();
     };
-    let line_text = &text.text[start..];
+    let line_text = &text.text()[start..];
     let line_end = line_text.find('\n').unwrap_or(line_text.len());
     let line_text = &line_text[..line_end];
     let col = column.max(1) as usize - 1;
@@ -257,7 +231,13 @@ fn offset_of(text: &Lined, line: u32, column: u32) -> usize {
 }
 
 /// The source span of `(line, column)`..`(end_line, end_column)`.
-fn source_span(text: &Lined, line: u32, column: u32, end_line: u32, end_column: u32) -> SourceSpan {
+fn source_span(
+    text: &LineIndex,
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+) -> SourceSpan {
     let start = offset_of(text, line, column);
     let end = if end_line == 0 {
         start
@@ -452,7 +432,11 @@ pub fn render(report: &Report, options: &HumanOptions) -> String {
         .with_links(false)
         .with_wrap_lines(false)
         .without_syntax_highlighting();
-    let drawn = drawn(report);
+    let escaped = escaped(report);
+    let drawn: Drawn = escaped
+        .iter()
+        .map(|(p, t)| (*p, LineIndex::new(t)))
+        .collect();
     let mut out = String::new();
     for f in &report.findings {
         let (diag, notes) = finding_diag(&drawn, f, report);
@@ -484,11 +468,11 @@ mod tests {
 
     #[test]
     fn offsets_count_characters_and_clamp() {
-        let t = &Lined::new("ab\néxy\n".into());
+        let t = &LineIndex::new("ab\néxy\n");
         assert_eq!(offset_of(t, 1, 1), 0);
         assert_eq!(offset_of(t, 2, 2), 5);
         assert_eq!(offset_of(t, 2, 99), 7);
-        assert_eq!(offset_of(t, 9, 1), t.text.len());
+        assert_eq!(offset_of(t, 9, 1), t.text().len());
     }
 
     /// The window miette reads a span from gives what reading the whole text gives:
@@ -503,7 +487,7 @@ mod tests {
             "\n\n\nx\n\n\n",
         ];
         for t in texts {
-            let lined = Lined::new(t.into());
+            let lined = LineIndex::new(t);
             for start in 0..=t.len() {
                 for len in 0..=(t.len() - start).min(12) {
                     for (before, after) in [(0, 0), (1, 1), (2, 2), (3, 1), (0, 3)] {

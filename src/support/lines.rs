@@ -115,6 +115,17 @@ impl<'a> LineIndex<'a> {
         self.text
     }
 
+    /// The 1-based line byte offset `byte` is on (an offset past the end is on the
+    /// last line).
+    pub fn line_of(&self, byte: usize) -> usize {
+        self.starts.partition_point(|&s| s <= byte).max(1)
+    }
+
+    /// Byte offset of the start of 1-based `line`; `None` past the last line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
     /// The span from the start of `start` to the end of `end` (proc-macro2 positions:
     /// 1-based lines, 0-based character columns).
     pub fn span(
