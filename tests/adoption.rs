@@ -574,6 +574,12 @@ fn the_documented_pre_commit_rev_is_this_versions_tag() {
         )),
         "docs/ci.md does not state the tag convention"
     );
+    // Plainly: the tag is made by the first release, and before it a commit SHA.
+    assert!(
+        ci.contains(&format!("`{tag}` is the tag the first release creates"))
+            && ci.contains("set `rev:` to the full SHA of a commit"),
+        "docs/ci.md does not say what `rev:` to use before the first release"
+    );
     let changelog = fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
     assert!(
         changelog.contains(&format!("`{tag}`")),

@@ -1,7 +1,8 @@
 //! The release: the package's metadata (what `cargo publish` and crates.io need), the
 //! one minimum toolchain (`rust-version`, the README, the getting-started page and the
 //! CI step that builds with it say the same), the documented install commands
-//! (`--locked`), and the changelog (every rule, with its stability).
+//! (`--locked`), the changelog (every rule, with its stability), and CI's dry run of
+//! `cargo publish`.
 
 use std::fs;
 use std::path::Path;
@@ -135,6 +136,23 @@ fn the_minimum_toolchain_is_stated_once() {
         ci.contains("rust-version") && ci.contains("cargo \"+$msrv\" check --locked"),
         ".ci/run does not build with Cargo.toml's rust-version"
     );
+}
+
+/// CI checks that the package is publishable (`cargo publish --dry-run`, locked and
+/// without rebuilding it) before the tests.
+#[test]
+fn ci_checks_the_package_is_publishable() {
+    let ci = read(".ci/run");
+    let lines: Vec<&str> = ci.lines().map(str::trim).collect();
+    let publish = lines
+        .iter()
+        .position(|l| *l == "cargo publish --dry-run --locked --allow-dirty --no-verify")
+        .expect(".ci/run does not run `cargo publish --dry-run`");
+    let test = lines
+        .iter()
+        .position(|l| *l == "cargo test --locked")
+        .expect(".ci/run does not run the tests");
+    assert!(publish < test, "the dry run comes after the tests");
 }
 
 /// The documented ways to install msgaudit build with the committed lockfile.

@@ -3,11 +3,12 @@
 //! analyzed when the address space or the system's memory cannot hold it. The
 //! results keep the work list's order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::{
     analyze_crate, budget, internal_error, lazy, not_analyzed, AnalysisInput, CrateResult,
-    CrateWork, Prefilter, Tick, OUT_OF_MEMORY, STACK_SIZE,
+    CrateWork, Prefilter, OUT_OF_MEMORY, STACK_SIZE,
 };
 use crate::frontend::rust;
 
@@ -24,6 +25,56 @@ pub(super) struct Shared<'s, 'a> {
 /// large crate moves the bar as far as the many small ones of its size.
 pub(super) fn crate_units(key: &str, files: &[&crate::source::SourceFile]) -> u64 {
     (files.iter().filter(|f| f.crate_key == key).count() as u64).max(1)
+}
+
+/// A crate's share of the progress bar, advanced by one as each of its own files is
+/// first read (the front end tells of each file it parses or declares unparsed), and
+/// by what is left of the share when dropped (the crate finished, was skipped, or
+/// panicked): a crate moves the bar as it goes, and in all adds exactly its units.
+pub(super) struct CrateProgress<'a> {
+    bar: &'a indicatif::ProgressBar,
+    units: u64,
+    done: AtomicU64,
+    /// The crate's own files, and whether each was counted.
+    own: HashMap<&'a str, AtomicBool>,
+}
+
+impl<'a> CrateProgress<'a> {
+    pub(super) fn new(
+        bar: &'a indicatif::ProgressBar,
+        key: &str,
+        files: &[&'a crate::source::SourceFile],
+    ) -> Self {
+        CrateProgress {
+            bar,
+            units: crate_units(key, files),
+            done: AtomicU64::new(0),
+            own: files
+                .iter()
+                .filter(|f| f.crate_key == key)
+                .map(|f| (f.path.as_str(), AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    /// A file was read: one step, the first time for each of the crate's own files
+    /// (a dependency's file is its own crate's to count).
+    pub(super) fn file_read(&self, f: &crate::source::SourceFile) {
+        let Some(counted) = self.own.get(f.path.as_str()) else {
+            return;
+        };
+        if !counted.swap(true, Ordering::Relaxed) {
+            self.done.fetch_add(1, Ordering::Relaxed);
+            self.bar.inc(1);
+        }
+    }
+}
+
+impl Drop for CrateProgress<'_> {
+    fn drop(&mut self) {
+        let done = self.done.load(Ordering::Relaxed);
+        self.bar.inc(self.units.saturating_sub(done));
+    }
 }
 
 /// The progress bar's length: the crates' units and one per YAML file.
@@ -67,7 +118,8 @@ pub(super) fn run_crates(
                 let Some((key, files, named)) = work.get(i) else {
                     break;
                 };
-                let _tick = Tick(bar, crate_units(key, files));
+                let progress = CrateProgress::new(bar, key, files);
+                let file_read = |f: &crate::source::SourceFile| progress.file_read(f);
                 if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                     continue;
                 }
@@ -117,6 +169,7 @@ pub(super) fn run_crates(
                                 include_tests: input.include_tests,
                                 roots: shared.roots.get(key).unwrap_or(&no_roots),
                                 hooks: input.hooks,
+                                file_read: Some(&file_read),
                             },
                             named
                                 .as_deref()
@@ -185,5 +238,88 @@ mod tests {
         assert_eq!(crate_units("small", &work[1].1), 1);
         assert_eq!(crate_units("empty", &work[2].1), 1);
         assert_eq!(progress_total(&work, 3), 40 + 1 + 1 + 3);
+    }
+
+    fn rs_text(path: &str, krate: &str, text: &str) -> SourceFile {
+        SourceFile {
+            text: text.to_string(),
+            ..rs(path, krate)
+        }
+    }
+
+    /// A crate of many files moves the bar one step per file as its files are read,
+    /// not in one jump when it finishes, with or without the prefilter (files
+    /// declared unparsed count when declared, and once only if parsed later); a
+    /// dependency's file analyzed with it does not count; the crate's share is
+    /// exact.
+    #[test]
+    fn a_crate_moves_the_bar_file_by_file() {
+        let apis = crate::apis::Apis::builtin();
+        let lexicon = lazy::Lexicon::new(&apis);
+        let n = 6u64;
+        let mut own = vec![rs_text(
+            "big/src/lib.rs",
+            "big",
+            "mod m1;\nmod m2;\nmod m3;\nmod m4;\nmod m5;\n\
+             pub fn run(x: u32) -> u32 { m1::helper_1(x) + m5::helper_5(x) }\n",
+        )];
+        own.extend((1..n).map(|i| {
+            rs_text(
+                &format!("big/src/m{i}.rs"),
+                "big",
+                &format!("pub fn helper_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"),
+            )
+        }));
+        let dep = rs_text("dep/src/lib.rs", "dep", "pub fn dep_helper() {}\n");
+        let files: Vec<&SourceFile> = own.iter().chain([&dep]).collect();
+        let named: Vec<bool> = (0..files.len()).map(|i| i == 0).collect();
+        let (included, roots) = (rust::text::Included::default(), rust::Roots::default());
+        let hooks = crate::support::DevHooks::default();
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        for prefilter in [false, true] {
+            let bar = indicatif::ProgressBar::hidden();
+            bar.set_length(n);
+            let seen = std::sync::Mutex::new(Vec::new());
+            {
+                let progress = CrateProgress::new(&bar, "big", &files);
+                let file_read = |f: &SourceFile| {
+                    progress.file_read(f);
+                    seen.lock().unwrap().push(bar.position());
+                };
+                analyze_crate(
+                    "big",
+                    &files,
+                    &[],
+                    &cancel,
+                    &|_| true,
+                    rust::Inputs {
+                        apis: &apis,
+                        included: &included,
+                        include_tests: false,
+                        roots: &roots,
+                        hooks: &hooks,
+                        file_read: Some(&file_read),
+                    },
+                    prefilter.then_some(Prefilter {
+                        named: &named,
+                        lexicon: &lexicon,
+                    }),
+                );
+                // Every own file counted while the crate was read, before it finished.
+                assert_eq!(bar.position(), n, "prefilter: {prefilter}");
+            }
+            let mut steps = seen.into_inner().unwrap();
+            steps.dedup();
+            steps.retain(|&p| p > 0);
+            assert_eq!(steps, (1..=n).collect::<Vec<_>>(), "prefilter: {prefilter}");
+            // Finishing adds nothing more: the crate's share is its files.
+            assert_eq!(bar.position(), n);
+        }
+        // A crate of no file of its own, or one left before any file was read, adds
+        // its whole share when dropped.
+        let bar = indicatif::ProgressBar::hidden();
+        drop(CrateProgress::new(&bar, "empty", &[]));
+        drop(CrateProgress::new(&bar, "big", &files));
+        assert_eq!(bar.position(), 1 + n);
     }
 }

@@ -182,6 +182,11 @@ pub struct Inputs<'a> {
     /// path its files sit below (the name the crate imports it by).
     pub roots: &'a Roots,
     pub hooks: &'a crate::support::DevHooks,
+    /// Told of each file as it is read (parsed, refused, or scanned and declared
+    /// without being parsed), from whichever thread read it: the driver's progress.
+    /// A file may be told of more than once (declared, then parsed), and the unit's
+    /// dependencies' files are told of too.
+    pub file_read: Option<&'a (dyn Fn(&SourceFile) + Sync)>,
 }
 
 /// Where a unit's dependencies sit in its module tree.
@@ -219,6 +224,7 @@ pub fn lower_crate(
         include_tests,
         roots: &roots,
         hooks: &hooks,
+        file_read: None,
     };
     with_front_end(key, inputs, 1, |fe| {
         fe.add(files);

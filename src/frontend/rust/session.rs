@@ -61,6 +61,7 @@ pub fn with_front_end<'a, R>(
             new_bodies: HashSet::new(),
             index: None,
             index_stale: true,
+            file_read: inputs.file_read,
         };
         f(&mut fe)
     })
@@ -98,6 +99,9 @@ pub struct CrateFrontEnd<'a> {
     /// dropped since (bodies parsed change no entry of it).
     index: Option<Arc<CrateIndex>>,
     index_stale: bool,
+    /// Told of each file declared without being parsed (the shards tell of those
+    /// they parse).
+    file_read: Option<&'a (dyn Fn(&SourceFile) + Sync)>,
 }
 
 struct Worker<'a> {
@@ -183,6 +187,9 @@ impl<'a> CrateFrontEnd<'a> {
         };
         self.unparsed.insert(file.path.clone(), u);
         self.index_stale = true;
+        if let Some(read) = self.file_read {
+            read(file);
+        }
     }
 
     /// Parses `files` (refusing pathological ones with an error), spread over the

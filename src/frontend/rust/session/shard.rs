@@ -111,6 +111,8 @@ pub(super) struct Shard<'a> {
     /// (tests of the isolation); `oom:suffix`: it takes memory until the system
     /// refuses it (tests of running out of memory).
     pub(super) fault: Option<String>,
+    /// Told of each file parsed (or refused).
+    file_read: Option<&'a (dyn Fn(&SourceFile) + Sync)>,
 }
 
 impl<'a> Shard<'a> {
@@ -125,6 +127,7 @@ impl<'a> Shard<'a> {
             errors: Vec::new(),
             internal: Default::default(),
             fault: inputs.hooks.fault_inject.clone(),
+            file_read: inputs.file_read,
         }
     }
 
@@ -168,12 +171,15 @@ impl<'a> Shard<'a> {
         for (f, lazy) in files {
             if let Some(err) = timed(Phase::Lexical, || refuse_pathological(f)) {
                 self.errors.push(err);
-                continue;
+            } else {
+                match self.parse(f, &lazy) {
+                    Some(Ok(p)) => self.parsed.push(p),
+                    Some(Err(e)) => self.errors.push(e),
+                    None => {}
+                }
             }
-            match self.parse(f, &lazy) {
-                Some(Ok(p)) => self.parsed.push(p),
-                Some(Err(e)) => self.errors.push(e),
-                None => {}
+            if let Some(read) = self.file_read {
+                read(f);
             }
         }
     }
