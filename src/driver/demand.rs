@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::apis::Apis;
 use crate::frontend::rust::scan::FileScan;
-use crate::frontend::rust::{links_untyped_receiver, CrateIndex, CrateOutput};
+use crate::frontend::rust::{links_untyped_receiver, stored, CrateIndex, CrateOutput};
 use crate::ir::{Callee, Crate, EventKind, Function};
 
 use crate::analysis::flow::{Candidate, Resolver};
@@ -64,6 +64,12 @@ pub struct Demand {
     pub trait_methods: HashSet<String>,
     /// Of each type in `types`, the fields that hold a role or such a type.
     pub fields: HashMap<String, Vec<String>>,
+    /// The crate's fn-pointer aliases (`type HandlerFn = fn(..)`): code naming one
+    /// and a relevant function may store the function as a value of it
+    /// (`on_paid as HandlerFn`), which a call of such a value reaches.
+    pub fn_aliases: HashSet<String>,
+    /// The names of the functions reached (`reach`), free or methods.
+    pub reached: HashSet<String>,
 }
 
 impl Demand {
@@ -80,13 +86,22 @@ impl Demand {
         self.files.contains(path)
             || self.calls_relevant(Some(module), scan)
             || self.uses_types(scan)
+            || self.stores_relevant_fn(scan)
             || scan.consts.iter().any(|c| consts.contains(c))
     }
 
     /// Whether some code of a file scanned as `scan` may be needed, whatever its
     /// module (a superset of [`Demand::needs`] for its bodies).
     pub fn may_need(&self, scan: &FileScan) -> bool {
-        self.calls_relevant(None, scan) || self.uses_types(scan)
+        self.calls_relevant(None, scan) || self.uses_types(scan) || self.stores_relevant_fn(scan)
+    }
+
+    /// Whether code scanned as `scan` names one of the crate's fn-pointer aliases and a
+    /// relevant function: it may store the function as a value of the alias.
+    pub fn stores_relevant_fn(&self, scan: &FileScan) -> bool {
+        !self.fn_aliases.is_empty()
+            && scan.idents.iter().any(|id| self.fn_aliases.contains(*id))
+            && scan.idents.iter().any(|id| self.reached.contains(*id))
     }
 
     /// Whether code of module `module` (`None`: of any), scanned as `scan`, calls a
@@ -126,6 +141,7 @@ impl Demand {
         trait_name: Option<&str>,
         module: &[String],
     ) {
+        self.reached.insert(ident.to_string());
         let Some(t) = self_type else {
             self.paths.insert(ident.to_string());
             let entry = self
@@ -258,7 +274,13 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
     // How calls reach the relevant functions; then, to a fixpoint, the types whose
     // fields hold roles or types calls resolve through, and the functions that
     // return such types.
-    let mut d = Demand::default();
+    let mut d = Demand {
+        fn_aliases: (index.aliases.iter())
+            .filter(|(_, text)| stored::is_fn_pointer_text(text))
+            .map(|(name, _)| name.clone())
+            .collect(),
+        ..Demand::default()
+    };
     for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {
         d.reach(
             &cx,

@@ -235,7 +235,7 @@ impl<'a> Body<'a> {
             .get_or_insert_with(|| scan::scan(&text[start..self.range.end]));
         let mut module = module.to_vec();
         module.extend(f.module.iter().map(|m| m.to_string()));
-        if d.calls_relevant(Some(&module), own) {
+        if d.calls_relevant(Some(&module), own) || d.stores_relevant_fn(own) {
             return true;
         }
         // Methods a call on a value of type `t` may reach: its own, and those the

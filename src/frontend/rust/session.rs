@@ -432,6 +432,8 @@ impl<'a> CrateFrontEnd<'a> {
         }
         self.sigs.extend(fresh);
         let mut index = Arc::unwrap_or_clone(names);
+        // Functions stored as values of a fn-pointer alias (`stored::fn_alias_slot`).
+        index.has_slots |= (index.aliases.values()).any(|t| stored::is_fn_pointer_text(t));
         for (fns, fields, consts) in self.sigs.values() {
             for (name, sig) in fns {
                 index.fns.entry(name.clone()).or_default().push(sig.clone());

@@ -31,6 +31,42 @@ pub(crate) fn is_slot(crate_type: &str) -> bool {
 /// The name a slot's stored closures are called by (an identifier no code can write).
 pub(crate) const CLOSURE_IDENT: &str = "{closure}";
 
+/// The slot a value of the crate's fn-pointer alias `type HandlerFn = fn(..)` is:
+/// `HandlerFn::fn`. The functions cast to the alias (`on_paid as HandlerFn`) or put
+/// where a value of it is declared (`let t: [(&str, HandlerFn); 2] = [("a", on_a), ..]`)
+/// are stored there, as closures calling them.
+pub(crate) fn fn_alias_slot(alias: &str) -> String {
+    slot_name(alias, "fn")
+}
+
+/// Whether a slot is a fn-pointer alias's ([`fn_alias_slot`]; no field is named `fn`).
+pub(crate) fn is_fn_alias_slot(slot: &str) -> bool {
+    slot.ends_with("::fn")
+}
+
+/// Whether the text of a type alias (as the index keeps it, a token stream's text)
+/// is a fn-pointer type: `fn (..) -> ..`, `for < 'a > fn (..)`, `unsafe fn`,
+/// `extern "C" fn`.
+pub(crate) fn is_fn_pointer_text(text: &str) -> bool {
+    ["fn (", "for <", "unsafe fn", "unsafe extern", "extern "]
+        .iter()
+        .any(|p| text.starts_with(p))
+}
+
+/// The crate's fn-pointer aliases ([`is_fn_pointer_text`]) and how many parameters
+/// each takes.
+pub(crate) fn fn_aliases(index: &CrateIndex) -> BTreeMap<String, usize> {
+    (index.aliases.iter())
+        .filter(|(_, text)| is_fn_pointer_text(text))
+        .filter_map(
+            |(name, text)| match syn::parse_str::<syn::Type>(text).ok()? {
+                syn::Type::BareFn(f) => Some((name.clone(), f.inputs.len())),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
 /// A closure stored in a slot, as a free function to lower.
 pub(crate) struct StoredClosure {
     /// The inline modules of the file it is written in.
@@ -55,6 +91,8 @@ struct V<'s> {
     module: Vec<String>,
     self_ty: Option<String>,
     outer: Option<(String, (usize, usize))>,
+    /// The crate's fn-pointer aliases and their arities ([`fn_aliases`]).
+    fn_aliases: BTreeMap<String, usize>,
 }
 
 impl V<'_> {
@@ -116,6 +154,69 @@ impl V<'_> {
         is_slot(ct).then(|| ct.clone())
     }
 
+    /// The fn-pointer alias `ty` names (`HandlerFn`, `routes::HandlerFn`), and its arity.
+    fn fn_alias(&self, ty: &syn::Type) -> Option<(String, usize)> {
+        let syn::Type::Path(p) = ty else {
+            return None;
+        };
+        let last = p.path.segments.last()?;
+        if !last.arguments.is_empty() {
+            return None;
+        }
+        let name = last.ident.to_string();
+        let arity = *self.fn_aliases.get(&name)?;
+        Some((name, arity))
+    }
+
+    /// The fn-pointer aliases a declared type holds values of (`[(&str, HandlerFn); 2]`,
+    /// `HashMap<&str, HandlerFn>`, `Option<HandlerFn>`).
+    fn fn_aliases_in(&self, ty: &syn::Type, out: &mut Vec<(String, usize)>) {
+        struct Types<'v, 's>(&'v V<'s>, &'v mut Vec<(String, usize)>);
+        impl<'ast> Visit<'ast> for Types<'_, '_> {
+            fn visit_type(&mut self, t: &'ast syn::Type) {
+                if let Some(a) = self.0.fn_alias(t) {
+                    if !self.1.contains(&a) {
+                        self.1.push(a);
+                    }
+                }
+                syn::visit::visit_type(self, t);
+            }
+        }
+        Types(self, out).visit_type(ty);
+    }
+
+    /// The crate functions an expression puts in a value of a fn-pointer type, written
+    /// as paths (`on_a` in `[("a", on_a), ("b", on_b)]`, `HashMap::from([..])`, `vec![..]`,
+    /// `Some(on_a)`): paths whose last segment names a crate function, not a local.
+    fn fn_paths_of(&self, e: &syn::Expr, out: &mut Vec<syn::ExprPath>) {
+        match e {
+            syn::Expr::Path(p) => {
+                let named = p.path.segments.last().map(|s| s.ident.to_string());
+                let local = p.path.get_ident().is_some()
+                    && named.as_ref().is_some_and(|n| self.locals.contains_key(n));
+                if !local && named.is_some_and(|n| self.index.fns.contains_key(&n)) {
+                    out.push(p.clone());
+                }
+            }
+            syn::Expr::Paren(p) => self.fn_paths_of(&p.expr, out),
+            syn::Expr::Reference(r) => self.fn_paths_of(&r.expr, out),
+            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.fn_paths_of(e, out)),
+            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.fn_paths_of(e, out)),
+            syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(_)) => {
+                c.args.iter().for_each(|e| self.fn_paths_of(e, out))
+            }
+            syn::Expr::MethodCall(m) if m.args.is_empty() => self.fn_paths_of(&m.receiver, out),
+            syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                let parser =
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+                if let Ok(elems) = m.mac.parse_body_with(parser) {
+                    elems.iter().for_each(|e| self.fn_paths_of(e, out));
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn in_fn(&mut self, name: String, body: &syn::Block, visit: impl FnOnce(&mut Self)) {
         let s = body.brace_token.span.open().start();
         let outer_fn = self.outer.replace((name, (s.line, s.column)));
@@ -171,8 +272,37 @@ impl<'ast> Visit<'ast> for V<'_> {
             }
         }
     }
+    fn visit_expr_cast(&mut self, c: &'ast syn::ExprCast) {
+        syn::visit::visit_expr_cast(self, c);
+        // `on_paid as HandlerFn`, `(|c, e| ..) as HandlerFn`.
+        let Some((alias, arity)) = self.fn_alias(&c.ty) else {
+            return;
+        };
+        let slot = fn_alias_slot(&alias);
+        let mut found = Vec::new();
+        self.closures_of(&c.expr, &mut found);
+        if found.is_empty() {
+            let mut paths = Vec::new();
+            self.fn_paths_of(&c.expr, &mut paths);
+            found.extend(paths.iter().map(|p| forwarding(p, arity)));
+        }
+        self.store(slot, found);
+    }
     fn visit_local(&mut self, l: &'ast syn::Local) {
         syn::visit::visit_local(self, l);
+        // `let table: [(&str, HandlerFn); 2] = [("a", on_a), ("b", on_b)];`: the crate
+        // functions written there are coerced to the alias.
+        if let (syn::Pat::Type(pt), Some(init)) = (&l.pat, &l.init) {
+            let mut aliases = Vec::new();
+            self.fn_aliases_in(&pt.ty, &mut aliases);
+            if let [(alias, arity)] = &aliases[..] {
+                let slot = fn_alias_slot(alias);
+                let mut paths = Vec::new();
+                self.fn_paths_of(&init.expr, &mut paths);
+                let found = paths.iter().map(|p| forwarding(p, *arity)).collect();
+                self.store(slot, found);
+            }
+        }
         if let syn::Pat::Ident(i) = untyped(&l.pat) {
             let name = i.ident.to_string();
             let mut found = Vec::new();
@@ -207,11 +337,22 @@ pub(crate) fn stored_closures(
         module: Vec::new(),
         self_ty: None,
         outer: None,
+        fn_aliases: fn_aliases(index),
     };
     for item in items {
         v.visit_item(item);
     }
     v.out
+}
+
+/// The closure a crate function put in a fn-pointer value amounts to: `|a0, a1| f(a0, a1)`
+/// (written where the function is named).
+fn forwarding(f: &syn::ExprPath, arity: usize) -> syn::ExprClosure {
+    let span = syn::spanned::Spanned::span(f);
+    let params: Vec<syn::Ident> = (0..arity)
+        .map(|i| syn::Ident::new(&format!("__fn_arg{i}"), span))
+        .collect();
+    syn::parse_quote_spanned!(span=> |#(#params),*| #f(#(#params),*))
 }
 
 /// A stored closure as the function it amounts to: its parameters (an untyped one

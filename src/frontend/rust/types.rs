@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use syn::punctuated::Punctuated;
 use syn::Token;
 
-use super::{CrateIndex, UseMap};
+use super::{stored, CrateIndex, UseMap};
 use crate::apis::{builtin_std, Apis};
 
 /// What the front end knows about a declared type.
@@ -181,6 +181,41 @@ fn callable_at(index: &CrateIndex, ty: &syn::Type, depth: u8) -> bool {
     }
 }
 
+/// The slot of the fn-pointer alias a collection of tuples holds (`[(&str, HandlerFn); 2]`).
+fn fn_alias_in_tuples(index: &CrateIndex, ty: &syn::Type) -> Option<String> {
+    let elem = match ty {
+        syn::Type::Reference(r) => return fn_alias_in_tuples(index, &r.elem),
+        syn::Type::Paren(p) => return fn_alias_in_tuples(index, &p.elem),
+        syn::Type::Array(a) => &*a.elem,
+        syn::Type::Slice(s) => &*s.elem,
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            if !builtin_std().collections.contains(&last.ident.to_string()) {
+                return None;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                })?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let syn::Type::Tuple(t) = elem else {
+        return None;
+    };
+    t.elems.iter().find_map(|e| {
+        let syn::Type::Path(p) = e else {
+            return None;
+        };
+        let name = p.path.get_ident()?.to_string();
+        let text = index.aliases.get(&name)?;
+        stored::is_fn_pointer_text(text).then(|| stored::fn_alias_slot(&name))
+    })
+}
+
 /// The first bound of `bounds` naming a trait other than an auto/marker trait.
 pub(crate) fn trait_bound_path<P>(
     bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, P>,
@@ -265,8 +300,25 @@ fn aliased_type_info(
             })
             .and_then(|p| p.segments.last())
             .filter(|s| s.arguments.is_empty() && !imported_from_outside(uses, &s.ident))
-            .and_then(|s| index.aliases.get(&s.ident.to_string()))
-            .and_then(|text| syn::parse_str::<syn::Type>(text).ok());
+            .and_then(|s| {
+                Some((
+                    s.ident.to_string(),
+                    index.aliases.get(&s.ident.to_string())?,
+                ))
+            });
+        // `type HandlerFn = fn(..)`: its values are the slot of the functions stored as
+        // one (`stored::fn_alias_slot`).
+        if let Some((name, _)) = alias
+            .as_ref()
+            .filter(|(_, text)| stored::is_fn_pointer_text(text))
+        {
+            return TypeInfo {
+                crate_type: Some(stored::fn_alias_slot(name)),
+                outside: true,
+                ..TypeInfo::default()
+            };
+        }
+        let alias = alias.and_then(|(_, text)| syn::parse_str::<syn::Type>(text).ok());
         if let Some(aliased) = alias {
             let mut ti = aliased_type_info(apis, uses, index, &aliased, self_ty, depth + 1);
             ti.outside |= is_collection(ty);
@@ -274,6 +326,16 @@ fn aliased_type_info(
         }
     }
     let collection = is_collection(ty);
+    // `[(&str, HandlerFn); 2]`, `Vec<(String, HandlerFn)>`: a collection of pairs
+    // holding a fn-pointer alias's values is typed by its slot (a tuple pattern over
+    // an element keeps it, `Lowerer::bind_pattern`).
+    if let Some(slot) = fn_alias_in_tuples(index, ty) {
+        return TypeInfo {
+            crate_type: Some(slot),
+            outside: true,
+            ..TypeInfo::default()
+        };
+    }
     let Some(path) = innermost(ty) else {
         return TypeInfo {
             outside: collection,

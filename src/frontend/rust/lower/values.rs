@@ -6,7 +6,7 @@ use syn::{Expr, Pat};
 
 use super::{is_message_role, strip, Info, Lowerer, Value};
 use crate::apis::Role;
-use crate::frontend::rust::{sql, type_info, TypeInfo};
+use crate::frontend::rust::{sql, stored, type_info, TypeInfo};
 use crate::ir::{Loc, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -151,7 +151,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             Pat::Tuple(t) => {
-                let derived = self.derived(info);
+                let mut derived = self.derived(info);
+                // A pair taken from a collection of pairs holding a fn-pointer
+                // alias's values (`types::fn_alias_in_tuples`): its parts may be called.
+                derived.crate_type =
+                    (info.crate_type.clone()).filter(|t| stored::is_fn_alias_slot(t));
                 for e in &t.elems {
                     self.bind_pattern(e, &derived);
                 }
