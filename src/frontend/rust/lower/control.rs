@@ -332,10 +332,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// `record_ids`).
     fn always_some(&self, cond: &Expr) -> bool {
         let Expr::Let(l) = cond else { return false };
-        let some = matches!(&*l.pat, syn::Pat::TupleStruct(ts)
-        if ts.elems.len() == 1 && ts.path.segments.last().is_some_and(|s| {
-            self.cx.apis.std.results.some.iter().any(|n| s.ident == n)
-        }));
         let mut e = strip(&l.expr);
         while let Expr::MethodCall(m) = e {
             if !m.args.is_empty() || !self.cx.apis.std.aliases.contains(&m.method.to_string()) {
@@ -343,7 +339,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             e = strip(&m.receiver);
         }
-        some && matches!(e, Expr::Field(f) if matches!(&f.member,
+        super::outcome::some_pattern(&l.pat) && matches!(e, Expr::Field(f) if matches!(&f.member,
             syn::Member::Named(n) if self.cx.apis.serverless.is_record_id(&n.to_string())))
     }
 

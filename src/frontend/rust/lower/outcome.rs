@@ -23,6 +23,22 @@ pub(super) fn result_pattern(p: &Pat) -> Option<bool> {
     }
 }
 
+/// `Some(x)` (the runtime pack's `some` names), through parentheses.
+pub(super) fn some_pattern(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(ts) => {
+            ts.elems.len() == 1
+                && ts
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| results().some.iter().any(|n| s.ident == n))
+        }
+        Pat::Paren(p) => some_pattern(&p.pat),
+        _ => false,
+    }
+}
+
 /// An expression that is a call (awaited, perhaps), not a value; or a future held
 /// in a binding, awaited (`delivery.await`, `delivery` an async block).
 pub(super) fn is_call_chain(e: &Expr) -> bool {

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Stmt};
 
-use super::outcome::{ends_in_fallible, outcome_test};
+use super::outcome::{ends_in_fallible, outcome_test, some_pattern};
 use super::{FileCx, Lowerer};
 use crate::frontend::rust::untyped;
 use crate::ir::ValueId;
@@ -82,11 +82,7 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
     match super::strip(cond) {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
         Expr::Let(l) => {
-            let some = matches!(&*l.pat, syn::Pat::TupleStruct(ts)
-            if ts.path.segments.last().is_some_and(|s| {
-                crate::apis::builtin_std().results.some.iter().any(|n| s.ident == n)
-            }));
-            (some && is_local(&l.expr)).then_some(true)
+            (some_pattern(&l.pat) && is_local(&l.expr)).then_some(true)
         }
         Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
             match m.method.to_string().as_str() {
