@@ -339,6 +339,11 @@ pub struct TypeSpec {
     pub crates: Vec<String>,
     #[serde(default = "yes")]
     pub unique: bool,
+    /// Modules one of which a known import's path must pass through, for a name the
+    /// crate gives two types (async-nats' `consumer::pull::Stream`, a message
+    /// stream, beside `jetstream::stream::Stream`, a stream's handle). Empty: any.
+    #[serde(default)]
+    pub modules: Vec<String>,
     /// Crates whose type of this name is generic over what it pools (`bb8::Pool<M>`,
     /// `r2d2::Pool<M>`): there the role holds only when the manager `M` is not a type
     /// of the analyzed crate and its path names none of `foreign_managers`

@@ -442,7 +442,11 @@ pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<Strin
     let last = resolved.last()?;
     for spec in apis.type_specs(last) {
         let ok = if resolved.len() >= 2 {
-            spec.crates.is_empty() || spec.crates.iter().any(|c| *c == resolved[0])
+            (spec.crates.is_empty() || spec.crates.iter().any(|c| *c == resolved[0]))
+                && (spec.modules.is_empty()
+                    || resolved[..resolved.len() - 1]
+                        .iter()
+                        .any(|m| spec.modules.contains(m)))
         } else {
             spec.unique
         };
