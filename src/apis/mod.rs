@@ -142,6 +142,8 @@ struct Pack {
     #[serde(default)]
     element_closures: Vec<String>,
     #[serde(default)]
+    future_boxes: Vec<String>,
+    #[serde(default)]
     stream_callbacks: Vec<String>,
     #[serde(default)]
     stream_adapters: Vec<String>,
@@ -490,6 +492,7 @@ impl Apis {
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_accessors.extend(pack.element_accessors);
         self.std.element_closures.extend(pack.element_closures);
+        self.std.future_boxes.extend(pack.future_boxes);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
         self.std.stream_adapters.extend(pack.stream_adapters);
         self.std.text_methods.extend(pack.text_methods);

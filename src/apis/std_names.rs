@@ -65,6 +65,10 @@ pub struct StdNames {
     /// Iterator adapters whose closure's first parameter is an element (`map`,
     /// `for_each`; `element_closures`).
     pub element_closures: HashSet<String>,
+    /// Calls and methods that box a future (`Box::pin(async { .. })`, `.boxed()`;
+    /// `future_boxes`): a function returning one boxed async block does that block's
+    /// work when its future is awaited, as an `async fn` would.
+    pub future_boxes: HashSet<String>,
     /// Methods of a message stream whose closure handles each message (futures'
     /// `for_each`, `try_for_each_concurrent`; `stream_callbacks`).
     pub stream_callbacks: HashSet<String>,

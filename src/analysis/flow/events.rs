@@ -80,10 +80,7 @@ impl<'c> Interp<'c> {
                 st.broker_open = None;
                 None
             }
-            EventKind::AwaitHandle { handle } => {
-                await_tasks(&mut st, handle.map(|h| fr.val(h)));
-                None
-            }
+            EventKind::AwaitHandle { handle } => awaited(&mut st, handle.map(|h| fr.val(h)), cause),
             EventKind::ChannelSend { chan } => {
                 self.hand_to_workers(e, chan, &mut st);
                 None
@@ -663,6 +660,15 @@ fn rollback(st: &mut State, t: super::Val) {
         .collect();
     st.writes.retain(|w| !gone.contains(&w.ev));
     st.unchecked.retain(|c| !gone.contains(c));
+}
+
+/// An `.await` of a task handle (`None`: all of them, or a join of futures) finishes
+/// the tasks it names. Awaiting a join of futures (`join_all(items.map(|i| op(i)))`)
+/// gives their operations' outcomes: a failure among them is still the one the code
+/// after it handles (`cause`, kept).
+fn awaited(st: &mut State, handle: Option<Val>, cause: Option<Failure>) -> Option<Failure> {
+    await_tasks(st, handle);
+    cause.filter(|_| handle.is_none())
 }
 
 /// Awaiting a task handle (`None`: all of them) finishes the tasks it names.

@@ -25,6 +25,7 @@ pub(super) fn lower_fn(
     items: &[syn::Item],
 ) -> Function {
     let (self_type, trait_name) = owner;
+    let block = boxed_async_body(cx, block).unwrap_or(block);
     let mut l = Lowerer::new(cx, imp, self_type.clone());
     let lock_words = &cx.apis.lock_keys;
     l.lock_helper = [
@@ -107,6 +108,39 @@ impl FileCx<'_> {
     fn line_col(&self, s: PmSpan) -> (u32, u32) {
         let at = self.span(s, s);
         (at.line, at.column)
+    }
+}
+
+/// The async block a function's body only boxes and returns (`Box::pin(async move {
+/// .. })`, `async { .. }.boxed()`; the runtime pack's `future_boxes`): awaiting the
+/// function's future runs it, as the body of an `async fn`, so its `return`s are the
+/// function's.
+fn boxed_async_body<'b>(cx: &FileCx, block: &'b syn::Block) -> Option<&'b syn::Block> {
+    use syn::Expr;
+    let [syn::Stmt::Expr(e, None)] = block.stmts.as_slice() else {
+        return None;
+    };
+    let boxes = &cx.apis.std.future_boxes;
+    let inner = match super::strip(e) {
+        Expr::Call(c) if c.args.len() == 1 => match super::strip(&c.func) {
+            Expr::Path(p)
+                if p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| boxes.contains(&s.ident.to_string())) =>
+            {
+                &c.args[0]
+            }
+            _ => return None,
+        },
+        Expr::MethodCall(m) if m.args.is_empty() && boxes.contains(&m.method.to_string()) => {
+            &*m.receiver
+        }
+        _ => return None,
+    };
+    match super::strip(inner) {
+        Expr::Async(a) => Some(&a.block),
+        _ => None,
     }
 }
 

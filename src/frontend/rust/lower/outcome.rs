@@ -57,12 +57,25 @@ pub(super) fn is_call_chain(e: &Expr) -> bool {
 /// Closures with no events after it (`.map_err(|e| …)`, `.and_then(|r|
 /// r.error_for_status())`) leave its result as it is. An async block (or a closure
 /// called in place) run there that holds such an operation is one (`let write =
-/// async { … }; let r = write.await;`): its result is that operation's.
+/// async { … }; let r = write.await;`): its result is that operation's. So is a join
+/// of such closures' futures.
 pub(super) fn ends_in_fallible(nodes: &[Node]) -> bool {
     let quiet =
         |n: &Node| matches!(n, Node::Closure { body, .. } if body.each_event().next().is_none());
     let end = nodes.len() - nodes.iter().rev().take_while(|n| quiet(n)).count();
-    match nodes[..end].last() {
+    let mut nodes = &nodes[..end];
+    // `join_all(items.iter().map(|i| op(i))).await` (the packs' `task_joins`): the
+    // joined results are the outcomes of the closure's operation, run for each item.
+    if let [rest @ .., Node::Event(Event {
+        kind: EventKind::AwaitHandle { handle: None },
+        ..
+    })] = nodes
+    {
+        if matches!(rest.last(), Some(Node::Closure { run: ClosureRun::Now, .. })) {
+            nodes = rest;
+        }
+    }
+    match nodes.last() {
         Some(Node::Event(e)) => fallible(e),
         Some(Node::Closure {
             body,
