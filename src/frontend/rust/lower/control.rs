@@ -339,7 +339,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             e = strip(&m.receiver);
         }
-        super::outcome::some_pattern(&l.pat) && matches!(e, Expr::Field(f) if matches!(&f.member,
+        super::outcome::some_pattern(&l.pat)
+            && matches!(e, Expr::Field(f) if matches!(&f.member,
             syn::Member::Named(n) if self.cx.apis.serverless.is_record_id(&n.to_string())))
     }
 

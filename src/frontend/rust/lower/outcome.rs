@@ -71,7 +71,13 @@ pub(super) fn ends_in_fallible(nodes: &[Node]) -> bool {
         ..
     })] = nodes
     {
-        if matches!(rest.last(), Some(Node::Closure { run: ClosureRun::Now, .. })) {
+        if matches!(
+            rest.last(),
+            Some(Node::Closure {
+                run: ClosureRun::Now,
+                ..
+            })
+        ) {
             nodes = rest;
         }
     }

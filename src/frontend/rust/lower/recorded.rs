@@ -81,9 +81,7 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
     };
     match super::strip(cond) {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
-        Expr::Let(l) => {
-            (some_pattern(&l.pat) && is_local(&l.expr)).then_some(true)
-        }
+        Expr::Let(l) => (some_pattern(&l.pat) && is_local(&l.expr)).then_some(true),
         Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
             match m.method.to_string().as_str() {
                 "is_some" => Some(true),
