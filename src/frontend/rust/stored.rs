@@ -100,17 +100,7 @@ impl V<'_> {
     fn closures_of(&self, e: &syn::Expr, out: &mut Vec<syn::ExprClosure>) {
         match e {
             syn::Expr::Closure(c) => out.push(c.clone()),
-            syn::Expr::Paren(p) => self.closures_of(&p.expr, out),
-            syn::Expr::Reference(r) => self.closures_of(&r.expr, out),
             syn::Expr::Cast(c) => self.closures_of(&c.expr, out),
-            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.closures_of(e, out)),
-            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.closures_of(e, out)),
-            // `Box::new(..)`, `Arc::new(..)`, `Some(..)`, `HashMap::from([..])`.
-            syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(_)) => {
-                c.args.iter().for_each(|e| self.closures_of(e, out))
-            }
-            // `.into()`, `.collect()` of an array.
-            syn::Expr::MethodCall(m) if m.args.is_empty() => self.closures_of(&m.receiver, out),
             syn::Expr::Path(p) => {
                 if let Some(held) = p
                     .path
@@ -120,14 +110,7 @@ impl V<'_> {
                     out.extend(held.iter().cloned());
                 }
             }
-            syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
-                let parser =
-                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
-                if let Ok(elems) = m.mac.parse_body_with(parser) {
-                    elems.iter().for_each(|e| self.closures_of(e, out));
-                }
-            }
-            _ => {}
+            other => each_held(other, &mut |x| self.closures_of(x, out)),
         }
     }
 
@@ -198,22 +181,7 @@ impl V<'_> {
                     out.push(p.clone());
                 }
             }
-            syn::Expr::Paren(p) => self.fn_paths_of(&p.expr, out),
-            syn::Expr::Reference(r) => self.fn_paths_of(&r.expr, out),
-            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.fn_paths_of(e, out)),
-            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.fn_paths_of(e, out)),
-            syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(_)) => {
-                c.args.iter().for_each(|e| self.fn_paths_of(e, out))
-            }
-            syn::Expr::MethodCall(m) if m.args.is_empty() => self.fn_paths_of(&m.receiver, out),
-            syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
-                let parser =
-                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
-                if let Ok(elems) = m.mac.parse_body_with(parser) {
-                    elems.iter().for_each(|e| self.fn_paths_of(e, out));
-                }
-            }
-            _ => {}
+            other => each_held(other, &mut |x| self.fn_paths_of(x, out)),
         }
     }
 
@@ -409,5 +377,27 @@ fn returns_future(e: &syn::Expr) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// The values a holder expression holds, each given to `f`: through parentheses and
+/// references, the elements of an array, a tuple or `vec![..]`, the arguments of a
+/// path call (`Box::new(..)`, `Arc::new(..)`, `Some(..)`, `HashMap::from([..])`), the
+/// receiver of a method without arguments (`.into()`, `.collect()` of an array).
+fn each_held(e: &syn::Expr, f: &mut dyn FnMut(&syn::Expr)) {
+    match e {
+        syn::Expr::Paren(p) => f(&p.expr),
+        syn::Expr::Reference(r) => f(&r.expr),
+        syn::Expr::Array(a) => a.elems.iter().for_each(f),
+        syn::Expr::Tuple(t) => t.elems.iter().for_each(f),
+        syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(_)) => c.args.iter().for_each(f),
+        syn::Expr::MethodCall(m) if m.args.is_empty() => f(&m.receiver),
+        syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+            let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+            if let Ok(elems) = m.mac.parse_body_with(parser) {
+                elems.iter().for_each(f);
+            }
+        }
+        _ => {}
     }
 }
