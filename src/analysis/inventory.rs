@@ -7,7 +7,7 @@
 //! findings of the run are attached afterwards ([`Inventory::attach`]), by location,
 //! so the guarantee can name the findings that decide it. Output is sorted.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::apis::{self, Apis};
 use crate::diagnostic::{Concern, Consequence, Finding, Severity};
@@ -606,9 +606,12 @@ pub fn crate_inventory(input: &CrateInput) -> Inventory {
         .iter()
         .flat_map(|f| f.body.each_event())
         .collect();
-    // Libraries the crate certainly uses: calls only one pack knows.
+    // Libraries the crate certainly uses: calls only one pack knows (each kind of
+    // call looked up once, however often it is made).
+    let mut seen = HashSet::new();
     let mut used: BTreeSet<String> = all_events
         .iter()
+        .filter(|e| seen.insert((std::mem::discriminant(&e.kind), e.text.as_str())))
         .map(|e| libraries(input.apis, e))
         .filter(|l| l.len() == 1)
         .flatten()

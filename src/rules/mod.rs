@@ -282,10 +282,15 @@ pub static RULES: [&dyn Rule; 15] = [
 ];
 
 /// Drops the findings that a finding of a winning rule at the same place replaces.
+/// The winners' places are gathered once, so this stays linear in the findings.
 fn apply_precedence(out: &mut Vec<crate::diagnostic::Finding>) {
+    let winners: std::collections::HashSet<(&str, &str, crate::diagnostic::Span)> = out
+        .iter()
+        .filter(|g| PRECEDENCE.iter().any(|(winner, _)| g.code == *winner))
+        .map(|g| (g.code, g.path.as_str(), g.span))
+        .collect();
     let at = |f: &crate::diagnostic::Finding, code: &str| {
-        out.iter()
-            .any(|g| g.code == code && g.path == f.path && g.span == f.span)
+        winners.contains(&(code, f.path.as_str(), f.span))
     };
     let keep: Vec<bool> = out
         .iter()

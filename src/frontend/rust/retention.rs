@@ -443,8 +443,8 @@ impl Walker<'_, '_> {
                     .filter(|mc| mc.method == "bind")
                     .filter_map(|mc| mc.args.last())
                     .collect();
-                let write = self.fc.loc(c.span(), c.span());
-                self.sql_site(&sql, &binds, &write);
+                let fc = self.fc;
+                self.sql_site(&sql, &binds, &|| fc.loc(c.span(), c.span()));
             }
         }
         // tokio-postgres / rusqlite: `client.execute("…", &[&a])`.
@@ -453,8 +453,8 @@ impl Walker<'_, '_> {
             if binds(apis.methods.get(&name), Binds::Arg1) && !mc.args.is_empty() {
                 if let Some(sql) = self.cx.sql_text(&mc.args[0], self.fc) {
                     let binds = mc.args.get(1).map(param_list).unwrap_or_default();
-                    let write = self.fc.loc(mc.method.span(), mc.span());
-                    self.sql_site(&sql, &binds, &write);
+                    let fc = self.fc;
+                    self.sql_site(&sql, &binds, &|| fc.loc(mc.method.span(), mc.span()));
                 }
             }
         }
@@ -623,7 +623,9 @@ impl Walker<'_, '_> {
     }
 
     /// A SQL statement with its bound values: a cleanup of a dedup table?
-    fn sql_site(&mut self, lit: &SqlLit, binds: &[&Expr], write: &Loc) {
+    /// `write`: where the statement runs, found only for a cleanup (the spans of a
+    /// long call chain cost a walk of its tokens).
+    fn sql_site(&mut self, lit: &SqlLit, binds: &[&Expr], write: &dyn Fn() -> Loc) {
         let key = (lit.loc.path.clone(), lit.loc.span);
         if binds.is_empty() && self.sites.iter().any(|(k, _)| *k == key) {
             return;
@@ -653,6 +655,7 @@ impl Walker<'_, '_> {
         if facts.verb != "DELETE" {
             return;
         }
+        let write = &write();
         if let (Some(_), Some(column)) = (&named, expiry::swept_column(&lit.text)) {
             self.expiries
                 .swept
@@ -847,8 +850,8 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
             let name = last_seg(&p.path);
             if binds(self.cx.apis.paths.get(&name), Binds::BindCalls) {
                 if let Some(sql) = c.args.first().and_then(|a| self.cx.sql_text(a, self.fc)) {
-                    let write = self.fc.loc(c.span(), c.span());
-                    self.sql_site(&sql, &[], &write);
+                    let fc = self.fc;
+                    self.sql_site(&sql, &[], &|| fc.loc(c.span(), c.span()));
                 }
             }
         }
@@ -862,8 +865,9 @@ impl<'ast> Visit<'ast> for Walker<'_, '_> {
                 let args: Vec<&Expr> = args.iter().collect();
                 if let Some(i) = args.iter().position(|a| lit_str(a).is_some()) {
                     if let Some(sql) = self.cx.sql_text(args[i], self.fc) {
-                        let write = self.fc.loc(m.path.span(), m.delimiter.span().close());
+                        let fc = self.fc;
                         let binds: Vec<&Expr> = args[i + 1..].to_vec();
+                        let write = || fc.loc(m.path.span(), m.delimiter.span().close());
                         self.sql_site(&sql, &binds, &write);
                     }
                 }
