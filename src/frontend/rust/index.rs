@@ -13,6 +13,9 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
             }
             syn::Item::Enum(e) => {
                 index.type_names.insert(e.ident.to_string());
+                if let Some(variants) = outcome_variants(e) {
+                    index.outcomes.insert(e.ident.to_string(), variants);
+                }
             }
             syn::Item::Trait(t) => {
                 index.type_names.insert(t.ident.to_string());
@@ -36,6 +39,71 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
             _ => {}
         }
     }
+}
+
+/// An outcome enum's variants, each with whether it carries an error; `None` when
+/// no variant or every variant does.
+fn outcome_variants(e: &syn::ItemEnum) -> Option<HashMap<String, bool>> {
+    fn error_type(ty: &syn::Type) -> bool {
+        let mut words = Vec::new();
+        type_words(quote::ToTokens::to_token_stream(ty), &mut words);
+        words.iter().any(|w| w.ends_with("Error"))
+    }
+    fn type_words(ts: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => type_words(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let variants: HashMap<String, bool> = (e.variants.iter())
+        .map(|v| {
+            (
+                v.ident.to_string(),
+                v.fields.iter().any(|f| error_type(&f.ty)),
+            )
+        })
+        .collect();
+    let failing = variants.values().filter(|f| **f).count();
+    (failing > 0 && failing < variants.len()).then_some(variants)
+}
+
+/// A function that gives back no value: no return type, `()`, or a type whose first
+/// type argument is `()` (`anyhow::Result<()>`, `Result<(), E>`). Its body returns
+/// no id and no stream.
+fn returns_unit(output: &syn::ReturnType) -> bool {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return true;
+    };
+    let unit = |t: &syn::Type| matches!(t, syn::Type::Tuple(t) if t.elems.is_empty());
+    match &**ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|seg| match &seg.arguments {
+                syn::PathArguments::AngleBracketed(a) => a
+                    .args
+                    .iter()
+                    .find_map(|g| match g {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    })
+                    .is_some_and(unit),
+                _ => false,
+            }),
+        t => unit(t),
+    }
+}
+
+/// Adds the names one shard's files declare (`collect_names`) to the index.
+pub(super) fn merge_names(index: &mut CrateIndex, part: CrateIndex) {
+    index.type_names.extend(part.type_names);
+    index.traits.extend(part.traits);
+    index.aliases.extend(part.aliases);
+    index.outcomes.extend(part.outcomes);
 }
 
 pub(super) struct IndexCx<'a> {
@@ -163,7 +231,7 @@ impl IndexCx<'_> {
         block: &syn::Block,
     ) -> Option<(crate::ir::Loc, String)> {
         use syn::visit::Visit;
-        if matches!(output, syn::ReturnType::Default) {
+        if returns_unit(output) {
             return None;
         }
         struct V<'v, 'a> {
@@ -222,8 +290,13 @@ impl IndexCx<'_> {
     /// for its callers whatever its declared type says (`BoxStream<'static, Job>`):
     /// its return takes the consumer's role, so what a caller takes from it is a
     /// delivery. `ret` is the declared type's; a role it has already stays.
-    fn stream_source(&self, mut ret: TypeInfo, block: &syn::Block) -> TypeInfo {
-        if ret.role.is_some() {
+    fn stream_source(
+        &self,
+        mut ret: TypeInfo,
+        block: &syn::Block,
+        output: &syn::ReturnType,
+    ) -> TypeInfo {
+        if ret.role.is_some() || returns_unit(output) {
             return ret;
         }
         let mut returned = Vec::new();
@@ -308,7 +381,7 @@ impl IndexCx<'_> {
     /// naming the keyed variant): a helper that returns the keyed client.
     fn keys_requests_in(&self, output: &syn::ReturnType, block: &syn::Block) -> bool {
         use syn::visit::Visit;
-        if matches!(output, syn::ReturnType::Default) {
+        if returns_unit(output) {
             return false;
         }
         struct V<'v, 'a> {
@@ -385,7 +458,11 @@ pub(super) fn collect_sigs(
                         self_type: None,
                         trait_name: None,
                         module: module.to_vec(),
-                        ret: cx.stream_source(ret_type(cx, &f.sig.output, None), &f.block),
+                        ret: cx.stream_source(
+                            ret_type(cx, &f.sig.output, None),
+                            &f.block,
+                            &f.sig.output,
+                        ),
                         returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
                         returns_keyed: cx.keys_requests_in(&f.sig.output, &f.block),
                         returns_text: cx.returned_text(&f.block),
@@ -410,6 +487,7 @@ pub(super) fn collect_sigs(
                                 ret: cx.stream_source(
                                     ret_type(cx, &m.sig.output, self_ty.as_deref()),
                                     &m.block,
+                                    &m.sig.output,
                                 ),
                                 returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
                                 returns_keyed: cx.keys_requests_in(&m.sig.output, &m.block),

@@ -831,15 +831,19 @@ pub(super) fn is_stream_role(role: Option<&str>) -> bool {
 
 /// `Err(..)` -> error return, `Ok(..)` -> success, otherwise unknown (the runtime
 /// pack's `[results]`; `anyhow!(..)` is an error).
-fn result_kind(e: &Expr) -> Option<bool> {
+fn result_kind(e: &Expr, outcomes: &outcome::Outcomes) -> Option<bool> {
     let results = &crate::apis::builtin_std().results;
     match strip(e) {
         Expr::Call(c) => match strip(&c.func) {
             Expr::Path(p) => results
                 .side(&p.path.segments.last()?.ident.to_string())
+                .or_else(|| outcome::variant_side(outcomes, &p.path))
                 .map(|ok| !ok),
             _ => None,
         },
+        // `Outcome::Applied`, `Outcome::Failed { error }` (an outcome enum's variant).
+        Expr::Path(p) => outcome::variant_side(outcomes, &p.path).map(|ok| !ok),
+        Expr::Struct(s) => outcome::variant_side(outcomes, &s.path).map(|ok| !ok),
         Expr::Macro(m) => {
             let name = m.mac.path.segments.last()?.ident.to_string();
             results.error_macros.contains(&name).then_some(true)

@@ -115,6 +115,11 @@ pub struct CrateIndex {
     /// text (`type Router = HashMap<String, Arc<dyn Handler>>`), read for what it is.
     pub aliases: HashMap<String, String>,
     pub traits: HashSet<String>,
+    /// The crate's outcome enums: an enum with a variant that carries an error (a
+    /// field of a type named `Error` or `…Error`) beside one that does not, by name:
+    /// each variant, and whether it is the failure side (`Outcome::Failed(e)` read
+    /// as `Err(e)`, `Outcome::Applied` as `Ok(..)`).
+    pub outcomes: HashMap<String, HashMap<String, bool>>,
     pub fields: HashMap<String, HashMap<String, TypeInfo>>,
     /// Whether a struct of the crate has a field holding closures
     /// ([`stored::is_slot`]), set with `fields`: the stored-closure pass runs only then.

@@ -86,7 +86,12 @@ pub struct CrateFrontEnd<'a> {
     /// Each parsed file's signatures, fields and constants, and the crate's type and
     /// trait names they were read with (they depend on nothing else).
     sigs: BTreeMap<String, FileSigs>,
-    sigs_names: (HashSet<String>, HashSet<String>),
+    #[allow(clippy::type_complexity)]
+    sigs_names: (
+        HashSet<String>,
+        HashSet<String>,
+        HashMap<String, HashMap<String, bool>>,
+    ),
     /// Index keys whose entries changed since the last lowering (files parsed since),
     /// and for each function name, how many more methods it has since then.
     changed: lower::IndexReads,
@@ -389,24 +394,27 @@ impl<'a> CrateFrontEnd<'a> {
             }
         }
         let pending = self.ask(|_| |s: &mut Shard<'a>| timed(Phase::Lower, || s.names()));
-        let (types, traits, aliases) = self.local.names();
-        index.type_names.extend(types);
-        index.traits.extend(traits);
-        index.aliases.extend(aliases);
-        for (types, traits, aliases) in self.gather(pending) {
-            index.type_names.extend(types);
-            index.traits.extend(traits);
-            index.aliases.extend(aliases);
+        index::merge_names(&mut index, self.local.names());
+        for part in self.gather(pending) {
+            index::merge_names(&mut index, part);
         }
 
         // Signatures, fields and constants, merged in path order (read again only
         // for new files while the names stay the same).
         // Type names decide what is a crate type everywhere: when they change,
         // everything is read and lowered again.
-        if self.sigs_names.0 != index.type_names || self.sigs_names.1 != index.traits {
+        // So do outcome enums (an enum's file parsed later than its name was known).
+        if self.sigs_names.0 != index.type_names
+            || self.sigs_names.1 != index.traits
+            || self.sigs_names.2 != index.outcomes
+        {
             self.sigs.clear();
             self.models.clear();
-            self.sigs_names = (index.type_names.clone(), index.traits.clone());
+            self.sigs_names = (
+                index.type_names.clone(),
+                index.traits.clone(),
+                index.outcomes.clone(),
+            );
         }
         let names = Arc::new(index);
         let known: Arc<HashSet<String>> = Arc::new(self.sigs.keys().cloned().collect());

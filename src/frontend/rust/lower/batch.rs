@@ -89,7 +89,12 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
     fn visit_block(&mut self, b: &'ast Block) {
         for stmt in &b.stmts {
             match stmt {
-                Stmt::Expr(e, Some(_)) => unawaited_chain(e, &mut self.out.dropped),
+                Stmt::Expr(e, semi) => {
+                    if semi.is_some() {
+                        unawaited_chain(e, &mut self.out.dropped);
+                    }
+                    self.ok_side_dropped(e);
+                }
                 Stmt::Local(local) => {
                     let wild = match &local.pat {
                         Pat::Wild(_) => true,
@@ -268,6 +273,47 @@ impl<'a> Blocks<'a> {
 }
 
 impl Blocks<'_> {
+    /// A statement `if let Err(..) = call { .. }`, `if call.is_err() { .. }` or
+    /// `match call { .. }` whose patterns never bind the `Ok` side (`Err(e)`,
+    /// `Ok(_)`, `_`): the value inside the `Ok` (a delivery future) is dropped
+    /// unawaited, as a dropped statement's is.
+    fn ok_side_dropped(&mut self, e: &Expr) {
+        let (scrutinee, mut pats) = match e {
+            Expr::If(i) => match &*i.cond {
+                Expr::Let(l) => (&*l.expr, vec![&*l.pat]),
+                // `if call.is_err() { .. }`: only the call's failure is read.
+                cond => return unawaited_chain(cond, &mut self.out.dropped),
+            },
+            Expr::Match(m) => (&*m.expr, m.arms.iter().map(|a| &a.pat).collect()),
+            _ => return,
+        };
+        if !pats.iter_mut().any(|p| self.binds_ok(p)) {
+            unawaited_chain(scrutinee, &mut self.out.dropped);
+        }
+    }
+
+    /// Whether a pattern may hold a result's `Ok` value by a name (unknown shapes
+    /// count as holding it: unknown means silent).
+    fn binds_ok(&self, pat: &Pat) -> bool {
+        match pat {
+            Pat::Wild(_) => false,
+            Pat::Ident(pi) => !pi.ident.to_string().starts_with('_') || pi.subpat.is_some(),
+            Pat::TupleStruct(ts) => {
+                let Some(last) = ts.path.segments.last() else {
+                    return true;
+                };
+                match self.apis.std.results.side(&last.ident.to_string()) {
+                    Some(false) => false,
+                    Some(true) => ts.elems.iter().any(|p| self.binds_ok(p)),
+                    None => true,
+                }
+            }
+            Pat::Or(o) => o.cases.iter().any(|p| self.binds_ok(p)),
+            Pat::Rest(_) => false,
+            _ => true,
+        }
+    }
+
     /// A `match` or `if let` on a batch call's result whose `Ok` side never acts on
     /// the response: every arm that can hold it (`Ok(..)`, `_`) drops it or only logs
     /// through the name it binds. The batch call's place then.

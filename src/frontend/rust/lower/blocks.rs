@@ -25,7 +25,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.in_return = false;
             self.tail_arms = false;
             if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
-                if result_kind(e) == Some(true) {
+                if result_kind(e, &self.cx.index.outcomes) == Some(true) {
                     // A tail `Err(last_error)` returns that error.
                     out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
                 } else if !self.propagate_outcome(e, &mut out) {
@@ -77,7 +77,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// that error: `Err(e) => { warn!(..); Err(e.into()) }` fails the call.
     pub(super) fn arm_returns(&self, returns: bool, value: &Expr, body: &mut Vec<Node>) {
         if returns
-            && result_kind(tail_value(value)) == Some(true)
+            && result_kind(tail_value(value), &self.cx.index.outcomes) == Some(true)
             && !matches!(body.last(), Some(Node::Exit(_)))
         {
             body.push(Node::Exit(ExitKind::Return { err: Some(true) }));
@@ -196,7 +196,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if let Some((_, diverge)) = &init.diverge {
                 let mut els = Vec::new();
                 // `let Ok(v) = op else { … }`: the `else` is the failure path.
-                if fallible && result_pattern(&local.pat) == Some(true) {
+                if fallible && result_pattern(&local.pat, &self.cx.index.outcomes) == Some(true) {
                     els.push(self.error_ignored(local.pat.span(), "let Ok(..) = .. else", false));
                 }
                 self.expr(diverge, &mut els);

@@ -255,16 +255,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let edge = self
                 .path_value(&l.expr)
                 .and_then(|v| self.outcome_edge(v, false, &l.expr));
-            match (result_pattern(&l.pat), edge) {
+            match (result_pattern(&l.pat, &self.cx.index.outcomes), edge) {
                 (Some(true), Some(edge)) => then.insert(0, edge),
                 (Some(false), Some(edge)) => els.insert(0, edge),
                 _ => {}
             }
         }
         let outcome = match &*i.cond {
-            Expr::Let(l) if is_call_chain(&l.expr) || bound => result_pattern(&l.pat)
-                .filter(|ok| *ok || catch_all_err(&l.pat))
-                .map(|ok| (ok, l.pat.span())),
+            Expr::Let(l) if is_call_chain(&l.expr) || bound => {
+                result_pattern(&l.pat, &self.cx.index.outcomes)
+                    .filter(|ok| *ok || catch_all_err(&l.pat, &self.cx.index.outcomes))
+                    .map(|ok| (ok, l.pat.span()))
+            }
             // `if op.await.is_err() { … }`, `if !op.await.is_ok() { … }`.
             c => outcome_test(c, bound),
         };

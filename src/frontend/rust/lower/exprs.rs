@@ -89,7 +89,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Info::default()
             }
             Expr::Return(r) => {
-                let err = r.expr.as_deref().and_then(result_kind);
+                let err = (r.expr.as_deref()).and_then(|v| result_kind(v, &self.cx.index.outcomes));
                 if let Some(v) = &r.expr {
                     let was = self.in_return;
                     self.in_return = self.closure_depth == 0;
@@ -279,7 +279,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             self.scopes.pop();
             arms.push(Node::Seq(body));
-            kinds.push(result_pattern(&arm.pat));
+            kinds.push(result_pattern(&arm.pat, &self.cx.index.outcomes));
         }
         // `let mailer = match cfg.tls { .. => SmtpTransport::relay(h)?.build(),
         // .. => SmtpTransport::unencrypted_localhost() }`: every arm that yields a
@@ -318,7 +318,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             let mut markers = Vec::new();
             for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
                 let takes_all = arm.guard.is_none()
-                    && (catch_all_err(&arm.pat) || matches!(arm.pat, Pat::Wild(_)));
+                    && (catch_all_err(&arm.pat, &self.cx.index.outcomes)
+                        || matches!(arm.pat, Pat::Wild(_)));
                 if let (true, Node::Seq(v)) = (takes_all, body) {
                     v.insert(
                         0,
@@ -331,7 +332,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if let Some(Node::Event(ev)) = v.first() {
                         markers.push(ev.loc.clone());
                     }
-                    if result_kind(tail_value(&arm.body)) == Some(true) {
+                    if result_kind(tail_value(&arm.body), &self.cx.index.outcomes) == Some(true) {
                         if let Some(Node::Event(ev)) = v.first() {
                             self.err_valued.push(ev.loc.clone());
                         }

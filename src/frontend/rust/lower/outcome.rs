@@ -2,6 +2,8 @@
 //! reads it: `Ok`/`Err` patterns, `is_ok`/`is_err` tests, arms that take every
 //! error or hide it, and what ends in a panic or a propagation (acks after a failure).
 
+use std::collections::HashMap;
+
 use proc_macro2::Span as PmSpan;
 use syn::{Expr, Pat, Stmt};
 
@@ -14,11 +16,32 @@ fn results() -> &'static ResultSpec {
     &builtin_std().results
 }
 
-/// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, other patterns -> `None`.
-pub(super) fn result_pattern(p: &Pat) -> Option<bool> {
+/// The crate's outcome enums (`CrateIndex::outcomes`): variants by enum, each with
+/// whether it carries an error.
+pub(super) type Outcomes = HashMap<String, HashMap<String, bool>>;
+
+/// The side of an outcome enum's variant named by `path` (`Outcome::Failed` ->
+/// `Some(false)`, `Outcome::Applied` -> `Some(true)`); `None` for other paths.
+pub(super) fn variant_side(outcomes: &Outcomes, path: &syn::Path) -> Option<bool> {
+    let [.., ty, variant] = path.segments.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let fails = outcomes
+        .get(&ty.ident.to_string())?
+        .get(&variant.ident.to_string())?;
+    Some(!fails)
+}
+
+/// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, an outcome enum's variant
+/// by its side ([`variant_side`]), other patterns -> `None`.
+pub(super) fn result_pattern(p: &Pat, outcomes: &Outcomes) -> Option<bool> {
     match p {
-        Pat::TupleStruct(ts) => results().side(&ts.path.segments.last()?.ident.to_string()),
-        Pat::Paren(p) => result_pattern(&p.pat),
+        Pat::TupleStruct(ts) => results()
+            .side(&ts.path.segments.last()?.ident.to_string())
+            .or_else(|| variant_side(outcomes, &ts.path)),
+        Pat::Path(pp) => variant_side(outcomes, &pp.path),
+        Pat::Struct(ps) => variant_side(outcomes, &ps.path),
+        Pat::Paren(p) => result_pattern(&p.pat, outcomes),
         _ => None,
     }
 }
@@ -171,8 +194,9 @@ pub(super) fn block_hides_failure(b: &syn::Block) -> bool {
 }
 
 /// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`, `Err((e, _))`
-/// (rdkafka's `send` fails with the error and the message).
-pub(super) fn catch_all_err(p: &Pat) -> bool {
+/// (rdkafka's `send` fails with the error and the message), an outcome enum's
+/// failure variant with every field bound (`Outcome::Failed(e)`, `Failed { error, .. }`).
+pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
     fn irrefutable(p: &Pat) -> bool {
         match p {
             Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. }) => true,
@@ -183,10 +207,20 @@ pub(super) fn catch_all_err(p: &Pat) -> bool {
         }
     }
     match p {
-        Pat::TupleStruct(ts) => {
-            result_pattern(p) == Some(false) && ts.elems.len() == 1 && irrefutable(&ts.elems[0])
+        Pat::TupleStruct(ts) => match variant_side(outcomes, &ts.path) {
+            Some(ok) => !ok && ts.elems.iter().all(irrefutable),
+            None => {
+                result_pattern(p, outcomes) == Some(false)
+                    && ts.elems.len() == 1
+                    && irrefutable(&ts.elems[0])
+            }
+        },
+        Pat::Struct(ps) => {
+            variant_side(outcomes, &ps.path) == Some(false)
+                && ps.fields.iter().all(|f| irrefutable(&f.pat))
         }
-        Pat::Paren(p) => catch_all_err(&p.pat),
+        Pat::Path(pp) => variant_side(outcomes, &pp.path) == Some(false),
+        Pat::Paren(p) => catch_all_err(&p.pat, outcomes),
         _ => false,
     }
 }

@@ -261,12 +261,14 @@ impl<'a> Shard<'a> {
         })
     }
 
-    pub(super) fn names(&self) -> (HashSet<String>, HashSet<String>, HashMap<String, String>) {
+    /// The names the shard's files declare (`collect_names`): types, traits,
+    /// aliases and outcome enums.
+    pub(super) fn names(&self) -> CrateIndex {
         let mut index = CrateIndex::default();
         for p in &self.parsed {
             collect_names(&p.ast.items, &mut index, self.include_tests);
         }
-        (index.type_names, index.traits, index.aliases)
+        index
     }
 
     pub(super) fn sigs(
