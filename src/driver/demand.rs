@@ -70,6 +70,13 @@ pub struct Demand {
     pub fn_aliases: HashSet<String>,
     /// The names of the functions reached (`reach`), free or methods.
     pub reached: HashSet<String>,
+    /// When the crate has callable fields (slots): the names a setter's signature
+    /// may type a callable parameter with (`Fn`, `FnMut`, `FnOnce`, the crate's
+    /// aliases of callables); a method naming one and storing a value (the runtime
+    /// pack's `store_methods`) may fill a slot with what its callers pass
+    /// (`stored::stored_param`).
+    pub callables: HashSet<String>,
+    pub store_methods: HashSet<String>,
 }
 
 impl Demand {
@@ -98,6 +105,17 @@ impl Demand {
 
     /// Whether code scanned as `scan` names one of the crate's fn-pointer aliases and a
     /// relevant function: it may store the function as a value of the alias.
+    /// Whether a method scanned as `scan` (its signature with its body) may store a
+    /// callable parameter in a slot ([`Demand::callables`]).
+    pub fn stores_callable(&self, scan: &FileScan) -> bool {
+        !self.callables.is_empty()
+            && scan
+                .method_calls
+                .iter()
+                .any(|m| self.store_methods.contains(*m))
+            && scan.idents.iter().any(|id| self.callables.contains(*id))
+    }
+
     pub fn stores_relevant_fn(&self, scan: &FileScan) -> bool {
         !self.fn_aliases.is_empty()
             && scan.idents.iter().any(|id| self.fn_aliases.contains(*id))
@@ -279,6 +297,17 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
             .filter(|(_, text)| stored::is_fn_pointer_text(text))
             .map(|(name, _)| name.clone())
             .collect(),
+        callables: match index.has_slots {
+            true => (stored::CALLABLE_TRAITS.iter().map(|t| t.to_string()))
+                .chain(
+                    (index.aliases.iter())
+                        .filter(|(_, text)| stored::names_callable(text))
+                        .map(|(name, _)| name.clone()),
+                )
+                .collect(),
+            false => HashSet::new(),
+        },
+        store_methods: apis.std.store_methods.iter().cloned().collect(),
         ..Demand::default()
     };
     for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {

@@ -224,18 +224,32 @@ impl<'a> Body<'a> {
     /// which one resolves or whose fields hold a role (a type it names, or `self`)
     /// and calls a method so named or reads such a field.
     /// `f` is the function's item in `file`, declared in module `module`.
-    pub fn needed(&mut self, d: &Demand, text: &'a str, f: &FnItem, module: &[String]) -> bool {
-        // From the `fn` keyword: the name is no call of itself.
+    /// A method that may store a callable parameter in a slot
+    /// ([`Demand::stores_callable`]): its signature is read again once it is parsed.
+    pub fn stores_callable(&mut self, d: &Demand, text: &'a str, f: &FnItem) -> bool {
+        f.has_self && !d.callables.is_empty() && d.stores_callable(self.own_scan(text))
+    }
+
+    /// The function's own scan, from its `fn` keyword (the name is no call of
+    /// itself) to its body's end; made once.
+    fn own_scan(&mut self, text: &'a str) -> &FileScan<'a> {
         let start = text[..self.at]
             .trim_end()
             .strip_suffix("fn")
             .map_or(self.at, str::len);
-        let own = self
-            .scan
-            .get_or_insert_with(|| scan::scan(&text[start..self.range.end]));
+        let end = self.range.end;
+        self.scan
+            .get_or_insert_with(|| scan::scan(&text[start..end]))
+    }
+
+    pub fn needed(&mut self, d: &Demand, text: &'a str, f: &FnItem, module: &[String]) -> bool {
+        let own = self.own_scan(text);
         let mut module = module.to_vec();
         module.extend(f.module.iter().map(|m| m.to_string()));
-        if d.calls_relevant(Some(&module), own) || d.stores_relevant_fn(own) {
+        if d.calls_relevant(Some(&module), own)
+            || d.stores_relevant_fn(own)
+            || (f.has_self && d.stores_callable(own))
+        {
             return true;
         }
         // Methods a call on a value of type `t` may reach: its own, and those the

@@ -737,7 +737,7 @@ fn lower_needed<'f>(
             };
             rest = keep;
             // The bodies the model needs now.
-            let needed: Vec<rust::Lazy> = cpu::timed(cpu::Phase::Closure, || {
+            let needed: Vec<(rust::Lazy, bool)> = cpu::timed(cpu::Phase::Closure, || {
                 parsed
                     .par_iter_mut()
                     .filter_map(|p| {
@@ -748,20 +748,29 @@ fn lower_needed<'f>(
                             bodies,
                         } = p;
                         let mut now = Vec::new();
+                        let mut refresh = false;
                         let runs = d.bodies.get(&file.path);
                         let may = d.may_need(scan);
                         bodies.retain_mut(|b| {
+                            let item = &scan.items[b.item];
                             let needed = runs.is_some_and(|r| r.contains(&b.at))
-                                || may && b.needed(&d, &file.text, &scan.items[b.item], module);
+                                || may && b.needed(&d, &file.text, item, module);
                             if needed {
                                 now.push(b.range.clone());
+                                refresh |= b.stores_callable(&d, &file.text, item);
                             }
                             !needed
                         });
-                        (!now.is_empty()).then_some((*file, now))
+                        (!now.is_empty()).then_some(((*file, now), refresh))
                     })
                     .collect()
             });
+            // Files whose setters were parsed now: their signatures change.
+            let refresh: Vec<String> = (needed.iter())
+                .filter(|(_, refresh)| *refresh)
+                .map(|((f, _), _)| f.path.clone())
+                .collect();
+            let needed: Vec<rust::Lazy> = needed.into_iter().map(|(n, _)| n).collect();
             // `MSGAUDIT_DEBUG_PREFILTER=1` prints each round (development aid).
             if inputs.hooks.debug_prefilter {
                 eprintln!(
@@ -785,6 +794,7 @@ fn lower_needed<'f>(
                 return (fe.finish(lowered), unparsed);
             }
             fe.restore(lowered);
+            fe.refresh_sigs(&refresh);
             fe.parse_bodies(needed);
             add(fe, &mut parsed, &mut mentioned, lazy(take));
         }

@@ -466,6 +466,7 @@ pub(super) fn collect_sigs(
                         returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
                         returns_keyed: cx.keys_requests_in(&f.sig.output, &f.block),
                         returns_text: cx.returned_text(&f.block),
+                        stores_param: None,
                     },
                 ));
             }
@@ -492,6 +493,9 @@ pub(super) fn collect_sigs(
                                 returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
                                 returns_keyed: cx.keys_requests_in(&m.sig.output, &m.block),
                                 returns_text: cx.returned_text(&m.block),
+                                stores_param: stored::stored_param(
+                                    cx.apis, cx.index, &m.sig, &m.block,
+                                ),
                             },
                         ));
                     }
@@ -511,6 +515,7 @@ pub(super) fn collect_sigs(
                                     returns_fresh: None,
                                     returns_keyed: false,
                                     returns_text: cx.returned_text(default),
+                                    stores_param: None,
                                 },
                             ));
                         }

@@ -94,6 +94,12 @@ pub struct FnSig {
     /// The string the function returns, when the code fixes it (SQL held by an
     /// accessor or a constant).
     pub returns_text: Option<ReturnedText>,
+    /// A method that stores one of its parameters in a field of `self` (a setter
+    /// such as `fn on(&mut self, subject: &str, f: F)` filling `self.routes`):
+    /// the field, the parameter's place (`self` not counted), and how many
+    /// arguments the stored callable takes when a forwarding closure calls it
+    /// (`move |b| Box::pin(f(b))`) ([`stored::stored_param`]).
+    pub stores_param: Option<(String, usize, Option<usize>)>,
 }
 
 /// A string a function returns: SQL written in its body, a constant by name, or a

@@ -184,6 +184,7 @@ impl<'a> CrateFrontEnd<'a> {
                             returns_fresh: None,
                             returns_keyed: false,
                             returns_text: None,
+                            stores_param: None,
                         },
                         f.has_self,
                     )
@@ -244,6 +245,20 @@ impl<'a> CrateFrontEnd<'a> {
     /// Parses function bodies left out of parsed files (those given, each the
     /// inside of a body's braces); the files' functions are lowered again at the
     /// next lowering. Call after [`CrateFrontEnd::restore`].
+    /// Reads the signatures of the files at `paths` again at the next lowering: a
+    /// body parsed there since gives them a fact (a setter's stored parameter,
+    /// `FnSig::stores_param`).
+    pub fn refresh_sigs(&mut self, paths: &[String]) {
+        for path in paths {
+            if let Some((fns, _, _)) = self.sigs.remove(path) {
+                self.index_stale = true;
+                for (name, sig) in &fns {
+                    self.changed_sig(name, sig, -1);
+                }
+            }
+        }
+    }
+
     pub fn parse_bodies(&mut self, files: Vec<Lazy<'a>>) {
         let n = self.workers.len() + 1;
         let mut parts: Vec<Vec<Lazy<'a>>> = vec![Vec::new(); n];

@@ -93,6 +93,10 @@ struct V<'s> {
     outer: Option<(String, (usize, usize))>,
     /// The crate's fn-pointer aliases and their arities ([`fn_aliases`]).
     fn_aliases: BTreeMap<String, usize>,
+    /// The parameter names of the method being visited.
+    params: Vec<String>,
+    /// The crate-wide facts read ([`super::lower::IndexReads`]).
+    reads: &'s std::cell::RefCell<super::lower::IndexReads>,
 }
 
 impl V<'_> {
@@ -185,6 +189,41 @@ impl V<'_> {
         }
     }
 
+    /// `router.on("subject", |body| ..)`: a call of a crate method that stores its
+    /// parameter in a slot of its type (`FnSig::stores_param`) fills that slot with
+    /// the closure (or the crate function, forwarded) given there.
+    fn setter_call(&mut self, m: &syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        // A read of the crate's functions so named: the file is stored again when
+        // their signatures change (a setter's body parsed later).
+        if self.index.fns.contains_key(&name) {
+            self.reads.borrow_mut().fns.insert(name.clone());
+        }
+        let Some(sigs) = self.index.fns.get(&name) else {
+            return;
+        };
+        let setters: Vec<(String, usize, Option<usize>)> = (sigs.iter())
+            .filter_map(|s| {
+                let (field, at, arity) = s.stores_param.clone()?;
+                let slot = self.slot(s.self_type.as_deref()?, &field)?;
+                Some((slot, at, arity))
+            })
+            .collect();
+        for (slot, at, arity) in setters {
+            let Some(arg) = m.args.iter().nth(at) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            self.closures_of(arg, &mut found);
+            if let (true, Some(arity)) = (found.is_empty(), arity) {
+                let mut paths = Vec::new();
+                self.fn_paths_of(arg, &mut paths);
+                found.extend(paths.iter().map(|p| forwarding(p, arity)));
+            }
+            self.store(slot, found);
+        }
+    }
+
     fn in_fn(&mut self, name: String, body: &syn::Block, visit: impl FnOnce(&mut Self)) {
         let s = body.brace_token.span.open().start();
         let outer_fn = self.outer.replace((name, (s.line, s.column)));
@@ -221,9 +260,24 @@ impl<'ast> Visit<'ast> for V<'_> {
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         syn::visit::visit_expr_method_call(self, m);
+        self.setter_call(m);
         // `routes.insert(k, Box::new(|..| ..))`, `hooks.push(..)` (the packs'
-        // `store_methods`): the local holds them.
+        // `store_methods`): the local holds them; `self.routes.insert(..)` in a method
+        // of the slot's type fills the slot.
         let fills = self.apis.std.store_methods.contains(&m.method.to_string());
+        if let (true, Some(field)) = (fills, self_field(&m.receiver)) {
+            let slot = (self.self_ty.as_deref()).and_then(|t| self.slot(t, &field));
+            if let Some(slot) = slot {
+                let mut found = Vec::new();
+                for a in &m.args {
+                    self.closures_of(a, &mut found);
+                }
+                // A closure that only forwards to a parameter (`move |b| f(b)` in a
+                // setter) holds nothing known here: the setter's callers fill the slot.
+                found.retain(|c| !forwards_to_param(c, &self.params));
+                self.store(slot, found);
+            }
+        }
         let syn::Expr::Path(p) = &*m.receiver else {
             return;
         };
@@ -286,12 +340,244 @@ impl<'ast> Visit<'ast> for V<'_> {
         }
     }
     visit_named_fns!();
+    fn visit_signature(&mut self, s: &'ast syn::Signature) {
+        self.params = param_names(s).into_iter().map(|(n, _)| n).collect();
+        syn::visit::visit_signature(self, s);
+    }
+}
+
+/// `self.field` (through parentheses and references): the field's name.
+fn self_field(e: &syn::Expr) -> Option<String> {
+    match e {
+        syn::Expr::Paren(p) => self_field(&p.expr),
+        syn::Expr::Reference(r) => self_field(&r.expr),
+        syn::Expr::Field(f) => match (&*f.base, &f.member) {
+            (syn::Expr::Path(p), syn::Member::Named(n)) if p.path.is_ident("self") => {
+                Some(n.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A function's parameters bound to a plain name (`self` not counted), with their
+/// places.
+fn param_names(s: &syn::Signature) -> Vec<(String, usize)> {
+    (s.inputs.iter())
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .enumerate()
+        .filter_map(|(i, t)| match untyped(&t.pat) {
+            syn::Pat::Ident(p) => Some((p.ident.to_string(), i)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The parameters that may hold a callable: of a generic type of the function
+/// (`f: F`), an `impl Trait`, or a type naming `Fn`, `FnMut` or `FnOnce`.
+fn callable_params(s: &syn::Signature, index: &CrateIndex) -> Vec<(String, usize)> {
+    let generic: Vec<String> = (s.generics.type_params())
+        .map(|t| t.ident.to_string())
+        .collect();
+    let typed: Vec<&syn::PatType> = (s.inputs.iter())
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let callable = |ty: &syn::Type| match ty {
+        syn::Type::ImplTrait(_) => true,
+        syn::Type::Path(p)
+            if p.path
+                .get_ident()
+                .is_some_and(|i| generic.contains(&i.to_string())) =>
+        {
+            true
+        }
+        t => {
+            let text = quote::ToTokens::to_token_stream(t).to_string();
+            // A crate alias of a callable (`type Handler = Box<dyn Fn(..) -> ..>`).
+            let alias = match t {
+                syn::Type::Path(p) => {
+                    (p.path.segments.last()).and_then(|s| index.aliases.get(&s.ident.to_string()))
+                }
+                _ => None,
+            };
+            names_callable(&text) || alias.is_some_and(|a| names_callable(a))
+        }
+    };
+    param_names(s)
+        .into_iter()
+        .filter(|(_, i)| typed.get(*i).is_some_and(|t| callable(&t.ty)))
+        .collect()
+}
+
+/// The traits of callables: a type naming one may hold a closure.
+pub(crate) const CALLABLE_TRAITS: [&str; 3] = ["Fn", "FnMut", "FnOnce"];
+
+/// Whether a type's text names a callable trait ([`CALLABLE_TRAITS`]).
+pub(crate) fn names_callable(text: &str) -> bool {
+    (text.split(|c: char| !c.is_alphanumeric() && c != '_')).any(|w| CALLABLE_TRAITS.contains(&w))
+}
+
+/// The first call of one of `params` in a closure's body (`f(b)` in `move |b|
+/// Box::pin(f(b))`): the parameter and how many arguments it is given.
+fn param_call(c: &syn::ExprClosure, params: &[String]) -> Option<(String, usize)> {
+    struct Calls<'p>(&'p [String], Option<(String, usize)>);
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func {
+                let named = p.path.get_ident().map(|i| i.to_string());
+                if let Some(n) = named.filter(|n| self.1.is_none() && self.0.contains(n)) {
+                    self.1 = Some((n, c.args.len()));
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let mut v = Calls(params, None);
+    v.visit_expr(&c.body);
+    v.1
+}
+
+/// A closure whose body calls one of the enclosing function's parameters.
+fn forwards_to_param(c: &syn::ExprClosure, params: &[String]) -> bool {
+    param_call(c, params).is_some()
+}
+
+/// The parameter a method stores in a field of `self` ([`super::FnSig::stores_param`]):
+/// `self.field.insert(k, f)` / `.push(Box::new(f))` (the runtime pack's
+/// `store_methods`) or `self.field = f`, `f` held directly or called by a closure
+/// stored there (`Box::new(move |b| Box::pin(f(b)))`, whose call gives the arity).
+pub(crate) fn stored_param(
+    apis: &Apis,
+    index: &CrateIndex,
+    sig: &syn::Signature,
+    body: &syn::Block,
+) -> Option<(String, usize, Option<usize>)> {
+    let params = callable_params(sig, index);
+    if params.is_empty() || !matches!(sig.inputs.first(), Some(syn::FnArg::Receiver(_))) {
+        return None;
+    }
+    struct Stores<'a> {
+        apis: &'a Apis,
+        params: &'a [(String, usize)],
+        found: Option<(String, usize, Option<usize>)>,
+    }
+    impl Stores<'_> {
+        fn held(&mut self, field: String, e: &syn::Expr) {
+            if self.found.is_some() {
+                return;
+            }
+            match e {
+                syn::Expr::Path(p) => {
+                    let named = p.path.get_ident().map(|i| i.to_string());
+                    if let Some((_, at)) =
+                        self.params.iter().find(|(n, _)| named.as_ref() == Some(n))
+                    {
+                        self.found = Some((field, *at, None));
+                    }
+                }
+                syn::Expr::Closure(c) => {
+                    let names: Vec<String> = self.params.iter().map(|(n, _)| n.clone()).collect();
+                    if let Some((name, arity)) = param_call(c, &names) {
+                        let at = self
+                            .params
+                            .iter()
+                            .find(|(n, _)| *n == name)
+                            .map(|(_, i)| *i);
+                        self.found = at.map(|at| (field, at, Some(arity)));
+                    }
+                }
+                other => each_held(other, &mut |x| self.held(field.clone(), x)),
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Stores<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            syn::visit::visit_expr_method_call(self, m);
+            let fills = self.apis.std.store_methods.contains(&m.method.to_string());
+            if let (true, Some(field)) = (fills, self_field(&m.receiver)) {
+                for a in &m.args {
+                    self.held(field.clone(), a);
+                }
+            }
+        }
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            syn::visit::visit_expr_assign(self, a);
+            if let Some(field) = self_field(&a.left) {
+                self.held(field, &a.right);
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = Stores {
+        apis,
+        params: &params,
+        found: None,
+    };
+    v.visit_block(body);
+    let (field, at, arity) = v.found?;
+    Some((field, at, arity.or_else(|| fn_bound_arity(sig, at))))
+}
+
+/// How many arguments the callable parameter at `at` takes, by its `Fn(..)` bound:
+/// in its type (`impl Fn(&[u8]) -> ..`), or on its generic type (`F: Fn(Bytes) ->
+/// Fut`, also in the `where` clause).
+fn fn_bound_arity(sig: &syn::Signature, at: usize) -> Option<usize> {
+    fn arity_in(
+        bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>,
+    ) -> Option<usize> {
+        bounds.iter().find_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => match &t.path.segments.last()?.arguments {
+                syn::PathArguments::Parenthesized(p) => Some(p.inputs.len()),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+    let typed = (sig.inputs.iter())
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .nth(at)?;
+    match &*typed.ty {
+        syn::Type::ImplTrait(i) => arity_in(&i.bounds),
+        syn::Type::Path(p) => {
+            let name = p.path.get_ident()?;
+            let own = (sig.generics.type_params())
+                .find(|t| t.ident == *name)
+                .and_then(|t| arity_in(&t.bounds));
+            own.or_else(|| {
+                sig.generics
+                    .where_clause
+                    .as_ref()?
+                    .predicates
+                    .iter()
+                    .find_map(|w| match w {
+                        syn::WherePredicate::Type(pt) => match &pt.bounded_ty {
+                            syn::Type::Path(b) if b.path.is_ident(name) => arity_in(&pt.bounds),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The closures `items` store in slots of the crate's structs, in source order.
 pub(crate) fn stored_closures(
     apis: &Apis,
     index: &CrateIndex,
+    reads: &std::cell::RefCell<super::lower::IndexReads>,
     items: &[syn::Item],
     include_tests: bool,
 ) -> Vec<StoredClosure> {
@@ -306,6 +592,8 @@ pub(crate) fn stored_closures(
         self_ty: None,
         outer: None,
         fn_aliases: fn_aliases(index),
+        params: Vec::new(),
+        reads,
     };
     for item in items {
         v.visit_item(item);
@@ -372,6 +660,7 @@ fn returns_future(e: &syn::Expr) -> bool {
                 && matches!(&*c.func, syn::Expr::Path(p)
                     if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
         }
+        syn::Expr::MethodCall(m) => super::worker::boxes_future(m) && returns_future(&m.receiver),
         syn::Expr::Block(b) if b.label.is_none() => match b.block.stmts.last() {
             Some(syn::Stmt::Expr(tail, None)) => returns_future(tail),
             _ => false,

@@ -406,6 +406,13 @@ pub(super) fn block_of(e: &syn::Expr) -> syn::Block {
 /// The body of a closure that returns a future, run to its end: an `async` block's
 /// (also under `Box::pin`), or the statements before a tail future and that future
 /// awaited.
+/// `fut.boxed()`, `fut.boxed_local()`: a method of the runtime pack's `future_boxes`
+/// that only boxes the future it is called on.
+pub(super) fn boxes_future(m: &syn::ExprMethodCall) -> bool {
+    let boxes = &crate::apis::builtin_std().future_boxes;
+    m.args.is_empty() && boxes.contains(&m.method.to_string())
+}
+
 pub(super) fn future_body(e: &syn::Expr) -> syn::Block {
     match e {
         syn::Expr::Paren(p) => future_body(&p.expr),
@@ -417,6 +424,8 @@ pub(super) fn future_body(e: &syn::Expr) -> syn::Block {
         {
             future_body(&c.args[0])
         }
+        // `async move { .. }.boxed()` (the runtime pack's `future_boxes`).
+        syn::Expr::MethodCall(m) if boxes_future(m) => future_body(&m.receiver),
         syn::Expr::Block(b) if b.label.is_none() => {
             let mut block = b.block.clone();
             if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.pop() {

@@ -398,7 +398,13 @@ impl<'a> Shard<'a> {
     /// the slot `Type::field`, so a call of the field's value reaches it; in a file
     /// lowered in part, those written in the functions lowered.
     fn lower_stored_closures(&self, cx: &lower::FileCx, p: &Parsed, out: &mut Vec<Function>) {
-        for sc in stored::stored_closures(cx.apis, cx.index, &p.ast.items, self.include_tests) {
+        for sc in stored::stored_closures(
+            cx.apis,
+            cx.index,
+            cx.reads,
+            &p.ast.items,
+            self.include_tests,
+        ) {
             if cx.only.is_some_and(|only| !only.contains(&sc.outer_body)) {
                 continue;
             }
