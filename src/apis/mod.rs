@@ -144,6 +144,8 @@ struct Pack {
     #[serde(default)]
     future_boxes: Vec<String>,
     #[serde(default)]
+    stream_joins: Vec<String>,
+    #[serde(default)]
     stream_callbacks: Vec<String>,
     #[serde(default)]
     stream_adapters: Vec<String>,
@@ -493,6 +495,7 @@ impl Apis {
         self.std.element_accessors.extend(pack.element_accessors);
         self.std.element_closures.extend(pack.element_closures);
         self.std.future_boxes.extend(pack.future_boxes);
+        self.std.stream_joins.extend(pack.stream_joins);
         self.std.stream_callbacks.extend(pack.stream_callbacks);
         self.std.stream_adapters.extend(pack.stream_adapters);
         self.std.text_methods.extend(pack.text_methods);

@@ -53,6 +53,10 @@ pub struct StdNames {
     /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
     /// `JoinSet::join_next`; `task_joins`).
     pub task_joins: HashSet<String>,
+    /// Methods of a stream of futures that run them concurrently (futures'
+    /// `buffer_unordered`, `buffered`; `stream_joins`): awaiting a chain through one
+    /// joins the futures, as `join_all` does.
+    pub stream_joins: HashSet<String>,
     /// Calls that make an in-process channel, returning its two ends (`mpsc::channel`,
     /// `flume::unbounded`; `channel_makers`).
     pub channel_makers: HashSet<String>,
@@ -139,6 +143,15 @@ pub struct ResultSpec {
     /// Macros that make an error value (`anyhow!`).
     #[serde(default)]
     pub error_macros: Vec<String>,
+    /// Iterator methods true when one item passes their test (`any`), and when
+    /// every item does (`all`): `results.iter().any(|r| r.is_err())`.
+    #[serde(default)]
+    pub any_of: Vec<String>,
+    #[serde(default)]
+    pub all_of: Vec<String>,
+    /// Methods that count a collection's or an iterator's items (`len`, `count`).
+    #[serde(default)]
+    pub counts: Vec<String>,
 }
 
 /// A side of a result.
@@ -160,6 +173,9 @@ impl ResultSpec {
         self.keeps.extend(other.keeps);
         self.swallows.extend(other.swallows);
         self.error_macros.extend(other.error_macros);
+        self.any_of.extend(other.any_of);
+        self.all_of.extend(other.all_of);
+        self.counts.extend(other.counts);
     }
 
     /// `Some(true)` for a success name (`Ok`), `Some(false)` for a failure (`Err`).

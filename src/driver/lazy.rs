@@ -122,6 +122,7 @@ impl Lexicon {
         lex.key_store.extend(retention::key_store_names(apis));
         lex.key_store_modules = apis.ttl_modules.clone();
         lex.task_joins = apis.std.task_joins.clone();
+        lex.task_joins.extend(apis.std.stream_joins.iter().cloned());
         lex
     }
 

@@ -23,6 +23,7 @@ mod events;
 mod exprs;
 mod function;
 mod hoist;
+mod joined;
 mod macros;
 mod outcome;
 mod recorded;

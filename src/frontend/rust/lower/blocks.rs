@@ -204,7 +204,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         // `let _ = op.await;`: the operation's error is dropped.
-        let dropped = match &local.pat {
+        let dropped = match untyped(&local.pat) {
             Pat::Wild(_) => true,
             Pat::Ident(pi) => pi.ident.to_string().starts_with('_') && pi.subpat.is_none(),
             _ => false,
@@ -223,9 +223,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .join(local.pat.span())
                 .unwrap_or(local.let_token.span);
             out.push(self.error_ignored(sp, "let _ =", false));
-        } else {
+        } else if !self.note_joined_results(local, out, out_start) {
             self.note_outcome_flag(local, out, out_start);
         }
+        self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
         if let Some(init) = &local.init {
             self.bind_channel_ends(&local.pat, &init.expr);

@@ -198,16 +198,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         self.bind_pattern(&f.pat, &derived);
                     }
                 }
+                // `for r in results { r?; }`, `results` joined outcomes (lower/joined.rs).
+                let records = self.loop_over_records(f);
                 then.extend(self.block(&f.body));
                 self.scopes.pop();
                 self.pop_label(f.label.as_ref());
                 let body =
                     Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
+                let mut after = Vec::new();
+                if !records.is_empty() {
+                    self.after_loop_over_records(records, &body, f, &mut after);
+                }
                 out.push(Node::Loop {
                     body: Box::new(body),
                     label,
                     each: !matches!(strip(&f.expr), Expr::Range(_)),
                 });
+                out.extend(after);
                 Info::default()
             }
             Expr::Loop(lp) => {

@@ -169,7 +169,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let start = out.len();
         let info = self.expr(&t.expr, out);
         // `res?` after `if let Err(e) = &res { log }`.
-        if self.propagate_outcome(&t.expr, out) {
+        if self.propagate_outcome(&t.expr, out) || self.propagate_records(&t.expr, out) {
             return info;
         }
         // `op.await.map_err(|e| ..)?`: the adapters keep the operation's

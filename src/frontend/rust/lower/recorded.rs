@@ -14,6 +14,7 @@ use syn::{Expr, ExprMethodCall, Stmt};
 
 use super::outcome::{ends_in_fallible, outcome_test, some_pattern};
 use super::{FileCx, Lowerer};
+use crate::apis::ResultSide;
 use crate::frontend::rust::untyped;
 use crate::ir::ValueId;
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
@@ -67,10 +68,32 @@ impl<'ast> Visit<'ast> for Recorded<'_> {
 /// other test (`failed == total` says nothing of one failure).
 fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
     let is_local = |e: &Expr| plain_ident(e).is_some_and(|n| n == name);
-    // `v` or `v.len()`, the count of what was recorded.
+    let results = &crate::apis::builtin_std().results;
+    let from_local = |e: &Expr| super::joined::chain_root(e).is_some_and(|n| n == name);
+    // `v`, `v.len()` or `v.iter().filter(|r| r.is_err()).count()`, the count of what
+    // was recorded.
     let counted = |e: &Expr| match super::strip(e) {
-        Expr::MethodCall(m) => m.method == "len" && m.args.is_empty() && is_local(&m.receiver),
+        Expr::MethodCall(m) => {
+            (m.method == "len" || results.counts.iter().any(|c| m.method == c))
+                && m.args.is_empty()
+                && from_local(&m.receiver)
+        }
         e => is_local(e),
+    };
+    // `|r| r.is_err()`, `Result::is_err`: which side the test holds on.
+    let item_test = |e: &Expr| match super::strip(e) {
+        Expr::Closure(c) => match super::strip(&c.body) {
+            Expr::MethodCall(t) if t.args.is_empty() => {
+                results.tests.get(&t.method.to_string()).copied()
+            }
+            _ => None,
+        },
+        Expr::Path(p) => p
+            .path
+            .segments
+            .last()
+            .and_then(|s| results.tests.get(&s.ident.to_string()).copied()),
+        _ => None,
     };
     let small = |e: &Expr| match super::strip(e) {
         Expr::Lit(syn::ExprLit {
@@ -82,6 +105,15 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
     match super::strip(cond) {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
         Expr::Let(l) => (some_pattern(&l.pat) && is_local(&l.expr)).then_some(true),
+        // `results.iter().any(|r| r.is_err())`, `results.iter().all(|r| r.is_ok())`.
+        Expr::MethodCall(m) if m.args.len() == 1 && from_local(&m.receiver) => {
+            let method = m.method.to_string();
+            match item_test(&m.args[0])? {
+                ResultSide::Err if results.any_of.contains(&method) => Some(true),
+                ResultSide::Ok if results.all_of.contains(&method) => Some(false),
+                _ => None,
+            }
+        }
         Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
             match m.method.to_string().as_str() {
                 "is_some" => Some(true),
@@ -138,6 +170,25 @@ fn ends_in_error(nodes: &[Node]) -> bool {
         Some(Node::Seq(inner)) => ends_in_error(inner),
         _ => false,
     }
+}
+
+/// The nodes end by going on to the next item or leaving the loop (`continue`,
+/// `break`), acking nothing after them.
+fn leaves(nodes: &[Node]) -> bool {
+    match nodes.last() {
+        Some(Node::Exit(ExitKind::Continue { .. } | ExitKind::Break { .. })) => true,
+        Some(Node::Seq(inner)) => leaves(inner),
+        _ => false,
+    }
+}
+
+/// The nodes keep the message whose effect failed: they return an error, or nack it.
+fn keeps_failure(nodes: &[Node]) -> bool {
+    ends_in_error(nodes)
+        || nodes.iter().any(|n| {
+            n.each_event()
+                .any(|e| matches!(e.kind, EventKind::Nack { .. }))
+        })
 }
 
 /// The handling markers of a failure side (its first node, an `ErrorIgnored`).
@@ -276,9 +327,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if self.failure_records.is_empty() {
             return;
         }
-        let (then_err, els_err) = (ends_in_error(then), ends_in_error(els));
+        let (mut then_err, els_err) = (keeps_failure(then), keeps_failure(els));
+        // `if failed > 0 { warn!(..); continue; }`: the side that leaves the message
+        // as it is (no ack on it) tells the other side that nothing had failed; it
+        // keeps whatever it does itself.
+        let mut leaves_only = false;
         if then_err == els_err {
-            return;
+            let (then_leaves, els_leaves) = (leaves(then), leaves(els));
+            if then_err || then_leaves == els_leaves {
+                return;
+            }
+            then_err = then_leaves;
+            leaves_only = true;
         }
         // The test holds when a failure was recorded and its side returns the error,
         // or it holds when none was and the other side returns it.
@@ -309,7 +369,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let (ok, err) = (edge(false), edge(true));
         let (err_side, ok_side) = if then_err { (then, els) } else { (els, then) };
-        err_side.insert(0, err);
+        if !leaves_only {
+            err_side.insert(0, err);
+        }
         ok_side.insert(0, ok);
     }
 

@@ -77,7 +77,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::Macro(m) => m.mac.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
         };
-        callee.filter(|c| joins.contains(c)).map(|_| None)
+        if callee.is_some_and(|c| joins.contains(&c)) {
+            return Some(None);
+        }
+        // `stream::iter(xs).map(|x| op(x)).buffer_unordered(n).collect().await`: a
+        // chain through a method that runs a stream's futures concurrently joins them.
+        let stream_joins = &self.cx.apis.std.stream_joins;
+        let mut e = strip(base);
+        while let Expr::MethodCall(m) = e {
+            if stream_joins.contains(&m.method.to_string()) {
+                return Some(None);
+            }
+            e = strip(&m.receiver);
+        }
+        None
     }
 
     pub(super) fn bind_param(&mut self, pat: &Pat, ti: TypeInfo) -> Option<ValueId> {

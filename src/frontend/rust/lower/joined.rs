@@ -1,0 +1,227 @@
+//! Joined outcomes kept in a local: `let results = join_all(items.map(|i| op(i))).await;`
+//! (or a stream's futures run concurrently and collected). A failure among them is
+//! handled there, and the code goes on, unless the code after it gives it back:
+//!
+//! - a test of the results (or of what is counted or collected from them) whose side
+//!   returns an error or nacks (`if results.iter().any(|r| r.is_err()) { return
+//!   Err(..) }`, the tests of lower/recorded.rs);
+//! - a loop over them that propagates each (`for r in results { r?; }`): after it,
+//!   none had failed;
+//! - `?` on what they collect into (`results.into_iter().collect::<Result<Vec<_>,
+//!   _>>()?`).
+//!
+//! Counting, logging or matching them with only logging hands the failures to no
+//! one: an ack after it acks the message whose effect failed.
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, Pat};
+
+use super::outcome::{ends_in_fallible, panics_or_propagates};
+use super::{strip, Lowerer};
+use crate::frontend::rust::untyped;
+use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
+
+/// The plain local a method chain starts from (`results` in
+/// `results.iter().filter(..).count()`), through references and parentheses.
+pub(super) fn chain_root(e: &Expr) -> Option<String> {
+    let mut e = strip(e);
+    loop {
+        match e {
+            Expr::MethodCall(m) => e = strip(&m.receiver),
+            Expr::Reference(r) => e = strip(&r.expr),
+            Expr::Path(p) => return p.path.get_ident().map(|i| i.to_string()),
+            _ => return None,
+        }
+    }
+}
+
+/// The plain locals a pattern binds.
+fn pattern_names(p: &Pat) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_pat_ident(&mut self, pi: &'ast syn::PatIdent) {
+            self.0.push(pi.ident.to_string());
+            syn::visit::visit_pat_ident(self, pi);
+        }
+    }
+    let mut n = Names(Vec::new());
+    n.visit_pat(p);
+    n.0
+}
+
+/// The plain locals an expression names.
+fn named_locals(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            if let Some(i) = p.get_ident() {
+                self.0.push(i.to_string());
+            }
+            syn::visit::visit_path(self, p);
+        }
+    }
+    let mut n = Names(Vec::new());
+    n.visit_expr(e);
+    n.0
+}
+
+impl Lowerer<'_, '_> {
+    /// The markers of the failures recorded in the local `name`.
+    fn records_of(&self, name: &str) -> Vec<Loc> {
+        self.failure_records
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
+
+    /// `let results = join_all(..).await;` (the output ends with the join of a
+    /// fallible closure's futures): the failures among the joined outcomes are
+    /// handled here, recorded in the local. Says whether it was.
+    pub(super) fn note_joined_results(
+        &mut self,
+        local: &syn::Local,
+        out: &mut Vec<Node>,
+        start: usize,
+    ) -> bool {
+        let Some(init) = &local.init else {
+            return false;
+        };
+        if init.diverge.is_some() || out.len() == start || panics_or_propagates(&init.expr) {
+            return false;
+        }
+        let joined = matches!(
+            out.last(),
+            Some(Node::Event(Event {
+                kind: EventKind::AwaitHandle { handle: None },
+                ..
+            }))
+        );
+        let Pat::Ident(pi) = untyped(&local.pat) else {
+            return false;
+        };
+        if !joined || !ends_in_fallible(out) {
+            return false;
+        }
+        let marker = self.error_ignored(pi.ident.span(), "joined results kept", false);
+        if let Node::Event(ev) = &marker {
+            self.failure_records
+                .push((pi.ident.to_string(), ev.loc.clone()));
+        }
+        out.push(marker);
+        true
+    }
+
+    /// `let failed = results.iter().filter(|r| r.is_err()).count();`: a local made
+    /// from one that recorded failures (a method chain from it) records them too.
+    pub(super) fn note_derived_record(&mut self, local: &syn::Local) {
+        let (Some(init), Pat::Ident(pi)) = (&local.init, untyped(&local.pat)) else {
+            return;
+        };
+        if init.diverge.is_some() || !matches!(strip(&init.expr), Expr::MethodCall(_)) {
+            return;
+        }
+        let Some(root) = chain_root(&init.expr) else {
+            return;
+        };
+        let name = pi.ident.to_string();
+        for loc in self.records_of(&root) {
+            if !self
+                .failure_records
+                .iter()
+                .any(|(n, l)| *n == name && *l == loc)
+            {
+                self.failure_records.push((name.clone(), loc));
+            }
+        }
+    }
+
+    /// `for r in results { .. }` over a local that recorded failures: each item bound
+    /// is one of those outcomes (a `r?` in the body propagates its failure). Gives
+    /// the markers of the failures iterated.
+    pub(super) fn loop_over_records(&mut self, f: &syn::ExprForLoop) -> Vec<Loc> {
+        let mut locs: Vec<Loc> = Vec::new();
+        for name in named_locals(&f.expr) {
+            for l in self.records_of(&name) {
+                if !locs.contains(&l) {
+                    locs.push(l);
+                }
+            }
+        }
+        if locs.is_empty() {
+            return locs;
+        }
+        for name in pattern_names(&f.pat) {
+            if let Some(v) = self.lookup(&name) {
+                self.handled_outcomes
+                    .extend(locs.iter().map(|l| (v, l.clone())));
+            }
+        }
+        locs
+    }
+
+    /// After a loop over recorded failures whose body propagates them (`r?`): when
+    /// the loop is done, none had failed.
+    pub(super) fn after_loop_over_records(
+        &self,
+        locs: Vec<Loc>,
+        body: &Node,
+        f: &syn::ExprForLoop,
+        out: &mut Vec<Node>,
+    ) {
+        let propagates = body.each_event().any(|e| {
+            matches!(&e.kind, EventKind::ErrorPropagated { handled, err: true }
+                if handled.iter().any(|h| locs.contains(h)))
+        });
+        if !propagates {
+            return;
+        }
+        let sp = f.expr.span();
+        out.push(Node::Event(Event {
+            kind: EventKind::ErrorPropagated {
+                handled: locs,
+                err: false,
+            },
+            loc: self.cx.loc(sp, sp),
+            text: self.cx.text_of(sp),
+            describe: "outcomes propagated, each".into(),
+        }));
+    }
+
+    /// `results.into_iter().collect::<Result<Vec<_>, _>>()?`: `?` on what a local
+    /// that recorded failures collects into propagates them. Pushes the two edges
+    /// and says whether it did.
+    pub(super) fn propagate_records(&self, e: &Expr, out: &mut Vec<Node>) -> bool {
+        if !matches!(strip(e), Expr::MethodCall(_)) {
+            return false;
+        }
+        let Some(root) = chain_root(e) else {
+            return false;
+        };
+        let handled = self.records_of(&root);
+        if handled.is_empty() {
+            return false;
+        }
+        let sp = e.span();
+        let edge = |err: bool| {
+            Node::Event(Event {
+                kind: EventKind::ErrorPropagated {
+                    handled: handled.clone(),
+                    err,
+                },
+                loc: self.cx.loc(sp, sp),
+                text: root.clone(),
+                describe: "recorded failures propagated".into(),
+            })
+        };
+        out.push(Node::Branch(vec![
+            Node::Seq(vec![edge(false)]),
+            Node::Seq(vec![
+                edge(true),
+                Node::Exit(ExitKind::Return { err: Some(true) }),
+            ]),
+        ]));
+        true
+    }
+}
