@@ -203,17 +203,9 @@ impl Lowerer<'_, '_> {
         if handled.is_empty() {
             return false;
         }
-        let sp = e.span();
+        let loc = self.cx.loc(e.span(), e.span());
         let edge = |err: bool| {
-            Node::Event(Event {
-                kind: EventKind::ErrorPropagated {
-                    handled: handled.clone(),
-                    err,
-                },
-                loc: self.cx.loc(sp, sp),
-                text: root.clone(),
-                describe: "recorded failures propagated".into(),
-            })
+            super::recorded::propagated(&handled, &loc, &root, "recorded failures propagated", err)
         };
         out.push(Node::Branch(vec![
             Node::Seq(vec![edge(false)]),

@@ -355,18 +355,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .filter(|(n, _)| n == name)
             .map(|(_, l)| l.clone())
             .collect();
-        let sp = cond.span();
-        let edge = |err: bool| {
-            Node::Event(Event {
-                kind: EventKind::ErrorPropagated {
-                    handled: handled.clone(),
-                    err,
-                },
-                loc: self.cx.loc(sp, sp),
-                text: name.clone(),
-                describe: "failures recorded, tested".into(),
-            })
-        };
+        let loc = self.cx.loc(cond.span(), cond.span());
+        let edge = |err: bool| propagated(&handled, &loc, name, "failures recorded, tested", err);
         let (ok, err) = (edge(false), edge(true));
         let (err_side, ok_side) = if then_err { (then, els) } else { (els, then) };
         if !leaves_only {
@@ -410,4 +400,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return;
         }
     }
+}
+
+/// The edge of a test (or a walk) that gives back the failures handled at
+/// `handled`: on `err`, they are returned; on the other side, none happened.
+pub(super) fn propagated(
+    handled: &[Loc],
+    loc: &Loc,
+    text: &str,
+    describe: &str,
+    err: bool,
+) -> Node {
+    Node::Event(Event {
+        kind: EventKind::ErrorPropagated {
+            handled: handled.to_vec(),
+            err,
+        },
+        loc: loc.clone(),
+        text: text.to_string(),
+        describe: describe.into(),
+    })
 }
