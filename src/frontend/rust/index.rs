@@ -44,20 +44,7 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
 /// An outcome enum's variants, each with whether it carries an error; `None` when
 /// no variant or every variant does.
 fn outcome_variants(e: &syn::ItemEnum) -> Option<HashMap<String, bool>> {
-    fn error_type(ty: &syn::Type) -> bool {
-        let mut words = Vec::new();
-        type_words(quote::ToTokens::to_token_stream(ty), &mut words);
-        words.iter().any(|w| w.ends_with("Error"))
-    }
-    fn type_words(ts: proc_macro2::TokenStream, out: &mut Vec<String>) {
-        for t in ts {
-            match t {
-                proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
-                proc_macro2::TokenTree::Group(g) => type_words(g.stream(), out),
-                _ => {}
-            }
-        }
-    }
+    let error_type = |ty: &syn::Type| idents_of(ty).iter().any(|w| w.ends_with("Error"));
     let variants: HashMap<String, bool> = (e.variants.iter())
         .map(|v| {
             (

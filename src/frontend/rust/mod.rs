@@ -53,6 +53,22 @@ macro_rules! visit_named_fns {
     };
 }
 
+/// Every identifier in a node's tokens (keywords included), in order, through groups.
+pub(crate) fn idents_of(node: &(impl quote::ToTokens + ?Sized)) -> Vec<String> {
+    fn collect(ts: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => collect(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    collect(node.to_token_stream(), &mut out);
+    out
+}
+
 pub(crate) mod stored;
 pub mod text;
 mod worker;

@@ -200,19 +200,7 @@ impl Finder<'_, '_, '_> {
 
 /// The names a pattern (or a `while let` condition, or a closure parameter) binds.
 fn names(node: &(impl quote::ToTokens + ?Sized)) -> Vec<String> {
-    let mut out = Vec::new();
-    collect(node.to_token_stream(), &mut out);
-    out
-}
-
-fn collect(ts: TokenStream, out: &mut Vec<String>) {
-    for t in ts {
-        match t {
-            TokenTree::Ident(i) => out.push(i.to_string()),
-            TokenTree::Group(g) => collect(g.stream(), out),
-            _ => {}
-        }
-    }
+    crate::frontend::rust::idents_of(node)
 }
 
 fn mentions(ts: &TokenStream, name: &str) -> bool {

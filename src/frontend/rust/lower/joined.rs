@@ -68,7 +68,7 @@ fn named_locals(e: &Expr) -> Vec<String> {
 
 impl Lowerer<'_, '_> {
     /// The markers of the failures recorded in the local `name`.
-    fn records_of(&self, name: &str) -> Vec<Loc> {
+    pub(super) fn records_of(&self, name: &str) -> Vec<Loc> {
         self.failure_records
             .iter()
             .filter(|(n, _)| n == name)

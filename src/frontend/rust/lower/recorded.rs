@@ -349,12 +349,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         else {
             return;
         };
-        let handled: Vec<Loc> = self
-            .failure_records
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, l)| l.clone())
-            .collect();
+        let handled = self.records_of(name);
         let loc = self.cx.loc(cond.span(), cond.span());
         let edge = |err: bool| propagated(&handled, &loc, name, "failures recorded, tested", err);
         let (ok, err) = (edge(false), edge(true));
