@@ -62,7 +62,9 @@ pub struct SqlFacts {
     /// single `VALUES` row sets to a constant (0 when unknown or not an INSERT).
     pub columns: usize,
     /// The INSERT's rows come from a query or from several `VALUES` rows
-    /// (`INSERT … SELECT … FROM UNNEST($1)`): a batch, not one message's claim.
+    /// (`INSERT … SELECT … FROM UNNEST($1)`): a batch, not one message's claim. An
+    /// `UPDATE` or `DELETE` whose `WHERE` picks rows from a set of keys (`id =
+    /// ANY($1)`, `id IN (…)`), or that has no `WHERE`.
     pub many_rows: bool,
     /// An `UPDATE` that marks its rows done (`SET status = 'sent'`, `sent_at = now()`,
     /// `processed = true`) and records no failure (no error, attempt or retry column).

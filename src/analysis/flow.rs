@@ -38,8 +38,8 @@ pub use facts::{
     Policy, Relation, WriteAfterFailure,
 };
 use state::{
-    error_result, join_opt, live_publishes, union, Applied, Floating, Joiner, List, Pending, State,
-    Tx, WriteRec,
+    error_result, join_opt, live_publishes, union, Applied, Floating, Joiner, List, Pending,
+    Retiring, State, Tx, WriteRec,
 };
 
 /// How deep calls are followed from an entry function.

@@ -2,8 +2,8 @@ use std::collections::BTreeMap;
 
 use super::declare_rule;
 use super::group::{by_primary, Labels};
-use super::pairs::{call_text, code};
-use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts};
+use super::pairs::{call_text, code, report, Wording};
+use crate::analysis::flow::{AckBeforeEffect, EffectKind, Facts, PairFact, Relation};
 use crate::diagnostic::Finding;
 use crate::ir::Loc;
 
@@ -17,6 +17,10 @@ declare_rule! {
     /// and early returns, closures, spawned tasks) and the calls it makes into other
     /// functions and files of the same crate, and reports only when *some path* acks
     /// first and then applies an effect.
+    ///
+    /// An outbox relay's progress record is the write that retires the rows it read
+    /// (a `DELETE` of them, or an `UPDATE` that marks them sent). A relay that makes
+    /// that write durable before it publishes the rows is reported at the write.
     ///
     /// ## Why is this bad?
     ///
@@ -64,6 +68,11 @@ declare_rule! {
     /// - An ack before the send (effects handed on afterwards are not that ack's).
     /// - Nacks and rejects: they ask for redelivery.
     /// - Writes into a transaction that is rolled back or dropped after the ack.
+    /// - A relay that publishes the rows it read before deleting or marking them, or
+    ///   that marks them in a transaction committed only after the publish; a lease
+    ///   (`SET locked_by = $1, locked_until = …`) before the publish; one business row
+    ///   of a table other than an outbox set to a done status before a publish
+    ///   (`UPDATE orders SET status = 'completed' WHERE id = $1`: MA006's).
     /// - Messages of a queue the consuming function declares to be deleted with its
     ///   connection (`exclusive: true` or `auto_delete: true` in lapin's or amiquip's
     ///   `QueueDeclareOptions`, and no queue declared without them there): a crash
@@ -76,7 +85,10 @@ declare_rule! {
     /// followed: the rule stays silent there. A value sent on an in-process channel is
     /// followed into the loops receiving from its channel (followed from the `channel()`
     /// call through arguments and struct fields, else by element type); a send whose
-    /// receiving loop cannot be found is silent.
+    /// receiving loop cannot be found is silent. Which values a publish sends is not
+    /// followed: a relay that retires a batch of the rows it read (`WHERE id =
+    /// ANY($1)`, `IN (…)`) or rows of an outbox table, and then publishes something
+    /// else, is reported too.
     pub static MA001 = {
         code: "MA001",
         name: "ack-before-commit",
@@ -256,6 +268,51 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
     MA001.finding(&ack.loc, message, window, labels.sorted(), help)
 }
 
+/// A relay's progress record written before the publish it records: rows of a
+/// table it read deleted, or marked done, and made durable before the publish.
+/// A relay retires its rows in a batch (`WHERE id = ANY($1)`, `IN (…)`) or from an
+/// outbox table; a single row of another table marked done (`UPDATE orders SET
+/// status = 'completed' WHERE id = $1`) before a publish is a business change
+/// (MA006's), not a relay's bookkeeping.
+pub fn reports(p: &PairFact, _facts: &Facts) -> bool {
+    matches!(
+        p.relation,
+        Relation::RowsRetiredBeforePublish { many_rows, outbox_table, .. }
+            if many_rows || outbox_table
+    )
+}
+
+/// The relay findings: one per retiring write, at the write.
+fn relay_findings(facts: &Facts) -> Vec<Finding> {
+    report(&MA001, facts, reports, |f| {
+        let deletes = matches!(
+            f.relation,
+            Relation::RowsRetiredBeforePublish { deletes: true, .. }
+        );
+        let (done, gone) = if deletes {
+            ("deletes the rows the relay read", "are deleted")
+        } else {
+            ("marks the rows the relay read as sent", "are marked sent")
+        };
+        let write = code(&call_text(&f.primary));
+        let publish = code(&f.other.text);
+        Wording {
+            message: format!(
+                "{write} ({}) {done} before {publish} publishes them: the relay's progress record runs ahead of the send",
+                f.primary.describe
+            ),
+            window: format!(
+                "the rows {gone} before they are published: if {publish} fails or the relay crashes \
+                 between the two, those events are lost and never re-sent"
+            ),
+            help: "publish the rows first, then delete or mark them (or mark them in a transaction \
+                   that commits only after the publish succeeded); consumers deduplicate the re-sends"
+                .into(),
+            other_label: "the rows are published here, after they were retired".into(),
+        }
+    })
+}
+
 /// MA001 as the dispatcher runs it ([`super::Rule`]).
 pub struct Check;
 
@@ -265,6 +322,12 @@ impl super::Rule for Check {
     }
 
     fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
-        check(cx.facts)
+        let mut out = check(cx.facts);
+        out.extend(relay_findings(cx.facts));
+        out
+    }
+
+    fn reports(&self, p: &PairFact, facts: &Facts) -> bool {
+        reports(p, facts)
     }
 }

@@ -102,6 +102,7 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
         && !facts.only_in_broker_transaction.contains(&p.entry)
         && !change_deletes_only
         && !relay_bookkeeping(p, facts)
+        && !retired_before_publish(p, facts)
         && !cursor_stored_after
         && !p.primary.capped
 }
@@ -115,6 +116,8 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 // - `change_deletes_only`: deleting rows that were handled (a relay deleting what it
 //   published, a queue consumed) changes no business state a consumer could miss.
 // - `relay_bookkeeping`: a relay marking the rows it published.
+// - `retired_before_publish`: a relay retiring the rows it read before it publishes
+//   them: MA001 reports that order at the write (one defect, one finding).
 // - `progress_cursor`, after the publish: a relay or tailer storing the position it
 //   has published up to (docs/what-is-analyzed.md: not a business change).
 // - `capped`: an append to a capped stream is a lossy log by design (docs/what-is-analyzed.md): no
@@ -127,6 +130,25 @@ pub fn progress_cursor(p: &PairFact, facts: &Facts) -> bool {
         .durable_tables
         .get(&p.other.loc)
         .is_some_and(|w| !w.is_empty() && w.is_subset(&facts.cursor_tables))
+}
+
+/// The change of `p` only retires rows (deletes them, or marks them done) of tables
+/// read before it, ahead of this publish, as MA001 reports: the relay's progress
+/// record written too early, not a business change.
+pub fn retired_before_publish(p: &PairFact, facts: &Facts) -> bool {
+    let Some(written) = facts.durable_tables.get(&p.other.loc) else {
+        return false;
+    };
+    !written.is_empty()
+        && facts.pairs.iter().any(|q| {
+            q.other.loc == p.primary.loc
+                && q.entry == p.entry
+                && super::ma001_ack_before_commit::reports(q, facts)
+                && facts
+                    .durable_tables
+                    .get(&q.primary.loc)
+                    .is_some_and(|r| written.is_subset(r))
+        })
 }
 
 /// The change of `p` writes only tables its entry relays: rows read from them,

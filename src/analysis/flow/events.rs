@@ -2,7 +2,7 @@
 //! with what the path did before it. [`Interp::event`] dispatches by the event's kind;
 //! each kind has its own method below.
 
-use super::state::{error_result, join_opt, Applied, Failure, List, Pending, State, Tx};
+use super::state::{error_result, join_opt, Applied, Failure, List, Pending, Retiring, State, Tx};
 use super::{finish_tasks, Frame, Interp, Outcome, Val, MAX_CALL_DEPTH};
 use crate::analysis::flow::facts::{
     AckAfterFailure, EffectKind, EvRef, Relation, WriteAfterFailure,
@@ -456,6 +456,7 @@ impl<'c> Interp<'c> {
             .map(|t| fr.val(t))
             .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
         let auto = tx_val.is_none() && *autocommit;
+        self.retiring(st, sql, &ev, tx_val, auto);
         // A business write can fail (a named dedup record's failure is not the
         // effect's; a Redis `SET` is a cache or a lock). A claim by its shape alone is
         // the effect itself when no other effect follows it (`effect_now` ends it).
@@ -565,9 +566,66 @@ impl<'c> Interp<'c> {
                 related,
             );
         }
+        // Rows read and retired before this publish (durably): a relay's progress
+        // record ahead of what it publishes.
+        if !capped {
+            let retired: Vec<Retiring> = st
+                .retiring
+                .iter()
+                .filter(|r| r.tx.is_none())
+                .cloned()
+                .collect();
+            for r in retired {
+                self.pair(
+                    Relation::RowsRetiredBeforePublish {
+                        deletes: r.deletes,
+                        many_rows: r.many_rows,
+                        outbox_table: r.outbox_table,
+                    },
+                    r.ev,
+                    ev.clone(),
+                    Vec::new(),
+                );
+            }
+        }
         st.publishes.insert(ev.clone());
         self.effect_now(st, ev);
         failure
+    }
+
+    /// A `DELETE` of rows of a table the path read (not a clean-up of rows already
+    /// marked done), or an `UPDATE` that marks them done: written in a transaction
+    /// (`tx`, durable when it commits) or in autocommit (`auto`); where it goes is
+    /// unknown otherwise, and it is not followed.
+    fn retiring(
+        &self,
+        st: &mut State,
+        sql: &SqlFacts,
+        ev: &EvRef,
+        tx: Option<super::Val>,
+        auto: bool,
+    ) {
+        let deletes = sql.verb == "DELETE" && !sql.clears_done;
+        if !(deletes || (sql.verb == "UPDATE" && sql.marks_done)) || (tx.is_none() && !auto) {
+            return;
+        }
+        let tables: Vec<String> = sql
+            .tables
+            .iter()
+            .filter(|t| st.read_tables.contains(*t))
+            .cloned()
+            .collect();
+        if tables.is_empty() {
+            return;
+        }
+        st.retiring.insert(Retiring {
+            ev: ev.clone(),
+            outbox_table: tables.iter().any(|t| self.tables.is_outbox(t)),
+            tables,
+            tx,
+            deletes,
+            many_rows: sql.many_rows,
+        });
     }
 
     fn external(
@@ -659,6 +717,7 @@ fn rollback(st: &mut State, t: super::Val) {
         .map(|w| w.ev.clone())
         .collect();
     st.writes.retain(|w| !gone.contains(&w.ev));
+    st.retiring.retain(|r| r.tx != Some(t));
     st.unchecked.retain(|c| !gone.contains(c));
 }
 
@@ -727,4 +786,6 @@ fn read(st: &mut State, tables: &[String]) {
         f.read_before.retain(|t| !tables.contains(t));
     }
     st.read_tables.extend(tables.iter().cloned());
+    st.retiring
+        .retain(|r| !r.tables.iter().any(|t| tables.contains(t)));
 }

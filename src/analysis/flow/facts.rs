@@ -188,6 +188,18 @@ pub enum Relation {
         /// The change is made durable after the publish on the path.
         change_after_publish: bool,
     },
+    /// `primary` (a write that retires rows of a table the path read: a `DELETE` of
+    /// them, or an `UPDATE` that marks them done), made durable, runs before
+    /// `other` (a publish): the rows are gone or marked before they are published
+    /// (docs/what-is-analyzed.md, "Outbox").
+    RowsRetiredBeforePublish {
+        /// A `DELETE` (else an `UPDATE` that marks the rows done).
+        deletes: bool,
+        /// Its `WHERE` names a set of rows (`= ANY($1)`, `IN (…)`) or none.
+        many_rows: bool,
+        /// It writes an outbox table (by name or the config's `outbox_tables`).
+        outbox_table: bool,
+    },
     /// `primary` (a dedup record) and `other` (an effect written to the database)
     /// are written on one path, in either order.
     DedupAndEffect {

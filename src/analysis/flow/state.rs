@@ -47,6 +47,22 @@ pub(super) struct WriteRec {
     pub(super) guarded: bool,
 }
 
+/// A write that retires rows of a table the path read (a `DELETE` of them, or an
+/// `UPDATE` that marks them done): a relay's progress record over those rows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Retiring {
+    pub(super) ev: EvRef,
+    /// The tables read before it that it writes.
+    pub(super) tables: Vec<String>,
+    /// The transaction it is written in, until that commits (`None`: durable).
+    pub(super) tx: Option<Val>,
+    pub(super) deletes: bool,
+    /// Its `WHERE` names a set of rows (`= ANY($1)`, `IN (…)`) or none.
+    pub(super) many_rows: bool,
+    /// It writes an outbox table (by name or the config's `outbox_tables`).
+    pub(super) outbox_table: bool,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Tx {
     pub(super) begin: Option<EvRef>,
@@ -242,6 +258,9 @@ pub(super) struct State {
     pub(super) received_clients: List<(usize, u32)>,
     /// Tables whose rows were read on this path (what a relay may publish).
     pub(super) read_tables: List<String>,
+    /// Rows of read tables retired (deleted, or marked done) on this path, durably
+    /// or in a transaction not yet committed; a new read of the table ends them.
+    pub(super) retiring: List<Retiring>,
     /// The current message's effect failed on this path and the code went on, with
     /// nothing done yet that keeps the message.
     pub(super) failed: Option<Failure>,
@@ -288,6 +307,7 @@ impl State {
             early_offsets: List::default(),
             received_clients: List::default(),
             read_tables: List::default(),
+            retiring: List::default(),
             failed: None,
             cause: None,
             failed_publishes: List::default(),
@@ -318,6 +338,7 @@ impl State {
         self.nonidem.retain(|x| entry.nonidem.contains(x));
         self.early_offsets
             .retain(|x| entry.early_offsets.contains(x));
+        self.retiring.retain(|x| entry.retiring.contains(x));
     }
 
     /// Forgets what the path did for the message before: its spawned tasks, durable
@@ -389,6 +410,7 @@ impl State {
         union(&mut self.early_offsets, &other.early_offsets);
         union(&mut self.received_clients, &other.received_clients);
         union(&mut self.read_tables, &other.read_tables);
+        union(&mut self.retiring, &other.retiring);
         match (&mut self.failed, &other.failed) {
             (None, _) => self.failed.clone_from(&other.failed),
             // Batches unread on either path are unread here.

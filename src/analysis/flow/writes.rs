@@ -175,6 +175,18 @@ impl<'c> Interp<'c> {
             st.durable.insert(commit);
         }
         if t.open {
+            // Rows it retired are retired now.
+            let committed: Vec<Retiring> = st
+                .retiring
+                .iter()
+                .filter(|r| r.tx == Some(tx))
+                .cloned()
+                .collect();
+            for mut r in committed {
+                st.retiring.shift_remove(&r);
+                r.tx = None;
+                st.retiring.insert(r);
+            }
             union(&mut st.nonidem, &t.nonidem);
             if !t.writes.is_empty() {
                 self.note_effect(st);

@@ -376,10 +376,12 @@ fn statement(s: &Statement) -> SqlFacts {
             table,
             returning,
             assignments,
+            selection,
             ..
         } => {
             let mut f = write("UPDATE", factor_name(&table.relation).into_iter().collect());
             f.returning = returning.is_some();
+            f.many_rows = selection.as_ref().is_none_or(names_a_set);
             f.marks_done = marks_done(assignments);
             // `SET n = n + $1` / `n = n - $1`: applied twice, it counts twice.
             // (`GREATEST(n, $1)`, `COALESCE(n, $1)` are idempotent.)
@@ -399,6 +401,7 @@ fn statement(s: &Statement) -> SqlFacts {
             let mut f = write("DELETE", tables);
             f.returning = d.returning.is_some();
             f.clears_done = d.selection.as_ref().is_some_and(keeps_only_done);
+            f.many_rows = d.selection.as_ref().is_none_or(names_a_set);
             f
         }
         Statement::Merge { .. } | Statement::Truncate { .. } | Statement::Copy { .. } => {
@@ -566,6 +569,28 @@ fn keeps_only_done(e: &sqlparser::ast::Expr) -> bool {
         }
         Expr::IsTrue(c) | Expr::IsNotNull(c) => done_col(c),
         c => done_col(c),
+    }
+}
+
+/// A `WHERE` that picks its rows from a set of keys (`id = ANY($1)`, `id IN (…)`,
+/// `id IN (SELECT …)`), with anything else ANDed: many rows at once.
+fn names_a_set(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::{BinaryOperator, Expr};
+    match e {
+        Expr::Nested(inner) => names_a_set(inner),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => names_a_set(left) || names_a_set(right),
+        Expr::InList { negated, .. }
+        | Expr::InSubquery { negated, .. }
+        | Expr::InUnnest { negated, .. } => !negated,
+        Expr::AnyOp { .. } => true,
+        Expr::BinaryOp { right, .. } => {
+            matches!(right.as_ref(), Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("any"))
+        }
+        _ => false,
     }
 }
 
