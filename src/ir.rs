@@ -203,6 +203,10 @@ pub enum EventKind {
         confirm: Option<bool>,
         /// The channel (or client) published on, when known.
         channel: Option<ValueId>,
+        /// The tables whose rows, read by a query of the same function, the published
+        /// values (payload, key, record) are taken from (a relay publishing what it
+        /// read; docs/what-is-analyzed.md, "Outbox").
+        rows: Vec<String>,
     },
     /// An HTTP call, e-mail, payment, file or store write outside the database.
     External {

@@ -20,7 +20,8 @@ declare_rule! {
     ///
     /// An outbox relay's progress record is the write that retires the rows it read
     /// (a `DELETE` of them, or an `UPDATE` that marks them sent). A relay that makes
-    /// that write durable before it publishes the rows is reported at the write.
+    /// that write durable before it publishes the rows (a payload, key or record
+    /// taken from them) is reported at the write.
     ///
     /// ## Why is this bad?
     ///
@@ -85,10 +86,10 @@ declare_rule! {
     /// followed: the rule stays silent there. A value sent on an in-process channel is
     /// followed into the loops receiving from its channel (followed from the `channel()`
     /// call through arguments and struct fields, else by element type); a send whose
-    /// receiving loop cannot be found is silent. Which values a publish sends is not
-    /// followed: a relay that retires a batch of the rows it read (`WHERE id =
-    /// ANY($1)`, `IN (…)`) or rows of an outbox table, and then publishes something
-    /// else, is reported too.
+    /// receiving loop cannot be found is silent. A relay's publish is one that sends
+    /// values taken from the rows the query returned, followed within the function
+    /// that runs the query: rows read in a helper that returns them, and a publish of
+    /// something else after the rows were retired, are not reported.
     pub static MA001 = {
         code: "MA001",
         name: "ack-before-commit",

@@ -54,8 +54,9 @@ impl<'c> Interp<'c> {
             EventKind::Publish {
                 non_idempotent,
                 capped,
+                rows,
                 ..
-            } => self.publish(e, &mut st, *non_idempotent, *capped),
+            } => self.publish(e, &mut st, *non_idempotent, *capped, rows),
             // A request carrying an idempotency key (its header, or a keyed client)
             // is deduplicated by the receiver.
             EventKind::External {
@@ -518,6 +519,7 @@ impl<'c> Interp<'c> {
         st: &mut State,
         non_idempotent: bool,
         capped: bool,
+        rows: &[String],
     ) -> Option<Failure> {
         let ev = self.evref(e);
         self.split = None;
@@ -566,13 +568,14 @@ impl<'c> Interp<'c> {
                 related,
             );
         }
-        // Rows read and retired before this publish (durably): a relay's progress
-        // record ahead of what it publishes.
+        // Rows read and retired before this publish (durably), which it publishes
+        // (what it sends is taken from the rows read of a retired table): a relay's
+        // progress record ahead of what it publishes.
         if !capped {
             let retired: Vec<Retiring> = st
                 .retiring
                 .iter()
-                .filter(|r| r.tx.is_none())
+                .filter(|r| r.tx.is_none() && r.tables.iter().any(|t| rows.contains(t)))
                 .cloned()
                 .collect();
             for r in retired {

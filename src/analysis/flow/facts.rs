@@ -190,8 +190,8 @@ pub enum Relation {
     },
     /// `primary` (a write that retires rows of a table the path read: a `DELETE` of
     /// them, or an `UPDATE` that marks them done), made durable, runs before
-    /// `other` (a publish): the rows are gone or marked before they are published
-    /// (docs/what-is-analyzed.md, "Outbox").
+    /// `other` (a publish that sends values taken from those rows): the rows are
+    /// gone or marked before they are published (docs/what-is-analyzed.md, "Outbox").
     RowsRetiredBeforePublish {
         /// A `DELETE` (else an `UPDATE` that marks the rows done).
         deletes: bool,

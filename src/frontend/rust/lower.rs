@@ -373,6 +373,8 @@ struct Info {
     fresh_blocked: bool,
     /// A client whose requests carry an idempotency key (the packs' `keys_requests`).
     keyed: bool,
+    /// The rows of these tables, as a query read them (`fetch_all` of a `SELECT`).
+    rows: Vec<String>,
 }
 
 impl Info {
@@ -385,6 +387,16 @@ impl Info {
         self.idents.extend(other.idents.iter().cloned());
         if self.fresh.is_none() {
             self.fresh.clone_from(&other.fresh);
+        }
+        add_rows(&mut self.rows, &other.rows);
+    }
+}
+
+/// Adds the tables of `more` to `rows`, each once.
+fn add_rows(rows: &mut Vec<String>, more: &[String]) {
+    for t in more {
+        if !rows.contains(t) {
+            rows.push(t.clone());
         }
     }
 }
@@ -401,6 +413,9 @@ struct Value {
     builder: Option<Box<Builder>>,
     /// A received message, or a value taken from one (its root message).
     msg_root: Option<ValueId>,
+    /// Rows a query read from these tables, or a value taken from them (a row, a
+    /// field of one, a record built from them).
+    rows: Vec<String>,
     /// A fresh id (or a value made from one): where it was generated, and the retry
     /// scope it was generated in.
     fresh: Option<(Loc, String, Option<u32>)>,
@@ -481,6 +496,8 @@ struct Lowerer<'a, 'b> {
     lock_helper: bool,
     /// String literals of the builder chain whose event is being emitted.
     builder_strs: Vec<String>,
+    /// The tables of the read [`Lowerer::emit`] emitted last (for the value it makes).
+    read_rows: Vec<String>,
     /// The receiver of the API call being emitted, when it is a value (an external
     /// call made on an idempotency-keyed client is keyed).
     call_recv: Option<ValueId>,

@@ -91,6 +91,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             value,
             role: returns,
             mentions: value.into_iter().collect(),
+            rows: std::mem::take(&mut self.read_rows),
             ..Info::default()
         };
         if let (Some(v), Some(r)) = (value, &info.role) {
@@ -400,6 +401,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         Info {
             value,
             role: spec.returns.clone(),
+            rows: std::mem::take(&mut self.read_rows),
             ..Info::default()
         }
     }
@@ -562,6 +564,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         } else {
             self.event_kind(spec, target, &mentions, &loc, &text, out)?
         };
+        if let EventKind::Read { tables } = &kind {
+            self.read_rows.clone_from(tables);
+        }
         self.push_event(spec, kind, loc, text, out);
         made
     }
@@ -642,6 +647,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             .any(|w| self.builder_strs.iter().any(|s| s.eq_ignore_ascii_case(w))),
                     confirm: spec.confirmable.then_some(true),
                     channel: target,
+                    rows: self.rows_in(mentions),
                 }
             }
             Api::ChannelOpen => {

@@ -575,6 +575,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.values[v as usize].chan.extend(chan_field);
         self.values[v as usize].msg_root = base_val.msg_root;
         self.values[v as usize].fresh = base_val.fresh.clone();
+        self.values[v as usize].rows = base_val.rows.clone();
         self.fields.insert((b, name.to_string()), v);
         let mut info = self.value_info(v);
         info.mentions.push(b);

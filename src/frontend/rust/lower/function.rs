@@ -197,6 +197,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             bound_publishes: Vec::new(),
             lock_helper: false,
             builder_strs: Vec::new(),
+            read_rows: Vec::new(),
             call_recv: None,
             last_outcome: None,
             in_return: false,

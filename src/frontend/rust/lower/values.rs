@@ -328,6 +328,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         Info {
             mentions,
             idents,
+            rows: info.rows.clone(),
             ..Info::default()
         }
     }
@@ -355,6 +356,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             })
         };
         let clock = self.clock_in(&info.mentions);
+        let mut rows = info.rows.clone();
+        for m in &info.mentions {
+            super::add_rows(&mut rows, &self.values[*m as usize].rows);
+        }
         let builder = info.builder.clone().map(|mut b| {
             self.hold_builder(&mut b, v);
             b
@@ -373,7 +378,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .or_else(|| info.str_lit.as_deref().map(sql::facts));
         val.builder = builder;
         val.msg_root = root;
+        val.rows = rows;
         v
+    }
+
+    /// The tables whose rows (read by a query) the values `mentions` hold or are
+    /// taken from.
+    pub(super) fn rows_in(&self, mentions: &[ValueId]) -> Vec<String> {
+        let mut rows = Vec::new();
+        for m in mentions {
+            super::add_rows(&mut rows, &self.values[*m as usize].rows);
+        }
+        rows
     }
 
     pub(super) fn value_info(&mut self, v: ValueId) -> Info {
