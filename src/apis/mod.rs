@@ -265,6 +265,15 @@ impl Pack {
                     what()
                 ));
             }
+            if c.channel
+                .is_some_and(|t| !matches!(t, Target::Receiver | Target::Arg0))
+                || (c.channel.is_some() && c.event != ApiEvent::None)
+            {
+                return Err(format!(
+                    "{:?}: `channel` is `receiver` or `arg0`, on a call of event `none`",
+                    what()
+                ));
+            }
             if c.config.is_some() && (c.methods.is_empty() || c.on.is_empty()) {
                 return Err(format!("{:?}: `config` is for methods on a role", what()));
             }

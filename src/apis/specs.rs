@@ -431,6 +431,15 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// The publish goes out in its channel's confirm mode but returns no confirmation
+    /// (amiquip's, confirmed through a listener): the unconfirmed-publish rule asks
+    /// only that its channel be put in confirm mode.
+    #[serde(default)]
+    pub confirm_mode: bool,
+    /// (none) The value made publishes on the channel in this place, `receiver` or
+    /// `arg0` (amiquip's `Exchange::direct(&channel)`): a confirmable publish on it
+    /// goes out on that channel, in its confirm mode.
+    pub channel: Option<Target>,
     /// A `channel_open` call: the statement that puts the channel it makes in
     /// confirm mode (the unconfirmed-publish rule's unsafe fix), `{channel}` and `{options}` to fill...
     pub confirm_with: Option<String>,
