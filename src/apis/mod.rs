@@ -285,6 +285,20 @@ impl Pack {
                 ));
             }
         }
+        let bad_option = (self.auto_ack.iter())
+            .find(|a| !a.well_formed())
+            .or_else(|| {
+                self.transient_queue
+                    .iter()
+                    .find(|a| !a.methods.is_empty() || !a.well_formed())
+            });
+        if let Some(a) = bad_option {
+            return Err(format!(
+                "[[auto_ack]]/[[transient_queue]] {:?}: an option is a `field` with its `value` (and \
+                 `struct`), or, for `[[auto_ack]]` only, `methods` with an `arg` and its `value`, or neither",
+                a.methods.first().unwrap_or(&a.field)
+            ));
+        }
         for t in &self.ttls {
             let timed = matches!(t.form, TtlForm::ValueTtl | TtlForm::KeyTtl);
             if timed != t.unit.is_some() {
