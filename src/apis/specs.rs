@@ -338,7 +338,7 @@ impl AutoAckSpec {
         } else {
             self.struct_name.is_none()
                 && self.field.is_empty()
-                && self.arg.is_some() == !self.value.is_empty()
+                && self.arg.is_some() != self.value.is_empty()
                 && (self.arg.is_some() || self.arg_name.is_none())
         }
     }
