@@ -265,6 +265,15 @@ impl Pack {
                     what()
                 ));
             }
+            if c.channel
+                .is_some_and(|t| !matches!(t, Target::Receiver | Target::Arg0))
+                || (c.channel.is_some() && c.event != ApiEvent::None)
+            {
+                return Err(format!(
+                    "{:?}: `channel` is `receiver` or `arg0`, on a call of event `none`",
+                    what()
+                ));
+            }
             if c.config.is_some() && (c.methods.is_empty() || c.on.is_empty()) {
                 return Err(format!("{:?}: `config` is for methods on a role", what()));
             }
@@ -275,6 +284,20 @@ impl Pack {
                     what()
                 ));
             }
+        }
+        let bad_option = (self.auto_ack.iter())
+            .find(|a| !a.well_formed())
+            .or_else(|| {
+                self.transient_queue
+                    .iter()
+                    .find(|a| !a.methods.is_empty() || !a.well_formed())
+            });
+        if let Some(a) = bad_option {
+            return Err(format!(
+                "[[auto_ack]]/[[transient_queue]] {:?}: an option is a `field` with its `value` (and \
+                 `struct`), or, for `[[auto_ack]]` only, `methods` with an `arg` and its `value`, or neither",
+                a.methods.first().unwrap_or(&a.field)
+            ));
         }
         for t in &self.ttls {
             let timed = matches!(t.form, TtlForm::ValueTtl | TtlForm::KeyTtl);

@@ -292,18 +292,30 @@ impl TopicSpec {
     }
 }
 
-/// A consumer option, set in a struct literal, that turns acknowledgements off
-/// (lapin `BasicConsumeOptions { no_ack: true, .. }`, JetStream
-/// `ack_policy: AckPolicy::None`): `[[auto_ack]]`.
+/// A consumer option that turns acknowledgements off (`[[auto_ack]]`): set in a
+/// struct literal (lapin `BasicConsumeOptions { no_ack: true, .. }`, JetStream
+/// `ack_policy: AckPolicy::None`), or a method call: one of `methods` whose argument
+/// `arg` is `value` (fred `xreadgroup_map(.., true /* noack */, ..)`), or, with no
+/// `arg`, the call itself (redis-rs `StreamReadOptions::noack()`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AutoAckSpec {
     /// The struct literal's type (last segment); any struct when absent.
     #[serde(rename = "struct")]
     pub struct_name: Option<String>,
+    /// The struct literal's field (empty for the method form).
+    #[serde(default)]
     pub field: String,
+    /// The method form: the methods whose call sets the option.
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// The method form: the index of the argument that sets it...
+    pub arg: Option<usize>,
+    /// ...and that parameter's name, for messages (`noack`).
+    pub arg_name: Option<String>,
     /// `true`/`false` (a bool literal), or the path the field is set to (its last
-    /// two segments: `AckPolicy::None`).
+    /// two segments: `AckPolicy::None`); empty for a method whose call sets it.
+    #[serde(default)]
     pub value: String,
 }
 
@@ -311,7 +323,24 @@ impl AutoAckSpec {
     /// The identifiers that make a file name the option (the prefilter's words).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         let path_type = last_two_segments(&self.value).map(|(t, _)| t);
-        self.struct_name.as_deref().into_iter().chain(path_type)
+        self.struct_name
+            .as_deref()
+            .into_iter()
+            .chain(path_type)
+            .chain(self.methods.iter().map(String::as_str))
+    }
+
+    /// The form is whole: a field and its value, or methods with an argument and
+    /// its value (or neither).
+    pub fn well_formed(&self) -> bool {
+        if self.methods.is_empty() {
+            self.arg.is_none() && !self.field.is_empty() && !self.value.is_empty()
+        } else {
+            self.struct_name.is_none()
+                && self.field.is_empty()
+                && self.arg.is_some() != self.value.is_empty()
+                && (self.arg.is_some() || self.arg_name.is_none())
+        }
     }
 }
 
@@ -431,6 +460,15 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// The publish goes out in its channel's confirm mode but returns no confirmation
+    /// (amiquip's, confirmed through a listener): the unconfirmed-publish rule asks
+    /// only that its channel be put in confirm mode.
+    #[serde(default)]
+    pub confirm_mode: bool,
+    /// (none) The value made publishes on the channel in this place, `receiver` or
+    /// `arg0` (amiquip's `Exchange::direct(&channel)`): a confirmable publish on it
+    /// goes out on that channel, in its confirm mode.
+    pub channel: Option<Target>,
     /// A `channel_open` call: the statement that puts the channel it makes in
     /// confirm mode (the unconfirmed-publish rule's unsafe fix), `{channel}` and `{options}` to fill...
     pub confirm_with: Option<String>,

@@ -11,7 +11,9 @@ declare_rule! {
     /// Finds consumers whose progress advances on its own, independently of
     /// processing, in code with side effects: Kafka `enable.auto.commit=true` (also
     /// when unset on a raw rdkafka `ClientConfig`, whose default is `true`), lapin
-    /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`.
+    /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`, Redis
+    /// stream group reads with `NOACK` (fred `xreadgroup_map(.., true, ..)`, redis-rs
+    /// `StreamReadOptions::noack()`).
     /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
     /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
     ///

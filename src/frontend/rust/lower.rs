@@ -435,6 +435,9 @@ struct Value {
     deferred: Option<Box<Node>>,
     /// A channel made by a `ChannelOpen` and not yet bound: its first binding names it.
     opened: bool,
+    /// A handle made on a channel (the packs' `channel`, amiquip's `Exchange`): the
+    /// channel its publishes go out on.
+    channel: Option<ValueId>,
     /// Begun by a `lazy` begin and no transaction opened on it yet: writes given it
     /// commit by themselves.
     unopened: bool,

@@ -36,6 +36,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             format!("{recv_text}.{}", mc.method)
         };
         let args: Vec<&Expr> = mc.args.iter().collect();
+        self.ack_setting_in_call(mc, &name);
 
         // A builder's terminal, or a step along the builder.
         if let Some(b) = recv.builder.clone() {

@@ -82,8 +82,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
         self.call_recv = recv_v;
-        let value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        // A handle made on a channel (`Exchange::direct(&channel)`): its publishes go
+        // out on that channel.
+        let on_channel = match spec.channel {
+            Some(Target::Receiver) => recv_v,
+            Some(Target::Arg0) => arg_infos.first().and_then(|a| a.value),
+            _ => None,
+        }
+        .map(|c| self.values[c as usize].channel.unwrap_or(c));
+        let handle = on_channel.map(|_| text.clone());
+        let mut value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
         self.call_recv = None;
+        if let (Some(c), Some(text), None) = (on_channel, handle, value) {
+            let v = self.new_value(&text, TypeInfo::of_role(returns.clone()));
+            self.values[v as usize].channel = Some(c);
+            value = Some(v);
+        }
         if spec.acks {
             self.commit_acks(spec, recv_v, out);
         }
@@ -645,8 +659,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             .capped_args
                             .iter()
                             .any(|w| self.builder_strs.iter().any(|s| s.eq_ignore_ascii_case(w))),
-                    confirm: spec.confirmable.then_some(true),
-                    channel: target,
+                    confirm: (spec.confirmable || spec.confirm_mode).then_some(true),
+                    // Through a handle on a channel, the channel itself.
+                    channel: target.map(|t| self.values[t as usize].channel.unwrap_or(t)),
                     rows: self.rows_in(mentions),
                 }
             }

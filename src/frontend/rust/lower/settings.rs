@@ -101,6 +101,43 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// A consumer option that turns acknowledgements off, set by a method call (the
+    /// packs' `[[auto_ack]]` with `methods`: fred's `xreadgroup_map(.., true, ..)`,
+    /// whose fifth argument is `NOACK`; redis-rs `StreamReadOptions::noack()`), at the
+    /// argument that sets it, or the call when the call itself does.
+    pub(super) fn ack_setting_in_call(&mut self, mc: &syn::ExprMethodCall, name: &str) {
+        let apis = self.cx.apis;
+        for a in apis
+            .auto_ack
+            .iter()
+            .filter(|a| a.methods.iter().any(|m| m == name))
+        {
+            let (what, loc) = match a.arg {
+                None => (
+                    format!("`{name}()`"),
+                    self.cx.loc(mc.method.span(), mc.paren_token.span.close()),
+                ),
+                Some(i) => {
+                    let Some(arg) = mc.args.iter().nth(i) else {
+                        continue;
+                    };
+                    let set = matches!(strip(arg), Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Bool(b), ..
+                    }) if a.value == b.value.to_string());
+                    if !set {
+                        continue;
+                    }
+                    let param = a.arg_name.as_deref().unwrap_or("argument");
+                    (
+                        format!("`{param}` `{}` in `{name}`", a.value),
+                        self.cx.loc(expr_span(arg), expr_span(arg)),
+                    )
+                }
+            };
+            self.ack_settings.push(AckSetting { what, loc });
+        }
+    }
+
     /// A queue declared by a struct literal of a queue-options type (the packs'
     /// `[[transient_queue]]`): deleted with its connection when an option says so
     /// (`exclusive: true`), kept past it otherwise.
