@@ -614,6 +614,10 @@ impl<'c> Interp<'c> {
         // took are applied again when the batch, acked after the loop, is
         // redelivered.
         let mut done_nonidem = List::default();
+        // Tasks an item's iteration spawned may still run after the loop
+        // (`for m in &batch { tasks.spawn(apply(m)) }`): until they are awaited,
+        // an ack of the batch after the loop does not follow their effects.
+        let mut done_floating: Vec<Floating> = Vec::new();
         for _ in 0..2 {
             let o = self.run(body, head.clone(), fr);
             let back = loop_pass_exits(o, label, &mut out, &mut after);
@@ -625,6 +629,11 @@ impl<'c> Interp<'c> {
             union(&mut done_publishes, &b.publishes);
             if each {
                 union(&mut done_nonidem, &b.nonidem);
+                for f in &b.floating {
+                    if !done_floating.contains(f) {
+                        done_floating.push(f.clone());
+                    }
+                }
             }
             // A retry loop that runs out of attempts (`for attempt in 1..=n`,
             // `while tries < n`) leaves with what its last attempt left: a failure
@@ -648,6 +657,17 @@ impl<'c> Interp<'c> {
             union(&mut a.durable, &done_durable);
             union(&mut a.publishes, &done_publishes);
             union(&mut a.nonidem, &done_nonidem);
+            for f in done_floating {
+                if !a.floating.contains(&f) {
+                    a.floating.push(f);
+                }
+            }
+            // A loop that awaits task handles (`for h in handles { h.await?; }`,
+            // `while let Some(r) = set.join_next().await`) is there to wait for the
+            // tasks spawned before it: none of them still runs after it.
+            if !a.floating.is_empty() && awaits_tasks(body) {
+                a.floating.retain(|f| !entry.floating.contains(f));
+            }
         }
         out.fall = after;
         if outer.is_some() {
@@ -664,6 +684,24 @@ impl<'c> Interp<'c> {
         }
         out
     }
+}
+
+/// Whether a loop's body awaits a spawned task's handle or joins tasks, outside
+/// the closures it makes.
+fn awaits_tasks(body: &Node) -> bool {
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        match n {
+            Node::Event(e) => {
+                if matches!(e.kind, EventKind::AwaitHandle { .. }) {
+                    return true;
+                }
+            }
+            Node::Closure { .. } => {}
+            n => stack.extend(n.children()),
+        }
+    }
+    false
 }
 
 /// A loop whose body begins by leaving it when its condition or iterator is done

@@ -60,7 +60,7 @@ fn outcome_variants(e: &syn::ItemEnum) -> Option<HashMap<String, bool>> {
 /// A function that gives back no value: no return type, `()`, or a type whose first
 /// type argument is `()` (`anyhow::Result<()>`, `Result<(), E>`). Its body returns
 /// no id and no stream.
-fn returns_unit(output: &syn::ReturnType) -> bool {
+pub(super) fn returns_unit(output: &syn::ReturnType) -> bool {
     let syn::ReturnType::Type(_, ty) = output else {
         return true;
     };
@@ -423,6 +423,30 @@ impl IndexCx<'_> {
 
 pub(super) type FieldMap = HashMap<String, TypeInfo>;
 
+/// The signature of a function with a body (a free function or a method), with the
+/// facts its body gives callers (`stores_param` is set by the caller for methods).
+fn body_sig(
+    cx: &IndexCx,
+    local: &received::FileFields,
+    sig: &syn::Signature,
+    block: &syn::Block,
+    self_ty: Option<&str>,
+    trait_name: Option<&str>,
+    module: &[String],
+) -> FnSig {
+    FnSig {
+        self_type: self_ty.map(String::from),
+        trait_name: trait_name.map(String::from),
+        module: module.to_vec(),
+        ret: cx.stream_source(ret_type(cx, &sig.output, self_ty), block, &sig.output),
+        returns_fresh: cx.fresh_id_in(&sig.output, block),
+        returns_keyed: cx.keys_requests_in(&sig.output, block),
+        returns_text: cx.returned_text(block),
+        stores_param: None,
+        returns_received: received::returned_messages(cx, local, sig, block, self_ty),
+    }
+}
+
 pub(super) fn collect_sigs(
     cx: &IndexCx,
     items: &[syn::Item],
@@ -432,6 +456,7 @@ pub(super) fn collect_sigs(
     fields: &mut Vec<(String, FieldMap)>,
     consts: &mut Vec<(String, String)>,
 ) {
+    let local = received::file_fields(items);
     for item in items {
         match item {
             syn::Item::Fn(f) => {
@@ -439,23 +464,8 @@ pub(super) fn collect_sigs(
                     continue;
                 }
                 cx.field_texts(&f.block, None, consts);
-                sigs.push((
-                    f.sig.ident.to_string(),
-                    FnSig {
-                        self_type: None,
-                        trait_name: None,
-                        module: module.to_vec(),
-                        ret: cx.stream_source(
-                            ret_type(cx, &f.sig.output, None),
-                            &f.block,
-                            &f.sig.output,
-                        ),
-                        returns_fresh: cx.fresh_id_in(&f.sig.output, &f.block),
-                        returns_keyed: cx.keys_requests_in(&f.sig.output, &f.block),
-                        returns_text: cx.returned_text(&f.block),
-                        stores_param: None,
-                    },
-                ));
+                let sig = body_sig(cx, &local, &f.sig, &f.block, None, None, module);
+                sigs.push((f.sig.ident.to_string(), sig));
             }
             syn::Item::Impl(imp) => {
                 if !include_tests && is_test_attr(&imp.attrs) {
@@ -466,25 +476,18 @@ pub(super) fn collect_sigs(
                 for it in &imp.items {
                     if let syn::ImplItem::Fn(m) = it {
                         cx.field_texts(&m.block, self_ty.as_deref(), consts);
-                        sigs.push((
-                            m.sig.ident.to_string(),
-                            FnSig {
-                                self_type: self_ty.clone(),
-                                trait_name: trait_name.clone(),
-                                module: module.to_vec(),
-                                ret: cx.stream_source(
-                                    ret_type(cx, &m.sig.output, self_ty.as_deref()),
-                                    &m.block,
-                                    &m.sig.output,
-                                ),
-                                returns_fresh: cx.fresh_id_in(&m.sig.output, &m.block),
-                                returns_keyed: cx.keys_requests_in(&m.sig.output, &m.block),
-                                returns_text: cx.returned_text(&m.block),
-                                stores_param: stored::stored_param(
-                                    cx.apis, cx.index, &m.sig, &m.block,
-                                ),
-                            },
-                        ));
+                        let mut sig = body_sig(
+                            cx,
+                            &local,
+                            &m.sig,
+                            &m.block,
+                            self_ty.as_deref(),
+                            trait_name.as_deref(),
+                            module,
+                        );
+                        sig.stores_param =
+                            stored::stored_param(cx.apis, cx.index, &m.sig, &m.block);
+                        sigs.push((m.sig.ident.to_string(), sig));
                     }
                 }
             }
@@ -503,6 +506,7 @@ pub(super) fn collect_sigs(
                                     returns_keyed: false,
                                     returns_text: cx.returned_text(default),
                                     stores_param: None,
+                                    returns_received: None,
                                 },
                             ));
                         }

@@ -69,6 +69,7 @@ pub(crate) fn idents_of(node: &(impl quote::ToTokens + ?Sized)) -> Vec<String> {
     out
 }
 
+mod received;
 pub(crate) mod stored;
 pub mod text;
 mod worker;
@@ -116,6 +117,10 @@ pub struct FnSig {
     /// arguments the stored callable takes when a forwarding closure calls it
     /// (`move |b| Box::pin(f(b))`) ([`stored::stored_param`]).
     pub stores_param: Option<(String, usize, Option<usize>)>,
+    /// The function returns messages a pack's receive call gave it (a receive
+    /// helper, [`received::returned_messages`]): their role. A call to it is a
+    /// receive in its caller.
+    pub returns_received: Option<String>,
 }
 
 /// A string a function returns: SQL written in its body, a constant by name, or a

@@ -185,6 +185,7 @@ impl<'a> CrateFrontEnd<'a> {
                             returns_keyed: false,
                             returns_text: None,
                             stores_param: None,
+                            returns_received: None,
                         },
                         f.has_self,
                     )

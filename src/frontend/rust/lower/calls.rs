@@ -867,6 +867,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .map(|(l, t)| (l, t, scope));
         // A helper that returns a client keyed for idempotency.
         let keyed = self.callee_sig(&callee).is_some_and(|s| s.returns_keyed);
+        // A receive helper: what it returns are messages this caller takes.
+        let received = self
+            .callee_sig(&callee)
+            .and_then(|s| s.returns_received.clone());
         // A fresh id handed to a call inside the retry identifies the attempt.
         let mentions: Vec<ValueId> = args
             .iter()
@@ -884,10 +888,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 entries_unread: false,
                 origins: args.iter().map(|a| self.origin_of(a)).collect(),
             }),
-            loc,
-            text,
+            loc: loc.clone(),
+            text: text.clone(),
             describe: "call".into(),
         }));
+        if let Some(role) = received {
+            return self.received_from_helper(role, receiver, args, loc, text, out);
+        }
         // The declared return type says what the value is, a collection of the
         // crate's values included (`fn routes() -> HashMap<&str, Arc<dyn Handler>>`:
         // a table whose `get` gives a handler).
@@ -905,6 +912,41 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         info.str_lit = str_lit;
         info.keyed = keyed;
         info
+    }
+
+    /// The messages a receive helper returns (`let batch = next_batch(&consumer)
+    /// .await?`): received here, by the caller, from the client it was handed.
+    fn received_from_helper(
+        &mut self,
+        role: String,
+        receiver: Option<ValueId>,
+        args: &[Info],
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let client = receiver
+            .into_iter()
+            .chain(args.iter().filter_map(|a| a.value))
+            .find_map(|v| self.values[v as usize].kafka_client)
+            .map(|i| i as u32);
+        let v = self.new_value(&text, TypeInfo::of_role(Some(role.clone())));
+        self.values[v as usize].msg_root = Some(v);
+        out.push(Node::Event(Event {
+            kind: EventKind::Receive {
+                msg: v,
+                element: false,
+                client,
+            },
+            loc,
+            text,
+            describe: "message received by a helper".into(),
+        }));
+        Info {
+            value: Some(v),
+            role: Some(role),
+            ..Info::default()
+        }
     }
 
     /// The string a crate function returns, when the code fixes it: the SQL in its

@@ -57,8 +57,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if Role::JoinHandle.is(val.role.as_deref()) {
                 return Some(Some(v));
             }
-            if val.role.is_none() && val.msg_root.is_none() && matches!(strip(base), Expr::Path(_))
-            {
+            // (A message is never awaited: a loop variable taken for one, as in
+            // `for h in handles { h.await?; }` over handles of tasks that
+            // mention a message, is a task's handle.)
+            let root = val.msg_root.is_none_or(|r| r == v);
+            if val.role.is_none() && root && matches!(strip(base), Expr::Path(_)) {
                 return Some(None);
             }
         }

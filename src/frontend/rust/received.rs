@@ -1,0 +1,328 @@
+//! Receive helpers: a function that takes messages from a consumer and returns
+//! them (`async fn next_batch(c: &StreamConsumer) -> Result<Vec<OwnedMessage>>`,
+//! `fn poll(&self) -> Option<Delivery>`). Its callers obtain those messages: a call
+//! to it is a receive where it is made, so the caller is the handler that acks
+//! them (SPEC §2, what a handler is).
+//!
+//! Read from the body's syntax when the index is built: the returned expression,
+//! through `Ok(..)`/`Some(..)`, `vec![..]`, `?`, `.await` and the packs' alias
+//! methods (`detach`), is a pack's receive call, or a binding that holds one (a
+//! `let`, a match arm's or `if let`'s pattern over one) or that such values are
+//! pushed into (`batch.push(m.detach())`). The receiver's role comes from the
+//! parameters' declared types, a `let` with a type, or a field of `self` declared
+//! in the same file; a receive call the packs allow on any receiver (`on = ["?"]`)
+//! needs none.
+
+use std::collections::HashMap;
+
+use syn::visit::Visit;
+
+use super::index::IndexCx;
+use crate::apis::{ApiEvent, StdNames};
+
+/// The fields of the structs a file declares, by struct and field name.
+pub(super) type FileFields<'a> = HashMap<String, HashMap<String, &'a syn::Type>>;
+
+/// The structs of `items` (and of inline modules) with their named fields.
+pub(super) fn file_fields(items: &[syn::Item]) -> FileFields<'_> {
+    let mut out: FileFields = HashMap::new();
+    let mut stack: Vec<&[syn::Item]> = vec![items];
+    while let Some(items) = stack.pop() {
+        for item in items {
+            match item {
+                syn::Item::Struct(s) => {
+                    let fields = out.entry(s.ident.to_string()).or_default();
+                    for f in &s.fields {
+                        if let Some(id) = &f.ident {
+                            fields.insert(id.to_string(), &f.ty);
+                        }
+                    }
+                }
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        stack.push(inner);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The role of the messages the function returns, when it returns what a pack's
+/// receive call gave it; `None` for a function returning `()`, a stream or a
+/// consumer (a receive source, see `stream_source`), or anything else.
+pub(super) fn returned_messages(
+    cx: &IndexCx,
+    fields: &FileFields,
+    sig: &syn::Signature,
+    block: &syn::Block,
+    self_ty: Option<&str>,
+) -> Option<String> {
+    if super::index::returns_unit(&sig.output) || cx.apis.methods.is_empty() {
+        return None;
+    }
+    let mut returned: Vec<&syn::Expr> = Vec::new();
+    if let Some(syn::Stmt::Expr(e, None)) = block.stmts.last() {
+        returned.push(e);
+    }
+    let mut v = Body {
+        std: &cx.apis.std,
+        returns: Vec::new(),
+        lets: Vec::new(),
+        matched: Vec::new(),
+        pushed: Vec::new(),
+    };
+    v.visit_block(block);
+    returned.extend(v.returns.iter().copied());
+    let r = Resolver {
+        cx,
+        fields,
+        sig,
+        body: &v,
+        self_ty,
+    };
+    returned.into_iter().find_map(|e| r.role_of(e, 0))
+}
+
+/// What the resolver reads of a body: its returns, the sources of each binding
+/// name, and what is pushed into each name.
+struct Body<'a> {
+    std: &'a StdNames,
+    returns: Vec<&'a syn::Expr>,
+    /// A name bound by `let`, with its declared type and initializer.
+    lets: Vec<(String, Option<&'a syn::Type>, Option<&'a syn::Expr>)>,
+    /// A name bound by a pattern (a match arm's, `if let`'s, `while let`'s) over a
+    /// value: the value, when the name sits in the pattern's success side.
+    matched: Vec<(String, &'a syn::Expr)>,
+    /// `name.push(x)`, `name.insert(k, x)` (the runtime pack's `store_methods`).
+    pushed: Vec<(String, &'a syn::Expr)>,
+}
+
+/// The names a pattern binds on its success side (`Ok(Ok(m))`, `Some(m)`, `m`),
+/// not under `Err(..)` / `None`.
+fn success_names(std: &StdNames, p: &syn::Pat, out: &mut Vec<String>) {
+    match p {
+        syn::Pat::Ident(pi) => {
+            if let Some((_, sub)) = &pi.subpat {
+                success_names(std, sub, out);
+            }
+            out.push(pi.ident.to_string());
+        }
+        syn::Pat::TupleStruct(ts) => {
+            let last = ts.path.segments.last().map(|s| s.ident.to_string());
+            let r = &std.results;
+            if last.is_some_and(|l| r.side(&l) == Some(true) || r.some.contains(&l)) {
+                for e in &ts.elems {
+                    success_names(std, e, out);
+                }
+            }
+        }
+        syn::Pat::Reference(r) => success_names(std, &r.pat, out),
+        syn::Pat::Paren(pp) => success_names(std, &pp.pat, out),
+        syn::Pat::Type(pt) => success_names(std, &pt.pat, out),
+        _ => {}
+    }
+}
+
+impl<'a> Visit<'a> for Body<'a> {
+    fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+        if let Some(e) = &r.expr {
+            self.returns.push(e);
+        }
+        syn::visit::visit_expr_return(self, r);
+    }
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let init = l.init.as_ref().map(|i| &*i.expr);
+        match &l.pat {
+            syn::Pat::Ident(pi) => self.lets.push((pi.ident.to_string(), None, init)),
+            syn::Pat::Type(pt) => {
+                if let syn::Pat::Ident(pi) = &*pt.pat {
+                    self.lets.push((pi.ident.to_string(), Some(&pt.ty), init));
+                }
+            }
+            p => {
+                if let Some(init) = init {
+                    let mut names = Vec::new();
+                    success_names(self.std, p, &mut names);
+                    self.matched.extend(names.into_iter().map(|n| (n, init)));
+                }
+            }
+        }
+        syn::visit::visit_local(self, l);
+    }
+    fn visit_expr_match(&mut self, m: &'a syn::ExprMatch) {
+        for arm in &m.arms {
+            let mut names = Vec::new();
+            success_names(self.std, &arm.pat, &mut names);
+            self.matched
+                .extend(names.into_iter().map(|n| (n, &*m.expr)));
+        }
+        syn::visit::visit_expr_match(self, m);
+    }
+    fn visit_expr_let(&mut self, l: &'a syn::ExprLet) {
+        let mut names = Vec::new();
+        success_names(self.std, &l.pat, &mut names);
+        self.matched
+            .extend(names.into_iter().map(|n| (n, &*l.expr)));
+        syn::visit::visit_expr_let(self, l);
+    }
+    fn visit_expr_method_call(&mut self, mc: &'a syn::ExprMethodCall) {
+        if self.std.store_methods.contains(&mc.method.to_string()) {
+            if let (syn::Expr::Path(p), Some(arg)) = (&*mc.receiver, mc.args.last()) {
+                if let Some(id) = p.path.get_ident() {
+                    self.pushed.push((id.to_string(), arg));
+                }
+            }
+        }
+        syn::visit::visit_expr_method_call(self, mc);
+    }
+    // Closures, async blocks and nested items return their own values.
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+struct Resolver<'r, 'a> {
+    cx: &'r IndexCx<'r>,
+    fields: &'r FileFields<'r>,
+    sig: &'r syn::Signature,
+    body: &'r Body<'a>,
+    self_ty: Option<&'r str>,
+}
+
+const DEPTH: u32 = 12;
+
+impl Resolver<'_, '_> {
+    /// The message role of `e`: a receive call's result, through wrappers and
+    /// bindings.
+    fn role_of(&self, e: &syn::Expr, depth: u32) -> Option<String> {
+        if depth > DEPTH {
+            return None;
+        }
+        let std = &self.cx.apis.std;
+        match e {
+            syn::Expr::Paren(p) => self.role_of(&p.expr, depth + 1),
+            syn::Expr::Await(a) => self.role_of(&a.base, depth + 1),
+            syn::Expr::Try(t) => self.role_of(&t.expr, depth + 1),
+            syn::Expr::Reference(r) => self.role_of(&r.expr, depth + 1),
+            // What a branch or a block gives (`match rx.next().await { Some(Ok(d))
+            // => Some(d), _ => None }`).
+            syn::Expr::Block(b) => self.tail_role(&b.block, depth),
+            syn::Expr::If(i) => self.tail_role(&i.then_branch, depth).or_else(|| {
+                let (_, e) = i.else_branch.as_ref()?;
+                self.role_of(e, depth + 1)
+            }),
+            syn::Expr::Match(m) => m.arms.iter().find_map(|a| self.role_of(&a.body, depth + 1)),
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(f) = &*c.func else {
+                    return None;
+                };
+                let last = f.path.segments.last()?.ident.to_string();
+                if std.passthrough.contains(&last) && c.args.len() == 1 {
+                    self.role_of(&c.args[0], depth + 1)
+                } else if std.passthrough_last.contains(&last) {
+                    self.role_of(c.args.last()?, depth + 1)
+                } else {
+                    None
+                }
+            }
+            syn::Expr::Macro(m) => {
+                if !m.mac.path.is_ident("vec") {
+                    return None;
+                }
+                let elems = m
+                    .mac
+                    .parse_body_with(
+                        syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                    )
+                    .ok()?;
+                elems.iter().find_map(|e| self.role_of(e, depth + 1))
+            }
+            syn::Expr::MethodCall(mc) => {
+                let name = mc.method.to_string();
+                if std.aliases.contains(&name) {
+                    return self.role_of(&mc.receiver, depth + 1);
+                }
+                let specs = self.cx.apis.methods.get(&name)?;
+                let receiver = self.receiver_role(&mc.receiver);
+                specs.iter().find_map(|s| {
+                    let fits = s.on.iter().any(|o| {
+                        o == "?" && receiver.is_none() || receiver.as_deref() == Some(o.as_str())
+                    });
+                    let arity = s.arity.is_none_or(|a| a == mc.args.len());
+                    (s.event == ApiEvent::Receive && fits && arity)
+                        .then(|| s.returns.clone())
+                        .flatten()
+                        .filter(|r| !super::lower::is_stream_role(Some(r)))
+                })
+            }
+            syn::Expr::Path(p) => {
+                let name = p.path.get_ident()?.to_string();
+                let b = self.body;
+                let lets = b.lets.iter().filter(|(n, _, _)| *n == name);
+                let from_let = lets.filter_map(|(_, _, init)| *init);
+                let from_match = b
+                    .matched
+                    .iter()
+                    .filter(|(n, _)| *n == name)
+                    .map(|(_, e)| *e);
+                let from_push = b.pushed.iter().filter(|(n, _)| *n == name).map(|(_, e)| *e);
+                from_let
+                    .chain(from_match)
+                    .chain(from_push)
+                    .find_map(|e| self.role_of(e, depth + 1))
+            }
+            _ => None,
+        }
+    }
+
+    fn tail_role(&self, b: &syn::Block, depth: u32) -> Option<String> {
+        match b.stmts.last()? {
+            syn::Stmt::Expr(e, None) => self.role_of(e, depth + 1),
+            _ => None,
+        }
+    }
+
+    /// The role of a method call's receiver: a parameter's or a typed `let`'s
+    /// declared type, or a field of `self` declared in this file.
+    fn receiver_role(&self, e: &syn::Expr) -> Option<String> {
+        let ty = match e {
+            syn::Expr::Paren(p) => return self.receiver_role(&p.expr),
+            syn::Expr::Reference(r) => return self.receiver_role(&r.expr),
+            syn::Expr::Path(p) => {
+                let id = p.path.get_ident()?;
+                let param = self.sig.inputs.iter().find_map(|a| match a {
+                    syn::FnArg::Typed(pt) => match &*pt.pat {
+                        syn::Pat::Ident(pi) if pi.ident == *id => Some(&*pt.ty),
+                        _ => None,
+                    },
+                    syn::FnArg::Receiver(_) => None,
+                });
+                let typed_let = || {
+                    self.body
+                        .lets
+                        .iter()
+                        .find_map(|(n, t, _)| (*id == n).then_some(*t).flatten())
+                };
+                param.or_else(typed_let)?
+            }
+            syn::Expr::Field(f) => {
+                let syn::Expr::Path(base) = &*f.base else {
+                    return None;
+                };
+                if !base.path.is_ident("self") {
+                    return None;
+                }
+                let syn::Member::Named(field) = &f.member else {
+                    return None;
+                };
+                *self.fields.get(self.self_ty?)?.get(&field.to_string())?
+            }
+            _ => return None,
+        };
+        let cx = self.cx;
+        super::types::type_info(cx.apis, cx.uses, cx.index, ty, self.self_ty).role
+    }
+}
