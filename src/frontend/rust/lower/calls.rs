@@ -867,6 +867,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .map(|(l, t)| (l, t, scope));
         // A helper that returns a client keyed for idempotency.
         let keyed = self.callee_sig(&callee).is_some_and(|s| s.returns_keyed);
+        // A Kafka client a crate function returns (a consumer factory): its
+        // configuration is that function's.
+        let made_by = matches!(
+            ret.role.as_deref().and_then(Role::of),
+            Some(Role::KafkaConsumer | Role::KafkaProducer | Role::KafkaClient)
+        )
+        .then(|| Box::new(callee.clone()));
         // A fresh id handed to a call inside the retry identifies the attempt.
         let mentions: Vec<ValueId> = args
             .iter()
@@ -904,6 +911,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         info.str_lit = str_lit;
         info.keyed = keyed;
+        info.client_made_by = made_by;
         info
     }
 
