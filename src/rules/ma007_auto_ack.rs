@@ -13,7 +13,7 @@ declare_rule! {
     /// when unset on a raw rdkafka `ClientConfig`, whose default is `true`), lapin
     /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`, Redis
     /// stream group reads with `NOACK` (fred `xreadgroup_map(.., true, ..)`, redis-rs
-    /// `StreamReadOptions::noack()`).
+    /// `StreamReadOptions::noack()`), iggy `poll_messages(.., true)` (auto commit).
     /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
     /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
     ///
