@@ -138,9 +138,9 @@ pub enum EventKind {
     Receive {
         msg: ValueId,
         element: bool,
-        /// The Kafka client of this function (`Function::kafka_clients`) the
-        /// message comes from, when the consumer was configured here.
-        client: Option<u32>,
+        /// The Kafka client the message comes from, when known: configured in this
+        /// function, or by the crate function that returned the consumer.
+        client: Option<ClientRef>,
     },
     /// Progress recorded: ack, offset commit or store, SQS delete, XACK.
     /// `msg` is the message confirmed, when known.
@@ -320,6 +320,16 @@ pub struct Event {
     pub text: String,
     /// How messages name the event: `offset committed`, `message deleted`.
     pub describe: String,
+}
+
+/// Where the Kafka client a message is received from was configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientRef {
+    /// In this function (`Function::kafka_clients`).
+    Here(u32),
+    /// In the crate function that made the consumer (a factory), which returns its
+    /// client `Function::returns_kafka_client`.
+    Made(Callee),
 }
 
 /// How a called function is named at the call site.
@@ -847,6 +857,8 @@ pub struct Function {
     pub returns_batches: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
+    /// The one of `kafka_clients` the function returns (a consumer factory).
+    pub returns_kafka_client: Option<u32>,
     /// The packs whose broker entries matched calls in this function (`aws_sdk_sqs`
     /// for `client.receive_message().send()`): the libraries the crate certainly uses,
     /// where a method's name alone could be two packs'.

@@ -31,7 +31,8 @@ use reach::{node_receives, reaches_ack, receiving_functions};
 pub use super::resolve::{Candidate, Resolver, MAX_METHOD_CANDIDATES};
 pub use crate::ir::Tables;
 use crate::ir::{
-    Call, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Loc, Node, ValueId,
+    Call, ClientRef, ClosureRun, Crate, Event, EventKind, ExitKind, ExternalKind, Loc, Node,
+    ValueId,
 };
 pub use facts::{
     AckAfterFailure, AckBeforeEffect, Durability, EffectKind, EvData, EvRef, Facts, PairFact,
@@ -41,6 +42,29 @@ use state::{
     error_result, join_opt, live_publishes, union, Applied, Floating, Joiner, List, Pending,
     Retiring, State, Tx, WriteRec,
 };
+
+/// The Kafka clients (function, index) that crate functions configure and return
+/// (consumer factories), received from where a factory is called: read from the
+/// code, whether or not the receiving function is analyzed.
+fn factory_clients_received(krate: &Crate, resolver: &Resolver) -> BTreeSet<(usize, u32)> {
+    let mut out = BTreeSet::new();
+    for f in &krate.functions {
+        for e in f.body.each_event() {
+            if let EventKind::Receive {
+                client: Some(ClientRef::Made(callee)),
+                ..
+            } = &e.kind
+            {
+                for g in resolver.resolve_callee(f, callee) {
+                    if let Some(ci) = krate.functions[g].returns_kafka_client {
+                        out.insert((g, ci));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
 
 /// How deep calls are followed from an entry function.
 pub const MAX_CALL_DEPTH: usize = 6;
@@ -181,7 +205,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         .iter()
         .map(|(l, ts)| ((*l).clone(), ts.iter().cloned().collect()))
         .collect();
-    let mut received_clients = BTreeSet::new();
+    let mut received_clients = factory_clients_received(krate, &resolver);
     let mut effect_clients = BTreeSet::new();
     let mut committed_clients = BTreeSet::new();
     let mut over_budget = Vec::new();

@@ -3,7 +3,7 @@ use super::fixes;
 use super::pairs::label;
 use crate::analysis::kafka_clients::{is_consumer, value};
 use crate::diagnostic::Finding;
-use crate::ir::{ConfigClient, ConfigFormat, Crate, EventKind};
+use crate::ir::{ClientRef, ConfigClient, ConfigFormat, Crate, EventKind};
 
 declare_rule! {
     /// ## What it does
@@ -13,7 +13,7 @@ declare_rule! {
     /// when unset on a raw rdkafka `ClientConfig`, whose default is `true`), lapin
     /// `BasicConsumeOptions { no_ack: true, .. }`, JetStream `AckPolicy::None`, Redis
     /// stream group reads with `NOACK` (fred `xreadgroup_map(.., true, ..)`, redis-rs
-    /// `StreamReadOptions::noack()`).
+    /// `StreamReadOptions::noack()`), iggy `poll_messages(.., true)` (auto commit).
     /// librdkafka's at-least-once pattern is clean: `enable.auto.commit=true` with
     /// `enable.auto.offset.store=false` and an explicit `store_offset*` after the work.
     ///
@@ -119,9 +119,11 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
     for (fi, f) in krate.functions.iter().enumerate() {
         for (ci, c) in f.kafka_clients.iter().enumerate() {
             let key = (fi, ci as u32);
-            let received_here = f.body.each_event().any(
-                |e| matches!(e.kind, EventKind::Receive { client: Some(c), .. } if c == ci as u32),
-            );
+            // Received where it is configured, or where the function configuring it
+            // (a factory) returned it to.
+            let received_here = f.body.each_event().any(|e| {
+                matches!(e.kind, EventKind::Receive { client: Some(ClientRef::Here(c)), .. } if c == ci as u32)
+            }) || facts.received_clients.contains(&key);
             if received_here && !facts.effect_clients.contains(&key) {
                 continue;
             }

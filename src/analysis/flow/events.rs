@@ -7,7 +7,9 @@ use super::{finish_tasks, Frame, Interp, Outcome, Val, MAX_CALL_DEPTH};
 use crate::analysis::flow::facts::{
     AckAfterFailure, EffectKind, EvRef, Relation, WriteAfterFailure,
 };
-use crate::ir::{Event, EventKind, ExternalKind, Node, Origin, SqlFacts, SqlKind, ValueId};
+use crate::ir::{
+    ClientRef, Event, EventKind, ExternalKind, Node, Origin, SqlFacts, SqlKind, ValueId,
+};
 
 impl<'c> Interp<'c> {
     pub(super) fn event(&mut self, e: &'c Event, mut st: State, fr: &Frame<'c>) -> Outcome {
@@ -20,7 +22,7 @@ impl<'c> Interp<'c> {
                 element,
                 client,
             } => {
-                self.receive(&mut st, fr, *msg, *element, *client);
+                self.receive(&mut st, fr, *msg, *element, client.as_ref());
                 None
             }
             // A consumer's offsets committed with no message named (a partition list,
@@ -239,20 +241,35 @@ impl<'c> Interp<'c> {
         ));
     }
 
+    /// The Kafka clients (function, index) a message received in function `fi` comes
+    /// from: one configured there, or the one each crate function making the consumer
+    /// (a factory) configures and returns.
+    fn client_keys(&self, fi: usize, client: Option<&ClientRef>) -> Vec<(usize, u32)> {
+        match client {
+            Some(ClientRef::Here(c)) => vec![(fi, *c)],
+            Some(ClientRef::Made(callee)) => self
+                .resolver
+                .resolve_callee(&self.krate.functions[fi], callee)
+                .into_iter()
+                .filter_map(|g| Some((g, self.krate.functions[g].returns_kafka_client?)))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
     fn receive(
         &mut self,
         st: &mut State,
         fr: &Frame<'c>,
         msg: ValueId,
         element: bool,
-        client: Option<u32>,
+        client: Option<&ClientRef>,
     ) {
         st.received = true;
         st.message = true;
         let f = &self.krate.functions[fr.fn_idx];
         st.transient_source = !f.transient_queues.is_empty() && !f.durable_queues;
-        if let Some(c) = client {
-            let key = (fr.fn_idx, c);
+        for key in self.client_keys(fr.fn_idx, client) {
             self.received_clients.insert(key);
             if !st.received_clients.contains(&key) {
                 st.received_clients.insert(key);

@@ -367,6 +367,8 @@ struct Info {
     str_lit: Option<String>,
     kafka_config: Option<Box<KafkaClient>>,
     kafka_client: Option<usize>,
+    /// A Kafka client a crate function returned (a consumer factory), configured there.
+    client_made_by: Option<Box<crate::ir::Callee>>,
     /// A fresh id the expression evaluates to (a helper that mints one).
     fresh: Option<(Loc, String, Option<u32>)>,
     /// The value is not the fresh id its mentions carry (an unknown call's result).
@@ -428,6 +430,8 @@ struct Value {
     /// `kafka_clients`).
     kafka_config: Option<Box<KafkaClient>>,
     kafka_client: Option<usize>,
+    /// A Kafka client a crate function returned (a consumer factory), configured there.
+    client_made_by: Option<Box<crate::ir::Callee>>,
     /// Identifiers of the expression the value was made from (`ExistenceCheck::NX`).
     idents: Vec<String>,
     /// An async block or closure bound to this name: it runs where it is awaited,
@@ -542,6 +546,8 @@ struct Lowerer<'a, 'b> {
     next_scope: u32,
     id_flows: Vec<(Option<u32>, IdFlow)>,
     kafka_clients: Vec<KafkaClient>,
+    /// The Kafka client (of `kafka_clients`) the function returns (`Function::returns_kafka_client`).
+    returned_kafka_client: Option<usize>,
     /// Packs whose broker entries matched a call here (`Function::packs`).
     packs: Vec<String>,
     ack_settings: Vec<AckSetting>,

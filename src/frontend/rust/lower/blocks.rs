@@ -285,7 +285,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// recorded as unchecked.
     fn expr_stmt(&mut self, e: &Expr, semi: bool, out: &mut Vec<Node>) {
         let start = out.len();
-        self.expr(e, out);
+        let info = self.expr(e, out);
+        self.note_returned_client(&info, semi);
         // `op.await;`: a result dropped unread (rustc warns of an unused `Result`).
         if semi
             && matches!(strip(e), Expr::Await(_))
@@ -307,6 +308,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             if let Some(loc) = Self::crate_call_of_statement(e, &out[start..]) {
                 self.unused_calls.insert(loc);
             }
+        }
+    }
+
+    /// A Kafka client configured here and returned (a tail or `return` value): the
+    /// function is its factory (`Function::returns_kafka_client`).
+    pub(super) fn note_returned_client(&mut self, info: &Info, semi: bool) {
+        if !semi && self.in_return && self.closure_depth == 0 && info.kafka_client.is_some() {
+            self.returned_kafka_client = info.kafka_client;
         }
     }
 

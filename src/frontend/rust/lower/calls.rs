@@ -13,7 +13,8 @@ use super::{
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
 use crate::frontend::rust::{resolve_path, stored, ReturnedText, TypeInfo};
 use crate::ir::{
-    Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
+    Call, Callee, ClientFamily, ClientRef, ClosureRun, Event, EventKind, KafkaClient, Loc, Node,
+    ValueId,
 };
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -871,6 +872,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let received = self
             .callee_sig(&callee)
             .and_then(|s| s.returns_received.clone());
+        // A Kafka client a crate function returns (a consumer factory): its
+        // configuration is that function's.
+        let made_by = matches!(
+            ret.role.as_deref().and_then(Role::of),
+            Some(Role::KafkaConsumer | Role::KafkaProducer | Role::KafkaClient)
+        )
+        .then(|| Box::new(callee.clone()));
         // A fresh id handed to a call inside the retry identifies the attempt.
         let mentions: Vec<ValueId> = args
             .iter()
@@ -911,6 +919,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         info.str_lit = str_lit;
         info.keyed = keyed;
+        info.client_made_by = made_by;
         info
     }
 
@@ -928,8 +937,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let client = receiver
             .into_iter()
             .chain(args.iter().filter_map(|a| a.value))
-            .find_map(|v| self.values[v as usize].kafka_client)
-            .map(|i| i as u32);
+            .find_map(|v| {
+                let v = &self.values[v as usize];
+                v.kafka_client
+                    .map(|i| ClientRef::Here(i as u32))
+                    .or_else(|| v.client_made_by.as_deref().cloned().map(ClientRef::Made))
+            });
         let v = self.new_value(&text, TypeInfo::of_role(Some(role.clone())));
         self.values[v as usize].msg_root = Some(v);
         out.push(Node::Event(Event {

@@ -8,7 +8,8 @@ use super::{builder_text, dsl_table, strip, Builder, Info, Lowerer};
 use crate::apis::{ApiEvent as Api, ArgWord, BuilderStep, CallSpec, Role, Target};
 use crate::frontend::rust::{sql, TypeInfo};
 use crate::ir::{
-    ClosureRun, Event, EventKind, ExternalKind, Loc, Node, SqlFacts, SqlKind, Tables, ValueId,
+    ClientRef, ClosureRun, Event, EventKind, ExternalKind, Loc, Node, SqlFacts, SqlKind, Tables,
+    ValueId,
 };
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -611,9 +612,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 EventKind::Receive {
                     msg: v,
                     element: false,
-                    client: target
-                        .and_then(|t| self.values[t as usize].kafka_client)
-                        .map(|i| i as u32),
+                    client: target.and_then(|t| {
+                        let v = &self.values[t as usize];
+                        v.kafka_client
+                            .map(|i| ClientRef::Here(i as u32))
+                            .or_else(|| v.client_made_by.as_deref().cloned().map(ClientRef::Made))
+                    }),
                 }
             }
             Api::Ack => EventKind::Ack {

@@ -93,7 +93,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if let Some(v) = &r.expr {
                     let was = self.in_return;
                     self.in_return = self.closure_depth == 0;
-                    self.expr(v, out);
+                    let info = self.expr(v, out);
+                    self.note_returned_client(&info, false);
                     self.in_return = was;
                     if self.closure_depth == 0 {
                         self.propagate_outcome(v, out);

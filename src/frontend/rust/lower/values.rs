@@ -373,6 +373,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         val.clock = clock;
         val.kafka_config = info.kafka_config.clone();
         val.kafka_client = info.kafka_client;
+        val.client_made_by.clone_from(&info.client_made_by);
         val.keyed = info.keyed;
         val.idents = info.idents.iter().take(16).cloned().collect();
         val.sql = info
@@ -405,6 +406,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             idents: val.idents.clone(),
             kafka_config: val.kafka_config.clone(),
             kafka_client: val.kafka_client,
+            client_made_by: val.client_made_by.clone(),
             value: Some(v),
             role: val.role.clone(),
             crate_type: val.crate_type.clone(),
