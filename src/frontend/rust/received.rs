@@ -286,11 +286,27 @@ impl Resolver<'_, '_> {
     }
 
     /// The role of a method call's receiver: a parameter's or a typed `let`'s
-    /// declared type, or a field of `self` declared in this file.
+    /// declared type, a field of `self` declared in this file, or what a binding
+    /// holds, through the wrappers' accessors (`let mut guard =
+    /// self.receiver.lock().await; if let Some(r) = guard.as_mut() { r.. }`).
     fn receiver_role(&self, e: &syn::Expr) -> Option<String> {
+        self.value_role(e, 0)
+    }
+
+    fn value_role(&self, e: &syn::Expr, depth: u32) -> Option<String> {
+        if depth > DEPTH {
+            return None;
+        }
         let ty = match e {
-            syn::Expr::Paren(p) => return self.receiver_role(&p.expr),
-            syn::Expr::Reference(r) => return self.receiver_role(&r.expr),
+            syn::Expr::Paren(p) => return self.value_role(&p.expr, depth + 1),
+            syn::Expr::Reference(r) => return self.value_role(&r.expr, depth + 1),
+            syn::Expr::Await(a) => return self.value_role(&a.base, depth + 1),
+            syn::Expr::Try(t) => return self.value_role(&t.expr, depth + 1),
+            syn::Expr::MethodCall(mc)
+                if self.cx.apis.std.aliases.contains(&mc.method.to_string()) =>
+            {
+                return self.value_role(&mc.receiver, depth + 1)
+            }
             syn::Expr::Path(p) => {
                 let id = p.path.get_ident()?;
                 let param = self.sig.inputs.iter().find_map(|a| match a {
@@ -306,7 +322,19 @@ impl Resolver<'_, '_> {
                         .iter()
                         .find_map(|(n, t, _)| (*id == n).then_some(*t).flatten())
                 };
-                param.or_else(typed_let)?
+                match param.or_else(typed_let) {
+                    Some(ty) => ty,
+                    None => {
+                        // What the binding was given (a `let`, or a pattern's value).
+                        let b = self.body;
+                        let lets = b.lets.iter().filter(|(n, _, _)| *id == n);
+                        let matched = b.matched.iter().filter(|(n, _)| *id == n);
+                        return lets
+                            .filter_map(|(_, _, init)| *init)
+                            .chain(matched.map(|(_, e)| *e))
+                            .find_map(|e| self.value_role(e, depth + 1));
+                    }
+                }
             }
             syn::Expr::Field(f) => {
                 let syn::Expr::Path(base) = &*f.base else {
