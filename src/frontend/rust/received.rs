@@ -246,7 +246,7 @@ impl Resolver<'_, '_> {
                     return self.role_of(&mc.receiver, depth + 1);
                 }
                 let specs = self.cx.apis.methods.get(&name)?;
-                let receiver = self.receiver_role(&mc.receiver);
+                let receiver = self.value_role(&mc.receiver, 0);
                 specs.iter().find_map(|s| {
                     let fits = s.on.iter().any(|o| {
                         o == "?" && receiver.is_none() || receiver.as_deref() == Some(o.as_str())
@@ -285,14 +285,10 @@ impl Resolver<'_, '_> {
         }
     }
 
-    /// The role of a method call's receiver: a parameter's or a typed `let`'s
-    /// declared type, a field of `self` declared in this file, or what a binding
-    /// holds, through the wrappers' accessors (`let mut guard =
+    /// The role of a value, as a method call's receiver: a parameter's or a typed
+    /// `let`'s declared type, a field of `self` declared in this file, or what a
+    /// binding holds, through the wrappers' accessors (`let mut guard =
     /// self.receiver.lock().await; if let Some(r) = guard.as_mut() { r.. }`).
-    fn receiver_role(&self, e: &syn::Expr) -> Option<String> {
-        self.value_role(e, 0)
-    }
-
     fn value_role(&self, e: &syn::Expr, depth: u32) -> Option<String> {
         if depth > DEPTH {
             return None;

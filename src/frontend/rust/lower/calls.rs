@@ -13,8 +13,7 @@ use super::{
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
 use crate::frontend::rust::{resolve_path, stored, ReturnedText, TypeInfo};
 use crate::ir::{
-    Call, Callee, ClientFamily, ClientRef, ClosureRun, Event, EventKind, KafkaClient, Loc, Node,
-    ValueId,
+    Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
 };
 
 impl<'a, 'b> Lowerer<'a, 'b> {
@@ -937,12 +936,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let client = receiver
             .into_iter()
             .chain(args.iter().filter_map(|a| a.value))
-            .find_map(|v| {
-                let v = &self.values[v as usize];
-                v.kafka_client
-                    .map(|i| ClientRef::Here(i as u32))
-                    .or_else(|| v.client_made_by.as_deref().cloned().map(ClientRef::Made))
-            });
+            .find_map(|v| self.client_ref(v));
         let v = self.new_value(&text, TypeInfo::of_role(Some(role.clone())));
         self.values[v as usize].msg_root = Some(v);
         out.push(Node::Event(Event {

@@ -540,6 +540,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// Emits the event of `spec`. Returns the value it creates (a message, a transaction).
+    /// The Kafka client a value is (configured here, or made by the crate function
+    /// that returned it), as a receive names it.
+    pub(super) fn client_ref(&self, v: ValueId) -> Option<ClientRef> {
+        let v = &self.values[v as usize];
+        v.kafka_client
+            .map(|i| ClientRef::Here(i as u32))
+            .or_else(|| v.client_made_by.as_deref().cloned().map(ClientRef::Made))
+    }
+
     // The fields of the `Event` it builds (target, mentions, SQL, place, text), which
     // builders gather over a chain before the terminal call; and the output.
     #[allow(clippy::too_many_arguments)]
@@ -612,12 +621,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 EventKind::Receive {
                     msg: v,
                     element: false,
-                    client: target.and_then(|t| {
-                        let v = &self.values[t as usize];
-                        v.kafka_client
-                            .map(|i| ClientRef::Here(i as u32))
-                            .or_else(|| v.client_made_by.as_deref().cloned().map(ClientRef::Made))
-                    }),
+                    client: target.and_then(|t| self.client_ref(t)),
                 }
             }
             Api::Ack => EventKind::Ack {
