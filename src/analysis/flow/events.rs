@@ -500,15 +500,21 @@ impl<'c> Interp<'c> {
             (dedup, named, outbox, sql.guarded),
             *unchecked,
         );
-        // In a task (a worker, a spawned task), a dedup claim recorded before the
+        // A dedup record already on this path covers the effect, as one on the path
+        // to the ack does: an item's effect gated by its own claim in a loop over a
+        // batch (`for r in records { claim; if none { continue } effect }`) is
+        // not applied again when the batch, acked after the loop, is redelivered.
+        // In a task (a worker, a spawned task), only a claim recorded before the
         // effect in its transaction covers it: the claim commits with it or not at
         // all, and the ack that follows the task sees neither.
-        let claimed_in_task = self.tasks > 0
-            && tx_val.is_some()
-            && st.writes.iter().any(|w| w.dedup && w.tx == tx_val);
+        let claimed = st
+            .writes
+            .iter()
+            .any(|w| w.dedup && (self.tasks == 0 || (tx_val.is_some() && w.tx == tx_val)));
+        let nonidem = nonidem && !claimed;
         match tx_val.and_then(|t| st.txs.get_mut(&t)) {
             Some(tx) => {
-                if nonidem && !claimed_in_task {
+                if nonidem {
                     tx.nonidem.insert(applied.clone());
                 }
                 tx.known |= sql.kind == SqlKind::Write;
