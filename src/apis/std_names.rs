@@ -152,6 +152,11 @@ pub struct ResultSpec {
     /// Methods that count a collection's or an iterator's items (`len`, `count`).
     #[serde(default)]
     pub counts: Vec<String>,
+    /// Iterator methods giving the first item that passes their test, if one does
+    /// (`find`, `position`): `results.iter().find(|r| r.is_err())` is some when one
+    /// failed.
+    #[serde(default)]
+    pub finds: Vec<String>,
 }
 
 /// A side of a result.
@@ -176,6 +181,7 @@ impl ResultSpec {
         self.any_of.extend(other.any_of);
         self.all_of.extend(other.all_of);
         self.counts.extend(other.counts);
+        self.finds.extend(other.finds);
     }
 
     /// `Some(true)` for a success name (`Ok`), `Some(false)` for a failure (`Err`).

@@ -481,6 +481,12 @@ struct Lowerer<'a, 'b> {
     /// Locals a failure side recorded its failure in (`failed += 1`), by name, with
     /// the side's marker.
     failure_records: Vec<(String, Loc)>,
+    /// Locals holding futures of fallible operations not yet run (a stream whose
+    /// futures run concurrently, `let s = stream.map(op).buffer_unordered(n)`; a
+    /// collection of futures, `fu.push(op(x))`), with the operations' nodes: a loop
+    /// draining it (`while let Some(r) = s.next().await`) takes their outcomes
+    /// (lower/joined.rs).
+    held_futures: Vec<(ValueId, Vec<Node>)>,
     /// Flags of an operation's outcome (`let sent = op.await.is_ok()`), by name, with
     /// where its error is handled and whether `true` says it succeeded.
     outcome_flags: Vec<(String, Loc, bool)>,

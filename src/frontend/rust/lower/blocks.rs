@@ -228,6 +228,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
+        self.note_held_stream(local, &out[out_start..]);
         if let Some(init) = &local.init {
             self.bind_channel_ends(&local.pat, &init.expr);
         }

@@ -250,9 +250,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 elem: None,
             });
         }
+        let args_start = out.len();
         let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
         if self.cx.apis.std.store_methods.contains(name) {
+            self.note_held_future(recv.value, args, &out[args_start..]);
             self.count_fill(recv.value);
             self.store_into(recv.value, &arg_infos);
         }

@@ -11,6 +11,7 @@ use super::outcome::{
     block_hides_failure, catch_all_err, ends_in_fallible, hides_failure, is_call_chain,
     outcome_receiver, outcome_test, result_pattern,
 };
+use super::recorded::keeps_failure;
 use super::spans::{closure_span, expr_span};
 use super::{
     contains_event, contains_receive, ends_in_call, is_box_pin, is_branching, may_poll, pat_name,
@@ -142,11 +143,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.scopes.push(HashMap::new());
                 let mut then = Vec::new();
                 self.cond(&w.cond, &mut body);
+                // `while let Some(r) = s.next().await`, `s` holding futures of
+                // fallible operations (lower/joined.rs).
+                let records = self.drain_held(&w.cond, &mut then);
                 then.extend(self.block(&w.body));
                 self.scopes.pop();
+                let then = Node::Seq(then);
+                let mut after = Vec::new();
+                if !records.is_empty() {
+                    self.after_loop_over_records(records, &then, w.cond.span(), &mut after);
+                }
                 body.push(Node::Branch(vec![
                     Node::Exit(ExitKind::Break { label }),
-                    Node::Seq(then),
+                    then,
                 ]));
                 self.pop_label(w.label.as_ref());
                 out.push(Node::Loop {
@@ -154,6 +163,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     label,
                     each: false,
                 });
+                out.extend(after);
                 Info::default()
             }
             Expr::ForLoop(f) => {
@@ -207,7 +217,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
                 let mut after = Vec::new();
                 if !records.is_empty() {
-                    self.after_loop_over_records(records, &body, f, &mut after);
+                    self.after_loop_over_records(records, &body, f.expr.span(), &mut after);
                 }
                 out.push(Node::Loop {
                     body: Box::new(body),
@@ -258,13 +268,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let bound = bound_v.is_some();
         // `if let Ok(..) = ack { … } else { … }`, `ack` a value whose error was
         // handled when it was made: on its `Ok` side the operation did not fail.
+        // `if let Err(e) = r { return Err(e.into()) }`: on the side that takes every
+        // error and gives it back, it is propagated after all.
         if let (Expr::Let(l), false) = (&*i.cond, bound) {
-            let edge = self
-                .path_value(&l.expr)
-                .and_then(|v| self.outcome_edge(v, false, &l.expr));
+            let value = self.path_value(&l.expr);
+            let edge = value.and_then(|v| self.outcome_edge(v, false, &l.expr));
             match (result_pattern(&l.pat, &self.cx.index.outcomes), edge) {
                 (Some(true), Some(edge)) => then.insert(0, edge),
-                (Some(false), Some(edge)) => els.insert(0, edge),
+                (Some(false), Some(edge)) => {
+                    els.insert(0, edge);
+                    if catch_all_err(&l.pat, &self.cx.index.outcomes) && keeps_failure(&then) {
+                        if let Some(err) = value.and_then(|v| self.outcome_edge(v, true, &l.expr)) {
+                            then.insert(0, err);
+                        }
+                    }
+                }
                 _ => {}
             }
         }

@@ -9,6 +9,7 @@ use syn::{Expr, Pat};
 use super::outcome::{
     catch_all_err, ends_in_fallible, hides_failure, is_call_chain, result_pattern,
 };
+use super::recorded::keeps_failure;
 use super::spans::expr_span;
 use super::{
     ends_in_call, failed_then_return, is_branching, is_message_role, result_kind, short_text,
@@ -301,10 +302,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // `match ack { Ok(_) => …, Err(e) => … }`, `ack` a value whose error was
         // handled when it was made (`let ack = match op { .., Err(e) => Err(e) }`):
         // on its `Ok` arms the operation did not fail.
+        // On an arm that takes every error and gives it back (returns an error,
+        // nacks: `Err(e) => return Err(e.into())`), the failure handled before is
+        // propagated after all.
         if let Some(v) = self.path_value(&m.expr).filter(|_| !bound) {
-            for (arm, k) in arms.iter_mut().zip(&kinds) {
-                if let (Some(true), Node::Seq(body)) = (k, arm) {
-                    if let Some(edge) = self.outcome_edge(v, false, &m.expr) {
+            for ((arm, k), a) in arms.iter_mut().zip(&kinds).zip(&m.arms) {
+                let Node::Seq(body) = arm else { continue };
+                let gives_back = *k == Some(false)
+                    && a.guard.is_none()
+                    && catch_all_err(&a.pat, &self.cx.index.outcomes)
+                    && keeps_failure(body);
+                if *k == Some(true) || gives_back {
+                    if let Some(edge) = self.outcome_edge(v, gives_back, &m.expr) {
                         body.insert(0, edge);
                     }
                 }

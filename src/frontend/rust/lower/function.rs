@@ -188,6 +188,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             err_valued: Vec::new(),
             fills: HashMap::new(),
             failure_records: Vec::new(),
+            held_futures: Vec::new(),
             outcome_flags: Vec::new(),
             success_fills: Vec::new(),
             confirmable: HashSet::new(),

@@ -17,10 +17,10 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Pat};
 
-use super::outcome::{ends_in_fallible, panics_or_propagates};
+use super::outcome::{ends_in_fallible, panics_or_propagates, some_pattern};
 use super::{strip, Lowerer};
 use crate::frontend::rust::untyped;
-use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
+use crate::ir::{Event, EventKind, ExitKind, Loc, Node, ValueId};
 
 /// The plain local a method chain starts from (`results` in
 /// `results.iter().filter(..).count()`), through references and parentheses.
@@ -161,13 +161,100 @@ impl Lowerer<'_, '_> {
         locs
     }
 
+    /// `let mut s = stream::iter(xs).map(|x| op(x)).buffer_unordered(n);` (a chain
+    /// through a method that runs a stream's futures concurrently, not awaited): `s`
+    /// holds the futures of the closure's operation, run when it is drained.
+    pub(super) fn note_held_stream(&mut self, local: &syn::Local, nodes: &[Node]) {
+        let (Some(init), Pat::Ident(pi)) = (&local.init, untyped(&local.pat)) else {
+            return;
+        };
+        if init.diverge.is_some() || nodes.is_empty() || !ends_in_fallible(nodes) {
+            return;
+        }
+        let stream_joins = &self.cx.apis.std.stream_joins;
+        let mut e = strip(&init.expr);
+        let mut joins = false;
+        while let Expr::MethodCall(m) = e {
+            joins |= stream_joins.contains(&m.method.to_string());
+            e = strip(&m.receiver);
+        }
+        if let (true, Some(v)) = (joins, self.lookup(&pi.ident.to_string())) {
+            self.held_futures.push((v, nodes.to_vec()));
+        }
+    }
+
+    /// `pending.push(op(x))` (a store method given the future of a fallible
+    /// operation, not awaited): `pending` holds it, run when it is drained.
+    pub(super) fn note_held_future(
+        &mut self,
+        recv: Option<ValueId>,
+        args: &[&Expr],
+        nodes: &[Node],
+    ) {
+        let (Some(v), [arg]) = (recv, args) else {
+            return;
+        };
+        if !matches!(strip(arg), Expr::Call(_) | Expr::MethodCall(_))
+            || nodes.is_empty()
+            || !ends_in_fallible(nodes)
+        {
+            return;
+        }
+        match self.held_futures.iter_mut().find(|(w, _)| *w == v) {
+            Some((_, held)) => held.extend(nodes.iter().cloned()),
+            None => self.held_futures.push((v, nodes.to_vec())),
+        }
+    }
+
+    /// `while let Some(r) = s.next().await` (a method awaited on a local holding
+    /// futures of fallible operations): each `r` is one of their outcomes, taken
+    /// here. The operations run and a failure among them is handled here, recorded
+    /// in the item (a `r?` in the body gives it back). Pushes the operations and the
+    /// marker onto the loop's body and gives the marker.
+    pub(super) fn drain_held(&mut self, cond: &Expr, then: &mut Vec<Node>) -> Vec<Loc> {
+        let Expr::Let(l) = cond else {
+            return Vec::new();
+        };
+        let Pat::TupleStruct(ts) = &*l.pat else {
+            return Vec::new();
+        };
+        let item = match ts.elems.first() {
+            Some(Pat::Ident(pi)) if some_pattern(&l.pat) => pi.ident.to_string(),
+            _ => return Vec::new(),
+        };
+        let Expr::Await(a) = strip(&l.expr) else {
+            return Vec::new();
+        };
+        let Expr::MethodCall(m) = strip(&a.base) else {
+            return Vec::new();
+        };
+        let held = match (m.args.is_empty(), self.path_value(&m.receiver)) {
+            (true, Some(v)) => self.held_futures.iter().find(|(w, _)| *w == v),
+            _ => None,
+        };
+        let Some((_, nodes)) = held else {
+            return Vec::new();
+        };
+        then.extend(nodes.iter().cloned());
+        let marker = self.error_ignored(ts.elems[0].span(), "joined result taken", false);
+        let Node::Event(ev) = &marker else {
+            return Vec::new();
+        };
+        let loc = ev.loc.clone();
+        then.push(marker);
+        if let Some(v) = self.lookup(&item) {
+            self.handled_outcomes.push((v, loc.clone()));
+        }
+        vec![loc]
+    }
+
     /// After a loop over recorded failures whose body propagates them (`r?`): when
     /// the loop is done, none had failed.
     pub(super) fn after_loop_over_records(
         &self,
         locs: Vec<Loc>,
         body: &Node,
-        f: &syn::ExprForLoop,
+        sp: proc_macro2::Span,
         out: &mut Vec<Node>,
     ) {
         let propagates = body.each_event().any(|e| {
@@ -177,7 +264,6 @@ impl Lowerer<'_, '_> {
         if !propagates {
             return;
         }
-        let sp = f.expr.span();
         out.push(Node::Event(Event {
             kind: EventKind::ErrorPropagated {
                 handled: locs,

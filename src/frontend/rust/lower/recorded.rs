@@ -102,9 +102,22 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
         }) => i.base10_parse::<u64>().ok().filter(|n| *n <= 1),
         _ => None,
     };
+    // `results.iter().find(|r| r.is_err())`: some exactly when one failed.
+    let found_failure = |e: &Expr| match super::strip(e) {
+        Expr::MethodCall(m) => {
+            m.args.len() == 1
+                && results.finds.iter().any(|f| m.method == f)
+                && from_local(&m.receiver)
+                && item_test(&m.args[0]) == Some(ResultSide::Err)
+        }
+        _ => false,
+    };
     match super::strip(cond) {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_any(&u.expr, name).map(|b| !b),
-        Expr::Let(l) => (some_pattern(&l.pat) && is_local(&l.expr)).then_some(true),
+        // `let Some(e) = first`, `let Some(Err(e)) = results.into_iter().find(|r| r.is_err())`.
+        Expr::Let(l) => {
+            (some_pattern(&l.pat) && (is_local(&l.expr) || found_failure(&l.expr))).then_some(true)
+        }
         // `results.iter().any(|r| r.is_err())`, `results.iter().all(|r| r.is_ok())`.
         Expr::MethodCall(m) if m.args.len() == 1 && from_local(&m.receiver) => {
             let method = m.method.to_string();
@@ -114,7 +127,9 @@ fn tests_any(cond: &Expr, name: &str) -> Option<bool> {
                 _ => None,
             }
         }
-        Expr::MethodCall(m) if is_local(&m.receiver) && m.args.is_empty() => {
+        Expr::MethodCall(m)
+            if (is_local(&m.receiver) || found_failure(&m.receiver)) && m.args.is_empty() =>
+        {
             match m.method.to_string().as_str() {
                 "is_some" => Some(true),
                 "is_empty" | "is_none" => Some(false),
@@ -183,7 +198,7 @@ fn leaves(nodes: &[Node]) -> bool {
 }
 
 /// The nodes keep the message whose effect failed: they return an error, or nack it.
-fn keeps_failure(nodes: &[Node]) -> bool {
+pub(super) fn keeps_failure(nodes: &[Node]) -> bool {
     ends_in_error(nodes)
         || nodes.iter().any(|n| {
             n.each_event()
