@@ -487,6 +487,10 @@ struct Lowerer<'a, 'b> {
     /// draining it (`while let Some(r) = s.next().await`) takes their outcomes
     /// (lower/joined.rs).
     held_futures: Vec<(ValueId, Vec<Node>)>,
+    /// Locals a store method was given spawned tasks' handles (`running.push(
+    /// tokio::spawn(..))` into a `FuturesUnordered`): a method awaited on one
+    /// (`running.next().await`) finishes one of those tasks.
+    task_sets: Vec<ValueId>,
     /// Flags of an operation's outcome (`let sent = op.await.is_ok()`), by name, with
     /// where its error is handled and whether `true` says it succeeded.
     outcome_flags: Vec<(String, Loc, bool)>,

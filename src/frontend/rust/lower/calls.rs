@@ -255,6 +255,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.closure_param_hint = None;
         if self.cx.apis.std.store_methods.contains(name) {
             self.note_held_future(recv.value, args, &out[args_start..]);
+            self.note_task_set(recv.value, &arg_infos);
             self.count_fill(recv.value);
             self.store_into(recv.value, &arg_infos);
         }

@@ -189,6 +189,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             fills: HashMap::new(),
             failure_records: Vec::new(),
             held_futures: Vec::new(),
+            task_sets: Vec::new(),
             outcome_flags: Vec::new(),
             success_fills: Vec::new(),
             confirmable: HashSet::new(),

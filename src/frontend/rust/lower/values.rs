@@ -70,6 +70,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if info.value.is_none() && Role::JoinHandle.is(info.role.as_deref()) {
             return Some(None);
         }
+        // `running.next().await` on a local holding spawned tasks' handles.
+        if let Expr::MethodCall(m) = strip(base) {
+            let set = self.path_value(&m.receiver);
+            if m.args.is_empty() && set.is_some_and(|s| self.task_sets.contains(&s)) {
+                return Some(None);
+            }
+        }
         let joins = &self.cx.apis.std.task_joins;
         let callee = match strip(base) {
             Expr::Call(c) => match strip(&c.func) {
@@ -257,6 +264,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             out.push(self.value_from("", a));
         }
         out
+    }
+
+    /// A store method given a spawned task's handle (`running.push(tokio::spawn(..))`):
+    /// the receiver holds tasks.
+    pub(super) fn note_task_set(&mut self, recv: Option<ValueId>, args: &[Info]) {
+        let handle = |a: &Info| {
+            Role::JoinHandle.is(a.role.as_deref())
+                || a.value
+                    .is_some_and(|v| Role::JoinHandle.is(self.values[v as usize].role.as_deref()))
+        };
+        if let Some(r) = recv.filter(|r| !self.task_sets.contains(r)) {
+            if args.iter().any(handle) {
+                self.task_sets.push(r);
+            }
+        }
     }
 
     /// A method that puts its arguments into its receiver in place (the packs'
