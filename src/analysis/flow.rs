@@ -14,7 +14,9 @@
 //! iteration handles its own message. A transaction that is dropped or rolled back
 //! never applies its writes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 use std::rc::Rc;
 
 mod calls;
@@ -211,7 +213,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let mut over_budget = Vec::new();
     let mut returned_unread = BTreeSet::new();
     let workers = workers::worker_loops(krate);
-    let mut call_contexts: HashMap<usize, CallContexts> = HashMap::new();
+    let mut call_contexts: HashMap<usize, CallContexts> = HashMap::default();
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] || f.dependency {
             continue;
@@ -234,29 +236,29 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             next_frame: 1,
             facts: Vec::new(),
             tasks: 0,
-            effects_per_ack: HashMap::new(),
-            others_per_primary: HashMap::new(),
+            effects_per_ack: HashMap::default(),
+            others_per_primary: HashMap::default(),
             work: 0,
             entry: f.name.clone(),
             reach: &reach,
             receiving: &receiving,
-            loops_receiving: HashMap::new(),
+            loops_receiving: HashMap::default(),
             relayed: BTreeSet::new(),
             claim_tables: BTreeSet::new(),
             write_tables: &write_tables,
-            commit_tables: HashMap::new(),
+            commit_tables: HashMap::default(),
             workers: &workers,
-            worker_cache: HashMap::new(),
+            worker_cache: HashMap::default(),
             in_worker: Vec::new(),
             returned_unread: BTreeSet::new(),
-            call_contexts: HashMap::new(),
+            call_contexts: HashMap::default(),
         };
         let frame = Frame {
             id: 0,
             fn_idx: i,
-            map: HashMap::new(),
-            closures: HashMap::new(),
-            origins: HashMap::new(),
+            map: HashMap::default(),
+            closures: HashMap::default(),
+            origins: HashMap::default(),
         };
         let mut start = State::new();
         start.message = f.takes_message;
@@ -572,13 +574,13 @@ impl<'c> Interp<'c> {
     /// same way are joined (no alternative at all falls through unchanged).
     fn run_branch(&mut self, alts: &'c [Node], st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
+        let Some((last, init)) = alts.split_last() else {
+            out.fall = Some(st);
+            return out;
+        };
         let (mut fall, mut ret, mut ret_err) =
             (Joiner::default(), Joiner::default(), Joiner::default());
-        for a in alts {
-            // Copying the pending acks is the part of a branch's copy that
-            // grows with the function (the other lists end with each message).
-            self.work += st.acks.len() as u64;
-            let o = self.run(a, st.clone(), fr);
+        let mut absorb = |o: Outcome, out: &mut Outcome| {
             if let Some(f) = o.fall {
                 fall.push(f);
             }
@@ -590,14 +592,21 @@ impl<'c> Interp<'c> {
             }
             out.brk.extend(o.brk);
             out.cont.extend(o.cont);
+        };
+        // Copying the pending acks is the part of a branch's copy that grows with
+        // the function (the other lists end with each message). The last
+        // alternative takes the state itself, uncopied.
+        for a in init {
+            self.work += st.acks.len() as u64;
+            let o = self.run(a, st.clone(), fr);
+            absorb(o, &mut out);
         }
+        self.work += st.acks.len() as u64;
+        let o = self.run(last, st, fr);
+        absorb(o, &mut out);
         out.ret = ret.finish();
         out.ret_err = ret_err.finish();
-        out.fall = if alts.is_empty() {
-            Some(st)
-        } else {
-            fall.finish()
-        };
+        out.fall = fall.finish();
         out
     }
 

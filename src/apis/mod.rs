@@ -2,7 +2,9 @@
 //! config's `[apis]` table for a project's own wrappers. This is the only place that
 //! maps library types and calls to roles and delivery events; see `rules/README.md`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use serde::Deserialize;
 
@@ -341,7 +343,7 @@ pub struct Apis {
     pub types: HashMap<String, Vec<TypeSpec>>,
     /// The roles of client configurations: the receivers of the packs' `config`
     /// calls (rdkafka `ClientConfig`, kafka-rust's producer builder).
-    pub config_roles: std::collections::HashSet<String>,
+    pub config_roles: foldhash::HashSet<String>,
     /// Batch calls whose response carries per-entry failures, by method name: the
     /// response's accessors that tell which entries failed (the packs' `entry_failures`).
     pub entry_failures: HashMap<String, Vec<String>>,
@@ -635,7 +637,7 @@ impl Apis {
     }
 
     fn finish(&mut self) {
-        let mut batches: HashMap<String, Vec<String>> = HashMap::new();
+        let mut batches: HashMap<String, Vec<String>> = HashMap::default();
         for (name, specs) in &self.methods {
             for f in specs.iter().flat_map(|s| &s.entry_failures) {
                 let fields = batches.entry(name.clone()).or_default();

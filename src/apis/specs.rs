@@ -1,7 +1,7 @@
 //! What one pack entry says: the roles, events and settings a `[[types]]` or
 //! `[[calls]]` entry of `rules/*.toml` can name, as the loader reads them.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::Deserialize;
 

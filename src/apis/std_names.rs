@@ -2,7 +2,7 @@
 //! anyhow, tokio's macros) mean, as the runtime pack says: the front end follows
 //! values, text, results and durations through them.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde::Deserialize;

@@ -48,7 +48,7 @@ pub struct Lexicon {
     /// The modules whose naming makes a file name a key store (`Apis::ttl_modules`).
     key_store_modules: Vec<String>,
     /// Calls whose awaited result waits for spawned tasks (`StdNames::task_joins`).
-    task_joins: std::collections::HashSet<String>,
+    task_joins: foldhash::HashSet<String>,
 }
 
 impl Lexicon {

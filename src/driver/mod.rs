@@ -383,8 +383,8 @@ fn kafka_clients(krate: &crate::ir::Crate, package: &str) -> Vec<(String, crate:
 /// Merges the findings with one code and primary span into the first, with the
 /// labels of all (bounded again).
 fn dedup_findings(findings: &mut Vec<Finding>) {
-    let mut first: BTreeMap<(&'static str, String, crate::diagnostic::Span), usize> =
-        BTreeMap::new();
+    let mut first: foldhash::HashMap<(&'static str, String, crate::diagnostic::Span), usize> =
+        Default::default();
     let mut keep = Vec::with_capacity(findings.len());
     for f in std::mem::take(findings) {
         match first.get(&(f.code, f.path.clone(), f.span)) {

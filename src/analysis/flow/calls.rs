@@ -302,10 +302,10 @@ fn callee_frame<'c>(
     id: u32,
     idx: usize,
 ) -> Frame<'c> {
-    let mut map = HashMap::new();
-    let mut closures = HashMap::new();
+    let mut map = HashMap::default();
+    let mut closures = HashMap::default();
     let mut actuals: Vec<Option<ValueId>> = Vec::new();
-    let mut origins = HashMap::new();
+    let mut origins = HashMap::default();
     let offset = usize::from(callee.has_self);
     if callee.has_self {
         actuals.push(c.receiver);

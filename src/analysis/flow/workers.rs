@@ -77,7 +77,7 @@ pub(super) fn worker_loops(krate: &Crate) -> Workers<'_> {
             stack.extend(n.children());
         }
     }
-    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut ids: HashMap<&str, usize> = HashMap::default();
     let mut parent: Vec<usize> = Vec::new();
     for l in &lists {
         let mut first = None;
@@ -110,8 +110,8 @@ pub(super) fn worker_loops(krate: &Crate) -> Workers<'_> {
             }
         }
     }
-    let mut by_class: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut by_type: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_class: HashMap<usize, Vec<usize>> = HashMap::default();
+    let mut by_type: HashMap<String, Vec<usize>> = HashMap::default();
     for (w, l) in loops.iter().enumerate() {
         let mut types: Vec<&String> = Vec::new();
         let mut classes: Vec<usize> = Vec::new();
@@ -283,9 +283,9 @@ impl<'c> Interp<'c> {
         let frame = Frame {
             id: self.next_frame,
             fn_idx,
-            map: HashMap::new(),
-            closures: HashMap::new(),
-            origins: HashMap::new(),
+            map: HashMap::default(),
+            closures: HashMap::default(),
+            origins: HashMap::default(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();

@@ -42,6 +42,10 @@ use crate::ir::{
 };
 use crate::support::lines::LineIndex;
 
+/// The lowerer's own maps and sets, looked up per node: a fast hasher.
+type FastMap<K, V> = foldhash::HashMap<K, V>;
+type FastSet<T> = foldhash::HashSet<T>;
+
 /// Names the lowering makes facts of by themselves, besides the API knowledge (the
 /// packs' calls and types, topics, `auto_ack` options and retry methods): a SQL
 /// schema included from a file (the macros of kind `include_file`). A function body
@@ -325,11 +329,19 @@ impl FileCx<'_> {
         let s = text
             .get(sp.byte_start..sp.byte_end.max(sp.byte_start))
             .unwrap_or("");
-        s.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .replace(" .", ".")
-            .replace(". ", ".")
+        // The words joined by one space, none next to a `.` (`a . b` is `a.b`).
+        let mut out = String::with_capacity(s.len());
+        let mut words = s.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            out.push_str(w);
+            if words
+                .peek()
+                .is_some_and(|next| !w.ends_with('.') && !next.starts_with('.'))
+            {
+                out.push(' ');
+            }
+        }
+        out
     }
 }
 
@@ -456,8 +468,8 @@ struct Lowerer<'a, 'b> {
     impl_of: Option<&'b syn::ItemImpl>,
     cx: &'a FileCx<'b>,
     values: Vec<Value>,
-    scopes: Vec<HashMap<String, ValueId>>,
-    fields: HashMap<(ValueId, String), ValueId>,
+    scopes: Vec<FastMap<String, ValueId>>,
+    fields: FastMap<(ValueId, String), ValueId>,
     self_type: Option<String>,
     labels: Vec<(String, u32)>,
     next_label: u32,
@@ -466,7 +478,7 @@ struct Lowerer<'a, 'b> {
     finishes: Vec<u32>,
     /// Claims whose result is discarded (by location), and claims bound to a name
     /// that may or may not be used later.
-    unchecked: HashSet<Loc>,
+    unchecked: FastSet<Loc>,
     bound_claims: Vec<(ValueId, Loc)>,
     /// Bound outcomes whose error a test handled before the code went on, with where
     /// (`if let Err(e) = &res { log }`): a later `res?` propagates it after all.
@@ -477,7 +489,7 @@ struct Lowerer<'a, 'b> {
     /// How often each value is filled by a store method (`v.push(..)`), and the
     /// collections filled on operations' success sides, with how often and the
     /// markers of those operations' failure sides (lower/recorded.rs).
-    fills: HashMap<ValueId, u32>,
+    fills: FastMap<ValueId, u32>,
     /// Locals a failure side recorded its failure in (`failed += 1`), by name, with
     /// the side's marker.
     failure_records: Vec<(String, Loc)>,
@@ -497,7 +509,7 @@ struct Lowerer<'a, 'b> {
     success_fills: Vec<(ValueId, u32, Vec<Loc>)>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.
-    confirmable: HashSet<Loc>,
+    confirmable: FastSet<Loc>,
     /// The channel keys of the channel send or receive being emitted.
     chan_keys: Vec<String>,
     /// Channel keys that name one channel ([`Function::chan_links`]).
@@ -505,7 +517,7 @@ struct Lowerer<'a, 'b> {
     /// The channels made whose pack says how to put them in confirm mode: the
     /// call's place, the statement, the option type's path.
     channel_opens: Vec<(Loc, String, String)>,
-    unconfirmed: HashSet<Loc>,
+    unconfirmed: FastSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
     /// The function, its type or its module is named as a lock or a lease
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
@@ -532,11 +544,11 @@ struct Lowerer<'a, 'b> {
     /// Claims run as statements (their result dropped), with their connection: the
     /// connection may still tell the result (rusqlite `changes()`).
     dropped_claims: Vec<(Option<ValueId>, Loc)>,
-    returned: HashSet<ValueId>,
+    returned: FastSet<ValueId>,
     returns_claims: Vec<Loc>,
     /// Calls of the crate's functions whose result is dropped, by location, and
     /// calls whose result is bound (unused if the binding is never read).
-    unused_calls: HashSet<Loc>,
+    unused_calls: FastSet<Loc>,
     bound_calls: Vec<(ValueId, Loc)>,
     /// Retry scopes being lowered (innermost last), and fresh ids that reached what a
     /// retried step sends (a fresh id per attempt), by the scope they belong to.
@@ -570,19 +582,19 @@ struct Lowerer<'a, 'b> {
     sent_topics: Vec<String>,
     /// Batch calls (line and column of the method's name) whose response's per-entry
     /// failures nothing acts on (`batch.rs`).
-    unread_batches: HashSet<(u32, u32)>,
+    unread_batches: FastSet<(u32, u32)>,
     /// Method calls (line and column of the name) whose value a statement drops
     /// without awaiting it (`batch.rs`).
-    dropped_unawaited: HashSet<(u32, u32)>,
+    dropped_unawaited: FastSet<(u32, u32)>,
     /// Calls (line and column of the path's start or the method's name) whose result
     /// nothing reads as a batch response would be read (`batch.rs`).
-    unread_calls: HashSet<(u32, u32)>,
+    unread_calls: FastSet<(u32, u32)>,
     /// A serverless batch handler's event parameter (docs/what-is-analyzed.md, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,
     /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
     /// returns (line and column) ack the batch.
-    batch_oks: Option<HashSet<(u32, u32)>>,
+    batch_oks: Option<FastSet<(u32, u32)>>,
     /// A job-queue worker's handler: its `Ok` acks one job, not a batch.
     job_handler: bool,
 }

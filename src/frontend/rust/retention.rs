@@ -52,7 +52,7 @@ use values::{ConstDef, Evaled, Val};
 /// none of them, nor the API knowledge, gives no retention fact (`driver::lazy`
 /// leaves it unparsed).
 pub fn names(apis: &Apis) -> Vec<String> {
-    let bound = |m: &HashMap<String, Vec<CallSpec>>, b: Binds| {
+    let bound = |m: &foldhash::HashMap<String, Vec<CallSpec>>, b: Binds| {
         m.iter()
             .filter(move |(_, specs)| specs.iter().any(|s| s.binds == Some(b)))
             .map(|(name, _)| name.clone())

@@ -503,7 +503,7 @@ fn raw_start(text: &str, id: &str) -> usize {
 /// `.await` may wait for a task.
 pub fn item_tokens(
     text: &str,
-    joins: &std::collections::HashSet<String>,
+    joins: &foldhash::HashSet<String>,
     mut named: impl FnMut(&str) -> bool,
 ) -> ItemTokens {
     let mut out = ItemTokens::default();

@@ -695,23 +695,21 @@ impl<'ast> Visit<'ast> for Finder<'_, '_> {
 /// The statements of a block that name each identifier (anywhere in them: patterns,
 /// paths, fields, macro tokens), by index in order.
 struct Names {
-    by_name: std::collections::HashMap<String, Vec<usize>>,
+    by_name: foldhash::HashMap<String, Vec<usize>>,
 }
 
 impl Names {
     fn of(stmts: &[Stmt]) -> Names {
-        let mut by_name: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        let mut c = Idents {
+            by_name: Default::default(),
+            buf: String::new(),
+            at: 0,
+        };
         for (i, s) in stmts.iter().enumerate() {
-            let mut c = Idents(Vec::new());
+            c.at = i;
             c.visit_stmt(s);
-            for name in c.0 {
-                let at = by_name.entry(name).or_default();
-                if at.last() != Some(&i) {
-                    at.push(i);
-                }
-            }
         }
-        Names { by_name }
+        Names { by_name: c.by_name }
     }
 
     /// The statements after the `i`th that name `name`.
@@ -721,13 +719,33 @@ impl Names {
     }
 }
 
-struct Idents(Vec<String>);
+/// Collects [`Names`]: each identifier's text is written into one reused buffer, so
+/// only a name not seen before allocates.
+struct Idents {
+    by_name: foldhash::HashMap<String, Vec<usize>>,
+    buf: String,
+    /// The index of the statement being visited.
+    at: usize,
+}
 
 impl Idents {
+    fn note(&mut self, i: &proc_macro2::Ident) {
+        use std::fmt::Write;
+        self.buf.clear();
+        let _ = write!(self.buf, "{i}");
+        let at = match self.by_name.get_mut(self.buf.as_str()) {
+            Some(at) => at,
+            None => self.by_name.entry(self.buf.clone()).or_default(),
+        };
+        if at.last() != Some(&self.at) {
+            at.push(self.at);
+        }
+    }
+
     fn tokens(&mut self, ts: proc_macro2::TokenStream) {
         for t in ts {
             match t {
-                TokenTree::Ident(i) => self.0.push(i.to_string()),
+                TokenTree::Ident(i) => self.note(&i),
                 TokenTree::Group(g) => self.tokens(g.stream()),
                 _ => {}
             }
@@ -737,7 +755,7 @@ impl Idents {
 
 impl<'ast> Visit<'ast> for Idents {
     fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
-        self.0.push(i.to_string());
+        self.note(i);
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {

@@ -6,6 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
 use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern};
+use super::spans::expr_span;
 use super::{failed_then_return, is_branching, result_kind, strip, tail_value, Info, Lowerer};
 use crate::frontend::rust::{untyped, TypeInfo};
 use crate::ir::{Event, EventKind, ExitKind, Node};
@@ -13,7 +14,7 @@ use crate::ir::{Event, EventKind, ExitKind, Node};
 impl<'a, 'b> Lowerer<'a, 'b> {
     /// The function's own body: its tail expression is what the function returns.
     pub(super) fn fn_body(&mut self, block: &syn::Block) -> Vec<Node> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut out = Vec::new();
         let n = block.stmts.len();
         for (i, stmt) in block.stmts.iter().enumerate() {
@@ -85,7 +86,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     pub(super) fn block(&mut self, block: &syn::Block) -> Vec<Node> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut out = Vec::new();
         for stmt in &block.stmts {
             self.stmt(stmt, &mut out);
@@ -96,7 +97,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// A block used as a value: its nodes go to `out`, its tail expression's info is returned.
     pub(super) fn block_value(&mut self, block: &syn::Block, out: &mut Vec<Node>) -> Info {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut info = Info::default();
         let n = block.stmts.len();
         for (i, stmt) in block.stmts.iter().enumerate() {
@@ -295,7 +296,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             && out.len() > start
             && ends_in_fallible(out)
         {
-            out.push(self.error_ignored(e.span(), "the statement", false));
+            out.push(self.error_ignored(expr_span(e), "the statement", false));
         }
         if semi {
             if let Some((loc, target)) = Self::claim_target_of_statement(e, &out[start..]) {

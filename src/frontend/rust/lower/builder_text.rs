@@ -4,8 +4,6 @@
 //! names), the binds of a list helper opened on the builder. Read at the terminal in
 //! place of the builder's start when it parses.
 
-use std::collections::HashSet;
-
 use syn::Expr;
 
 use super::{strip, Builder, Info, Lowerer};
@@ -176,7 +174,7 @@ fn bound_text(
     e: Option<&Expr>,
     info: Option<&Info>,
     n: usize,
-    text_methods: &HashSet<String>,
+    text_methods: &foldhash::HashSet<String>,
 ) -> String {
     // A constant's number is a code, not a word: its name says what it means.
     let word = info
@@ -203,7 +201,7 @@ fn bound_text(
 /// `e` without the no-argument methods whose result holds the receiver's text (the
 /// runtime pack's `text_methods`: `Status::Complete.to_string()`, `.as_str()`): the
 /// bound text is the value's own.
-fn unconverted<'e>(mut e: &'e Expr, text_methods: &HashSet<String>) -> &'e Expr {
+fn unconverted<'e>(mut e: &'e Expr, text_methods: &foldhash::HashSet<String>) -> &'e Expr {
     while let Expr::MethodCall(m) = e {
         if !m.args.is_empty() || !text_methods.contains(&m.method.to_string()) {
             break;

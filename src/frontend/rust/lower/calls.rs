@@ -24,9 +24,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// crate, a Kafka client config chain, the API knowledge, then the standard
     /// library's methods.
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
-        self.link_chan_args(&format!(".{}", mc.method), mc.args.iter());
-        let recv = self.method_receiver(mc, out);
+        // The callee's text (`.send`) is written only for an argument a channel flows in.
+        let callee = format_args!(".{}", mc.method);
+        self.link_chan_args(&callee, mc.args.iter());
         let name = mc.method.to_string();
+        let mut recv = self.method_receiver(mc, &name, out);
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
         // The call as written, for the events it makes (most calls make none: a
         // receiver's text is read only when asked, not once per link of a chain).
@@ -39,7 +41,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.ack_setting_in_call(mc, &name);
 
         // A builder's terminal, or a step along the builder.
-        if let Some(b) = recv.builder.clone() {
+        if let Some(b) = recv.builder.take() {
             return self.builder_method(b, &name, &args, &loc, &call_text(), out);
         }
 
@@ -98,8 +100,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// on a closure (backon: `(|| async { … }).retry(policy)`); an operation's error
     /// that the method turns into a value (`op.await.ok()`, `.unwrap_or_default()`)
     /// is an ignored error: the code goes on (an ack after a failure).
-    fn method_receiver(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
-        let retried = self.cx.apis.retry_methods.contains(&mc.method.to_string())
+    fn method_receiver(
+        &mut self,
+        mc: &syn::ExprMethodCall,
+        name: &str,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let retried = self.cx.apis.retry_methods.iter().any(|m| m == name)
             && matches!(strip(&mc.receiver), Expr::Closure(_));
         if retried {
             self.next_scope += 1;
@@ -112,7 +119,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let bound = self.bound_chain_root(&mc.receiver, out);
         let recv = self.expr(&mc.receiver, out);
         let results = &self.cx.apis.std.results;
-        if results.swallows.contains(&mc.method.to_string())
+        if results.swallows.iter().any(|m| m == name)
             && ((out.len() > before && ends_in_fallible(out)) || bound.is_some())
         {
             let how = format!(".{}()", mc.method);
@@ -505,7 +512,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let segs = crate::frontend::rust::segments(&p.path);
         self.link_chan_args_of_path(&segs, c);
-        let loc = self.cx.loc(c.func.span(), c.paren_token.span.close());
+        let loc = self.cx.loc(expr_span(&c.func), c.paren_token.span.close());
         let text = segs.join("::");
         let args: Vec<&Expr> = c.args.iter().collect();
         let last = segs.last().cloned().unwrap_or_default();
@@ -698,12 +705,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     pub(super) fn path_spec(&mut self, segs: &[String], args: &[&Expr]) -> Option<CallSpec> {
         let last = segs.last()?;
-        let specs = self.cx.apis.paths.get(last)?.clone();
+        let apis = self.cx.apis;
+        let specs = apis.paths.get(last)?;
         let resolved = resolve_path(self.cx.uses, segs);
         let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
         specs
-            .into_iter()
+            .iter()
             .find(|s| self.spec_matches(s, None, &peek, Some(&resolved)))
+            .cloned()
     }
 
     /// True when the path names a function of this crate (`save`, `db::save`, `Self::save`, `Repo::new`),

@@ -4,8 +4,6 @@
 //! how the option type's name reaches the function's module, and the statements
 //! that await a confirmable publish once. The rule decides whether to offer the fix.
 
-use std::collections::HashSet;
-
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Pat};
@@ -61,7 +59,7 @@ pub(super) fn confirm_ats(
 pub(super) fn confirm_awaits(
     cx: &FileCx,
     block: &syn::Block,
-    once: &HashSet<Loc>,
+    once: &foldhash::HashSet<Loc>,
 ) -> Vec<ConfirmAwait> {
     if once.is_empty() {
         return Vec::new();
@@ -169,7 +167,7 @@ impl Lets<'_, '_, '_> {
 
 struct Awaits<'c, 'a, 'o> {
     cx: &'c FileCx<'a>,
-    once: &'o HashSet<Loc>,
+    once: &'o foldhash::HashSet<Loc>,
     found: Vec<ConfirmAwait>,
 }
 

@@ -140,7 +140,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::While(w) => {
                 let label = self.push_label(w.label.as_ref());
                 let mut body = Vec::new();
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let mut then = Vec::new();
                 self.cond(&w.cond, &mut body);
                 // `while let Some(r) = s.next().await`, `s` holding futures of
@@ -169,7 +169,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::ForLoop(f) => {
                 let iter = self.expr(&f.expr, out);
                 let label = self.push_label(f.label.as_ref());
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let mut then = Vec::new();
                 // Iterating over received messages: each item is a message of its own.
                 // Not the crate's own values decoded from one (`for e in &batch.entries`
@@ -244,7 +244,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     pub(super) fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Node>) -> Info {
         let arms_return = std::mem::take(&mut self.tail_arms);
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut cond = Vec::new();
         self.cond(&i.cond, &mut cond);
         let mut then = self.block(&i.then_branch);
@@ -422,7 +422,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         handle: Option<ValueId>,
         out: &mut Vec<Node>,
     ) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut param = None;
         let hint = self.closure_param_hint.take();
         for (i, p) in c.inputs.iter().enumerate() {
@@ -558,7 +558,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if !later {
                     return false;
                 }
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 for stmt in init {
                     self.stmt(stmt, out);
                 }

@@ -266,7 +266,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // The roles the arms that do not diverge evaluate to.
         let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
         for arm in &m.arms {
-            self.scopes.push(HashMap::new());
+            self.scopes.push(HashMap::default());
             self.bind_pattern(&arm.pat, &scrut);
             let mut body = Vec::new();
             if let Some((_, g)) = &arm.guard {

@@ -191,7 +191,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let mut arms = Vec::new();
         for (pat, fut, body) in &branches {
-            self.scopes.push(HashMap::new());
+            self.scopes.push(HashMap::default());
             let mut arm = Vec::new();
             let info = self.expr(fut, &mut arm);
             if let Some(p) = pat {

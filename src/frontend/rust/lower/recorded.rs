@@ -23,7 +23,7 @@ use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
 /// `x += ..`) or filled by a store method (`x.push(..)`), with how often each is
 /// filled by a store method.
 pub(super) struct Recorded<'s> {
-    store: &'s std::collections::HashSet<String>,
+    store: &'s foldhash::HashSet<String>,
     assigned: Vec<String>,
     filled: Vec<String>,
 }

@@ -2,9 +2,9 @@
 //! outcome, and the bookkeeping when a function's body is done (`finish`).
 
 use proc_macro2::Span as PmSpan;
-use syn::spanned::Spanned;
 use syn::Expr;
 
+use super::spans::expr_span;
 use super::{strip, Lowerer};
 use crate::apis::{CallSpec, Role};
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node, ValueId};
@@ -237,7 +237,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if handled.is_empty() {
             return None;
         }
-        let sp = e.span();
+        let sp = expr_span(e);
         Some(Node::Event(Event {
             kind: EventKind::ErrorPropagated { handled, err },
             loc: self.cx.loc(sp, sp),
@@ -310,7 +310,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         match e {
             Expr::MethodCall(m) => self.cx.loc(m.method.span(), m.paren_token.span.close()) == *loc,
-            Expr::Call(c) => self.cx.loc(c.func.span(), c.paren_token.span.close()) == *loc,
+            Expr::Call(c) => self.cx.loc(expr_span(&c.func), c.paren_token.span.close()) == *loc,
             _ => true,
         }
     }

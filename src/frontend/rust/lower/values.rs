@@ -576,7 +576,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// it: `worker`, `Worker::new`, `.start`) with the callee's parameters.
     pub(super) fn link_chan_args<'e>(
         &mut self,
-        callee: &str,
+        callee: &dyn std::fmt::Display,
         args: impl Iterator<Item = &'e Expr>,
     ) {
         for (i, a) in args.enumerate() {
