@@ -286,6 +286,7 @@ impl<'c> Interp<'c> {
             map: HashMap::new(),
             closures: HashMap::new(),
             origins: HashMap::new(),
+            rows: HashMap::new(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();
