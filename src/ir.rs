@@ -182,6 +182,10 @@ pub enum EventKind {
         /// The values the statement is written with, and where each comes from as
         /// this function sees it (a parameter's origin is the caller's argument's).
         keyed_by: Vec<(ValueId, Origin)>,
+        /// The tables whose rows, read by a query of the same function, the values
+        /// it is written with are taken from (a relay's cursor set to the last row's
+        /// id; docs/what-is-analyzed.md, "Outbox").
+        rows: Vec<String>,
         /// The target is a pool or a connection (or another store, like Redis): unless
         /// a transaction is open on it, the write commits by itself.
         autocommit: bool,
@@ -362,6 +366,9 @@ pub struct Call {
     pub entries_unread: bool,
     /// Where each argument comes from, as the caller sees it (parallel to `args`).
     pub origins: Vec<Origin>,
+    /// The tables whose rows, read by a query of the caller, each argument is taken
+    /// from (parallel to `args`).
+    pub rows: Vec<Vec<String>>,
 }
 
 /// Where a value comes from, as far as the function that holds it sees.

@@ -134,11 +134,27 @@ struct Frame<'c> {
     closures: HashMap<ValueId, Rc<(&'c Node, Frame<'c>)>>,
     /// Where the caller's arguments for parameters come from (a constant, a message).
     origins: HashMap<ValueId, crate::ir::Origin>,
+    /// The tables whose rows the caller's arguments for parameters are taken from.
+    rows: HashMap<ValueId, Vec<String>>,
 }
 
 impl Frame<'_> {
     fn val(&self, v: ValueId) -> Val {
         self.map.get(&v).copied().unwrap_or((self.id, v))
+    }
+
+    /// The tables whose rows the values `vs` (with `local`, as the function sees
+    /// them) are taken from: a parameter's, as its caller gave it.
+    fn rows_of(&self, vs: impl Iterator<Item = ValueId>, local: &[String]) -> Vec<String> {
+        let mut out = local.to_vec();
+        for v in vs {
+            for t in self.rows.get(&v).into_iter().flatten() {
+                if !out.contains(t) {
+                    out.push(t.clone());
+                }
+            }
+        }
+        out
     }
 
     /// Where `v` comes from: as the function sees it, or (a parameter) as its caller
@@ -259,6 +275,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             map: HashMap::default(),
             closures: HashMap::default(),
             origins: HashMap::default(),
+            rows: HashMap::default(),
         };
         let mut start = State::new();
         start.message = f.takes_message;

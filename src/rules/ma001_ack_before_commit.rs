@@ -19,9 +19,14 @@ declare_rule! {
     /// first and then applies an effect.
     ///
     /// An outbox relay's progress record is the write that retires the rows it read
-    /// (a `DELETE` of them, or an `UPDATE` that marks them sent). A relay that makes
-    /// that write durable before it publishes the rows (a payload, key or record
-    /// taken from them) is reported at the write.
+    /// (a `DELETE` of them, an `UPDATE` that marks them sent, or a progress cursor
+    /// advanced over them: an update or upsert of a table that holds a position by
+    /// its name, `cursor`, `checkpoint`, `watermark`, `offset(s)`, `lsn`,
+    /// `progress`, set to a value taken from the rows, such as the last row's id or
+    /// the highest sequence or block number). A relay or tailer that makes that write
+    /// durable before it publishes the rows (a payload, key or record taken from
+    /// them) is reported at the write, also when the write is in a helper of another
+    /// file.
     ///
     /// ## Why is this bad?
     ///
@@ -69,8 +74,9 @@ declare_rule! {
     /// - An ack before the send (effects handed on afterwards are not that ack's).
     /// - Nacks and rejects: they ask for redelivery.
     /// - Writes into a transaction that is rolled back or dropped after the ack.
-    /// - A relay that publishes the rows it read before deleting or marking them, or
-    ///   that marks them in a transaction committed only after the publish; a lease
+    /// - A relay that publishes the rows it read before deleting or marking them (or
+    ///   advancing its cursor over them), or that marks them in a transaction
+    ///   committed only after the publish; a lease
     ///   (`SET locked_by = $1, locked_until = …`) before the publish; one business row
     ///   of a table other than an outbox set to a done status before a publish
     ///   (`UPDATE orders SET status = 'completed' WHERE id = $1`: MA006's).
@@ -89,7 +95,10 @@ declare_rule! {
     /// receiving loop cannot be found is silent. A relay's publish is one that sends
     /// values taken from the rows the query returned, followed within the function
     /// that runs the query: rows read in a helper that returns them, and a publish of
-    /// something else after the rows were retired, are not reported.
+    /// something else after the rows were retired, are not reported. A cursor is
+    /// recognized by its table's name and its value's origin in rows the path read;
+    /// a tailer whose position comes from elsewhere (a block number an RPC returned)
+    /// is not followed.
     pub static MA001 = {
         code: "MA001",
         name: "ack-before-commit",
@@ -270,11 +279,12 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
 }
 
 /// A relay's progress record written before the publish it records: rows of a
-/// table it read deleted, or marked done, and made durable before the publish.
-/// A relay retires its rows in a batch (`WHERE id = ANY($1)`, `IN (…)`) or from an
-/// outbox table; a single row of another table marked done (`UPDATE orders SET
-/// status = 'completed' WHERE id = $1`) before a publish is a business change
-/// (MA006's), not a relay's bookkeeping.
+/// table it read deleted, or marked done, or a progress cursor set past them, and
+/// made durable before the publish. A relay retires its rows in a batch (`WHERE id
+/// = ANY($1)`, `IN (…)`), from an outbox table, or by a cursor (which covers every
+/// row up to it: `many_rows`); a single row of another table marked done (`UPDATE
+/// orders SET status = 'completed' WHERE id = $1`) before a publish is a business
+/// change (MA006's), not a relay's bookkeeping.
 pub fn reports(p: &PairFact, _facts: &Facts) -> bool {
     matches!(
         p.relation,
@@ -286,17 +296,31 @@ pub fn reports(p: &PairFact, _facts: &Facts) -> bool {
 /// The relay findings: one per retiring write, at the write.
 fn relay_findings(facts: &Facts) -> Vec<Finding> {
     report(&MA001, facts, reports, |f| {
-        let deletes = matches!(
-            f.relation,
-            Relation::RowsRetiredBeforePublish { deletes: true, .. }
-        );
-        let (done, gone) = if deletes {
+        let (deletes, cursor) = match f.relation {
+            Relation::RowsRetiredBeforePublish {
+                deletes, cursor, ..
+            } => (deletes, cursor),
+            _ => (false, false),
+        };
+        let (done, gone) = if cursor {
+            (
+                "advances the relay's progress cursor over the rows it read",
+                "are behind the cursor",
+            )
+        } else if deletes {
             ("deletes the rows the relay read", "are deleted")
         } else {
             ("marks the rows the relay read as sent", "are marked sent")
         };
         let write = code(&call_text(&f.primary));
         let publish = code(&f.other.text);
+        let help = if cursor {
+            "publish the rows first, then store the cursor (or store it in a transaction that \
+             commits only after the publish succeeded); consumers deduplicate the re-sends"
+        } else {
+            "publish the rows first, then delete or mark them (or mark them in a transaction \
+             that commits only after the publish succeeded); consumers deduplicate the re-sends"
+        };
         Wording {
             message: format!(
                 "{write} ({}) {done} before {publish} publishes them: the relay's progress record runs ahead of the send",
@@ -306,10 +330,12 @@ fn relay_findings(facts: &Facts) -> Vec<Finding> {
                 "the rows {gone} before they are published: if {publish} fails or the relay crashes \
                  between the two, those events are lost and never re-sent"
             ),
-            help: "publish the rows first, then delete or mark them (or mark them in a transaction \
-                   that commits only after the publish succeeded); consumers deduplicate the re-sends"
-                .into(),
-            other_label: "the rows are published here, after they were retired".into(),
+            help: help.into(),
+            other_label: if cursor {
+                "the rows are published here, after the cursor passed them".into()
+            } else {
+                "the rows are published here, after they were retired".into()
+            },
         }
     })
 }

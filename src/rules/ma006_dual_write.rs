@@ -60,8 +60,12 @@ declare_rule! {
     ///   tables all hold a position by their name (`cursor`, `checkpoint`, `watermark`,
     ///   `lsn`, `offset(s)`, `progress`, or `position` in a longer name such as
     ///   `cdc_position`), as in `INSERT INTO relay_offsets … ON CONFLICT DO UPDATE`
-    ///   after sending up to that sequence. A cursor stored before the publish, or a
-    ///   business row written with it, is still reported.
+    ///   after sending up to that sequence. A business row written with it is still
+    ///   reported.
+    /// - A cursor stored before the publish, set from the rows that publish sends
+    ///   (the last row's id, the highest sequence): the relay's progress record runs
+    ///   ahead of the send, and MA001 reports it at the cursor write. A cursor stored
+    ///   before a publish of anything else is still reported.
     /// - Caches and locks: a Redis `SET` with an expiry (`EX`, `PX`, `set_ex`), and a
     ///   `SET … NX` whose key names a lock, a lease or a mutex, or that runs in a
     ///   function, type or module so named on a key it is handed (`try_lock(conn, key)`,
@@ -116,8 +120,9 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 // - `change_deletes_only`: deleting rows that were handled (a relay deleting what it
 //   published, a queue consumed) changes no business state a consumer could miss.
 // - `relay_bookkeeping`: a relay marking the rows it published.
-// - `retired_before_publish`: a relay retiring the rows it read before it publishes
-//   them: MA001 reports that order at the write (one defect, one finding).
+// - `retired_before_publish`: a relay retiring the rows it read (or advancing its
+//   cursor over them) before it publishes them: MA001 reports that order at the write
+//   (one defect, one finding).
 // - `progress_cursor`, after the publish: a relay or tailer storing the position it
 //   has published up to (docs/what-is-analyzed.md: not a business change).
 // - `capped`: an append to a capped stream is a lossy log by design (docs/what-is-analyzed.md): no
@@ -272,6 +277,19 @@ mod tests {
             change_after_publish: false,
         };
         assert!(reports(&before, &facts));
+        // Set from the rows that publish sends, it is the relay's progress record written
+        // ahead of the send: MA001's, at the cursor write (one defect, one finding).
+        let mut covered = facts.clone();
+        covered.pairs.push(fact(
+            Relation::RowsRetiredBeforePublish {
+                deletes: false,
+                many_rows: true,
+                outbox_table: false,
+                cursor: true,
+            },
+            (5, 3),
+        ));
+        assert!(!reports(&before, &covered));
         // A business row written with it is still a business change.
         facts.durable_tables.insert(
             p.other.loc.clone(),

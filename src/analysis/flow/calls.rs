@@ -306,6 +306,7 @@ fn callee_frame<'c>(
     let mut closures = HashMap::default();
     let mut actuals: Vec<Option<ValueId>> = Vec::new();
     let mut origins = HashMap::default();
+    let mut rows: HashMap<ValueId, Vec<String>> = HashMap::default();
     let offset = usize::from(callee.has_self);
     if callee.has_self {
         actuals.push(c.receiver);
@@ -324,6 +325,22 @@ fn callee_frame<'c>(
         if origin != crate::ir::Origin::Unknown {
             origins.insert(*p, origin);
         }
+        // The rows the argument is taken from, here or (a parameter) in the caller's caller.
+        let mut from: Vec<String> = i
+            .checked_sub(offset)
+            .and_then(|j| c.rows.get(j).cloned())
+            .unwrap_or_default();
+        if let Some(up) = a.and_then(|a| fr.rows.get(&a)) {
+            from.extend(
+                up.iter()
+                    .filter(|t| !from.contains(t))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+        }
+        if !from.is_empty() {
+            rows.insert(*p, from);
+        }
         if let Some(a) = a {
             map.insert(*p, fr.val(a));
             // A closure parameter passed on to the next callee.
@@ -341,6 +358,7 @@ fn callee_frame<'c>(
         map,
         closures,
         origins,
+        rows,
     }
 }
 

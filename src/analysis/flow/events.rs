@@ -435,6 +435,7 @@ impl<'c> Interp<'c> {
             sql,
             unchecked,
             keyed_by,
+            rows,
             autocommit,
         } = &e.kind
         else {
@@ -474,7 +475,9 @@ impl<'c> Interp<'c> {
             .map(|t| fr.val(t))
             .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
         let auto = tx_val.is_none() && *autocommit;
+        let bound_rows = fr.rows_of(keyed_by.iter().map(|(v, _)| *v), rows);
         self.retiring(st, sql, &ev, tx_val, auto);
+        self.cursor_advanced(st, sql, &ev, tx_val, auto, &bound_rows);
         // A business write can fail (a named dedup record's failure is not the
         // effect's; a Redis `SET` is a cache or a lock). A claim by its shape alone is
         // the effect itself when no other effect follows it (`effect_now` ends it).
@@ -607,6 +610,7 @@ impl<'c> Interp<'c> {
                         deletes: r.deletes,
                         many_rows: r.many_rows,
                         outbox_table: r.outbox_table,
+                        cursor: r.cursor,
                     },
                     r.ev,
                     ev.clone(),
@@ -651,6 +655,45 @@ impl<'c> Interp<'c> {
             tx,
             deletes,
             many_rows: sql.many_rows,
+            cursor: false,
+        });
+    }
+
+    /// A relay's or tailer's progress cursor (a write of a table that holds a
+    /// position by its name, `Tables::is_cursor`) set from rows the path read (the
+    /// last row's id, the highest sequence): it advances over those rows, written in
+    /// a transaction (`tx`) or in autocommit (`auto`). Published after it, they are
+    /// retired before they are published, as a `DELETE` of them would be.
+    fn cursor_advanced(
+        &self,
+        st: &mut State,
+        sql: &SqlFacts,
+        ev: &EvRef,
+        tx: Option<super::Val>,
+        auto: bool,
+        bound_rows: &[String],
+    ) {
+        let sets = matches!(sql.verb.as_str(), "UPDATE" | "INSERT" | "SET") || sql.upsert;
+        let cursor = !sql.tables.is_empty() && sql.tables.iter().all(|t| self.tables.is_cursor(t));
+        if !(sets && cursor) || (tx.is_none() && !auto) {
+            return;
+        }
+        let tables: Vec<String> = bound_rows
+            .iter()
+            .filter(|t| st.read_tables.contains(*t) && !self.tables.is_cursor(t))
+            .cloned()
+            .collect();
+        if tables.is_empty() {
+            return;
+        }
+        st.retiring.insert(Retiring {
+            ev: ev.clone(),
+            outbox_table: tables.iter().any(|t| self.tables.is_outbox(t)),
+            tables,
+            tx,
+            deletes: false,
+            many_rows: true,
+            cursor: true,
         });
     }
 

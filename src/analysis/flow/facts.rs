@@ -189,7 +189,8 @@ pub enum Relation {
         change_after_publish: bool,
     },
     /// `primary` (a write that retires rows of a table the path read: a `DELETE` of
-    /// them, or an `UPDATE` that marks them done), made durable, runs before
+    /// them, an `UPDATE` that marks them done, or a progress cursor set to a value
+    /// taken from them), made durable, runs before
     /// `other` (a publish that sends values taken from those rows): the rows are
     /// gone or marked before they are published (docs/what-is-analyzed.md, "Outbox").
     RowsRetiredBeforePublish {
@@ -199,6 +200,9 @@ pub enum Relation {
         many_rows: bool,
         /// It writes an outbox table (by name or the config's `outbox_tables`).
         outbox_table: bool,
+        /// It sets a progress cursor (a table holding a position by its name) to a
+        /// value taken from the rows, rather than writing the rows themselves.
+        cursor: bool,
     },
     /// `primary` (a dedup record) and `other` (an effect written to the database)
     /// are written on one path, in either order.

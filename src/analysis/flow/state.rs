@@ -47,8 +47,9 @@ pub(super) struct WriteRec {
     pub(super) guarded: bool,
 }
 
-/// A write that retires rows of a table the path read (a `DELETE` of them, or an
-/// `UPDATE` that marks them done): a relay's progress record over those rows.
+/// A write that retires rows of a table the path read (a `DELETE` of them, an
+/// `UPDATE` that marks them done, or a progress cursor set past them): a relay's
+/// progress record over those rows.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Retiring {
     pub(super) ev: EvRef,
@@ -61,6 +62,9 @@ pub(super) struct Retiring {
     pub(super) many_rows: bool,
     /// It writes an outbox table (by name or the config's `outbox_tables`).
     pub(super) outbox_table: bool,
+    /// It advances a progress cursor over the rows (`tables`: those the cursor's
+    /// value is taken from), rather than writing them.
+    pub(super) cursor: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -286,6 +286,7 @@ impl<'c> Interp<'c> {
             map: HashMap::default(),
             closures: HashMap::default(),
             origins: HashMap::default(),
+            rows: HashMap::default(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();

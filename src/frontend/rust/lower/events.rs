@@ -767,6 +767,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     sql: facts,
                     unchecked: false,
                     keyed_by: self.origins_of(mentions),
+                    rows: self.rows_in(mentions),
                     autocommit,
                 };
                 return Some(WriteEvent::Statement(kind, describe));
@@ -780,6 +781,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         sql: facts,
                         unchecked: false,
                         keyed_by: self.origins_of(mentions),
+                        rows: self.rows_in(mentions),
                         autocommit,
                     }
                 } else {

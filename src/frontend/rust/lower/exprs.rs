@@ -265,6 +265,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut kinds = Vec::new();
         // The roles the arms that do not diverge evaluate to.
         let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
+        // The rows those values are taken from (`Some(b) => b` over a row's field).
+        let mut rows = Vec::new();
         for arm in &m.arms {
             self.scopes.push(HashMap::default());
             self.bind_pattern(&arm.pat, &scrut);
@@ -277,6 +279,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.tail_arms = false;
             self.arm_returns(arms_return, &arm.body, &mut body);
             if !matches!(body.last(), Some(Node::Exit(_))) {
+                super::add_rows(&mut rows, &self.rows_of(&v));
                 values.push((v.role, v.crate_type));
             }
             self.scopes.pop();
@@ -400,6 +403,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         Info {
             role,
             crate_type,
+            rows,
             ..Info::default()
         }
     }

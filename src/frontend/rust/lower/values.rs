@@ -418,6 +418,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         rows
     }
 
+    /// The tables whose rows an argument is taken from: its own, and its mentions'.
+    pub(super) fn rows_of(&self, a: &Info) -> Vec<String> {
+        let mut rows = a.rows.clone();
+        super::add_rows(&mut rows, &self.rows_in(&a.mentions));
+        rows
+    }
+
     pub(super) fn value_info(&mut self, v: ValueId) -> Info {
         self.uses[v as usize] += 1;
         if self.in_return {
