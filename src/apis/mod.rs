@@ -129,6 +129,9 @@ struct Pack {
     passthrough: Vec<String>,
     #[serde(default)]
     passthrough_last: Vec<String>,
+    /// Associated functions that make a value of the type they are called on.
+    #[serde(default)]
+    constructors: Vec<String>,
     #[serde(default)]
     accessors: Vec<String>,
     #[serde(default)]
@@ -512,6 +515,7 @@ impl Apis {
         self.std.aliases.extend(pack.alias_methods);
         self.std.passthrough.extend(pack.passthrough);
         self.std.passthrough_last.extend(pack.passthrough_last);
+        self.std.constructors.extend(pack.constructors);
         self.std.accessors.extend(pack.accessors);
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);

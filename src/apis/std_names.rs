@@ -45,6 +45,10 @@ pub struct StdNames {
     /// Calls whose last argument passes through (`timeout(d, fut)`;
     /// `passthrough_last`).
     pub passthrough_last: HashSet<String>,
+    /// Associated functions that make a value of the type they are called on
+    /// (`Client::new(&conf)`, `Client::from_conf(c)`; `constructors`): called on a
+    /// type an API pack gives a role, the value has that role.
+    pub constructors: HashSet<String>,
     /// No-argument accessors of the wrappers types see through (`accessors`).
     pub accessors: HashSet<String>,
     /// Names every crate defines (`new`, `fmt`): a file naming one is not linked to

@@ -19,6 +19,7 @@ mod builder_text;
 mod calls;
 mod confirm;
 mod control;
+mod ctor;
 mod events;
 mod exprs;
 mod function;

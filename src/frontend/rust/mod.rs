@@ -92,7 +92,7 @@ pub(crate) use lower::links_untyped_receiver;
 pub use session::{with_front_end, CrateFrontEnd, Lazy};
 pub use types::TypeInfo;
 pub(crate) use types::{
-    is_wrapper, resolve_path, role_of_resolved, segments, type_info, type_name,
+    constructed_role, is_wrapper, resolve_path, role_of_resolved, segments, type_info, type_name,
 };
 
 /// Signature of a function of the crate, for call resolution and result roles.

@@ -457,6 +457,36 @@ pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<Strin
     None
 }
 
+/// The role of a value a constructor called on the type path `resolved` (the file's
+/// imports followed: `aws_sdk_sns::Client` for `Sns` of `use aws_sdk_sns::Client as
+/// Sns`) makes: the pack's `[[types]]` entry for the type, as a declared type of
+/// that path has it, and whether the path names the type's crate. `None` for a
+/// type of the analyzed crate, and for a pool generic over what it pools
+/// (`r2d2::Pool::new(manager)`: the manager decides, which a call does not say).
+pub(crate) fn constructed_role(
+    apis: &Apis,
+    index: &CrateIndex,
+    resolved: &[String],
+) -> Option<(String, bool)> {
+    let (first, last) = (resolved.first()?, resolved.last()?);
+    if matches!(first.as_str(), "crate" | "self" | "super" | "Self") {
+        return None;
+    }
+    let qualified = resolved.len() >= 2;
+    if !qualified && index.type_names.contains(last) {
+        return None;
+    }
+    if qualified
+        && apis
+            .type_specs(last)
+            .iter()
+            .any(|s| s.managed_in.iter().any(|c| c == first))
+    {
+        return None;
+    }
+    Some((role_of_resolved(apis, resolved)?, qualified))
+}
+
 /// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
 pub(crate) fn generic_name(ty: &syn::Type) -> Option<String> {
     innermost(ty)

@@ -12,9 +12,7 @@ use super::{
 };
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
 use crate::frontend::rust::{resolve_path, stored, ReturnedText, TypeInfo};
-use crate::ir::{
-    Call, Callee, ClientFamily, ClosureRun, Event, EventKind, KafkaClient, Loc, Node, ValueId,
-};
+use crate::ir::{Call, Callee, ClosureRun, Event, EventKind, Loc, Node, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
@@ -517,6 +515,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let args: Vec<&Expr> = c.args.iter().collect();
         let last = segs.last().cloned().unwrap_or_default();
 
+        // `aws_sdk_sns::Client::new(&conf)`: a client of the role its type has.
+        if let Some(spec) = self.constructor_spec(&segs, &args) {
+            return self.path_api_call(&spec, &args, &last, loc, text, out);
+        }
         // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::clone(&x)`: the value passes through.
         let passthrough = self.cx.apis.std.passthrough.contains(last.as_str());
         if passthrough
@@ -560,30 +562,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             );
         }
         if let Some(spec) = self.path_spec(&segs, &args) {
-            let mut info = self.api_call(&spec, None, &args, &last, loc.clone(), text, out);
-            let role = info.role.as_deref();
-            if role.is_some_and(|r| self.cx.apis.config_roles.contains(r)) {
-                // rdkafka's `ClientConfig` is librdkafka's; another pack's builder
-                // (kafka-rust) has no librdkafka defaults.
-                let family = if Role::KafkaConfig.is(role) {
-                    ClientFamily::Librdkafka
-                } else {
-                    ClientFamily::Unknown
-                };
-                info.kafka_config = Some(Box::new(KafkaClient {
-                    new_loc: loc,
-                    family,
-                    framework: false,
-                    props: Vec::new(),
-                    dynamic: false,
-                    role: None,
-                    topics: Vec::new(),
-                    runs: Vec::new(),
-                    library: Some(spec.pack_name()),
-                    insert: None,
-                }));
-            }
-            return info;
+            return self.path_api_call(&spec, &args, &last, loc, text, out);
         }
         self.unknown_call(c, &segs, &args, &last, out)
     }

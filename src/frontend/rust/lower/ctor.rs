@@ -1,0 +1,84 @@
+//! Calls by path that make an API value: a pack's `paths` entry, or a constructor
+//! (the runtime pack's `constructors`) of a type a pack's `[[types]]` gives a role.
+
+use syn::Expr;
+
+use super::{Info, Lowerer};
+use crate::apis::{ApiEvent as Api, CallSpec, Role};
+use crate::frontend::rust::{constructed_role, resolve_path};
+use crate::ir::{ClientFamily, KafkaClient, Loc, Node};
+
+impl Lowerer<'_, '_> {
+    /// The call `Type::ctor(args)` as the spec of a call making a value of the
+    /// role the packs give `Type` (`aws_sdk_firehose::Client::new(&conf)`,
+    /// `Sns::new(&c)` with `use aws_sdk_sns::Client as Sns`). A pack's `paths`
+    /// entry matching the call keeps priority when it is an event, gives the same
+    /// role, names the type's crate, or the path names no crate; a generic entry
+    /// (`Client::new`, an HTTP client's) does not take another crate's type.
+    /// `None`: not a constructor of such a type.
+    pub(super) fn constructor_spec(&mut self, segs: &[String], args: &[&Expr]) -> Option<CallSpec> {
+        let [.., owner, name] = segs else {
+            return None;
+        };
+        if !self.cx.apis.std.constructors.contains(name.as_str())
+            || !owner.starts_with(|c: char| c.is_ascii_uppercase())
+            || self.is_crate_fn(segs)
+        {
+            return None;
+        }
+        let ty = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
+        let (role, qualified) = constructed_role(self.cx.apis, self.cx.index, &ty)?;
+        if let Some(spec) = self.path_spec(segs, args) {
+            let krate = format!("{}::", ty[0]);
+            if !qualified
+                || spec.event != Api::None
+                || spec.returns.as_deref() == Some(role.as_str())
+                || spec.paths.iter().any(|p| p.starts_with(&krate))
+            {
+                return None;
+            }
+        }
+        Some(CallSpec {
+            event: Api::None,
+            returns: Some(role),
+            ..CallSpec::default()
+        })
+    }
+
+    /// A call by path the API knows (`spec`): its value, a client configuration's
+    /// with what the configuration builds.
+    pub(super) fn path_api_call(
+        &mut self,
+        spec: &CallSpec,
+        args: &[&Expr],
+        last: &str,
+        loc: Loc,
+        text: String,
+        out: &mut Vec<Node>,
+    ) -> Info {
+        let mut info = self.api_call(spec, None, args, last, loc.clone(), text, out);
+        let role = info.role.as_deref();
+        if role.is_some_and(|r| self.cx.apis.config_roles.contains(r)) {
+            // rdkafka's `ClientConfig` is librdkafka's; another pack's builder
+            // (kafka-rust) has no librdkafka defaults.
+            let family = if Role::KafkaConfig.is(role) {
+                ClientFamily::Librdkafka
+            } else {
+                ClientFamily::Unknown
+            };
+            info.kafka_config = Some(Box::new(KafkaClient {
+                new_loc: loc,
+                family,
+                framework: false,
+                props: Vec::new(),
+                dynamic: false,
+                role: None,
+                topics: Vec::new(),
+                runs: Vec::new(),
+                library: Some(spec.pack_name()),
+                insert: None,
+            }));
+        }
+        info
+    }
+}
