@@ -515,24 +515,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let args: Vec<&Expr> = c.args.iter().collect();
         let last = segs.last().cloned().unwrap_or_default();
 
+        // What the packs' `paths` say of the call, before any argument is lowered.
+        let early = self.path_spec(&segs, &args);
         // `aws_sdk_sns::Client::new(&conf)`: a client of the role its type has.
-        if let Some(spec) = self.constructor_spec(&segs, &args) {
+        if let Some(spec) = self.constructor_spec(&segs, early.as_ref()) {
             return self.path_api_call(&spec, &args, &last, loc, text, out);
         }
         // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::clone(&x)`: the value passes through.
         let passthrough = self.cx.apis.std.passthrough.contains(last.as_str());
-        if passthrough
-            && args.len() == 1
-            && !self.is_crate_fn(&segs)
-            && self.path_spec(&segs, &args).is_none()
-        {
+        if passthrough && args.len() == 1 && !self.is_crate_fn(&segs) && early.is_none() {
             return self.expr(args[0], out);
         }
         // `timeout(d, producer.lock())`: the last argument's value passes through.
         if self.cx.apis.std.passthrough_last.contains(last.as_str())
             && args.len() >= 2
             && !self.is_crate_fn(&segs)
-            && self.path_spec(&segs, &args).is_none()
+            && early.is_none()
         {
             for a in &args[..args.len() - 1] {
                 self.expr(a, out);
@@ -545,9 +543,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(info) = self.qualified_method_call(&segs, &args, &loc, &text, out) {
             return info;
         }
-        let user_spec = self.path_spec(&segs, &args).filter(|s| s.loose);
-        if let Some(spec) = user_spec {
-            return self.api_call(&spec, None, &args, &last, loc, text, out);
+        // (Again: the qualified call may have lowered the first argument.)
+        let late = self.path_spec(&segs, &args);
+        if let Some(spec) = late.as_ref().filter(|s| s.loose) {
+            return self.api_call(spec, None, &args, &last, loc, text, out);
         }
         if let Some(path) = self.crate_fn_path(&segs) {
             let (arg_infos, closures) = self.crate_args(&args, out);
@@ -561,7 +560,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 out,
             );
         }
-        if let Some(spec) = self.path_spec(&segs, &args) {
+        if let Some(spec) = late {
             return self.path_api_call(&spec, &args, &last, loc, text, out);
         }
         self.unknown_call(c, &segs, &args, &last, out)

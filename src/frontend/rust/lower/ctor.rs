@@ -16,7 +16,12 @@ impl Lowerer<'_, '_> {
     /// role, names the type's crate, or the path names no crate; a generic entry
     /// (`Client::new`, an HTTP client's) does not take another crate's type.
     /// `None`: not a constructor of such a type.
-    pub(super) fn constructor_spec(&mut self, segs: &[String], args: &[&Expr]) -> Option<CallSpec> {
+    /// `path_spec`: the pack's `paths` entry matching the call, if any.
+    pub(super) fn constructor_spec(
+        &self,
+        segs: &[String],
+        path_spec: Option<&CallSpec>,
+    ) -> Option<CallSpec> {
         let [.., owner, name] = segs else {
             return None;
         };
@@ -28,7 +33,7 @@ impl Lowerer<'_, '_> {
         }
         let ty = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
         let (role, qualified) = constructed_role(self.cx.apis, self.cx.index, &ty)?;
-        if let Some(spec) = self.path_spec(segs, args) {
+        if let Some(spec) = path_spec {
             let krate = format!("{}::", ty[0]);
             if !qualified
                 || spec.event != Api::None
