@@ -118,8 +118,8 @@ pub struct FnSig {
     /// (`move |b| Box::pin(f(b))`) ([`stored::stored_param`]).
     pub stores_param: Option<(String, usize, Option<usize>)>,
     /// The function returns messages a pack's receive call gave it (a receive
-    /// helper, [`received::returned_messages`]): their role. A call to it is a
-    /// receive in its caller.
+    /// helper, [`received::returned_messages`]), or one's ack token: their role,
+    /// empty when the pack names none. A call to it is a receive in its caller.
     pub returns_received: Option<String>,
 }
 

@@ -8,7 +8,11 @@
 //! through `Ok(..)`/`Some(..)`, `vec![..]`, `?`, `.await` and the packs' alias
 //! methods (`detach`), is a pack's receive call, or a binding that holds one (a
 //! `let`, a match arm's or `if let`'s pattern over one) or that such values are
-//! pushed into (`batch.push(m.detach())`). The receiver's role comes from the
+//! pushed into (`batch.push(m.detach())`), or a value taken from one: a field (SQS
+//! `out.messages`, `msg.receipt_handle`, the token its ack names), one of the
+//! messages a response holds, a tuple or a struct holding it (`Ok((event,
+//! handle))`). A builder receive counts through its terminal; one whose pack names
+//! no message role gives an empty role. The receiver's role comes from the
 //! parameters' declared types, a `let` with a type, or a field of `self` declared
 //! in the same file; a receive call the packs allow on any receiver (`on = ["?"]`)
 //! needs none.
@@ -51,7 +55,8 @@ pub(super) fn file_fields(items: &[syn::Item]) -> FileFields<'_> {
 }
 
 /// The role of the messages the function returns, when it returns what a pack's
-/// receive call gave it; `None` for a function returning `()`, a stream or a
+/// receive call gave it (empty when the pack names none: a message of no role), or
+/// a field of one (its ack token) in a tuple or a struct; `None` for a function returning `()`, a stream or a
 /// consumer (a receive source, see `stream_source`), or anything else.
 pub(super) fn returned_messages(
     cx: &IndexCx,
@@ -192,7 +197,11 @@ struct Resolver<'r, 'a> {
     self_ty: Option<&'r str>,
 }
 
-const DEPTH: u32 = 12;
+const DEPTH: u32 = 24;
+
+/// Steps of `Option` and iterators, besides the runtime pack's element methods, that
+/// give one of the messages a response or a batch holds.
+const ELEMENT_STEPS: [&str; 3] = ["next", "and_then", "pop"];
 
 impl Resolver<'_, '_> {
     /// The message role of `e`: a receive call's result, through wrappers and
@@ -207,6 +216,16 @@ impl Resolver<'_, '_> {
             syn::Expr::Await(a) => self.role_of(&a.base, depth + 1),
             syn::Expr::Try(t) => self.role_of(&t.expr, depth + 1),
             syn::Expr::Reference(r) => self.role_of(&r.expr, depth + 1),
+            // A message's ack token returned beside what was decoded from it
+            // (`Ok((event, msg.receipt_handle))`): the tuple holds the message.
+            syn::Expr::Tuple(t) => t.elems.iter().find_map(|e| self.role_of(e, depth + 1)),
+            syn::Expr::Struct(s) => s
+                .fields
+                .iter()
+                .find_map(|f| self.role_of(&f.expr, depth + 1)),
+            // A field of the response or of a message (`out.messages`,
+            // `msg.receipt_handle`, the token its ack names): the message's.
+            syn::Expr::Field(f) => self.role_of(&f.base, depth + 1),
             // What a branch or a block gives (`match rx.next().await { Some(Ok(d))
             // => Some(d), _ => None }`).
             syn::Expr::Block(b) => self.tail_role(&b.block, depth),
@@ -240,24 +259,7 @@ impl Resolver<'_, '_> {
                     .ok()?;
                 elems.iter().find_map(|e| self.role_of(e, depth + 1))
             }
-            syn::Expr::MethodCall(mc) => {
-                let name = mc.method.to_string();
-                if std.aliases.contains(&name) {
-                    return self.role_of(&mc.receiver, depth + 1);
-                }
-                let specs = self.cx.apis.methods.get(&name)?;
-                let receiver = self.value_role(&mc.receiver, 0);
-                specs.iter().find_map(|s| {
-                    let fits = s.on.iter().any(|o| {
-                        o == "?" && receiver.is_none() || receiver.as_deref() == Some(o.as_str())
-                    });
-                    let arity = s.arity.is_none_or(|a| a == mc.args.len());
-                    (s.event == ApiEvent::Receive && fits && arity)
-                        .then(|| s.returns.clone())
-                        .flatten()
-                        .filter(|r| !super::lower::is_stream_role(Some(r)))
-                })
-            }
+            syn::Expr::MethodCall(mc) => self.call_role(mc, None, depth),
             syn::Expr::Path(p) => {
                 let name = p.path.get_ident()?.to_string();
                 let b = self.body;
@@ -276,6 +278,63 @@ impl Resolver<'_, '_> {
             }
             _ => None,
         }
+    }
+
+    /// The message role of a method call's result: a pack's receive (for a
+    /// builder, reached through its terminal: `terminal`, the method ending the
+    /// chain above), or one of the messages a response holds.
+    fn call_role(
+        &self,
+        mc: &syn::ExprMethodCall,
+        terminal: Option<&str>,
+        depth: u32,
+    ) -> Option<String> {
+        if depth > DEPTH {
+            return None;
+        }
+        let std = &self.cx.apis.std;
+        let name = mc.method.to_string();
+        if terminal.is_none() && std.aliases.contains(&name) {
+            return self.role_of(&mc.receiver, depth + 1);
+        }
+        let receiver = || self.value_role(&mc.receiver, 0);
+        let specs = self.cx.apis.methods.get(&name);
+        let received = specs.and_then(|specs| {
+            let receiver = receiver();
+            specs.iter().find_map(|s| {
+                let fits = s.on.iter().any(|o| {
+                    o == "?" && receiver.is_none() || receiver.as_deref() == Some(o.as_str())
+                });
+                let arity = s.arity.is_none_or(|a| a == mc.args.len());
+                let ends = match terminal {
+                    None => s.terminals.is_empty(),
+                    Some(t) => s.terminals.iter().any(|x| x == t),
+                };
+                // A receive whose pack names no message role (SQS
+                // `receive_message`: a response holding the messages): an empty role.
+                (s.event == ApiEvent::Receive && fits && arity && ends)
+                    .then(|| s.returns.clone().unwrap_or_default())
+                    .filter(|r| !super::lower::is_stream_role(Some(r)))
+            })
+        });
+        if received.is_some() {
+            return received;
+        }
+        // A builder's step: the chain below may start a receive this call ends (a
+        // chain of the syntax, as deep as it is written: no step counts).
+        if let syn::Expr::MethodCall(inner) = &*mc.receiver {
+            if let Some(r) = self.call_role(inner, terminal.or(Some(&name)), depth) {
+                return Some(r);
+            }
+        }
+        // One of the messages a response or a batch holds
+        // (`out.messages.and_then(|v| v.into_iter().next())`).
+        let element = std.element_methods.contains(&name)
+            || std.element_accessors.contains(&name)
+            || ELEMENT_STEPS.contains(&name.as_str());
+        (terminal.is_none() && element)
+            .then(|| self.role_of(&mc.receiver, depth + 1))
+            .flatten()
     }
 
     fn tail_role(&self, b: &syn::Block, depth: u32) -> Option<String> {

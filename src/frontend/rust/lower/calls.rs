@@ -859,9 +859,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // A helper that returns a client keyed for idempotency.
         let keyed = self.callee_sig(&callee).is_some_and(|s| s.returns_keyed);
         // A receive helper: what it returns are messages this caller takes.
-        let received = self
-            .callee_sig(&callee)
-            .and_then(|s| s.returns_received.clone());
+        // A trait method (`T: Receiver`) whose implementation receives: the caller
+        // receives through whichever runs.
+        let received = match self.callee_sig(&callee) {
+            Some(s) => s.returns_received.clone(),
+            None => self
+                .callee_sigs(&callee)
+                .into_iter()
+                .find_map(|s| s.returns_received.clone()),
+        };
         // A Kafka client a crate function returns (a consumer factory): its
         // configuration is that function's.
         let made_by = matches!(
@@ -929,7 +935,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .into_iter()
             .chain(args.iter().filter_map(|a| a.value))
             .find_map(|v| self.client_ref(v));
-        let v = self.new_value(&text, TypeInfo::of_role(Some(role.clone())));
+        // An empty role: the pack names none for what its receive gives.
+        let role = (!role.is_empty()).then_some(role);
+        let v = self.new_value(&text, TypeInfo::of_role(role.clone()));
         self.values[v as usize].msg_root = Some(v);
         out.push(Node::Event(Event {
             kind: EventKind::Receive {
@@ -943,7 +951,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }));
         Info {
             value: Some(v),
-            role: Some(role),
+            role,
             ..Info::default()
         }
     }
