@@ -688,6 +688,30 @@ fn exponential_call_fan_out_finishes() {
     assert!(start.elapsed() < Duration::from_secs(60));
 }
 
+/// A function that receives, returning a binding whose `let`s hold tuples of the
+/// name they shadow: searched path by path, whether it returns the message took
+/// 9^12 steps (minutes); answered once per name and depth, microseconds.
+const BINDING_KNOT: &str = "use rdkafka::consumer::StreamConsumer;
+
+async fn knot(consumer: &StreamConsumer) -> Option<u32> {
+    let other = consumer.recv().await;
+    let m = 0;
+    let m = (m, m, m);
+    let m = (m, m, m);
+    let m = (m, m, m);
+    drop(other);
+    Some(m)
+}
+";
+
+#[test]
+fn receive_helper_search_through_shadowed_bindings_finishes() {
+    let start = Instant::now();
+    let v = alone("knot.rs", BINDING_KNOT.as_bytes(), None);
+    assert!(findings(&v).iter().all(|f| f.0 != "knot.rs"));
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_are_never_followed_out_of_the_tree_or_around_a_loop() {

@@ -17,6 +17,7 @@
 //! in the same file; a receive call the packs allow on any receiver (`on = ["?"]`)
 //! needs none.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use syn::visit::Visit;
@@ -74,12 +75,19 @@ pub(super) fn returned_messages(
     }
     let mut v = Body {
         std: &cx.apis.std,
+        cx,
+        receives: false,
         returns: Vec::new(),
         lets: Vec::new(),
         matched: Vec::new(),
         pushed: Vec::new(),
     };
     v.visit_block(block);
+    // Only a pack's receive call the resolver can reach gives a role: a body with
+    // none returns no messages (most bodies; the search below is not cheap).
+    if !v.receives {
+        return None;
+    }
     returned.extend(v.returns.iter().copied());
     let r = Resolver {
         cx,
@@ -87,6 +95,8 @@ pub(super) fn returned_messages(
         sig,
         body: &v,
         self_ty,
+        memo: RefCell::default(),
+        value_memo: RefCell::default(),
     };
     returned.into_iter().find_map(|e| r.role_of(e, 0))
 }
@@ -95,6 +105,10 @@ pub(super) fn returned_messages(
 /// name, and what is pushed into each name.
 struct Body<'a> {
     std: &'a StdNames,
+    cx: &'a IndexCx<'a>,
+    /// The body calls a method a pack names as a receive (outside closures, async
+    /// blocks and nested items), or a macro's tokens name one.
+    receives: bool,
     returns: Vec<&'a syn::Expr>,
     /// A name bound by `let`, with its declared type and initializer.
     lets: Vec<(String, Option<&'a syn::Type>, Option<&'a syn::Expr>)>,
@@ -174,6 +188,9 @@ impl<'a> Visit<'a> for Body<'a> {
         syn::visit::visit_expr_let(self, l);
     }
     fn visit_expr_method_call(&mut self, mc: &'a syn::ExprMethodCall) {
+        if !self.receives && self.is_receive(&mc.method.to_string()) {
+            self.receives = true;
+        }
         if self.std.store_methods.contains(&mc.method.to_string()) {
             if let (syn::Expr::Path(p), Some(arg)) = (&*mc.receiver, mc.args.last()) {
                 if let Some(id) = p.path.get_ident() {
@@ -183,10 +200,31 @@ impl<'a> Visit<'a> for Body<'a> {
         }
         syn::visit::visit_expr_method_call(self, mc);
     }
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        if !self.receives && self.names_receive(m.tokens.clone()) {
+            self.receives = true;
+        }
+    }
     // Closures, async blocks and nested items return their own values.
     fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
     fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
     fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+impl Body<'_> {
+    fn is_receive(&self, method: &str) -> bool {
+        let specs = self.cx.apis.methods.get(method);
+        specs.is_some_and(|s| s.iter().any(|s| s.event == ApiEvent::Receive))
+    }
+
+    /// Whether tokens (a macro's, `vec![rx.recv()]`) name a receive method.
+    fn names_receive(&self, tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => self.is_receive(&i.to_string()),
+            proc_macro2::TokenTree::Group(g) => self.names_receive(g.stream()),
+            _ => false,
+        })
+    }
 }
 
 struct Resolver<'r, 'a> {
@@ -195,6 +233,10 @@ struct Resolver<'r, 'a> {
     sig: &'r syn::Signature,
     body: &'r Body<'a>,
     self_ty: Option<&'r str>,
+    /// [`Resolver::binding_role`]'s answers, by name and depth.
+    memo: RefCell<HashMap<(String, u32), Option<String>>>,
+    /// The same for [`Resolver::value_role`]'s bindings.
+    value_memo: RefCell<HashMap<(String, u32), Option<String>>>,
 }
 
 const DEPTH: u32 = 24;
@@ -262,22 +304,36 @@ impl Resolver<'_, '_> {
             syn::Expr::MethodCall(mc) => self.call_role(mc, None, depth),
             syn::Expr::Path(p) => {
                 let name = p.path.get_ident()?.to_string();
-                let b = self.body;
-                let lets = b.lets.iter().filter(|(n, _, _)| *n == name);
-                let from_let = lets.filter_map(|(_, _, init)| *init);
-                let from_match = b
-                    .matched
-                    .iter()
-                    .filter(|(n, _)| *n == name)
-                    .map(|(_, e)| *e);
-                let from_push = b.pushed.iter().filter(|(n, _)| *n == name).map(|(_, e)| *e);
-                from_let
-                    .chain(from_match)
-                    .chain(from_push)
-                    .find_map(|e| self.role_of(e, depth + 1))
+                // A binding's role at a depth is the same wherever it is asked: the
+                // bindings of a name resolve through each other (`let m = m.body`),
+                // so the search would repeat each exponentially often.
+                let key = (name, depth);
+                if let Some(r) = self.memo.borrow().get(&key) {
+                    return r.clone();
+                }
+                let r = self.binding_role(&key.0, depth);
+                self.memo.borrow_mut().insert(key, r.clone());
+                r
             }
             _ => None,
         }
+    }
+
+    /// The message role of what the bindings named `name` hold.
+    fn binding_role(&self, name: &str, depth: u32) -> Option<String> {
+        let b = self.body;
+        let lets = b.lets.iter().filter(|(n, _, _)| *n == name);
+        let from_let = lets.filter_map(|(_, _, init)| *init);
+        let from_match = b
+            .matched
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, e)| *e);
+        let from_push = b.pushed.iter().filter(|(n, _)| *n == name).map(|(_, e)| *e);
+        from_let
+            .chain(from_match)
+            .chain(from_push)
+            .find_map(|e| self.role_of(e, depth + 1))
     }
 
     /// The message role of a method call's result: a pack's receive (for a
@@ -380,14 +436,21 @@ impl Resolver<'_, '_> {
                 match param.or_else(typed_let) {
                     Some(ty) => ty,
                     None => {
-                        // What the binding was given (a `let`, or a pattern's value).
+                        // What the binding was given (a `let`, or a pattern's value);
+                        // by name and depth, as in `role_of`.
+                        let key = (id.to_string(), depth);
+                        if let Some(r) = self.value_memo.borrow().get(&key) {
+                            return r.clone();
+                        }
                         let b = self.body;
                         let lets = b.lets.iter().filter(|(n, _, _)| *id == n);
                         let matched = b.matched.iter().filter(|(n, _)| *id == n);
-                        return lets
+                        let r = lets
                             .filter_map(|(_, _, init)| *init)
                             .chain(matched.map(|(_, e)| *e))
                             .find_map(|e| self.value_role(e, depth + 1));
+                        self.value_memo.borrow_mut().insert(key, r.clone());
+                        return r;
                     }
                 }
             }

@@ -852,22 +852,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let str_lit = self.returned_text(&callee);
         // A helper that mints a fresh id, called in a retry: the attempt's id is new.
         let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
-        let fresh = self
-            .callee_sig(&callee)
+        let sigs = self.callee_sigs(&callee);
+        let sig = match sigs.as_slice() {
+            [s] => Some(*s),
+            _ => None,
+        };
+        let fresh = sig
             .and_then(|s| s.returns_fresh.clone())
             .map(|(l, t)| (l, t, scope));
         // A helper that returns a client keyed for idempotency.
-        let keyed = self.callee_sig(&callee).is_some_and(|s| s.returns_keyed);
+        let keyed = sig.is_some_and(|s| s.returns_keyed);
         // A receive helper: what it returns are messages this caller takes.
         // A trait method (`T: Receiver`) whose implementation receives: the caller
         // receives through whichever runs.
-        let received = match self.callee_sig(&callee) {
-            Some(s) => s.returns_received.clone(),
-            None => self
-                .callee_sigs(&callee)
-                .into_iter()
-                .find_map(|s| s.returns_received.clone()),
-        };
+        let received = sigs.iter().find_map(|s| s.returns_received.clone());
         // A Kafka client a crate function returns (a consumer factory): its
         // configuration is that function's.
         let made_by = matches!(
