@@ -41,6 +41,7 @@ BENCH_CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/msgaudit-bench}
 TSV=${TSV:-$HERE/bench/results/$(date -u +%F).tsv}
 TARGET=${CARGO_TARGET_DIR:-$HERE/target}
 SEED=${SEED:-6}
+# shellcheck disable=SC2016 # ast-grep's metavariables, not the shell's
 PATTERN='$X.commit($$$)'
 
 VECTOR_REPO=vectordotdev/vector
@@ -226,4 +227,4 @@ done
 
 echo "# end	$(date -u '+%Y-%m-%d %H:%M UTC')	load at end $(cut -d' ' -f1-3 /proc/loadavg)" >> "$TSV"
 say "raw measurements: $TSV"
-python3 "$HERE/bench/table.py" "$TSV"
+(cd "$HERE" && python3 bench/table.py "$(realpath --relative-to=. "$TSV")")
