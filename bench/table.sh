@@ -199,6 +199,7 @@ if pick is None:
     rest = [f for f in files[c] if "/tests/" not in f[1] and "/benches/" not in f[1]] or files[c]
     pick = max(rest)[1]
 rel = os.path.relpath(c, root)
+rel = "the root package (.)" if rel == "." else rel
 print(f"{nfiles}\t{total}\t{rel}\t{crates[c]}\t{len(files[c])}\t{os.path.relpath(pick, root)}")
 PY
 ) || { say "tree $name: cannot read its crates (skipped)"; continue; }
