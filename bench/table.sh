@@ -228,4 +228,7 @@ done
 
 echo "# end	$(date -u '+%Y-%m-%d %H:%M UTC')	load at end $(cut -d' ' -f1-3 /proc/loadavg)" >> "$TSV"
 say "raw measurements: $TSV"
-(cd "$HERE" && python3 bench/table.py "$(realpath --relative-to=. "$TSV")")
+case $TSV in
+    "$HERE"/*) (cd "$HERE" && python3 bench/table.py "${TSV#"$HERE"/}") ;;
+    *) python3 "$HERE/bench/table.py" "$TSV" ;;
+esac
