@@ -192,6 +192,29 @@ impl Resolver {
         }))
     }
 
+    /// The root files of the targets a file at `path` (absolute, real) may belong
+    /// to: its own target's, and the package's library, main binary, `[[bin]]`
+    /// paths and build script (the library and main binary are analyzed as one
+    /// crate). Empty outside every package.
+    pub fn roots(&mut self, path: &Path) -> Vec<PathBuf> {
+        let Some(package) = path.parent().and_then(|d| self.package(d)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = self
+            .target(path)
+            .map(|t| PathBuf::from(t.src_path))
+            .into_iter()
+            .collect();
+        let lib = package.lib_path.as_deref().unwrap_or("src/lib.rs");
+        for rel in [lib, "src/main.rs", "build.rs"]
+            .into_iter()
+            .chain(package.bins.iter().map(|(_, p)| p.as_str()))
+        {
+            out.push(package.dir.join(rel));
+        }
+        out
+    }
+
     /// The names a deploy file may give the binary built from the file at `path`
     /// (absolute, real): its Cargo target's, its package's and the package's `[[bin]]`
     /// names, in that order; empty outside every package.

@@ -22,6 +22,7 @@
 
 pub mod cargo;
 mod ignores;
+mod modules;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -747,6 +748,7 @@ pub fn discover_with(
     }
     out.errors = walker.errors;
     read_candidates(&mut out, by_display, overlay, max_file_bytes);
+    undeclared_files(&mut out.files);
     crate_facts(&mut out, &rules, &dirs, config);
     out
 }
@@ -874,6 +876,44 @@ fn read_candidates(
             ReadOutcome::Skip(reason) => *out.skipped.entry(reason.to_string()).or_default() += 1,
             ReadOutcome::Error(e) => out.errors.push(e),
         }
+    }
+}
+
+/// Takes the files no target of their crate declares out of it
+/// ([`modules`]): each is a crate by itself, in no package, as a `.rs` file
+/// outside every package is.
+fn undeclared_files(files: &mut [SourceFile]) {
+    let mut crates: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, f) in files.iter().enumerate() {
+        if f.kind == FileKind::Rust && f.crate_key != f.path {
+            crates.entry(f.crate_key.as_str()).or_default().push(i);
+        }
+    }
+    let mut resolver = cargo::Resolver::default();
+    let mut orphans = Vec::new();
+    for members in crates.values().filter(|m| m.len() > 1) {
+        let roots: std::collections::HashSet<PathBuf> = members
+            .iter()
+            .flat_map(|&i| resolver.roots(&files[i].abs))
+            .collect();
+        let texts: Vec<(&Path, &str)> = members
+            .iter()
+            .map(|&i| (files[i].abs.as_path(), files[i].text.as_str()))
+            .collect();
+        if let Some(seen) = modules::reached(&texts, &roots) {
+            orphans.extend(
+                members
+                    .iter()
+                    .zip(seen)
+                    .filter(|(_, s)| !s)
+                    .map(|(&i, _)| i),
+            );
+        }
+    }
+    for i in orphans {
+        let f = &mut files[i];
+        f.crate_key = f.path.clone();
+        f.package_key = f.path.clone();
     }
 }
 

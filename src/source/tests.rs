@@ -117,20 +117,23 @@ fn cargo_targets_key_examples_and_binaries_and_skip_test_targets() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();
     write(r, "Cargo.toml", b"[package]\nname = \"app\"\n");
-    for f in [
-        "src/lib.rs",
-        "src/db.rs",
-        "src/bin/tool.rs",
-        "src/bin/daemon/main.rs",
-        "src/bin/daemon/cli.rs",
-        "examples/a.rs",
-        "examples/b/main.rs",
-        "examples/b/util.rs",
-        "tests/it.rs",
-        "tests/common/mod.rs",
-        "benches/load.rs",
+    // Each target declares its modules; `src/stray.rs` is declared by none (a
+    // module commented out) and is a crate by itself.
+    for (f, text) in [
+        ("src/lib.rs", "mod db;\n// mod stray;\nfn f() {}\n"),
+        ("src/db.rs", "fn f() {}\n"),
+        ("src/stray.rs", "fn f() {}\n"),
+        ("src/bin/tool.rs", "fn f() {}\n"),
+        ("src/bin/daemon/main.rs", "mod cli;\nfn f() {}\n"),
+        ("src/bin/daemon/cli.rs", "fn f() {}\n"),
+        ("examples/a.rs", "fn f() {}\n"),
+        ("examples/b/main.rs", "mod util;\nfn f() {}\n"),
+        ("examples/b/util.rs", "fn f() {}\n"),
+        ("tests/it.rs", "mod common;\nfn f() {}\n"),
+        ("tests/common/mod.rs", "fn f() {}\n"),
+        ("benches/load.rs", "fn f() {}\n"),
     ] {
-        write(r, f, b"fn f() {}\n");
+        write(r, f, text.as_bytes());
     }
     write(r, "tests/data/kafka.yaml", b"a: 1\n");
     let base = display_of(r);
@@ -154,20 +157,27 @@ fn cargo_targets_key_examples_and_binaries_and_skip_test_targets() {
         ("/src/bin/tool.rs", "/src/bin/tool.rs"),
         ("/src/db.rs", ""),
         ("/src/lib.rs", ""),
+        ("/src/stray.rs", "/src/stray.rs"),
         ("/tests/data/kafka.yaml", ""),
     ]
     .iter()
-    .map(|(p, k)| (p.to_string(), k.to_string(), String::new()))
+    .map(|(p, k)| {
+        // A file in no target is in no package either.
+        let package = if *p == "/src/stray.rs" { p } else { "" };
+        (p.to_string(), k.to_string(), package.to_string())
+    })
     .collect();
     assert_eq!(got, want);
     assert_eq!(skipped, Some(3));
-    assert_eq!(seen, 12);
+    assert_eq!(seen, 13);
     let with_tests = Config {
         include_tests: true,
         ..Config::default()
     };
     let (got, skipped, _) = keys(&with_tests);
-    assert_eq!(got.len(), 12);
+    assert_eq!(got.len(), 13);
+    // An integration test's modules are its own (`tests/it.rs` declares `common`).
+    assert!(got.contains(&("/tests/common/mod.rs".into(), String::new(), String::new())));
     assert_eq!(skipped, None);
 }
 
