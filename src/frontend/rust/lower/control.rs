@@ -283,6 +283,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 (Some(true), Some(edge)) => then.insert(0, edge),
                 (Some(false), Some(edge)) => {
                     els.insert(0, edge);
+                    // `if let Err(e) = r { failed = true; }`: the side records the
+                    // failure handled where `r` was taken.
+                    if let Some(v) = value {
+                        self.note_outcome_recorded(v, |r| r.visit_block(&i.then_branch));
+                    }
                     if catch_all_err(&l.pat, &self.cx.index.outcomes) && keeps_failure(&then) {
                         if let Some(err) = value.and_then(|v| self.outcome_edge(v, true, &l.expr)) {
                             then.insert(0, err);

@@ -294,7 +294,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match self.set_pushes.iter_mut().find(|(s, _, _)| *s == set) {
             Some((_, n, loops)) => {
                 *n = 2;
-                loops.extend(inside.into_iter().filter(|l| !loops.contains(l)).collect::<Vec<_>>());
+                loops.extend(
+                    inside
+                        .into_iter()
+                        .filter(|l| !loops.contains(l))
+                        .collect::<Vec<_>>(),
+                );
             }
             None => self.set_pushes.push((set, 1 + many, inside)),
         }
@@ -315,8 +320,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let set = self.path_value(&m.receiver)?;
         let (_, n, pushed_in) = self.set_pushes.iter().find(|(s, _, _)| *s == set)?;
         let depth = self.values[set as usize].depth as usize;
-        let drains = self.loops.len() > depth
-            && self.loops.last().is_some_and(|l| !pushed_in.contains(l));
+        let drains =
+            self.loops.len() > depth && self.loops.last().is_some_and(|l| !pushed_in.contains(l));
         Some((set, drains, *n > 1))
     }
 
