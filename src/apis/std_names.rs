@@ -57,6 +57,10 @@ pub struct StdNames {
     /// Calls and macros whose awaited result waits for spawned tasks (`join_all`,
     /// `JoinSet::join_next`; `task_joins`).
     pub task_joins: HashSet<String>,
+    /// Methods awaited on a set of spawned tasks that take one task's outcome
+    /// (`JoinSet::join_next`, a `FuturesUnordered`'s `next`; `task_takes`): only a
+    /// loop draining the set with one finishes every task.
+    pub task_takes: HashSet<String>,
     /// Methods of a stream of futures that run them concurrently (futures'
     /// `buffer_unordered`, `buffered`; `stream_joins`): awaiting a chain through one
     /// joins the futures, as `join_all` does.

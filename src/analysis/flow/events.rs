@@ -794,13 +794,22 @@ fn rollback(st: &mut State, t: super::Val) {
 /// the tasks it names. Awaiting a join of futures (`join_all(items.map(|i| op(i)))`)
 /// gives their operations' outcomes: a failure among them is still the one the code
 /// after it handles (`cause`, kept).
+/// Awaiting a set of spawned tasks (`None`) with no such operation before it gives the
+/// tasks' outcomes: a task that did an effect may have failed (its error, or a panic),
+/// and that failure is the one the code after it handles (`while let Some(r) =
+/// set.join_next().await { if let Err(e) = r { log } }`). An error handling follows
+/// such an await only where its outcomes are taken (lower/joined.rs).
 fn awaited(st: &mut State, handle: Option<Val>, cause: Option<Failure>) -> Option<Failure> {
-    await_tasks(st, handle);
-    cause.filter(|_| handle.is_none())
+    let first = await_tasks(st, handle);
+    match handle {
+        Some(_) => None,
+        None => cause.or_else(|| first.map(|e| Failure::of(e, false, st))),
+    }
 }
 
-/// Awaiting a task handle (`None`: all of them) finishes the tasks it names.
-fn await_tasks(st: &mut State, handle: Option<Val>) {
+/// Awaiting a task handle (`None`: all of them) finishes the tasks it names. Gives
+/// the effect of the first task finished.
+fn await_tasks(st: &mut State, handle: Option<Val>) -> Option<EvRef> {
     let done = match handle {
         Some(h) => {
             let (done, left) = std::mem::take(&mut st.floating)
@@ -811,7 +820,10 @@ fn await_tasks(st: &mut State, handle: Option<Val>) {
         }
         None => std::mem::take(&mut st.floating),
     };
+    // (Not work handed to a worker loop over a channel: its failures are the loop's.)
+    let first = done.iter().find(|f| !f.sent).map(|f| f.effect.clone());
     finish_tasks(st, done);
+    first
 }
 
 /// The error of the operation just before (`cause`) is handled here and the code

@@ -461,6 +461,8 @@ struct Value {
     /// For an end of an in-process channel: what identifies its channel (`@site` of
     /// the `channel()` call that made it, `T:Job` for its element type).
     chan: Vec<String>,
+    /// How many loops were being lowered when the value was made.
+    depth: u32,
 }
 
 struct Lowerer<'a, 'b> {
@@ -504,6 +506,13 @@ struct Lowerer<'a, 'b> {
     /// tokio::spawn(..))` into a `FuturesUnordered`): a method awaited on one
     /// (`running.next().await`) finishes one of those tasks.
     task_sets: Vec<ValueId>,
+    /// Sets spawned tasks were put into (`set.spawn(..)`, `running.push(tokio::spawn(
+    /// ..))`): how many (1, or 2 for more than one), and the loops entered since the
+    /// set was made that a task was put into it in (lower/values.rs `task_take`).
+    set_pushes: Vec<(ValueId, u32, Vec<u32>)>,
+    /// The loops being lowered (innermost last), each by a number of its own.
+    loops: Vec<u32>,
+    loop_serial: u32,
     /// Flags of an operation's outcome (`let sent = op.await.is_ok()`), by name, with
     /// where its error is handled and whether `true` says it succeeded.
     outcome_flags: Vec<(String, Loc, bool)>,

@@ -140,6 +140,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::While(w) => {
                 let label = self.push_label(w.label.as_ref());
                 let mut body = Vec::new();
+                self.enter_loop();
                 self.scopes.push(HashMap::default());
                 let mut then = Vec::new();
                 self.cond(&w.cond, &mut body);
@@ -148,6 +149,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let records = self.drain_held(&w.cond, &mut then);
                 then.extend(self.block(&w.body));
                 self.scopes.pop();
+                self.loops.pop();
                 let then = Node::Seq(then);
                 let mut after = Vec::new();
                 if !records.is_empty() {
@@ -169,6 +171,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Expr::ForLoop(f) => {
                 let iter = self.expr(&f.expr, out);
                 let label = self.push_label(f.label.as_ref());
+                self.enter_loop();
                 self.scopes.push(HashMap::default());
                 let mut then = Vec::new();
                 // Iterating over received messages: each item is a message of its own.
@@ -212,6 +215,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let records = self.loop_over_records(f);
                 then.extend(self.block(&f.body));
                 self.scopes.pop();
+                self.loops.pop();
                 self.pop_label(f.label.as_ref());
                 let body =
                     Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
@@ -229,7 +233,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Expr::Loop(lp) => {
                 let label = self.push_label(lp.label.as_ref());
+                self.enter_loop();
                 let body = self.block(&lp.body);
+                self.loops.pop();
                 self.pop_label(lp.label.as_ref());
                 out.push(Node::Loop {
                     body: Box::new(Node::Seq(body)),
@@ -277,6 +283,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 (Some(true), Some(edge)) => then.insert(0, edge),
                 (Some(false), Some(edge)) => {
                     els.insert(0, edge);
+                    // `if let Err(e) = r { failed = true; }`: the side records the
+                    // failure handled where `r` was taken.
+                    if let Some(v) = value {
+                        self.note_outcome_recorded(v, |r| r.visit_block(&i.then_branch));
+                    }
                     if catch_all_err(&l.pat, &self.cx.index.outcomes) && keeps_failure(&then) {
                         if let Some(err) = value.and_then(|v| self.outcome_edge(v, true, &l.expr)) {
                             then.insert(0, err);
@@ -395,6 +406,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.labels
             .push((l.name.ident.to_string(), self.next_label));
         Some(self.next_label)
+    }
+
+    /// A loop is being lowered (`Lowerer::loops`).
+    pub(super) fn enter_loop(&mut self) {
+        self.loop_serial += 1;
+        self.loops.push(self.loop_serial);
     }
 
     pub(super) fn pop_label(&mut self, label: Option<&syn::Label>) {

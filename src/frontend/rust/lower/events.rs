@@ -34,6 +34,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         match spec.event {
             Api::Retry => return self.retry_call(args, &loc, &text, out),
             Api::Spawn | Api::TxClosure | Api::Callback => {
+                // `set.spawn(async move { .. })`: the receiver holds the task.
+                if let (Api::Spawn, Some(set)) = (spec.event, recv.and_then(|r| r.value)) {
+                    self.note_set_push(set);
+                }
                 return self.closure_call(spec, args, &loc, &text, returns, out);
             }
             _ => {}

@@ -153,7 +153,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out.extend(deferred);
         let info = self.expr(&a.base, out);
         // Awaiting an async block held in a binding runs it; it joins no task.
-        if let Some(handle) = self.awaited_tasks(&a.base, &info).filter(|_| !ran) {
+        // `set.join_next().await` once, outside a loop draining the set, on a set
+        // that may hold more than one task: the others may still run.
+        let one_of_many = matches!(self.task_take(&a.base), Some((_, false, true)));
+        if let Some(handle) = self
+            .awaited_tasks(&a.base, &info)
+            .filter(|_| !ran && !one_of_many)
+        {
             let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
             out.push(Node::Event(Event {
                 kind: EventKind::AwaitHandle { handle },

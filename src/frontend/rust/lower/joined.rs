@@ -1,5 +1,7 @@
 //! Joined outcomes kept in a local: `let results = join_all(items.map(|i| op(i))).await;`
-//! (or a stream's futures run concurrently and collected). A failure among them is
+//! (or a stream's futures run concurrently and collected), or taken one by one from a
+//! collection of futures or a set of spawned tasks drained in a loop (`while let
+//! Some(r) = set.join_next().await`). A failure among them is
 //! handled there, and the code goes on, unless the code after it gives it back:
 //!
 //! - a test of the results (or of what is counted or collected from them) whose side
@@ -232,10 +234,14 @@ impl Lowerer<'_, '_> {
             (true, Some(v)) => self.held_futures.iter().find(|(w, _)| *w == v),
             _ => None,
         };
-        let Some((_, nodes)) = held else {
-            return Vec::new();
-        };
-        then.extend(nodes.iter().cloned());
+        match held {
+            Some((_, nodes)) => then.extend(nodes.iter().cloned()),
+            // `while let Some(r) = set.join_next().await` draining a set of spawned
+            // tasks: the tasks finished there give the outcomes (their failures are
+            // the await's, analysis/flow/events.rs `awaited`).
+            None if matches!(self.task_take(&a.base), Some((_, true, _))) => {}
+            None => return Vec::new(),
+        }
         let marker = self.error_ignored(ts.elems[0].span(), "joined result taken", false);
         let Node::Event(ev) = &marker else {
             return Vec::new();

@@ -254,6 +254,33 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// The failure side of a test of `v`, an outcome whose error was handled when it
+    /// was taken (`while let Some(r) = set.join_next().await { if let Err(e) = r {
+    /// failed = true; } }`), records that failure in the locals it assigns or fills.
+    pub(super) fn note_outcome_recorded(&mut self, v: ValueId, visit: impl FnOnce(&mut Recorded)) {
+        let locs: Vec<Loc> = self
+            .handled_outcomes
+            .iter()
+            .filter(|(w, _)| *w == v)
+            .map(|(_, l)| l.clone())
+            .collect();
+        if locs.is_empty() {
+            return;
+        }
+        let r = self.recorded(visit);
+        for name in r.assigned.into_iter().chain(r.filled) {
+            for loc in &locs {
+                if !self
+                    .failure_records
+                    .iter()
+                    .any(|(n, l)| *n == name && l == loc)
+                {
+                    self.failure_records.push((name.clone(), loc.clone()));
+                }
+            }
+        }
+    }
+
     /// A success side of the operations whose failure sides are `markers` fills
     /// collections: their rows are the operations that succeeded.
     pub(super) fn note_success_filled(

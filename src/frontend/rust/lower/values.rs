@@ -19,6 +19,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             crate_type: ti.crate_type,
             outside: ti.outside,
             chan: ti.elem.map(|t| format!("T:{t}")).into_iter().collect(),
+            depth: self.loops.len() as u32,
             ..Value::default()
         });
         (self.values.len() - 1) as ValueId
@@ -274,11 +275,54 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 || a.value
                     .is_some_and(|v| Role::JoinHandle.is(self.values[v as usize].role.as_deref()))
         };
-        if let Some(r) = recv.filter(|r| !self.task_sets.contains(r)) {
-            if args.iter().any(handle) {
+        let Some(r) = recv else { return };
+        if args.iter().any(handle) {
+            if !self.task_sets.contains(&r) {
                 self.task_sets.push(r);
             }
+            self.note_set_push(r);
         }
+    }
+
+    /// A spawned task put into the set `set` (`set.spawn(..)`, `running.push(
+    /// tokio::spawn(..))`): it holds one more, and more than one when put in a loop
+    /// entered since it was made.
+    pub(super) fn note_set_push(&mut self, set: ValueId) {
+        let depth = self.values[set as usize].depth as usize;
+        let inside: Vec<u32> = self.loops.get(depth..).unwrap_or_default().to_vec();
+        let many = u32::from(!inside.is_empty());
+        match self.set_pushes.iter_mut().find(|(s, _, _)| *s == set) {
+            Some((_, n, loops)) => {
+                *n = 2;
+                loops.extend(
+                    inside
+                        .into_iter()
+                        .filter(|l| !loops.contains(l))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            None => self.set_pushes.push((set, 1 + many, inside)),
+        }
+    }
+
+    /// `set.join_next()`, `running.next()` (the packs' `task_takes`) on a set spawned
+    /// tasks were put into: the set, and whether the await drains it (the innermost
+    /// loop around it was entered after the set was made, and no task was put into
+    /// the set in it: `while let Some(r) = set.join_next().await`) and whether it
+    /// may hold more than one task.
+    pub(super) fn task_take(&self, base: &Expr) -> Option<(ValueId, bool, bool)> {
+        let Expr::MethodCall(m) = strip(base) else {
+            return None;
+        };
+        if !m.args.is_empty() || !self.cx.apis.std.task_takes.contains(&m.method.to_string()) {
+            return None;
+        }
+        let set = self.path_value(&m.receiver)?;
+        let (_, n, pushed_in) = self.set_pushes.iter().find(|(s, _, _)| *s == set)?;
+        let depth = self.values[set as usize].depth as usize;
+        let drains =
+            self.loops.len() > depth && self.loops.last().is_some_and(|l| !pushed_in.contains(l));
+        Some((set, drains, *n > 1))
     }
 
     /// A method that puts its arguments into its receiver in place (the packs'
