@@ -13,8 +13,10 @@ use std::sync::Arc;
 
 use crate::diagnostic::Span;
 
+mod dedup;
 mod pass;
 mod windows;
+pub use dedup::{DedupFacts, DedupId};
 pub use pass::{PassIdFlow, PollLoop};
 pub use windows::*;
 
@@ -855,6 +857,8 @@ pub struct Function {
     /// after pass: a relay's re-read of unsent rows is a retry of each (a fresh id per attempt).
     pub pass_id_flows: Vec<PassIdFlow>,
     pub poll_loops: Vec<PollLoop>,
+    /// Fresh ids carried into a send's dedup field, and what reaches one (a fresh id per delivery).
+    pub dedup: DedupFacts,
     /// Claims whose result the function returns to its caller (whether the claim gates
     /// the effect is checked at the caller).
     pub returns_claims: Vec<Loc>,

@@ -102,6 +102,26 @@ pub const PACKS: &[(&str, &str)] = &[
     ("runtime.toml", include_str!("../../rules/runtime.toml")),
 ];
 
+/// Where a send carries the id its receiver deduplicates by (a pack's
+/// `[dedup_fields]`): a fresh id minted per delivery into one of them defeats the
+/// dedup.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DedupFields {
+    /// Builder steps whose argument is the dedup id (`message_deduplication_id`).
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// Path calls (by their last segment) whose argument is the dedup id
+    /// (`RequestStrategy::Idempotent(key)`).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Header names whose value is the dedup id, matched case-insensitively on a
+    /// call whose first argument is the name (`headers.insert("Nats-Msg-Id", id)`,
+    /// `.header("Idempotency-Key", key)`); kept lower-case.
+    #[serde(default)]
+    pub headers: Vec<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Pack {
@@ -120,6 +140,8 @@ struct Pack {
     /// Methods that retry the closure they are called on (backon).
     #[serde(default)]
     retry_methods: Vec<String>,
+    /// Where a send carries its dedup id (see [`DedupFields`]).
+    dedup_fields: Option<DedupFields>,
     /// What standard types' methods do (see [`StdNames`]).
     #[serde(default)]
     std_methods: Vec<String>,
@@ -382,6 +404,9 @@ pub struct Apis {
     /// Methods that retry the closure they are called on (backon's
     /// `(|| async { … }).retry(policy)`): the closure is a retry scope.
     pub retry_methods: Vec<String>,
+    /// The packs' `[dedup_fields]`, merged: where a publish or an effect carries the
+    /// id its receiver deduplicates by.
+    pub dedup_fields: DedupFields,
     /// Names of standard types' methods and of the calls values pass through.
     pub std: StdNames,
     /// Consumer options that turn acknowledgements off, set in struct literals.
@@ -511,6 +536,13 @@ impl Apis {
             self.topics.records.extend(t.records);
         }
         self.retry_methods.extend(pack.retry_methods);
+        if let Some(d) = pack.dedup_fields {
+            self.dedup_fields.methods.extend(d.methods);
+            self.dedup_fields.paths.extend(d.paths);
+            self.dedup_fields
+                .headers
+                .extend(d.headers.iter().map(|h| h.to_ascii_lowercase()));
+        }
         self.serverless.add(pack.lambda, pack.batch_events);
         self.serverless.add_worker(pack.worker);
         self.std.methods.extend(pack.std_methods);
@@ -675,6 +707,9 @@ impl Apis {
             &mut self.outside_crates,
             &mut self.ttl_modules,
             &mut self.retry_methods,
+            &mut self.dedup_fields.methods,
+            &mut self.dedup_fields.paths,
+            &mut self.dedup_fields.headers,
         ] {
             list.sort();
             list.dedup();

@@ -1,9 +1,9 @@
 use super::declare_rule;
 use super::fixes;
 use super::pairs::{code, label};
-use crate::analysis::flow::{relay_passes, Facts, Resolver};
+use crate::analysis::flow::{called_from, relay_passes, Facts, Resolver};
 use crate::diagnostic::{Edit, Finding};
-use crate::ir::{Crate, IdFlow};
+use crate::ir::{Callee, Crate, IdFlow};
 
 declare_rule! {
     /// ## What it does
@@ -19,7 +19,13 @@ declare_rule! {
     /// row it leaves unsent: an id minted per pass, in the loop or in a function it
     /// calls, is one per attempt. It also finds a message handler
     /// that mints the key of its dedup record per delivery instead of taking it from
-    /// the message.
+    /// the message, and a fresh id minted once per delivery of a received message (in
+    /// the handler, or in a function a handler calls, across files and workspace
+    /// crates) that a publish or an effect carries in its explicit dedup field: SQS and
+    /// SNS FIFO `message_deduplication_id`, JetStream's `Nats-Msg-Id` header or
+    /// `message_id`, an `Idempotency-Key` header, async-stripe's
+    /// `RequestStrategy::Idempotent` (the packs' `[dedup_fields]`). A redelivered
+    /// message is then republished under a new dedup id.
     ///
     /// ## Why is this bad?
     ///
@@ -59,7 +65,12 @@ declare_rule! {
     /// - An id made once before the loop and reused by every attempt.
     /// - A fresh id that identifies nothing sent: a log field, a tracing span, a
     ///   temporary file name.
-    /// - A fresh id per item of a loop that is not a retry (a batch, a consume loop).
+    /// - A fresh id per item of a loop that is not a retry (a batch, a consume loop),
+    ///   unless a send carries it in its dedup field.
+    /// - A fresh id in a handler's publish that is no dedup field: the new event's
+    ///   `event_id` in the body, a message group id or key.
+    /// - A dedup id derived from the received message (its id, a hash of its body).
+    /// - A fresh dedup id minted by an HTTP endpoint or a timer that no handler reaches.
     pub static MA002 = {
         code: "MA002",
         name: "fresh-id-per-attempt",
@@ -204,7 +215,79 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             );
         }
     }
+    dedup_per_delivery(krate, &resolver, &mut out);
     out
+}
+
+/// Fresh ids minted once per delivery of a received message (after a receive, or in
+/// a function a delivery reaches) into a send's dedup field (the packs'
+/// `[dedup_fields]`), directly or through a parameter the crate's function puts there.
+fn dedup_per_delivery(krate: &Crate, resolver: &Resolver, out: &mut Vec<Finding>) {
+    if krate.functions.iter().all(|f| f.dedup.ids.is_empty()) {
+        return;
+    }
+    let starts: Vec<usize> = krate
+        .functions
+        .iter()
+        .flat_map(|f| {
+            f.dedup
+                .delivery_calls
+                .iter()
+                .flat_map(|c| resolver.resolve_callee(f, c))
+        })
+        .collect();
+    let reached = called_from(krate, resolver, starts);
+    for (i, f) in krate.functions.iter().enumerate() {
+        for d in &f.dedup.ids {
+            if !d.per_delivery && !reached[i] {
+                continue;
+            }
+            let flow = &d.flow;
+            if let (Some(j), Some(callee)) = (d.arg, &flow.sink_call) {
+                let method = matches!(callee, Callee::Method { .. });
+                let puts = resolver.resolve_callee(f, callee).iter().any(|&g| {
+                    let g = &krate.functions[g];
+                    let p = j + u32::from(method && g.has_self);
+                    g.dedup.params.contains(&p)
+                });
+                if !puts {
+                    continue;
+                }
+            }
+            // Already reported as an id per attempt (the same generation).
+            if out
+                .iter()
+                .any(|x| x.path == *flow.idgen.path && x.span == flow.idgen.span)
+            {
+                continue;
+            }
+            let runs = if d.per_delivery {
+                "this handler runs once per delivery"
+            } else {
+                "a message handler calls this function once per delivery"
+            };
+            let mut labels = vec![
+                label(&f.loc, runs),
+                label(&flow.sink, "the fresh id is this send's dedup id"),
+            ];
+            labels.sort();
+            out.push(MA002.finding(
+                &flow.idgen,
+                format!(
+                    "{} makes a new dedup id on every delivery of the message, and {} sends it as its dedup id",
+                    code(&flow.idgen_text),
+                    code(&flow.sink_text)
+                ),
+                "a redelivered message is sent again under a new dedup id, so the receiver's \
+                 deduplication cannot see the duplicate and it is applied twice"
+                    .to_string(),
+                labels,
+                "derive the dedup id from the received message (its id, or a hash of its \
+                 content), so every delivery of it sends the same one"
+                    .into(),
+            ));
+        }
+    }
 }
 
 /// MA002 as the dispatcher runs it ([`super::Rule`]).

@@ -54,6 +54,23 @@ pub fn effectful_functions(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
     })
 }
 
+/// Which functions run when one of `starts` runs: they and their callees, through
+/// calls (closures included).
+pub fn called_from(krate: &Crate, resolver: &Resolver, starts: Vec<usize>) -> Vec<bool> {
+    let mut seen = vec![false; krate.functions.len()];
+    let mut work = starts;
+    while let Some(i) = work.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let f = &krate.functions[i];
+        let mut calls = Vec::new();
+        scan(&f.body, f, resolver, &|_| false, &mut false, &mut calls);
+        work.extend(calls.into_iter().filter(|&j| !seen[j]));
+    }
+    seen
+}
+
 /// Which functions contain an event matching `pred`, directly or through calls.
 fn reaches(krate: &Crate, resolver: &Resolver, pred: &dyn Fn(&EventKind) -> bool) -> Vec<bool> {
     let n = krate.functions.len();

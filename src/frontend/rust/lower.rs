@@ -20,6 +20,7 @@ mod calls;
 mod confirm;
 mod control;
 mod ctor;
+mod dedup;
 mod events;
 mod exprs;
 mod function;
@@ -577,6 +578,7 @@ struct Lowerer<'a, 'b> {
     retries_seen: Vec<(Loc, String)>,
     next_scope: u32,
     id_flows: Vec<(Option<u32>, IdFlow)>,
+    dedup: dedup::DedupState,
     kafka_clients: Vec<KafkaClient>,
     /// The Kafka client (of `kafka_clients`) the function returns (`Function::returns_kafka_client`).
     returned_kafka_client: Option<usize>,

@@ -146,6 +146,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out: &mut Vec<Node>,
     ) -> Info {
         let arg_infos = self.plain_args(args, out);
+        self.note_dedup_args(name, false, &arg_infos);
         let mut b = self.current_builder(b);
         if b.spec.terminals.iter().any(|t| t == name) {
             self.finish_text(&mut b, loc, text);
@@ -258,6 +259,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let args_start = out.len();
         let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
+        self.note_dedup_args(name, false, &arg_infos);
         if self.cx.apis.std.store_methods.contains(name) {
             self.note_held_future(recv.value, args, &out[args_start..]);
             self.note_task_set(recv.value, &arg_infos);
@@ -658,8 +660,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         last: &str,
         out: &mut Vec<Node>,
     ) -> Info {
-        let info = self.collect(c.args.iter(), out);
-        let mut idents = info.idents;
+        let mut info = self.collect(c.args.iter(), out);
+        self.note_dedup_args(last, true, std::slice::from_ref(&info));
+        let mut idents = std::mem::take(&mut info.idents);
         idents.extend(segs.iter().cloned());
         if let Some(ty) = self.cx.apis.topics.record_type(segs) {
             if let Some(t) = args
@@ -860,6 +863,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let fresh = sig
             .and_then(|s| s.returns_fresh.clone())
             .map(|(l, t)| (l, t, scope));
+        let minted = fresh.as_ref().map(|(l, _, _)| l.clone());
         // A helper that returns a client keyed for idempotency.
         let keyed = sig.is_some_and(|s| s.returns_keyed);
         // A receive helper: what it returns are messages this caller takes.
@@ -879,6 +883,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .flat_map(|a| a.mentions.iter().copied())
             .collect();
         self.record_id_flows(&mentions, &loc, &text, false, Some(callee.clone()), true);
+        if let Some(l) = &minted {
+            self.note_minted(l);
+        }
+        self.note_dedup_call(&callee, args, &loc, &text);
         out.push(Node::Event(Event {
             kind: EventKind::Call(Call {
                 callee,

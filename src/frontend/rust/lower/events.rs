@@ -574,6 +574,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 f.ignores_conflict || f.tables.iter().any(|t| Tables::default().is_dedup(t))
             });
             let send = matches!(spec.event, Api::Publish | Api::External);
+            if send {
+                self.note_dedup_send(&mentions, &loc, &text);
+            }
             self.record_id_flows(&mentions, &loc, &text, dedup_write, None, send);
         }
         let (kind, made) = if spec.event == Api::Write {
@@ -699,6 +702,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let v = self.new_value(text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
                 let minted = Some((loc.clone(), text.to_string(), scope));
+                self.note_minted(loc);
                 if spec.formatted {
                     self.values[v as usize].clock = minted;
                 } else {

@@ -59,6 +59,7 @@ pub(super) fn lower_fn(
     let returns_batches = returned_batch_events(&body, &returned_batches);
     let confirm_ats = confirm::confirm_ats(cx, sig, block, items, &l.channel_opens);
     let confirm_awaits = confirm::confirm_awaits(cx, block, &l.unconfirmed);
+    let dedup = l.dedup_facts(&params);
     let ident = sig.ident.to_string();
     Function {
         name: match &self_type {
@@ -86,6 +87,7 @@ pub(super) fn lower_fn(
             .collect(),
         pass_id_flows: l.pass_id_flows,
         poll_loops: l.poll_loops,
+        dedup,
         returns_claims: l.returns_claims,
         returns_batches,
         kafka_clients: l.kafka_clients,
@@ -224,6 +226,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             retries_seen: Vec::new(),
             next_scope: 0,
             id_flows: Vec::new(),
+            dedup: Default::default(),
             kafka_clients: Vec::new(),
             returned_kafka_client: None,
             packs: Vec::new(),
