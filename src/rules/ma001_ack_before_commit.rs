@@ -18,6 +18,11 @@ declare_rule! {
     /// functions and files of the same crate, and reports only when *some path* acks
     /// first and then applies an effect.
     ///
+    /// Rows written through a client that keeps them in a buffer (the packs'
+    /// `buffering`: clickhouse's `Inserter::commit` sends them only once a row, byte or
+    /// time limit is reached) are not durable after that call: an ack after it, before
+    /// a call that sends every buffered row (`end`, `force_commit`), is reported.
+    ///
     /// An outbox relay's progress record is the write that retires the rows it read
     /// (a `DELETE` of them, an `UPDATE` that marks them sent, or a progress cursor
     /// advanced over them: an update or upsert of a table that holds a position by
@@ -184,6 +189,20 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
              idempotent, since a crash between the two redelivers it)"
                 .to_string(),
         ),
+        EffectKind::Buffered => (
+            format!(
+                "{what} by {ack_call} while the rows {effect_call} wrote may still be buffered in the client, not sent",
+            ),
+            format!(
+                "a crash after {ack_call} and before the client sends its buffer loses the message: \
+                 the {} never happens and the message is not redelivered",
+                first.effect.describe
+            ),
+            "acknowledge only after a call that sends every buffered row (not one that sends \
+             only once a limit is reached), and make the effect idempotent, since a crash \
+             between the two redelivers it"
+                .to_string(),
+        ),
         EffectKind::Spawned { .. } => (
             format!(
                 "{what} by {ack_call} while a spawned task may still run {effect_call}, which {}",
@@ -262,6 +281,18 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
                         .into(),
                 );
                 push(&effect.loc, format!("the worker {} here", effect.phrase));
+            }
+            EffectKind::Buffered => {
+                push(
+                    &effect.loc,
+                    format!(
+                        "the {} goes into the client's buffer here, sent only once a limit is reached",
+                        effect.describe
+                    ),
+                );
+                for site in &effect.via {
+                    push(site, "the rows are buffered inside this call".into());
+                }
             }
             EffectKind::Spawned { spawn } => {
                 push(

@@ -48,6 +48,15 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Write { .. } => self.write(e, &mut st, fr),
+            // The write's own failure is still the call's.
+            EventKind::Buffered { sent: false } => {
+                st.buffered.insert(self.evref(e));
+                cause
+            }
+            EventKind::Buffered { sent: true } => {
+                st.buffered.clear();
+                cause
+            }
             EventKind::Commit { tx, acks } => self.commit_event(e, &mut st, fr.val(*tx), *acks),
             EventKind::Rollback { tx } => {
                 rollback(&mut st, fr.val(*tx));
@@ -372,6 +381,10 @@ impl<'c> Interp<'c> {
                 }
             };
             self.fact(&p, f.effect.clone(), kind);
+        }
+        // Rows written into a client's buffer that no call has sent yet.
+        for b in st.buffered.clone() {
+            self.fact(&p, b, EffectKind::Buffered);
         }
         // A message acked again: the effects that follow are after this ack; those
         // between the two were the earlier ack's.
