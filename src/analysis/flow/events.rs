@@ -48,15 +48,7 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Write { .. } => self.write(e, &mut st, fr),
-            // The write's own failure is still the call's.
-            EventKind::Buffered { sent: false } => {
-                st.buffered.insert(self.evref(e));
-                cause
-            }
-            EventKind::Buffered { sent: true } => {
-                st.buffered.clear();
-                cause
-            }
+            EventKind::Buffered { sent } => buffer(&mut st, self.evref(e), *sent, cause),
             EventKind::Commit { tx, acks } => self.commit_event(e, &mut st, fr.val(*tx), *acks),
             EventKind::Rollback { tx } => {
                 rollback(&mut st, fr.val(*tx));
@@ -882,4 +874,15 @@ fn read(st: &mut State, tables: &[String]) {
     st.read_tables.extend(tables.iter().cloned());
     st.retiring
         .retain(|r| !r.tables.iter().any(|t| tables.contains(t)));
+}
+
+/// After a write into a client's buffer: the write stays buffered, or (`sent`) all
+/// that was buffered is sent. The write's own failure is still the call's.
+fn buffer(st: &mut State, write: EvRef, sent: bool, cause: Option<Failure>) -> Option<Failure> {
+    if sent {
+        st.buffered.clear();
+    } else {
+        st.buffered.insert(write);
+    }
+    cause
 }
