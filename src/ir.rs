@@ -192,6 +192,13 @@ pub enum EventKind {
         /// a transaction is open on it, the write commits by itself.
         autocommit: bool,
     },
+    /// Follows a write whose call keeps rows in a client-side buffer (the packs'
+    /// `buffering`): `sent: false`, the rows written may stay buffered after it
+    /// (an ack that follows may confirm rows not sent yet); `sent: true`, the call
+    /// sends every row buffered so far.
+    Buffered {
+        sent: bool,
+    },
     /// A query that only reads rows of `tables` (`SELECT … FROM outgoing_events`).
     /// Not a delivery event: it tells what a relay publishes (docs/what-is-analyzed.md, "Outbox").
     Read {

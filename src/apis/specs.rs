@@ -494,6 +494,13 @@ pub struct CallSpec {
     pub entry_failures: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
+    /// (write) Terminals of the builder, or methods of the call, at which the rows
+    /// written may stay in the client's buffer (clickhouse `Inserter::commit`, which
+    /// sends only once a limit is reached); the call's other methods or terminals
+    /// send everything buffered. An ack after a buffering call, before a sending
+    /// one, may confirm rows not sent yet.
+    #[serde(default)]
+    pub buffering: Vec<String>,
     /// The builder's text, written along its calls (any other step leaves it
     /// unknown: only its start is read).
     pub text: Option<BuilderText>,

@@ -18,6 +18,11 @@ declare_rule! {
     /// functions and files of the same crate, and reports only when *some path* acks
     /// first and then applies an effect.
     ///
+    /// Rows written through a client that keeps them in a buffer (the packs'
+    /// `buffering`: clickhouse's `Inserter::commit` sends them only once a row, byte or
+    /// time limit is reached) are not durable after that call: an ack after it, before
+    /// a call that sends every buffered row (`end`, `force_commit`), is reported.
+    ///
     /// An outbox relay's progress record is the write that retires the rows it read
     /// (a `DELETE` of them, an `UPDATE` that marks them sent, or a progress cursor
     /// advanced over them: an update or upsert of a table that holds a position by
@@ -184,6 +189,7 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
              idempotent, since a crash between the two redelivers it)"
                 .to_string(),
         ),
+        EffectKind::Buffered => buffered_wording(what, &ack_call, &effect_call, &first.effect.describe),
         EffectKind::Spawned { .. } => (
             format!(
                 "{what} by {ack_call} while a spawned task may still run {effect_call}, which {}",
@@ -263,6 +269,11 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
                 );
                 push(&effect.loc, format!("the worker {} here", effect.phrase));
             }
+            EffectKind::Buffered => {
+                for (loc, msg) in buffered_labels(effect) {
+                    push(&loc, msg);
+                }
+            }
             EffectKind::Spawned { spawn } => {
                 push(
                     spawn,
@@ -276,6 +287,46 @@ fn finding(facts: Vec<&AckBeforeEffect>) -> Finding {
         }
     }
     MA001.finding(&ack.loc, message, window, labels.sorted(), help)
+}
+
+/// The message, window and help of an ack while the rows `effect_call` wrote may
+/// still sit in the client's buffer.
+fn buffered_wording(
+    what: &str,
+    ack_call: &str,
+    effect_call: &str,
+    describe: &str,
+) -> (String, String, String) {
+    (
+        format!(
+            "{what} by {ack_call} while the rows {effect_call} wrote may still be buffered in the client, not sent",
+        ),
+        format!(
+            "a crash after {ack_call} and before the client sends its buffer loses the message: \
+             the {describe} never happens and the message is not redelivered",
+        ),
+        "acknowledge only after a call that sends every buffered row (not one that sends \
+         only once a limit is reached), and make the effect idempotent, since a crash \
+         between the two redelivers it"
+            .to_string(),
+    )
+}
+
+fn buffered_labels(effect: &crate::analysis::flow::EvRef) -> Vec<(Loc, String)> {
+    let mut out = vec![(
+        effect.loc.clone(),
+        format!(
+            "the {} goes into the client's buffer here, sent only once a limit is reached",
+            effect.describe
+        ),
+    )];
+    for site in &effect.via {
+        out.push((
+            site.clone(),
+            "the rows are buffered inside this call".into(),
+        ));
+    }
+    out
 }
 
 /// A relay's progress record written before the publish it records: rows of a

@@ -48,6 +48,7 @@ impl<'c> Interp<'c> {
                 None
             }
             EventKind::Write { .. } => self.write(e, &mut st, fr),
+            EventKind::Buffered { sent } => buffer(&mut st, self.evref(e), *sent, cause),
             EventKind::Commit { tx, acks } => self.commit_event(e, &mut st, fr.val(*tx), *acks),
             EventKind::Rollback { tx } => {
                 rollback(&mut st, fr.val(*tx));
@@ -372,6 +373,10 @@ impl<'c> Interp<'c> {
                 }
             };
             self.fact(&p, f.effect.clone(), kind);
+        }
+        // Rows written into a client's buffer that no call has sent yet.
+        for b in st.buffered.clone() {
+            self.fact(&p, b, EffectKind::Buffered);
         }
         // A message acked again: the effects that follow are after this ack; those
         // between the two were the earlier ack's.
@@ -869,4 +874,15 @@ fn read(st: &mut State, tables: &[String]) {
     st.read_tables.extend(tables.iter().cloned());
     st.retiring
         .retain(|r| !r.tables.iter().any(|t| tables.contains(t)));
+}
+
+/// After a write into a client's buffer: the write stays buffered, or (`sent`) all
+/// that was buffered is sent. The write's own failure is still the call's.
+fn buffer(st: &mut State, write: EvRef, sent: bool, cause: Option<Failure>) -> Option<Failure> {
+    if sent {
+        st.buffered.clear();
+    } else {
+        st.buffered.insert(write);
+    }
+    cause
 }

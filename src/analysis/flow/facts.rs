@@ -80,6 +80,9 @@ pub enum EffectKind {
         begin: Option<Box<EvRef>>,
         commit: Box<EvRef>,
     },
+    /// Rows written into a client's buffer (clickhouse `Inserter::commit` below its
+    /// limits) that may be sent only after the ack, or never.
+    Buffered,
     /// An effect in a spawned task that may run after the ack.
     Spawned { spawn: Loc },
     /// An effect of the worker loop that receives what was sent on an in-process

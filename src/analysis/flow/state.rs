@@ -245,6 +245,9 @@ pub(super) struct State {
     pub(super) publishes: List<EvRef>,
     pub(super) writes: List<WriteRec>,
     pub(super) unchecked: List<EvRef>,
+    /// Writes of the current message whose rows may still sit in a client's buffer
+    /// (`EventKind::Buffered`): not sent until a call sends them.
+    pub(super) buffered: List<EvRef>,
     /// Durable non-idempotent effects of the current message.
     pub(super) nonidem: List<Applied>,
     /// A message was received on this path (the effects that follow are a handler's).
@@ -304,6 +307,7 @@ impl State {
             publishes: List::default(),
             writes: List::default(),
             unchecked: List::default(),
+            buffered: List::default(),
             nonidem: List::default(),
             received: false,
             message: false,
@@ -339,6 +343,7 @@ impl State {
             .retain(|x| entry.failed_publishes.contains(x));
         self.writes.retain(|x| entry.writes.contains(x));
         self.unchecked.retain(|x| entry.unchecked.contains(x));
+        self.buffered.retain(|x| entry.buffered.contains(x));
         self.nonidem.retain(|x| entry.nonidem.contains(x));
         self.early_offsets
             .retain(|x| entry.early_offsets.contains(x));
@@ -355,6 +360,7 @@ impl State {
         self.failed_publishes.clear();
         self.writes.clear();
         self.unchecked.clear();
+        self.buffered.clear();
         self.nonidem.clear();
     }
 
@@ -406,6 +412,7 @@ impl State {
         union(&mut self.failed_publishes, &other.failed_publishes);
         union(&mut self.writes, &other.writes);
         union(&mut self.unchecked, &other.unchecked);
+        union(&mut self.buffered, &other.buffered);
         union(&mut self.nonidem, &other.nonidem);
         self.received |= other.received;
         self.before_recv &= other.before_recv;

@@ -589,6 +589,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         text,
                         describe,
                     }));
+                    buffered(spec, method, out);
                     return None;
                 }
             }
@@ -598,7 +599,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let EventKind::Read { tables } = &kind {
             self.read_rows.clone_from(tables);
         }
+        let write = matches!(kind, EventKind::Write { .. });
         self.push_event(spec, kind, loc, text, out);
+        if write {
+            buffered(spec, method, out);
+        }
         made
     }
 
@@ -891,6 +896,25 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }));
         }
     }
+}
+
+/// After the write just pushed, for a call whose client buffers rows (the spec's
+/// `buffering`): whether `method`, the call or the builder's terminal, leaves them
+/// buffered or sends them.
+fn buffered(spec: &CallSpec, method: &str, out: &mut Vec<Node>) {
+    if spec.buffering.is_empty() {
+        return;
+    }
+    let Some(Node::Event(write)) = out.last() else {
+        return;
+    };
+    let ev = Event {
+        kind: EventKind::Buffered {
+            sent: !spec.buffering.iter().any(|m| m == method),
+        },
+        ..write.clone()
+    };
+    out.push(Node::Event(ev));
 }
 
 /// The event of a write spec's call ([`Lowerer::write_event`]).
