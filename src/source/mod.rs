@@ -748,8 +748,10 @@ pub fn discover_with(
     }
     out.errors = walker.errors;
     read_candidates(&mut out, by_display, overlay, max_file_bytes);
-    undeclared_files(&mut out.files);
-    crate_facts(&mut out, &rules, &dirs, config);
+    // One resolver: each manifest is read and parsed once for both.
+    let mut resolver = cargo::Resolver::default();
+    undeclared_files(&mut out.files, &mut resolver);
+    crate_facts(&mut out, &rules, &dirs, config, &mut resolver);
     out
 }
 
@@ -882,14 +884,13 @@ fn read_candidates(
 /// Takes the files no target of their crate declares out of it
 /// ([`modules`]): each is a crate by itself, in no package, as a `.rs` file
 /// outside every package is.
-fn undeclared_files(files: &mut [SourceFile]) {
+fn undeclared_files(files: &mut [SourceFile], resolver: &mut cargo::Resolver) {
     let mut crates: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, f) in files.iter().enumerate() {
         if f.kind == FileKind::Rust && f.crate_key != f.path {
             crates.entry(f.crate_key.as_str()).or_default().push(i);
         }
     }
-    let mut resolver = cargo::Resolver::default();
     let mut orphans = Vec::new();
     for members in crates.values().filter(|m| m.len() > 1) {
         let roots: std::collections::HashSet<PathBuf> = members
@@ -920,13 +921,18 @@ fn undeclared_files(files: &mut [SourceFile]) {
 /// What the manifests tell of the files read: each crate's dependencies in the
 /// tree and outside it, its binary's names, how many crates and workspaces there
 /// are, and the errors of manifests inside the PATHs.
-fn crate_facts(out: &mut Discovery, rules: &Rules, dirs: &[DirPath], config: &Config) {
-    let mut resolver = cargo::Resolver::default();
+fn crate_facts(
+    out: &mut Discovery,
+    rules: &Rules,
+    dirs: &[DirPath],
+    config: &Config,
+    resolver: &mut cargo::Resolver,
+) {
     let (deps, outside) = cargo::crate_dependencies(
         &out.files,
         &rules.package_dirs,
         config.include_tests,
-        &mut resolver,
+        resolver,
     );
     out.crate_deps = deps;
     out.outside_deps = outside;
