@@ -183,6 +183,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         prefilter: !options.no_prefilter,
         progress: options.progress,
         deps: &discovery.crate_deps,
+        uses: &discovery.crate_uses,
         targets: &discovery.target_names,
         hooks: &options.hooks,
         cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),

@@ -294,3 +294,41 @@ fn common_method_names_do_not_pull_in_unrelated_files() {
     assert_eq!(skipped(&with), 6, "{}", with["summary"]);
     assert_eq!(model_differences(root), Vec::<String>::new());
 }
+
+/// A library type name other crates share (async-nats' `Batch` and `Stream`, a role
+/// only through a path into the library) makes a file worth parsing only in a crate
+/// that may import the library: its manifest, or a dependency's in the tree, names
+/// it. A file with no manifest may import anything.
+#[test]
+fn shared_type_names_count_only_where_their_library_may_be_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let body = "pub enum Step {\n    Batch,\n    Stream,\n}\n\npub fn first() -> Step {\n    Step::Batch\n}\n";
+    write(
+        root,
+        "plain/Cargo.toml",
+        "[package]\nname = \"plain\"\n\n[dependencies]\ntracing = \"0.1\"\n",
+    );
+    write(root, "plain/src/lib.rs", body);
+    write(
+        root,
+        "bus/Cargo.toml",
+        "[package]\nname = \"bus\"\n\n[dependencies]\nnats = { package = \"async-nats\", version = \"0.38\" }\n",
+    );
+    write(root, "bus/src/lib.rs", body);
+    // Uses `bus` from the tree: what `bus` imports, it may pass on.
+    write(
+        root,
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\n\n[dependencies]\nbus = { path = \"../bus\" }\n",
+    );
+    write(root, "app/src/lib.rs", body);
+    write(root, "loose.rs", body);
+
+    let with = check(root, &[]);
+    let without = check(root, &["--no-prefilter"]);
+    assert_eq!(with["findings"], without["findings"]);
+    // Only plain's file stays unparsed.
+    assert_eq!(skipped(&with), 1, "{}", with["summary"]);
+    assert_eq!(skipped(&without), 0, "{}", without["summary"]);
+}

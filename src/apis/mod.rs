@@ -382,6 +382,10 @@ pub struct Apis {
     pub outbox_tables: Vec<String>,
     /// Every identifier a file must contain for any rule to care about it (prefilter).
     pub tokens: Vec<String>,
+    /// The tokens that are only library type names other crates share (not unique,
+    /// restricted to their crates: async-nats' `Batch`), each with those crates: a
+    /// file naming one is worth parsing only in a crate that may import one of them.
+    pub shared_types: HashMap<String, Vec<String>>,
     /// The packs' crate and module names (`rdkafka`, `jetstream`): a file naming one
     /// is relevant (prefilter).
     pub modules: Vec<String>,
@@ -701,6 +705,35 @@ impl Apis {
         tokens.sort();
         tokens.dedup();
         self.tokens = tokens;
+        // A type name only libraries' paths give a role (`Batch` of async-nats:
+        // not unique, restricted to its crates) and nothing else of the packs uses.
+        let mut shared: HashMap<String, Vec<String>> = HashMap::default();
+        for specs in self.types.values() {
+            for spec in specs.iter().filter(|s| !s.unique && !s.crates.is_empty()) {
+                for name in &spec.names {
+                    shared
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(spec.crates.iter().cloned());
+                }
+            }
+        }
+        shared.retain(|name, _| {
+            !self.methods.contains_key(name)
+                && !self.paths.contains_key(name)
+                && !self.macros.contains_key(name)
+                && self
+                    .types
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .all(|s| !s.unique && !s.crates.is_empty())
+        });
+        for crates in shared.values_mut() {
+            crates.sort();
+            crates.dedup();
+        }
+        self.shared_types = shared;
         for list in [
             &mut self.modules,
             &mut self.common,

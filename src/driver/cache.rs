@@ -64,6 +64,7 @@ pub fn key(input: &AnalysisInput, api_config: &ApiConfig) -> String {
         input.include_tests, input.prefilter
     ));
     h.str(&format!("{:?}", input.deps));
+    h.str(&format!("{:?}", input.uses));
     h.str(&format!("{:?}", input.targets));
     for meta in crate::rules::ALL.iter() {
         h.str(&format!("{}={}", meta.code, (input.running)(meta.code)));

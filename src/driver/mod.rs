@@ -10,6 +10,7 @@ pub mod lazy;
 mod link;
 mod merge;
 mod schedule;
+mod seeds;
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,10 @@ pub struct AnalysisInput<'a> {
     pub progress: bool,
     /// Each crate's dependencies inside the tree: (import name, crate key).
     pub deps: &'a BTreeMap<String, Vec<(String, String)>>,
+    /// Every dependency each crate's manifest names (`Discovery::crate_uses`): a
+    /// library type whose name others share makes a file worth parsing only in a
+    /// crate that may import its library.
+    pub uses: &'a crate::source::cargo::CrateUses,
     /// Each crate's binary names (Cargo target, package, `[[bin]]`s), by crate key:
     /// what deploy files name a serverless handler by.
     pub targets: &'a BTreeMap<String, Vec<String>>,
@@ -157,9 +162,9 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         roots,
         own_files,
     } = link::compose(input, &crates, &api_filter);
-    let filter = input.prefilter.then_some(api_filter);
+    let seeds = input.prefilter.then(|| seeds::Seeds::new(input.apis));
     let lexicon = input.prefilter.then(|| lazy::Lexicon::new(input.apis));
-    let work = crate_work(pool, crates, filter.as_ref(), &own_files, &mut out);
+    let work = crate_work(input, crates, seeds.as_ref(), &own_files, &mut out);
 
     let bar = progress_bar(
         input.progress,
@@ -298,23 +303,24 @@ fn without_test_modules<'a>(
 /// The crates to analyze, with which of their files name an API (`None`: all are
 /// parsed), marked on the pool; a crate whose own files name none is skipped.
 fn crate_work<'a>(
-    pool: &rayon::ThreadPool,
+    input: &AnalysisInput,
     crates: BTreeMap<&'a str, Vec<&'a SourceFile>>,
-    filter: Option<&AhoCorasick>,
+    seeds: Option<&seeds::Seeds>,
     own_files: &BTreeMap<&str, usize>,
     out: &mut AnalysisOutput,
 ) -> Vec<CrateWork<'a>> {
-    let crates: Vec<CrateWork> = pool.install(|| {
+    let crates: Vec<CrateWork> = input.pool.install(|| {
         crates
             .into_par_iter()
             .map(|(key, files)| {
                 // A dependency's files are parsed only as far as the crate's own code
                 // needs them (its own crate's analysis seeds from them).
-                let named = filter.map(|filter| {
+                let named = seeds.map(|seeds| {
+                    let imports = seeds::imports(key, input.uses, input.deps);
                     cpu::timed(cpu::Phase::Lexical, || {
                         files
                             .iter()
-                            .map(|f| f.crate_key == key && filter.is_match(&f.text))
+                            .map(|f| f.crate_key == key && seeds.names_api(&f.text, &imports))
                             .collect()
                     })
                 });

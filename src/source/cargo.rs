@@ -289,6 +289,38 @@ impl Resolver {
         out
     }
 
+    /// Every dependency the manifest in `dir` names, from a registry, git or a path
+    /// (`[dependencies]`, `[build-dependencies]`, `[dev-dependencies]` and the same
+    /// tables under `[target.*]`): each by its key and, when it renames the package,
+    /// the package's name too, `-` written `_` (`nats = { package = "async-nats" }`:
+    /// `nats` and `async_nats`). `None` without a readable manifest.
+    pub fn dependency_names(&mut self, dir: &Path) -> Option<BTreeSet<String>> {
+        let manifest = self.manifest(dir)?;
+        let mut sets = vec![
+            &manifest.dependencies,
+            &manifest.build_dependencies,
+            &manifest.dev_dependencies,
+        ];
+        for t in manifest.target.values() {
+            sets.extend([&t.dependencies, &t.build_dependencies, &t.dev_dependencies]);
+        }
+        let mut out = BTreeSet::new();
+        for (key, dep) in sets.into_iter().flatten() {
+            out.insert(key.replace('-', "_"));
+            let package = match dep {
+                cargo_toml::Dependency::Simple(_) => None,
+                cargo_toml::Dependency::Detailed(d) => d.package.clone(),
+                cargo_toml::Dependency::Inherited(_) => self
+                    .workspace_dependency(dir, key)
+                    .and_then(|(_, d)| d.package),
+            };
+            if let Some(p) = package {
+                out.insert(p.replace('-', "_"));
+            }
+        }
+        Some(out)
+    }
+
     /// The root of the workspace `dir`'s package belongs to: the nearest directory
     /// from `dir` upward, never above `limit`, whose manifest has a `[workspace]` table.
     pub fn workspace_root(&mut self, dir: &Path, limit: &Path) -> Option<PathBuf> {
@@ -532,6 +564,37 @@ pub(super) fn crate_dependencies(
         }
     }
     (out, outside)
+}
+
+/// Crate key -> every dependency its package's manifest names (see
+/// [`Resolver::dependency_names`]); a crate with no readable manifest is left out.
+pub type CrateUses = BTreeMap<String, BTreeSet<String>>;
+
+/// What each crate may import from outside itself (docs/what-is-analyzed.md): the
+/// dependencies its package's manifest names, registry ones included.
+pub(super) fn crate_uses(
+    files: &[super::SourceFile],
+    package_dirs: &BTreeMap<String, PathBuf>,
+    resolver: &mut Resolver,
+) -> CrateUses {
+    let crates: BTreeSet<(&str, &str)> = files
+        .iter()
+        .filter(|f| f.kind == super::FileKind::Rust)
+        .map(|f| (f.crate_key.as_str(), f.package_key.as_str()))
+        .collect();
+    let mut by_package: HashMap<&str, Option<BTreeSet<String>>> = HashMap::new();
+    let mut out = CrateUses::new();
+    for (k, p) in crates {
+        let names = by_package.entry(p).or_insert_with(|| {
+            package_dirs
+                .get(p)
+                .and_then(|dir| resolver.dependency_names(dir))
+        });
+        if let Some(names) = names {
+            out.insert(k.to_string(), names.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]

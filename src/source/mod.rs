@@ -109,6 +109,10 @@ pub struct Discovery {
     /// Path dependencies outside the analyzed tree (not read), by the name the code
     /// imports them by: calls into them are calls into another crate.
     pub outside_deps: BTreeSet<String>,
+    /// Every dependency each crate's manifest names, registry ones included (a
+    /// crate without a readable manifest is left out): a library type whose name
+    /// others share counts only in a crate that may import its library.
+    pub crate_uses: cargo::CrateUses,
     /// Crates (Cargo targets, or files with no `Cargo.toml`) with a Rust file read.
     pub crates: usize,
     /// The names of each crate's binary (by crate key): its Cargo target's, its
@@ -936,6 +940,7 @@ fn crate_facts(
     );
     out.crate_deps = deps;
     out.outside_deps = outside;
+    out.crate_uses = cargo::crate_uses(&out.files, &rules.package_dirs, resolver);
     // A resolver of its own: the manifests' errors are reported once, above.
     let mut names = cargo::Resolver::default();
     for f in out.files.iter().filter(|f| f.kind == FileKind::Rust) {
