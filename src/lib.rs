@@ -187,6 +187,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         targets: &discovery.target_names,
         hooks: &options.hooks,
         cancel: options.cancel.as_deref().unwrap_or(&NOT_CANCELLED),
+        crate_store: None,
         running: &running,
     };
     let (output, cache_hit) = analyze_cached(&input, &applied_apis, &config, paths, options);
@@ -253,6 +254,7 @@ pub fn check(paths: &[PathBuf], options: &Options) -> Result<Report, InputError>
         cpu: support::cpu::since(cpu_before),
         unparsed_bodies: output.unparsed_bodies,
         peak_crates: output.peak_crates,
+        crates_cached: output.crates_cached,
         cache_hit,
     };
     Ok(report)
@@ -380,7 +382,16 @@ fn analyze_cached(
     if let Some(output) = driver::cache::load(&dir, &key) {
         return (output, Some(true));
     }
-    let mut output = driver::analyze(input);
+    // Not the whole tree as before: each crate as before is taken from its entry.
+    let store = driver::crate_cache::CrateStore::open(
+        &dir,
+        driver::cache::crate_prefix(input, applied_apis),
+    );
+    let input = driver::AnalysisInput {
+        crate_store: store.as_ref(),
+        ..*input
+    };
+    let mut output = driver::analyze(&input);
     if !options.cancelled() {
         // What is stored is what this run prints from, so warm and cold runs agree.
         driver::cache::compact(&mut output);

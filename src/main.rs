@@ -340,6 +340,10 @@ fn print_statistics(report: &Report, output: Duration, total: Duration) {
         "crates analyzed at one time, at most: {}",
         t.peak_crates
     ));
+    lines.push(format!(
+        "crates read from the per-crate cache: {}",
+        t.crates_cached
+    ));
     lines.push(format!("input errors: {}", s.errors));
     // Findings per rule, most first (ruff's `--statistics`), then by code.
     let mut per_rule: BTreeMap<(&str, &str), usize> = BTreeMap::new();

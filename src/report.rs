@@ -47,6 +47,8 @@ pub struct Timings {
     pub unparsed_bodies: usize,
     /// The most crates analyzed at one time (admitted within the memory budget).
     pub peak_crates: usize,
+    /// Crates whose result was read from the per-crate cache.
+    pub crates_cached: usize,
     /// The analysis cache: `Some(true)` when the output was read from it (the
     /// processor times are then zero), `Some(false)` when analyzed and stored, `None`
     /// when the run went without it.

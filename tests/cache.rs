@@ -350,3 +350,152 @@ fn warm_runs_print_what_cold_runs_print_on_every_fixture() {
     }
     assert_eq!(entries(dir.path()).len(), 1);
 }
+
+/// `msgaudit check --statistics`'s count of crates read from the per-crate cache.
+fn crates_cached(dir: &Path) -> usize {
+    let out = msgaudit()
+        .current_dir(dir)
+        .env_remove("MSGAUDIT_NO_CACHE")
+        .args(["check", "--format", "json", "--statistics", "."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("msgaudit: crates read from the per-crate cache: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    line.trim().parse().unwrap()
+}
+
+/// The per-crate cache's entries (`crates/<key>.json`).
+fn crate_entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(cache_dir(dir).join("crates")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = read
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Two packages, `orders` and `billing` (a consumer each), and `app`, which depends
+/// on `billing`.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "msgaudit.toml", "");
+    for name in ["orders", "billing"] {
+        write(
+            root,
+            &format!("{name}/Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\n\n[dependencies]\nrdkafka = \"0.36\"\nsqlx = \"0.8\"\n"),
+        );
+        write(root, &format!("{name}/src/lib.rs"), consumer(true));
+    }
+    write(
+        root,
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\n\n[dependencies]\nbilling = { path = \"../billing\" }\nrdkafka = \"0.36\"\n",
+    );
+    write(
+        root,
+        "app/src/main.rs",
+        "use rdkafka::consumer::StreamConsumer;\n\nfn main() {\n    let _ = billing::run;\n}\n",
+    );
+    dir
+}
+
+#[test]
+fn an_edit_reanalyzes_only_the_crates_it_can_change() {
+    let dir = workspace();
+    let root = dir.path();
+    let (cold, _) = run(root, "json", &[]);
+    assert_eq!(codes(&cold), ["MA001", "MA001"]);
+    let stored = crate_entries(root).len();
+    assert!(stored >= 2, "{stored}");
+    // `orders` edited: the other crates' results are read back.
+    write(root, "orders/src/lib.rs", consumer(false));
+    let cached = crates_cached(root);
+    let (after, _) = run(root, "json", &[]);
+    let (fresh, _) = run(root, "json", &["--no-cache"]);
+    assert_eq!(after, fresh);
+    assert_eq!(codes(&after), ["MA001", "MA011"]);
+    assert_eq!(cached, stored - 1, "every crate but the edited one");
+    // `billing` edited: it and `app`, which is analyzed with billing's files, miss.
+    write(root, "billing/src/lib.rs", consumer(false));
+    let cached = crates_cached(root);
+    assert_eq!(cached, stored - 2, "orders only");
+    let (after, _) = run(root, "json", &[]);
+    let (fresh, _) = run(root, "json", &["--no-cache"]);
+    assert_eq!(after, fresh);
+    assert_eq!(codes(&after), ["MA011", "MA011"]);
+}
+
+#[test]
+fn corrupt_crate_entries_are_ignored_and_rewritten() {
+    let dir = workspace();
+    let root = dir.path();
+    let (cold, _) = run(root, "json", &[]);
+    let good: Vec<(PathBuf, Vec<u8>)> = crate_entries(root)
+        .into_iter()
+        .map(|p| {
+            let b = fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+    assert!(!good.is_empty());
+    for (what, bad) in [
+        ("garbage", b"\xff\x00{".to_vec()),
+        ("truncated", good[0].1[..good[0].1.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+    ] {
+        for (p, _) in &good {
+            fs::write(p, &bad).unwrap();
+        }
+        // The whole-run entry goes too, so that the crates' entries are read.
+        for e in entries(root) {
+            fs::remove_file(e).unwrap();
+        }
+        assert_eq!(crates_cached(root), 0, "{what}");
+        for (p, b) in &good {
+            assert_eq!(&fs::read(p).unwrap(), b, "{what}: rewritten");
+        }
+        for e in entries(root) {
+            fs::remove_file(e).unwrap();
+        }
+        let (json, _) = run(root, "json", &[]);
+        assert_eq!(cold, json, "{what}");
+    }
+}
+
+#[test]
+fn touched_files_on_every_fixture_print_what_cold_runs_print() {
+    // The fixtures together (every rule, crate and workspace shape): after one file of
+    // each of a few crates is touched, the crates read back and those analyzed again
+    // print what a run without the cache prints.
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        dir.path(),
+    );
+    write(dir.path(), "msgaudit.toml", "");
+    run(dir.path(), "json", &[]);
+    for touched in [
+        "demo/src/main.rs",
+        "ma001_ack_before_commit/bad_ack_in_if_branch.rs",
+    ] {
+        let path = dir.path().join(touched);
+        if let Ok(mut text) = fs::read_to_string(&path) {
+            text.push_str("\n// touched\n");
+            fs::write(&path, text).unwrap();
+        }
+    }
+    assert!(crates_cached(dir.path()) > 0);
+    for format in ["json", "checklist"] {
+        let (cold, _) = run(dir.path(), format, &["--no-cache"]);
+        let (warm, _) = run(dir.path(), format, &[]);
+        assert_eq!(cold, warm, "{format}");
+    }
+}

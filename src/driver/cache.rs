@@ -25,23 +25,40 @@ pub const DIR_NAME: &str = ".msgaudit_cache";
 pub const MAX_ENTRIES: usize = 8;
 const MAGIC: &str = "msgaudit-analysis-cache";
 /// Bumped whenever the stored form of [`AnalysisOutput`] changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
 # This file is a cache directory tag created by msgaudit.\n\
 # For information about cache directory tags see https://bford.info/cachedir/\n";
 
 /// A stable 128-bit hash, fed length-prefixed fields (so that `"ab","c"` and
 /// `"a","bc"` differ).
-struct Hasher(xxhash_rust::xxh3::Xxh3);
+pub(super) struct Hasher(xxhash_rust::xxh3::Xxh3);
 
 impl Hasher {
-    fn bytes(&mut self, b: &[u8]) {
+    pub(super) fn bytes(&mut self, b: &[u8]) {
         self.0.update(&(b.len() as u64).to_le_bytes());
         self.0.update(b);
     }
 
-    fn str(&mut self, s: &str) {
+    pub(super) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
+    }
+
+    /// A file's display path, absolute path, crate key, kind and text.
+    pub(super) fn file(&mut self, f: &crate::source::SourceFile) {
+        self.str(&f.path);
+        self.bytes(f.abs.as_os_str().as_encoded_bytes());
+        self.str(&f.crate_key);
+        self.str(&format!("{:?}", f.kind));
+        self.str(&f.text);
+    }
+
+    pub(super) fn new() -> Hasher {
+        Hasher(xxhash_rust::xxh3::Xxh3::new())
+    }
+
+    pub(super) fn hex(&self) -> String {
+        format!("{:032x}", self.0.digest128())
     }
 }
 
@@ -49,6 +66,20 @@ impl Hasher {
 /// the module documentation). `api_config` is the config's `[apis]` as applied (the
 /// default one when it was in error).
 pub fn key(input: &AnalysisInput, api_config: &ApiConfig) -> String {
+    let mut h = prefix_hasher(input, api_config);
+    h.str(&format!("{:?}", input.deps));
+    h.str(&format!("{:?}", input.uses));
+    h.str(&format!("{:?}", input.targets));
+    h.str(&input.files.len().to_string());
+    for f in input.files {
+        h.file(f);
+    }
+    format!("{:032x}", h.0.digest128())
+}
+
+/// What every analysis of this run shares, crate by crate too: the version, the
+/// binary, the packs, the applied `[apis]`, the switches and the rules that run.
+fn prefix_hasher(input: &AnalysisInput, api_config: &ApiConfig) -> Hasher {
     let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
     h.str(MAGIC);
     h.str(env!("CARGO_PKG_VERSION"));
@@ -63,19 +94,24 @@ pub fn key(input: &AnalysisInput, api_config: &ApiConfig) -> String {
         "tests={} prefilter={}",
         input.include_tests, input.prefilter
     ));
-    h.str(&format!("{:?}", input.deps));
-    h.str(&format!("{:?}", input.uses));
-    h.str(&format!("{:?}", input.targets));
     for meta in crate::rules::ALL.iter() {
         h.str(&format!("{}={}", meta.code, (input.running)(meta.code)));
     }
-    h.str(&input.files.len().to_string());
-    for f in input.files {
-        h.str(&f.path);
-        h.bytes(f.abs.as_os_str().as_encoded_bytes());
-        h.str(&f.crate_key);
-        h.str(&format!("{:?}", f.kind));
-        h.str(&f.text);
+    h
+}
+
+/// The part of every crate's key ([`super::crate_cache`]) that all crates share:
+/// [`prefix_hasher`]'s and the SQL files (what a crate's unique business keys and
+/// `include_str!`s read).
+pub fn crate_prefix(input: &AnalysisInput, api_config: &ApiConfig) -> String {
+    let mut h = prefix_hasher(input, api_config);
+    h.str("crates");
+    for f in input
+        .files
+        .iter()
+        .filter(|f| f.kind == crate::source::FileKind::Sql)
+    {
+        h.file(f);
     }
     format!("{:032x}", h.0.digest128())
 }
@@ -128,7 +164,7 @@ fn fallback_dir(root: &Path) -> Option<PathBuf> {
 
 /// Creates `dir` with its `CACHEDIR.TAG` and `.gitignore` (`*`); false when it
 /// cannot be written.
-fn prepare(dir: &Path) -> bool {
+pub(super) fn prepare(dir: &Path) -> bool {
     if std::fs::create_dir_all(dir).is_err()
         || std::fs::metadata(dir).is_ok_and(|m| m.permissions().readonly())
     {
@@ -155,13 +191,7 @@ fn header(key: &str) -> String {
 /// miss.
 pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
     let path = entry(dir, key);
-    let text = std::fs::read_to_string(&path).ok()?;
-    let rest = text.strip_prefix(&header(key))?;
-    let (body, sum) = rest.strip_suffix('\n')?.rsplit_once('\n')?;
-    if sum != format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes())) {
-        return None;
-    }
-    let output = stored::read(body)?;
+    let output = read_entry(&path, key, stored::read)?;
     let known = |code: &str, name: &str| {
         crate::rules::ALL
             .iter()
@@ -178,11 +208,31 @@ pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
     if !(findings_known && refs_known) {
         return None;
     }
-    // Recently used: the last to be evicted.
-    if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+    touch(&path);
+    Some(output)
+}
+
+/// The body of the entry at `path` read by `read`, when its header names this
+/// format and `key` and its trailer's checksum is the body's.
+pub(super) fn read_entry<T>(
+    path: &Path,
+    key: &str,
+    read: impl FnOnce(&str) -> Option<T>,
+) -> Option<T> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let rest = text.strip_prefix(&header(key))?;
+    let (body, sum) = rest.strip_suffix('\n')?.rsplit_once('\n')?;
+    if sum != format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes())) {
+        return None;
+    }
+    read(body)
+}
+
+/// Recently used: the last to be evicted.
+pub(super) fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
-    Some(output)
 }
 
 /// Drops from `output` what only the analysis used: what the emitters read of an
@@ -243,23 +293,37 @@ pub fn compact(output: &mut AnalysisOutput) {
 /// checksum and is a miss). `Err` says why it could not be written; the caller goes
 /// on without it.
 pub fn store(dir: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
+    write_entry(dir, key, |out| stored::write(out, output))?;
+    evict(dir, MAX_ENTRIES);
+    Ok(())
+}
+
+/// Writes the entry `key` of `dir` (header, the body `write` writes, checksum) to a
+/// temporary file renamed into place.
+pub(super) fn write_entry(
+    dir: &Path,
+    key: &str,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), String> {
     let path = entry(dir, key);
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let tmp = dir.join(format!(".{key}.json.{}.{stamp}.tmp", std::process::id()));
-    let written = write_entry(&tmp, key, output).and_then(|()| {
+    let written = write_tmp(&tmp, key, write).and_then(|()| {
         std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write cache entry: {e}"))
     });
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    written?;
-    evict(dir);
-    Ok(())
+    written
 }
 
-fn write_entry(tmp: &Path, key: &str, output: &AnalysisOutput) -> Result<(), String> {
+fn write_tmp(
+    tmp: &Path,
+    key: &str,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), String> {
     use std::io::Write;
     let file = std::fs::File::options()
         .write(true)
@@ -275,7 +339,7 @@ fn write_entry(tmp: &Path, key: &str, output: &AnalysisOutput) -> Result<(), Str
         written: 0,
         cap: MAX_ENTRY_BYTES,
     };
-    stored::write(&mut body, output).map_err(|e| e.to_string())?;
+    write(&mut body).map_err(|e| e.to_string())?;
     let sum = format!("\n{:016x}\n", body.hash.digest());
     let mut out = body.out;
     out.write_all(sum.as_bytes()).map_err(|e| e.to_string())?;
@@ -316,9 +380,9 @@ impl<W: std::io::Write> std::io::Write for Summed<W> {
     }
 }
 
-/// Removes the oldest entries past [`MAX_ENTRIES`], and temporary files an
-/// interrupted write left more than an hour ago.
-fn evict(dir: &Path) {
+/// Removes the oldest entries past `max`, and temporary files an interrupted write
+/// left more than an hour ago.
+pub(super) fn evict(dir: &Path, max: usize) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
@@ -340,11 +404,11 @@ fn evict(dir: &Path) {
             entries.push((modified, name, path));
         }
     }
-    if entries.len() <= MAX_ENTRIES {
+    if entries.len() <= max {
         return;
     }
     entries.sort();
-    let extra = entries.len() - MAX_ENTRIES;
+    let extra = entries.len() - max;
     for (_, _, path) in entries.into_iter().take(extra) {
         let _ = std::fs::remove_file(path);
     }
@@ -403,7 +467,6 @@ mod stored {
         analyzed: usize,
         inventory: &'a Inventory,
         unparsed_bodies: usize,
-        peak_crates: usize,
     }
 
     #[derive(serde::Deserialize)]
@@ -413,7 +476,6 @@ mod stored {
         analyzed: usize,
         inventory: Inventory,
         unparsed_bodies: usize,
-        peak_crates: usize,
     }
 
     fn span_t(s: &Span) -> SpanT {
@@ -466,7 +528,10 @@ mod stored {
             analyzed,
             inventory,
             unparsed_bodies,
-            peak_crates,
+            // How this run went (crates at one time, crates read back): not the
+            // stored output's; a run that reads the entry analyzes none.
+            peak_crates: _,
+            crates_cached: _,
         } = output;
         let mut table = Table::default();
         let findings: Vec<StoredFinding> = findings
@@ -517,7 +582,6 @@ mod stored {
             analyzed: *analyzed,
             inventory,
             unparsed_bodies: *unparsed_bodies,
-            peak_crates: *peak_crates,
         };
         serde_json::to_writer(out, &(&table.strings, &findings, &rest))
     }
@@ -573,7 +637,6 @@ mod stored {
             analyzed,
             inventory,
             unparsed_bodies,
-            peak_crates,
         } = rest;
         Some(AnalysisOutput {
             findings,
@@ -582,7 +645,8 @@ mod stored {
             analyzed,
             inventory,
             unparsed_bodies,
-            peak_crates,
+            peak_crates: 0,
+            crates_cached: 0,
         })
     }
 }

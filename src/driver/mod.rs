@@ -5,6 +5,7 @@
 
 mod budget;
 pub mod cache;
+pub mod crate_cache;
 pub mod demand;
 pub mod lazy;
 mod link;
@@ -26,6 +27,7 @@ use crate::support::cpu;
 
 pub use crate::support::STACK_SIZE;
 
+#[derive(Clone, Copy)]
 pub struct AnalysisInput<'a> {
     pub files: &'a [SourceFile],
     pub apis: &'a Apis,
@@ -50,6 +52,8 @@ pub struct AnalysisInput<'a> {
     /// Set when the run's result is no longer wanted (an editor's newer edit): the
     /// crates not yet analyzed are skipped, and what was found is incomplete.
     pub cancel: &'a std::sync::atomic::AtomicBool,
+    /// Where crates' results are kept between runs (`None`: no per-crate cache).
+    pub crate_store: Option<&'a crate_cache::CrateStore>,
     /// Whether a rule (by code) runs: a rule off for every path is skipped.
     pub running: &'a (dyn Fn(&str) -> bool + Sync),
 }
@@ -119,6 +123,8 @@ pub struct AnalysisOutput {
     pub unparsed_bodies: usize,
     /// The most crates analyzed at one time (the memory budget admits them).
     pub peak_crates: usize,
+    /// Crates whose result was read from the per-crate cache (`crate_cache`).
+    pub crates_cached: usize,
 }
 
 fn prefilter(apis: &Apis) -> AhoCorasick {
@@ -176,7 +182,11 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         roots: &roots,
         lexicon: lexicon.as_ref(),
     };
-    let (results, peak) = schedule::run_crates(input, &work, &shared, &bar);
+    let (results, peak, cached) = schedule::run_crates(input, &work, &shared, &bar);
+    out.crates_cached = cached;
+    if let Some(store) = input.crate_store {
+        store.evict();
+    }
     out.peak_crates = peak;
     let yaml_results = merge::lower_yaml(pool, &yaml_files, &bar);
     bar.finish_and_clear();
@@ -443,7 +453,7 @@ impl Drop for Tick<'_> {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct CrateResult {
     /// The crate's key and its dedup retention facts (the dedup window against the
     /// replay window).

@@ -85,14 +85,14 @@ pub(super) fn progress_total(work: &[CrateWork], yaml_files: usize) -> u64 {
         + yaml_files as u64
 }
 
-/// Analyzes each crate of `work`: the results in its order, and the most crates
-/// analyzed at one time.
+/// Analyzes each crate of `work`: the results in its order, the most crates
+/// analyzed at one time, and how many results were read from the per-crate cache.
 pub(super) fn run_crates(
     input: &AnalysisInput,
     work: &[CrateWork],
     shared: &Shared,
     bar: &indicatif::ProgressBar,
-) -> (Vec<CrateResult>, usize) {
+) -> (Vec<CrateResult>, usize, usize) {
     let pool = input.pool;
     let no_roots = rust::Roots::default();
     // Crates are admitted by their estimated memory (budget.rs), from scheduling
@@ -109,6 +109,7 @@ pub(super) fn run_crates(
         .map_or(budget::RUN_MEMORY_BUDGET, |m| m.saturating_mul(1 << 20));
     let gate = budget::Gate::new(largest.map_or(run_budget, |l| run_budget.min(l)));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let hits = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<CrateResult>>> =
         work.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
@@ -121,6 +122,16 @@ pub(super) fn run_crates(
                 let progress = CrateProgress::new(bar, key, files);
                 let file_read = |f: &crate::source::SourceFile| progress.file_read(f);
                 if input.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    continue;
+                }
+                let roots = shared.roots.get(key).unwrap_or(&no_roots);
+                // A crate whose files are as a stored run saw them: its result.
+                let cached = input
+                    .crate_store
+                    .map(|store| (store, store.key(key, files, roots, named.as_deref())));
+                if let Some(hit) = cached.as_ref().and_then(|(store, k)| store.load(k)) {
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(hit);
+                    hits.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
                 let parsed: u64 = files
@@ -157,7 +168,7 @@ pub(super) fn run_crates(
                 // An internal failure on one crate is reported; the others still run.
                 let result = pool.install(|| {
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        analyze_crate(
+                        let result = analyze_crate(
                             key,
                             files,
                             shared.unique_tables,
@@ -167,7 +178,7 @@ pub(super) fn run_crates(
                                 apis: input.apis,
                                 included: shared.included,
                                 include_tests: input.include_tests,
-                                roots: shared.roots.get(key).unwrap_or(&no_roots),
+                                roots,
                                 hooks: input.hooks,
                                 file_read: Some(&file_read),
                             },
@@ -175,7 +186,15 @@ pub(super) fn run_crates(
                                 .as_deref()
                                 .zip(shared.lexicon)
                                 .map(|(named, lexicon)| Prefilter { named, lexicon }),
-                        )
+                        );
+                        // Stored only when whole: not cut short by a cancel or by
+                        // the system's memory.
+                        let whole = !input.cancel.load(std::sync::atomic::Ordering::Relaxed)
+                            && !crate::support::alloc::exhausted();
+                        if let Some((store, k)) = cached.as_ref().filter(|_| whole) {
+                            store.store(k, &result);
+                        }
+                        result
                     }))
                     .unwrap_or_else(|panic| {
                         if crate::support::alloc::is_out_of_memory(&*panic) {
@@ -202,7 +221,7 @@ pub(super) fn run_crates(
                 .unwrap_or_default()
         })
         .collect();
-    (results, peak)
+    (results, peak, hits.into_inner())
 }
 
 #[cfg(test)]

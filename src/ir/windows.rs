@@ -52,7 +52,7 @@ pub struct PipelineStage {
 
 /// What the Rust front end finds about dedup retention in one crate (to compare with
 /// the replay windows).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RetentionFacts {
     pub dedup: Vec<DedupRetention>,
     /// Topic retention set in code (rdkafka `NewTopic::new(..).set("retention.ms", ..)`).
@@ -137,7 +137,7 @@ pub struct EventSourceMapping {
 
 /// A serverless batch handler of a crate: a function handed to the Lambda runtime
 /// whose event is a batch of records.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BatchHandler {
     pub name: String,
     pub loc: Loc,
