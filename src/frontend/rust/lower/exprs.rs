@@ -326,6 +326,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         body.insert(0, edge);
                     }
                 }
+                // `Err(e) => failed = true`: the arm records the failure handled
+                // where `v` was taken (as `if let Err(e) = v { .. }` does).
+                if *k == Some(false) && a.guard.is_none() {
+                    self.note_outcome_recorded(v, |r| r.visit_expr(&a.body));
+                }
             }
         }
         // The arms that take every error handle it and go on (an ack after a
