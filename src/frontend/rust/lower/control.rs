@@ -119,6 +119,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
+        // `loop { match set.join_next().await { .. None => break } }` takes the next
+        // outcome each time as well.
+        if let Expr::Loop(lp) = e {
+            if self.drain_loop_as_while(lp).is_some() {
+                return false;
+            }
+        }
         let t = RetryText::of(&self.cx.text_of(expr_span(e)));
         if t.named {
             return true;
@@ -146,7 +153,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.cond(&w.cond, &mut body);
                 // `while let Some(r) = s.next().await`, `s` holding futures of
                 // fallible operations (lower/joined.rs).
-                let records = self.drain_held(&w.cond, &mut then);
+                let (records, ends) = self.drain_held(&w.cond, &mut then);
                 then.extend(self.block(&w.body));
                 self.scopes.pop();
                 self.loops.pop();
@@ -155,10 +162,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if !records.is_empty() {
                     self.after_loop_over_records(records, &then, w.cond.span(), &mut after);
                 }
-                body.push(Node::Branch(vec![
-                    Node::Exit(ExitKind::Break { label }),
-                    then,
-                ]));
+                // `while let Some(Ok(r)) = ..`: a failed one ends the loop, its
+                // failure handled there.
+                let exit = Node::Exit(ExitKind::Break { label });
+                let exit = match ends {
+                    Some(marker) => Node::Seq(vec![marker, exit]),
+                    None => exit,
+                };
+                body.push(Node::Branch(vec![exit, then]));
                 self.pop_label(w.label.as_ref());
                 out.push(Node::Loop {
                     body: Box::new(Node::Seq(body)),
@@ -232,6 +243,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Info::default()
             }
             Expr::Loop(lp) => {
+                // `loop { match set.join_next().await { Some(r) => .., None => break } }`
+                // (lower/joined.rs).
+                if let Some(w) = self.drain_loop_as_while(lp) {
+                    return self.loop_inner(&Expr::While(w), out);
+                }
                 let label = self.push_label(lp.label.as_ref());
                 self.enter_loop();
                 let body = self.block(&lp.body);

@@ -16,7 +16,7 @@ use super::{
     strip, tail_value, Info, Lowerer,
 };
 use crate::frontend::rust::types::{bounded_generic, impl_arg};
-use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node};
+use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node, ValueId};
 
 impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
@@ -321,11 +321,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     && a.guard.is_none()
                     && catch_all_err(&a.pat, &self.cx.index.outcomes)
                     && keeps_failure(body);
-                if *k == Some(true) || gives_back {
-                    if let Some(edge) = self.outcome_edge(v, gives_back, &m.expr) {
-                        body.insert(0, edge);
-                    }
-                }
+                self.taken_outcome_arm(v, *k, gives_back, a, &m.expr, body);
             }
         }
         // The arms that take every error handle it and go on (an ack after a
@@ -646,5 +642,29 @@ impl Lowerer<'_, '_> {
             return;
         }
         out[i..].rotate_left(1);
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// An arm of `match v { .. }`, `v` an outcome whose error was handled when it was
+    /// taken: on an `Ok` arm (or one giving every error back) the edge saying so; an
+    /// `Err(e) => failed = true` arm records the failure (as `if let Err(e) = v` does).
+    fn taken_outcome_arm(
+        &mut self,
+        v: ValueId,
+        k: Option<bool>,
+        gives_back: bool,
+        a: &syn::Arm,
+        scrutinee: &Expr,
+        body: &mut Vec<Node>,
+    ) {
+        if k == Some(true) || gives_back {
+            if let Some(edge) = self.outcome_edge(v, gives_back, scrutinee) {
+                body.insert(0, edge);
+            }
+        }
+        if k == Some(false) && a.guard.is_none() {
+            self.note_outcome_recorded(v, |r| r.visit_expr(&a.body));
+        }
     }
 }

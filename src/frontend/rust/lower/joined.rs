@@ -17,9 +17,9 @@
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Expr, Pat};
+use syn::{Expr, Pat, Stmt};
 
-use super::outcome::{ends_in_fallible, panics_or_propagates, some_pattern};
+use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern, some_pattern};
 use super::{strip, Lowerer};
 use crate::frontend::rust::untyped;
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node, ValueId};
@@ -212,23 +212,41 @@ impl Lowerer<'_, '_> {
     /// futures of fallible operations): each `r` is one of their outcomes, taken
     /// here. The operations run and a failure among them is handled here, recorded
     /// in the item (a `r?` in the body gives it back). Pushes the operations and the
-    /// marker onto the loop's body and gives the marker.
-    pub(super) fn drain_held(&mut self, cond: &Expr, then: &mut Vec<Node>) -> Vec<Loc> {
+    /// marker onto the loop's body and gives the marker. With `Some(Ok(r))`, an
+    /// outcome that failed ends the loop: gives the marker of that failure, handled
+    /// on the loop's exit, as well.
+    pub(super) fn drain_held(
+        &mut self,
+        cond: &Expr,
+        then: &mut Vec<Node>,
+    ) -> (Vec<Loc>, Option<Node>) {
+        let none = (Vec::new(), None);
         let Expr::Let(l) = cond else {
-            return Vec::new();
+            return none;
         };
         let Pat::TupleStruct(ts) = &*l.pat else {
-            return Vec::new();
+            return none;
         };
-        let item = match ts.elems.first() {
-            Some(Pat::Ident(pi)) if some_pattern(&l.pat) => pi.ident.to_string(),
-            _ => return Vec::new(),
+        let outcomes = &self.cx.index.outcomes;
+        let (item, ok_only) = match ts.elems.first() {
+            Some(Pat::Ident(pi)) if some_pattern(&l.pat) => (pi.ident.to_string(), None),
+            Some(p @ Pat::TupleStruct(ok))
+                if some_pattern(&l.pat) && result_pattern(p, outcomes) == Some(true) =>
+            {
+                match ok.elems.first() {
+                    Some(Pat::Ident(pi)) if ok.elems.len() == 1 => {
+                        (pi.ident.to_string(), Some(p.span()))
+                    }
+                    _ => return none,
+                }
+            }
+            _ => return none,
         };
         let Expr::Await(a) = strip(&l.expr) else {
-            return Vec::new();
+            return none;
         };
         let Expr::MethodCall(m) = strip(&a.base) else {
-            return Vec::new();
+            return none;
         };
         let held = match (m.args.is_empty(), self.path_value(&m.receiver)) {
             (true, Some(v)) => self.held_futures.iter().find(|(w, _)| *w == v),
@@ -240,18 +258,23 @@ impl Lowerer<'_, '_> {
             // tasks: the tasks finished there give the outcomes (their failures are
             // the await's, analysis/flow/events.rs `awaited`).
             None if matches!(self.task_take(&a.base), Some((_, true, _))) => {}
-            None => return Vec::new(),
+            None => return none,
         }
-        let marker = self.error_ignored(ts.elems[0].span(), "joined result taken", false);
+        let item_sp = match ts.elems.first() {
+            Some(Pat::TupleStruct(ok)) => ok.elems[0].span(),
+            _ => ts.elems[0].span(),
+        };
+        let marker = self.error_ignored(item_sp, "joined result taken", false);
         let Node::Event(ev) = &marker else {
-            return Vec::new();
+            return none;
         };
         let loc = ev.loc.clone();
         then.push(marker);
         if let Some(v) = self.lookup(&item) {
             self.handled_outcomes.push((v, loc.clone()));
         }
-        vec![loc]
+        let ends = ok_only.map(|sp| self.error_ignored(sp, "failed outcome ends the loop", false));
+        (vec![loc], ends)
     }
 
     /// After a loop over recorded failures whose body propagates them (`r?`): when
@@ -307,5 +330,126 @@ impl Lowerer<'_, '_> {
             ]),
         ]));
         true
+    }
+}
+
+/// A `break` out of the innermost loop, with no label or value, alone in its block.
+fn is_bare_break(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Break(b) => b.label.is_none() && b.expr.is_none(),
+        Expr::Block(b) => match b.block.stmts.as_slice() {
+            [Stmt::Expr(e, _)] => is_bare_break(e),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `s.next().await`, `set.join_next().await`: the next outcome taken from a local
+    /// holding futures of fallible operations or spawned tasks.
+    fn takes_held(&self, e: &Expr) -> bool {
+        let Expr::Await(a) = strip(e) else {
+            return false;
+        };
+        let Expr::MethodCall(m) = strip(&a.base) else {
+            return false;
+        };
+        let Some(v) = self.path_value(&m.receiver).filter(|_| m.args.is_empty()) else {
+            return false;
+        };
+        self.held_futures.iter().any(|(w, _)| *w == v)
+            || (self.cx.apis.std.task_takes.contains(&m.method.to_string())
+                && self.set_pushes.iter().any(|(s, _, _)| *s == v))
+    }
+
+    /// `loop { match s.next().await { Some(r) => .., None => break } .. }`, or `loop {
+    /// let Some(r) = s.next().await else { break }; .. }`, taking the outcomes held in
+    /// `s`: the same loop as `while let Some(r) = s.next().await { match r { .. } .. }`
+    /// (the arms without their `Some(..)`), which [`Self::drain_held`] reads.
+    pub(super) fn drain_loop_as_while(&self, lp: &syn::ExprLoop) -> Option<syn::ExprWhile> {
+        let (first, rest) = lp.body.stmts.split_first()?;
+        let (pat, scrutinee, head) = match first {
+            Stmt::Local(l) => {
+                let init = l.init.as_ref()?;
+                let (_, els) = init.diverge.as_ref()?;
+                if !some_pattern(&l.pat) || !is_bare_break(els) {
+                    return None;
+                }
+                (l.pat.clone(), (*init.expr).clone(), None)
+            }
+            Stmt::Expr(Expr::Match(m), semi) => {
+                let sp = m.expr.span();
+                let item = syn::Ident::new("__taken", sp);
+                let mut some = None;
+                let mut arms = Vec::new();
+                let mut ends = 0;
+                for arm in &m.arms {
+                    match &arm.pat {
+                        Pat::TupleStruct(ts) if some_pattern(&arm.pat) => {
+                            let mut peeled = arm.clone();
+                            peeled.pat = ts.elems[0].clone();
+                            arms.push(peeled);
+                            let mut whole = ts.clone();
+                            whole.elems = std::iter::once(Pat::Ident(syn::PatIdent {
+                                attrs: Vec::new(),
+                                by_ref: None,
+                                mutability: None,
+                                ident: item.clone(),
+                                subpat: None,
+                            }))
+                            .collect();
+                            some = Some(Pat::TupleStruct(whole));
+                        }
+                        // `None => break`: the set is empty.
+                        Pat::Ident(pi)
+                            if pi.subpat.is_none()
+                                && arm.guard.is_none()
+                                && is_bare_break(&arm.body) =>
+                        {
+                            ends += 1;
+                        }
+                        _ => return None,
+                    }
+                }
+                if ends != 1 {
+                    return None;
+                }
+                let head = Expr::Match(syn::ExprMatch {
+                    attrs: m.attrs.clone(),
+                    match_token: m.match_token,
+                    expr: Box::new(Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path: syn::Path::from(item),
+                    })),
+                    brace_token: m.brace_token,
+                    arms,
+                });
+                (some?, (*m.expr).clone(), Some(Stmt::Expr(head, *semi)))
+            }
+            _ => return None,
+        };
+        if !self.takes_held(&scrutinee) {
+            return None;
+        }
+        let sp = scrutinee.span();
+        let stmts = head.into_iter().chain(rest.iter().cloned()).collect();
+        Some(syn::ExprWhile {
+            attrs: lp.attrs.clone(),
+            label: lp.label.clone(),
+            while_token: syn::Token![while](lp.loop_token.span),
+            cond: Box::new(Expr::Let(syn::ExprLet {
+                attrs: Vec::new(),
+                let_token: syn::Token![let](sp),
+                pat: Box::new(pat),
+                eq_token: syn::Token![=](sp),
+                expr: Box::new(scrutinee),
+            })),
+            body: syn::Block {
+                brace_token: lp.body.brace_token,
+                stmts,
+            },
+        })
     }
 }
