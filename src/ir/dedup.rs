@@ -25,6 +25,11 @@ pub struct DedupFacts {
     pub ids: Vec<DedupId>,
     /// Parameter indices (as in `Function::params`, `self` first) put in a dedup field.
     pub params: Vec<u32>,
+    /// Parameters passed on to the crate's functions: parameter index, the call, and
+    /// the argument (not counting `self`) it is given as (`send_event(id)` calling
+    /// `publish(&c, id)`): a parameter counts if the function called puts that
+    /// argument in a dedup field (followed by the rule).
+    pub passes: Vec<(u32, Callee, u32)>,
     /// Calls of the crate's functions made once a message was received (or in a
     /// handler given one): what a delivery reaches.
     pub delivery_calls: Vec<Callee>,

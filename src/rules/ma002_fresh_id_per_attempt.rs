@@ -237,6 +237,7 @@ fn dedup_per_delivery(krate: &Crate, resolver: &Resolver, out: &mut Vec<Finding>
         })
         .collect();
     let reached = called_from(krate, resolver, starts);
+    let puts = params_put(krate, resolver);
     for (i, f) in krate.functions.iter().enumerate() {
         for d in &f.dedup.ids {
             if !d.per_delivery && !reached[i] {
@@ -245,12 +246,11 @@ fn dedup_per_delivery(krate: &Crate, resolver: &Resolver, out: &mut Vec<Finding>
             let flow = &d.flow;
             if let (Some(j), Some(callee)) = (d.arg, &flow.sink_call) {
                 let method = matches!(callee, Callee::Method { .. });
-                let puts = resolver.resolve_callee(f, callee).iter().any(|&g| {
-                    let g = &krate.functions[g];
-                    let p = j + u32::from(method && g.has_self);
-                    g.dedup.params.contains(&p)
+                let put = resolver.resolve_callee(f, callee).iter().any(|&g| {
+                    let p = j + u32::from(method && krate.functions[g].has_self);
+                    puts[g].contains(&p)
                 });
-                if !puts {
+                if !put {
                     continue;
                 }
             }
@@ -286,6 +286,39 @@ fn dedup_per_delivery(krate: &Crate, resolver: &Resolver, out: &mut Vec<Finding>
                  content), so every delivery of it sends the same one"
                     .into(),
             ));
+        }
+    }
+}
+
+/// The parameters each function puts in a dedup field: itself, or by passing them on
+/// to a function that does (`send_event(id)` calling `publish(&c, id)`), to a fixpoint.
+fn params_put(krate: &Crate, resolver: &Resolver) -> Vec<Vec<u32>> {
+    let mut puts: Vec<Vec<u32>> = krate
+        .functions
+        .iter()
+        .map(|f| f.dedup.params.clone())
+        .collect();
+    // Each pass, its callee resolved once: (function, parameter, callee, argument).
+    let mut passes: Vec<(usize, u32, usize, u32)> = Vec::new();
+    for (i, f) in krate.functions.iter().enumerate() {
+        for (p, callee, j) in &f.dedup.passes {
+            let method = matches!(callee, Callee::Method { .. });
+            for g in resolver.resolve_callee(f, callee) {
+                let arg = j + u32::from(method && krate.functions[g].has_self);
+                passes.push((i, *p, g, arg));
+            }
+        }
+    }
+    loop {
+        let mut changed = false;
+        for &(i, p, g, arg) in &passes {
+            if !puts[i].contains(&p) && puts[g].contains(&arg) {
+                puts[i].push(p);
+                changed = true;
+            }
+        }
+        if !changed {
+            return puts;
         }
     }
 }

@@ -391,6 +391,8 @@ struct Info {
     keyed: bool,
     /// The rows of these tables, as a query read them (`fetch_all` of a `SELECT`).
     rows: Vec<String>,
+    /// A struct literal's fields, each with the values it mentions.
+    parts: Vec<(String, Vec<ValueId>)>,
 }
 
 impl Info {

@@ -434,7 +434,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// A struct literal: its fields' values, and its type when it is one of the crate's.
     fn struct_expr(&mut self, s: &syn::ExprStruct, out: &mut Vec<Node>) -> Info {
         self.link_chan_fields(s);
-        let mut info = self.collect(s.fields.iter().map(|f| &f.expr), out);
+        let mut info = Info::default();
+        for f in &s.fields {
+            let i = self.arg(&f.expr, out);
+            if let (syn::Member::Named(n), false) = (&f.member, i.fresh_blocked) {
+                let vals = i.value.iter().chain(&i.mentions).copied().collect();
+                info.parts.push((n.to_string(), vals));
+            }
+            info.absorb(&i);
+        }
         if let Some(rest) = &s.rest {
             let outer = std::mem::replace(&mut self.in_struct_rest, true);
             let r = self.expr(rest, out);
@@ -593,6 +601,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.values[v as usize].fresh = base_val.fresh.clone();
         self.values[v as usize].rows = base_val.rows.clone();
         self.fields.insert((b, name.to_string()), v);
+        self.note_source(v, b, name);
         let mut info = self.value_info(v);
         info.mentions.push(b);
         info.str_lit = text;

@@ -433,6 +433,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.hold_builder(&mut b, v);
             b
         });
+        self.note_sources(v, info);
         let val = &mut self.values[v as usize];
         val.text.clone_from(&info.str_lit);
         val.fresh = fresh;
