@@ -250,7 +250,11 @@ fn sort_files<'a>(files: &'a [SourceFile], out: &mut AnalysisOutput) -> Sorted<'
     );
     for f in files {
         match f.kind {
-            FileKind::Rust => crates.entry(f.crate_key.as_str()).or_default().push(f),
+            FileKind::Rust => {
+                // A schema kept in the code (migrations run from string literals).
+                unique_tables.extend(rust::schema_literals::unique_keyed_tables(&f.text));
+                crates.entry(f.crate_key.as_str()).or_default().push(f)
+            }
             FileKind::Yaml
                 if yaml::is_relevant(&f.text)
                     || yaml::topics::is_relevant(&f.text)

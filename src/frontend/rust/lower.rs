@@ -75,7 +75,7 @@ pub struct RetryText {
 impl RetryText {
     pub fn of(text: &str) -> RetryText {
         let lower = text.to_ascii_lowercase();
-        let handles_err = lower.contains("err") || lower.contains("is_ok") || lower.contains("ok(");
+        let handles_err = lower.contains("err") || lower.contains("is_ok") || tests_ok(&lower);
         let named = ["attempt", "retry", "retries", "tries", "backoff"]
             .iter()
             .any(|w| names_word(text, &lower, w))
@@ -87,6 +87,43 @@ impl RetryText {
             leaves: text.contains("break") || text.contains("return"),
         }
     }
+}
+
+/// The text tests a call's outcome through `Ok(..)`: as a pattern (`if let Ok(v) =`,
+/// `Ok(v) =>`, `Ok(r) if .. =>`, `let Ok(v) = .. else`) or by `.ok()`. Not a value built with `Ok(..)`
+/// (`break Ok(id)`, `return Ok(())`): a loop that leaves with one handles no failure.
+fn tests_ok(lower: &str) -> bool {
+    let bytes = lower.as_bytes();
+    lower.match_indices("ok(").any(|(i, _)| {
+        if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+            return false;
+        }
+        if i > 0 && bytes[i - 1] == b'.' {
+            return true;
+        }
+        // Past the balanced group and any closing parentheses around it.
+        let mut depth = 0usize;
+        let mut j = i + 2;
+        while j < bytes.len() {
+            match bytes[j] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let rest = lower[(j + 1).min(lower.len())..]
+            .trim_start_matches(|c: char| c == ')' || c.is_whitespace());
+        rest.starts_with("=>")
+            || rest.starts_with('|')
+            || rest.starts_with("if ")
+            || (rest.starts_with('=') && !rest.starts_with("=="))
+    })
 }
 
 /// `word` begins a word of `text` (`lower` is it in lower case): at its start,
@@ -543,6 +580,9 @@ struct Lowerer<'a, 'b> {
     /// The receiver of the API call being emitted, when it is a value (an external
     /// call made on an idempotency-keyed client is keyed).
     call_recv: Option<ValueId>,
+    /// The API call being emitted is given (or made on) an idempotency-keyed client
+    /// built in place, not bound to a name (`create(&client.with_strategy(..), p)`).
+    call_keyed: bool,
     /// A binding of a call's result made by the last statement (value, and where the
     /// output stood after it): a `match` on it right after splits by outcome.
     last_outcome: Option<(ValueId, usize, usize)>,

@@ -13,6 +13,7 @@ pub mod lex;
 pub(crate) mod lower;
 pub mod retention;
 pub mod scan;
+pub mod schema_literals;
 mod session;
 pub mod sql;
 /// The item visits of a visitor that walks a file's functions by name (`Type::method`

@@ -177,6 +177,13 @@ fn cql_insert(sql: &str) -> Option<(String, bool)> {
 /// repeated, not applied twice (non-idempotent effects). Statements that do not parse
 /// (or are longer than [`MAX_SQL_BYTES`]) are skipped one by one.
 pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
+    keyed_tables(schema, true)
+}
+
+/// [`unique_keyed_tables`]; without `identity`, a key that is (or contains) the
+/// table's single-column primary key, the row's own id, is not a business key (a
+/// schema written in the code beside the inserts, whose ids it may mint per insert).
+pub(super) fn keyed_tables(schema: &str, identity: bool) -> Vec<String> {
     use sqlparser::ast::{ColumnOption, TableConstraint};
     let mut out = Vec::new();
     // Statement by statement, each bounded like any SQL text (a schema may be
@@ -212,18 +219,29 @@ pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
                 };
                 let column_unique = t.columns.iter().any(|c| {
                     c.options.iter().any(|o| match o.option {
-                        ColumnOption::Unique { is_primary, .. } => !is_primary || !generated(c),
+                        ColumnOption::Unique { is_primary, .. } => {
+                            !is_primary || (identity && !generated(c))
+                        }
                         _ => false,
                     })
                 });
+                // The row's id: a single-column primary key.
+                let id_column = (!identity).then(|| single_primary_key(t)).flatten();
                 let constraint_unique = t.constraints.iter().any(|c| match c {
-                    TableConstraint::Unique { .. } => true,
+                    TableConstraint::Unique { columns, .. } => {
+                        id_column.as_ref().is_none_or(|id| {
+                            !columns
+                                .iter()
+                                .any(|k| k.column.expr.to_string().eq_ignore_ascii_case(id))
+                        })
+                    }
                     TableConstraint::PrimaryKey { columns, .. } => {
                         columns.len() > 1
-                            || columns.iter().any(|k| {
-                                let k = k.to_string();
-                                t.columns.iter().any(|c| c.name.value == k && !generated(c))
-                            })
+                            || identity
+                                && columns.iter().any(|k| {
+                                    let k = k.to_string();
+                                    t.columns.iter().any(|c| c.name.value == k && !generated(c))
+                                })
                     }
                     _ => false,
                 });
@@ -241,6 +259,33 @@ pub fn unique_keyed_tables(schema: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The column of a table's single-column primary key (declared on the column or as
+/// a constraint).
+fn single_primary_key(t: &sqlparser::ast::CreateTable) -> Option<String> {
+    use sqlparser::ast::{ColumnOption, TableConstraint};
+    let on_column = t.columns.iter().filter(|c| {
+        c.options.iter().any(|o| {
+            matches!(
+                o.option,
+                ColumnOption::Unique {
+                    is_primary: true,
+                    ..
+                }
+            )
+        })
+    });
+    let in_constraint = t.constraints.iter().filter_map(|c| match c {
+        TableConstraint::PrimaryKey { columns, .. } if columns.len() == 1 => {
+            Some(columns[0].column.expr.to_string())
+        }
+        _ => None,
+    });
+    on_column
+        .map(|c| c.name.value.clone())
+        .chain(in_constraint)
+        .next()
 }
 
 fn rank(k: &SqlKind) -> u8 {

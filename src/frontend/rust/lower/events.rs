@@ -87,6 +87,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.chan_keys = self.chan_keys_of(spec, recv_v, args, &arg_infos);
         }
         self.call_recv = recv_v;
+        self.call_keyed = recv.is_some_and(|r| r.keyed) || arg_infos.iter().any(|a| a.keyed);
         // A handle made on a channel (`Exchange::direct(&channel)`): its publishes go
         // out on that channel.
         let on_channel = match spec.channel {
@@ -98,6 +99,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let handle = on_channel.map(|_| text.clone());
         let mut value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
         self.call_recv = None;
+        self.call_keyed = false;
         if let (Some(c), Some(text), None) = (on_channel, handle, value) {
             let v = self.new_value(&text, TypeInfo::of_role(returns.clone()));
             self.values[v as usize].channel = Some(c);
@@ -835,11 +837,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         target: Option<ValueId>,
         mentions: &[ValueId],
     ) -> EventKind {
-        let keyed = target
-            .iter()
-            .chain(mentions)
-            .chain(self.call_recv.iter())
-            .any(|v| self.values[*v as usize].keyed);
+        let keyed = self.call_keyed
+            || target
+                .iter()
+                .chain(mentions)
+                .chain(self.call_recv.iter())
+                .any(|v| self.values[*v as usize].keyed);
         EventKind::External {
             kind: match spec.external.as_deref() {
                 Some("http") => ExternalKind::Http,

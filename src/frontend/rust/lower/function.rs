@@ -207,6 +207,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             builder_strs: Vec::new(),
             read_rows: Vec::new(),
             call_recv: None,
+            call_keyed: false,
             last_outcome: None,
             in_return: false,
             tail_arms: false,
