@@ -5,7 +5,8 @@
 //!
 //! A crate's key hashes the run's shared part ([`super::cache::crate_prefix`]: the
 //! version, the binary, the packs, the applied `[apis]`, the switches, the rules that
-//! run and the SQL files), the crate's key, the module roots its dependencies are
+//! run and the SQL files), the tables with a unique business key (the SQL files'
+//! and those of schemas in any crate's string literals), the crate's key, the module roots its dependencies are
 //! reached by, which of its files the prefilter starts from, and every file it is
 //! analyzed with (its own and its dependencies' that are linked): display path,
 //! absolute path, crate key, kind and text. Entries live in the cache directory's
@@ -45,10 +46,14 @@ impl CrateStore {
         files: &[&SourceFile],
         roots: &rust::Roots,
         named: Option<&[bool]>,
+        unique_tables: &[String],
     ) -> String {
         let mut h = Hasher::new();
         h.str(&self.prefix);
         h.str(key);
+        // Tables with a unique business key, from SQL files and from schemas in any
+        // crate's string literals.
+        h.str(&format!("{unique_tables:?}"));
         let modules: std::collections::BTreeMap<_, _> = roots.modules.iter().collect();
         h.str(&format!("{modules:?} {:?}", roots.reexports));
         h.str(&format!("{named:?}"));
