@@ -126,9 +126,12 @@ pub(super) fn run_crates(
                 }
                 let roots = shared.roots.get(key).unwrap_or(&no_roots);
                 // A crate whose files are as a stored run saw them: its result.
-                let cached = input
-                    .crate_store
-                    .map(|store| (store, store.key(key, files, roots, named.as_deref(), shared.unique_tables)));
+                let cached = input.crate_store.map(|store| {
+                    (
+                        store,
+                        store.key(key, files, roots, named.as_deref(), shared.unique_tables),
+                    )
+                });
                 if let Some(hit) = cached.as_ref().and_then(|(store, k)| store.load(k)) {
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(hit);
                     hits.fetch_add(1, Ordering::Relaxed);
