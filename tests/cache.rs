@@ -55,7 +55,12 @@ fn cache_dir(dir: &Path) -> PathBuf {
 
 /// The cache's entries (`<key>.json`).
 fn entries(dir: &Path) -> Vec<PathBuf> {
-    let Ok(read) = fs::read_dir(cache_dir(dir)) else {
+    json_files(&cache_dir(dir))
+}
+
+/// The `.json` files of `dir`, sorted (none when it does not exist).
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = read
@@ -369,15 +374,7 @@ fn crates_cached(dir: &Path) -> usize {
 
 /// The per-crate cache's entries (`crates/<key>.json`).
 fn crate_entries(dir: &Path) -> Vec<PathBuf> {
-    let Ok(read) = fs::read_dir(cache_dir(dir).join("crates")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = read
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    out.sort();
-    out
+    json_files(&cache_dir(dir).join("crates"))
 }
 
 /// Two packages, `orders` and `billing` (a consumer each), and `app`, which depends
