@@ -95,6 +95,9 @@ pub(super) fn with_facades<'a>(
 /// `pub use notify::mailer;` in the library of the dependency imported as
 /// `platform`, `platform::mailer` stands for `notify::mailer` (where `notify`'s files
 /// sit in the unit); a glob `pub use ledger::*;` makes `platform` stand for `ledger`.
+/// A crate's re-exports of its own items count the same (`pub mod fluvio { pub use
+/// crate::offsets::commit; }`: `fluvio::commit` stands for `offsets::commit`, in the
+/// crate and, below its import name, in the crates that depend on it).
 /// Only re-exports of linked crates count.
 pub(super) fn reexport_paths(
     key: &str,
@@ -109,25 +112,56 @@ pub(super) fn reexport_paths(
             let Some((first, rest)) = re.path.split_first() else {
                 continue;
             };
-            let dep = deps
-                .get(k)
-                .into_iter()
-                .flatten()
-                .find(|(import, _)| import == first);
-            let Some(to_root) = dep.and_then(|(_, d)| roots.modules.get(d)) else {
+            // The module the re-export is made in (`mod fluvio { pub use .. }`).
+            let mut here = rust::file_module(roots, f);
+            here.extend(re.module.iter().cloned());
+            let Some(mut to) = reexported_root(k, first, rest, &here, roots, deps) else {
                 continue;
             };
-            let mut from = rust::file_module(roots, f);
-            from.extend(re.module.iter().cloned());
+            to.extend(rest.iter().skip_while(|s| *s == "super").cloned());
+            let mut from = here;
             from.extend(re.name.clone());
-            let mut to = to_root.clone();
-            to.extend(rest.iter().cloned());
             if !from.is_empty() && from != to && !out.contains(&(from.clone(), to.clone())) {
                 out.push((from, to));
             }
         }
     }
     out
+}
+
+/// The module path (in the unit) a re-exported path's first segment `first` stands
+/// for, in crate `k` with the re-export made in module `here`: a dependency's root
+/// (`pub use notify::mailer;`), or the crate's own modules (`pub use
+/// crate::kafka::commit;`, `self::`, `super::`, the `super`s that follow `first`
+/// in `rest` too). `None`: a crate outside the unit.
+fn reexported_root(
+    k: &str,
+    first: &str,
+    rest: &[String],
+    here: &[String],
+    roots: &rust::Roots,
+    deps: &crate::source::cargo::CrateDeps,
+) -> Option<Vec<String>> {
+    let own_root = || roots.modules.get(k).cloned().unwrap_or_default();
+    match first {
+        "crate" => Some(own_root()),
+        "self" | "super" => {
+            let ups =
+                usize::from(first == "super") + rest.iter().take_while(|s| *s == "super").count();
+            // Not above the crate's root.
+            let floor = own_root().len();
+            let keep = here.len().checked_sub(ups).filter(|n| *n >= floor)?;
+            Some(here[..keep].to_vec())
+        }
+        _ => {
+            let dep = deps
+                .get(k)
+                .into_iter()
+                .flatten()
+                .find(|(import, _)| import == first);
+            dep.and_then(|(_, d)| roots.modules.get(d)).cloned()
+        }
+    }
 }
 
 /// The crates as analyzed: each with its dependencies in the tree, the import
