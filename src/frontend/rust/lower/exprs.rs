@@ -160,6 +160,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .awaited_tasks(&a.base, &info)
             .filter(|_| !ran && !one_of_many)
         {
+            if handle.is_none() {
+                out.extend(self.joined_held(&a.base));
+            }
             let loc = self.cx.loc(expr_span(&a.base), a.await_token.span());
             out.push(Node::Event(Event {
                 kind: EventKind::AwaitHandle { handle },

@@ -208,6 +208,33 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `join_all(pending)` (a join, the packs' `task_joins`, of a local holding futures
+    /// of fallible operations, `pending.push(op(x))`): the operations run there, as a
+    /// closure run in place, so the joined outcomes are theirs.
+    pub(super) fn joined_held(&self, base: &Expr) -> Option<Node> {
+        let Expr::Call(c) = strip(base) else {
+            return None;
+        };
+        let Expr::Path(p) = strip(&c.func) else {
+            return None;
+        };
+        let callee = p.path.segments.last()?.ident.to_string();
+        if c.args.len() != 1 || !self.cx.apis.std.task_joins.contains(&callee) {
+            return None;
+        }
+        let v = self.path_value(&c.args[0])?;
+        let (_, nodes) = self.held_futures.iter().find(|(w, _)| *w == v)?;
+        let sp = c.args[0].span();
+        Some(Node::Closure {
+            body: Box::new(Node::Seq(nodes.clone())),
+            run: crate::ir::ClosureRun::Now,
+            param: None,
+            handle: None,
+            loc: self.cx.loc(sp, sp),
+            text: "held futures".into(),
+        })
+    }
+
     /// `while let Some(r) = s.next().await` (a method awaited on a local holding
     /// futures of fallible operations): each `r` is one of their outcomes, taken
     /// here. The operations run and a failure among them is handled here, recorded
