@@ -192,24 +192,28 @@ fn header(key: &str) -> String {
 pub fn load(dir: &Path, key: &str) -> Option<AnalysisOutput> {
     let path = entry(dir, key);
     let output = read_entry(&path, key, stored::read)?;
+    if !rules_known(&output.findings, &output.inventory) {
+        return None;
+    }
+    touch(&path);
+    Some(output)
+}
+
+/// Whether every finding, and every finding the inventory's sections refer to,
+/// names a rule of this msgaudit (a stored entry that does not is foreign).
+pub(super) fn rules_known(
+    findings: &[crate::diagnostic::Finding],
+    inventory: &crate::analysis::inventory::Inventory,
+) -> bool {
     let known = |code: &str, name: &str| {
         crate::rules::ALL
             .iter()
             .any(|m| m.code == code && m.name == name)
     };
-    let findings_known = output.findings.iter().all(|f| known(f.code, f.name));
-    let refs_known = output
-        .inventory
-        .consumers
-        .iter()
+    let mut refs = (inventory.consumers.iter())
         .flat_map(|c| &c.findings)
-        .chain(output.inventory.producers.iter().flat_map(|p| &p.findings))
-        .all(|f| known(f.code, f.name));
-    if !(findings_known && refs_known) {
-        return None;
-    }
-    touch(&path);
-    Some(output)
+        .chain(inventory.producers.iter().flat_map(|p| &p.findings));
+    findings.iter().all(|f| known(f.code, f.name)) && refs.all(|f| known(f.code, f.name))
 }
 
 /// The body of the entry at `path` read by `read`, when its header names this

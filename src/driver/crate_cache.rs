@@ -70,17 +70,7 @@ impl CrateStore {
         let path = self.dir.join(format!("{key}.json"));
         let result: CrateResult =
             cache::read_entry(&path, key, |body| serde_json::from_str(body).ok())?;
-        let known = |code: &str, name: &str| {
-            crate::rules::ALL
-                .iter()
-                .any(|m| m.code == code && m.name == name)
-        };
-        let findings = result.findings.iter().map(|f| (f.code, f.name));
-        let refs = (result.inventory.consumers.iter())
-            .flat_map(|c| &c.findings)
-            .chain(result.inventory.producers.iter().flat_map(|p| &p.findings))
-            .map(|f| (f.code, f.name));
-        if !findings.chain(refs).all(|(c, n)| known(c, n)) {
+        if !cache::rules_known(&result.findings, &result.inventory) {
             return None;
         }
         cache::touch(&path);

@@ -328,6 +328,42 @@ fn quote_end(s: &[u8], i: usize) -> (usize, bool) {
     }
 }
 
+/// The text of a string literal (its common escapes undone), `None` for a byte or C
+/// string or one left open.
+pub fn literal_value(lit: &str, kind: Lit) -> Option<String> {
+    match kind {
+        Lit::RawStr => {
+            let rest = lit.strip_prefix('r')?;
+            let (fence, quoted) = rest.split_at(rest.len() - rest.trim_start_matches('#').len());
+            let inner = quoted.strip_prefix('"')?.strip_suffix(fence)?;
+            Some(inner.strip_suffix('"')?.to_string())
+        }
+        _ => {
+            let inner = lit.strip_prefix('"')?.strip_suffix('"')?;
+            let mut out = String::with_capacity(inner.len());
+            let mut chars = inner.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('n' | 't' | 'r') => out.push(' '),
+                    // A line continuation: the break and the next line's indent go.
+                    Some('\n') => {
+                        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                            chars.next();
+                        }
+                    }
+                    Some(other) => out.push(other),
+                    None => {}
+                }
+            }
+            Some(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

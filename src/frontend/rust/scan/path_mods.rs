@@ -82,17 +82,13 @@ pub fn path_module_decls(text: &str) -> Vec<(&str, String)> {
 
 /// The text of a plain or raw string literal with no escapes; `None` otherwise.
 fn literal_text(src: &str, tok: crate::frontend::rust::lex::Token) -> Option<String> {
-    match tok.kind {
-        Kind::Literal(Lit::Str) => {
-            let inner = src.strip_prefix('"')?.strip_suffix('"')?;
-            (!inner.contains('\\')).then(|| inner.to_string())
-        }
-        Kind::Literal(Lit::RawStr) => {
-            let s = src.strip_prefix('r')?.trim_matches('#');
-            Some(s.strip_prefix('"')?.strip_suffix('"')?.to_string())
-        }
-        _ => None,
+    let Kind::Literal(lit @ (Lit::Str | Lit::RawStr)) = tok.kind else {
+        return None;
+    };
+    if matches!(lit, Lit::Str) && src.contains('\\') {
+        return None;
     }
+    crate::frontend::rust::lex::literal_value(src, lit)
 }
 
 #[cfg(test)]
