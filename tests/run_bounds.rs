@@ -176,6 +176,41 @@ fn thousands_of_branches_join_in_linear_time() {
 }
 
 #[test]
+fn the_human_report_of_thousands_of_findings_is_linear_in_their_number() {
+    // 3 000 inserts in the arms of one `match`, each acked by the one `ack` after
+    // it: every finding draws its insert and the ack thousands of lines below. miette
+    // joined two labels into one snippet of every line between them once the first
+    // was past the middle of the file, so half the findings each printed thousands
+    // of lines (2 000 findings: 56 MB; 20 000: over 9 GB of memory).
+    let arms: String = (0..3_000)
+        .map(|i| format!("{i} => {{ {INSERT} }}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "h/Cargo.toml", CARGO);
+    write(
+        dir.path(),
+        "h/src/main.rs",
+        handler(&format!(
+            "{RECEIVE}match xs.len() {{\n{arms}_ => {{}}\n}}\n{ACK}"
+        )),
+    );
+    let out = common::msgaudit()
+        .current_dir(dir.path())
+        .args(["check", "--format", "human", "--no-cache", "."])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let findings = stdout.matches(": MA011 ").count();
+    assert_eq!(findings, 3_000, "{}", String::from_utf8_lossy(&out.stderr));
+    // About 20 lines a finding (two snippets, help, notes); quadratic was ~750 on average.
+    let lines = stdout.lines().count();
+    assert!(
+        lines < 30 * findings,
+        "{lines} lines for {findings} findings"
+    );
+}
+
+#[test]
 fn bindings_never_read_again_stay_linear() {
     // Each `let x = call()` looked through every later statement of its block for a
     // read of `x` (a batch response's failed entries): 10 000 bindings never read took

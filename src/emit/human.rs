@@ -153,16 +153,30 @@ impl SourceCode for Named<'_> {
                 before[line_start..].chars().count()
             })
             .unwrap_or_else(|| inner.column());
+        // miette draws two labels' contexts as one snippet when the first one's line
+        // plus its "line count" reaches the second's line, and it counts the lines from
+        // the text's start: deep in a file, a label and another one twice as far down
+        // were drawn as one snippet of every line between (a file with thousands of
+        // findings printed a quadratic output). Counted from the contents instead, with
+        // a margin of `MERGE_GAP` lines, labels close together still share a snippet.
+        let drawn_lines = inner.data().iter().filter(|b| **b == b'\n').count();
+        let line_count = inner
+            .line_count()
+            .min(drawn_lines.saturating_add(MERGE_GAP));
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.to_string(),
             inner.data(),
             *inner.span(),
             inner.line(),
             column,
-            inner.line_count(),
+            line_count,
         )))
     }
 }
+
+/// Labels at most this many lines apart (beyond their context lines) are drawn in
+/// one snippet, with the lines between them.
+const MERGE_GAP: usize = 12;
 
 /// One diagnostic as miette wants it.
 struct Diag<'a> {
