@@ -166,9 +166,9 @@ impl<'c> Resolver<'c> {
                             .filter(|&c| self.self_type(c).is_none())
                             .filter(|&c| below_module(self.module(c), &quals))
                             .collect();
-                        return if below.len() == 1 { below } else { vec![] };
+                        return self.one_definition(below);
                     }
-                    return if free.len() == 1 { free } else { vec![] };
+                    return self.one_definition(free);
                 }
                 let free: Vec<Candidate> = cands
                     .iter()
@@ -180,13 +180,10 @@ impl<'c> Resolver<'c> {
                     .copied()
                     .filter(|&c| self.module(c) == caller.module.as_slice())
                     .collect();
-                if same.len() == 1 {
-                    return same;
+                if !same.is_empty() {
+                    return self.one_definition(same);
                 }
-                if free.len() == 1 {
-                    return free;
-                }
-                vec![]
+                self.one_definition(free)
             }
             Callee::Method {
                 name,
@@ -222,6 +219,28 @@ impl<'c> Resolver<'c> {
         };
         if methods.len() <= limit {
             methods
+        } else if receiver_type.is_none() {
+            self.one_definition(methods)
+        } else {
+            vec![]
+        }
+    }
+
+    /// `cands` when they are one definition: a single function, or the same path
+    /// defined more than once (`#[cfg(debug_assertions)] fn send_email` beside
+    /// `#[cfg(not(debug_assertions))] fn send_email`), which only mutually exclusive
+    /// cfgs allow; either may be compiled, so each is a callee. Test-only
+    /// definitions are not lowered, so never among them. Empty otherwise
+    /// (ambiguous).
+    fn one_definition(&self, cands: Vec<Candidate>) -> Vec<Candidate> {
+        let Some(&first) = cands.first() else {
+            return cands;
+        };
+        let same_path = |c: Candidate| {
+            self.module(c) == self.module(first) && self.self_type(c) == self.self_type(first)
+        };
+        if cands.iter().all(|&c| same_path(c)) {
+            cands
         } else {
             vec![]
         }

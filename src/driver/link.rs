@@ -133,7 +133,8 @@ pub(super) fn reexport_paths(
 /// for, in crate `k` with the re-export made in module `here`: a dependency's root
 /// (`pub use notify::mailer;`), or the crate's own modules (`pub use
 /// crate::kafka::commit;`, `self::`, `super::`, the `super`s that follow `first`
-/// in `rest` too). `None`: a crate outside the unit.
+/// in `rest` too; a child module named without prefix, `pub use connections::mailer;`).
+/// `None`: a dependency outside the unit.
 fn reexported_root(
     k: &str,
     first: &str,
@@ -159,7 +160,18 @@ fn reexported_root(
                 .into_iter()
                 .flatten()
                 .find(|(import, _)| import == first);
-            dep.and_then(|(_, d)| roots.modules.get(d)).cloned()
+            match dep {
+                Some((_, d)) => roots.modules.get(d).cloned(),
+                // Rust 2018 paths: a name that is no dependency is a child module of
+                // the module the re-export is made in (`mod connections; pub use
+                // connections::mailer;`), or a crate outside the tree, whose path
+                // then reaches nothing.
+                None => {
+                    let mut child = here.to_vec();
+                    child.push(first.to_string());
+                    Some(child)
+                }
+            }
         }
     }
 }
