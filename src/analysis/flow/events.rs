@@ -807,7 +807,9 @@ fn rollback(st: &mut State, t: super::Val) {
 fn awaited(st: &mut State, handle: Option<Val>, cause: Option<Failure>) -> Option<Failure> {
     let first = await_tasks(st, handle);
     match handle {
-        Some(_) => None,
+        // A handle's own task: its failed effect is the outcome the code matches
+        // (`Ok(Err(e)) =>`); read only by error handling the lowering puts there.
+        Some(_) => first.map(|e| Failure::of(e, false, st)),
         None => cause.or_else(|| first.map(|e| Failure::of(e, false, st))),
     }
 }

@@ -8,8 +8,8 @@ use syn::visit::Visit;
 use syn::{Expr, Stmt};
 
 use super::outcome::{
-    block_hides_failure, catch_all_err, ends_in_fallible, hides_failure, is_call_chain,
-    outcome_receiver, outcome_test, result_pattern,
+    block_hides_failure, catch_all_err, ends_in_fallible, ends_in_task_outcome, hides_failure,
+    is_call_chain, outcome_receiver, outcome_test, result_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::{closure_span, expr_span};
@@ -180,7 +180,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Info::default()
             }
             Expr::ForLoop(f) => {
+                let start = out.len();
                 let iter = self.expr(&f.expr, out);
+                // `for r in join_all(handles).await { .. }` (lower/joined.rs).
+                let joined = self.note_joined_iter(&f.expr, out, start);
                 let label = self.push_label(f.label.as_ref());
                 self.enter_loop();
                 self.scopes.push(HashMap::default());
@@ -223,7 +226,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
                 // `for r in results { r?; }`, `results` joined outcomes (lower/joined.rs).
-                let records = self.loop_over_records(f);
+                let records = self.loop_over_records(f, joined);
                 then.extend(self.block(&f.body));
                 self.scopes.pop();
                 self.loops.pop();
@@ -324,7 +327,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         // The failure side of an operation's outcome handles its error and goes on.
         if let Some((is_ok, sp)) = outcome {
-            if ends_in_fallible(&cond) || (bound && ends_in_fallible(out)) {
+            let task = matches!(&*i.cond, Expr::Let(l) if ends_in_task_outcome(&cond, std::iter::once(&*l.pat)));
+            if ends_in_fallible(&cond) || task || (bound && ends_in_fallible(out)) {
                 let told = match (is_ok, &i.else_branch) {
                     (false, _) => !block_hides_failure(&i.then_branch),
                     (true, Some((_, e))) => !hides_failure(e),

@@ -7,7 +7,8 @@ use syn::visit::Visit;
 use syn::{Expr, Pat};
 
 use super::outcome::{
-    catch_all_err, ends_in_fallible, hides_failure, is_call_chain, result_pattern,
+    catch_all_err, ends_in_fallible, ends_in_task_outcome, hides_failure, is_call_chain,
+    result_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::expr_span;
@@ -330,7 +331,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // The arms that take every error handle it and go on (an ack after a
         // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
         // beside an `Ok` arm.
-        let fallible = (is_call_chain(&m.expr) && ends_in_fallible(&scr_nodes))
+        // `match handle.await { Ok(Ok(_)) => .., Ok(Err(e)) => .., Err(e) => .. }`.
+        let fallible = (is_call_chain(&m.expr)
+            && (ends_in_fallible(&scr_nodes)
+                || ends_in_task_outcome(&scr_nodes, m.arms.iter().map(|a| &a.pat))))
             || (bound && ends_in_fallible(out));
         if fallible && kinds.contains(&Some(true)) {
             let mut markers = Vec::new();

@@ -103,7 +103,7 @@ impl Lowerer<'_, '_> {
         let Pat::Ident(pi) = untyped(&local.pat) else {
             return false;
         };
-        if !joined || !ends_in_fallible(out) {
+        if !joined || !(ends_in_fallible(out) || self.joins_tasks(&init.expr)) {
             return false;
         }
         let marker = self.error_ignored(pi.ident.span(), "joined results kept", false);
@@ -139,11 +139,73 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// `for r in results { .. }` over a local that recorded failures: each item bound
-    /// is one of those outcomes (a `r?` in the body propagates its failure). Gives
-    /// the markers of the failures iterated.
-    pub(super) fn loop_over_records(&mut self, f: &syn::ExprForLoop) -> Vec<Loc> {
-        let mut locs: Vec<Loc> = Vec::new();
+    /// `join_all(handles).await` (a join, the packs' `task_joins`, of a local holding
+    /// spawned tasks' handles, `handles.push(tokio::spawn(..))`): the outcomes are
+    /// the tasks', and a failed effect of one of them is among them.
+    fn joins_tasks(&self, e: &Expr) -> bool {
+        let Expr::Await(a) = strip(e) else {
+            return false;
+        };
+        let Expr::Call(c) = strip(&a.base) else {
+            return false;
+        };
+        let Expr::Path(p) = strip(&c.func) else {
+            return false;
+        };
+        let joins = p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| self.cx.apis.std.task_joins.contains(&s.ident.to_string()));
+        joins
+            && c.args.len() == 1
+            && chain_root(&c.args[0])
+                .and_then(|n| self.lookup(&n))
+                .is_some_and(|v| self.task_sets.contains(&v))
+    }
+
+    /// `for r in join_all(handles).await { .. }` (the loop's iterator, lowered at
+    /// `out[start..]`, is a join of fallible operations or of spawned tasks): the
+    /// failures among the joined outcomes are handled there, as in a local holding
+    /// them ([`Self::note_joined_results`]). Pushes the marker and gives it.
+    pub(super) fn note_joined_iter(
+        &mut self,
+        iter: &Expr,
+        out: &mut Vec<Node>,
+        start: usize,
+    ) -> Option<Loc> {
+        let joined = matches!(
+            out.last(),
+            Some(Node::Event(Event {
+                kind: EventKind::AwaitHandle { handle: None },
+                ..
+            }))
+        );
+        if !joined
+            || out.len() == start
+            || panics_or_propagates(iter)
+            || !(ends_in_fallible(&out[start..]) || self.joins_tasks(iter))
+        {
+            return None;
+        }
+        let marker = self.error_ignored(iter.span(), "joined results iterated", false);
+        let Node::Event(ev) = &marker else {
+            return None;
+        };
+        let loc = ev.loc.clone();
+        out.push(marker);
+        Some(loc)
+    }
+
+    /// `for r in results { .. }` over a local that recorded failures (or over
+    /// `joined`, the join itself): each item bound is one of those outcomes (a `r?`
+    /// in the body propagates its failure). Gives the markers of the failures iterated.
+    pub(super) fn loop_over_records(
+        &mut self,
+        f: &syn::ExprForLoop,
+        joined: Option<Loc>,
+    ) -> Vec<Loc> {
+        let mut locs: Vec<Loc> = joined.into_iter().collect();
         for name in named_locals(&f.expr) {
             for l in self.records_of(&name) {
                 if !locs.contains(&l) {

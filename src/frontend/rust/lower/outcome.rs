@@ -34,11 +34,22 @@ pub(super) fn variant_side(outcomes: &Outcomes, path: &syn::Path) -> Option<bool
 
 /// `Ok(..)` -> `Some(true)`, `Err(..)` -> `Some(false)`, an outcome enum's variant
 /// by its side ([`variant_side`]), other patterns -> `None`.
+/// A success pattern around another outcome's pattern (`Ok(Err(e))` on a joined
+/// task's outcome, `Result<Result<T, E>, JoinError>`, or a timeout's) has the inner
+/// outcome's side: the task ran, and its own operation failed or succeeded.
 pub(super) fn result_pattern(p: &Pat, outcomes: &Outcomes) -> Option<bool> {
     match p {
-        Pat::TupleStruct(ts) => results()
-            .side(&ts.path.segments.last()?.ident.to_string())
-            .or_else(|| variant_side(outcomes, &ts.path)),
+        Pat::TupleStruct(ts) => {
+            let side = results()
+                .side(&ts.path.segments.last()?.ident.to_string())
+                .or_else(|| variant_side(outcomes, &ts.path));
+            match (side, ts.elems.first()) {
+                (Some(true), Some(inner)) if ts.elems.len() == 1 => {
+                    result_pattern(inner, outcomes).or(side)
+                }
+                _ => side,
+            }
+        }
         Pat::Path(pp) => variant_side(outcomes, &pp.path),
         Pat::Struct(ps) => variant_side(outcomes, &ps.path),
         Pat::Paren(p) => result_pattern(&p.pat, outcomes),
@@ -212,7 +223,11 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
             None => {
                 result_pattern(p, outcomes) == Some(false)
                     && ts.elems.len() == 1
-                    && irrefutable(&ts.elems[0])
+                    && (irrefutable(&ts.elems[0])
+                        // `Ok(Err(e))`: every error of the inner outcome.
+                        || (ts.path.segments.last().and_then(|s| results().side(&s.ident.to_string()))
+                            == Some(true)
+                            && catch_all_err(&ts.elems[0], outcomes)))
             }
         },
         Pat::Struct(ps) => {
@@ -237,6 +252,45 @@ pub(super) fn panics_or_propagates(e: &Expr) -> bool {
             r.panics.contains(&method)
                 || (r.keeps.contains(&method) && panics_or_propagates(&m.receiver))
         }
+        _ => false,
+    }
+}
+
+/// The nodes end with a task awaited (`handle.await`, a join of tasks) and one of
+/// `pats` looks into the task's own outcome (`Ok(Err(e))`, `Ok(Ok(v))`): the
+/// patterns match the outcome of the task's operation, which the await gives (a
+/// failed effect of the task, analysis/flow/events.rs `awaited`).
+pub(super) fn ends_in_task_outcome<'p>(
+    nodes: &[Node],
+    mut pats: impl Iterator<Item = &'p Pat>,
+) -> bool {
+    let awaited = matches!(
+        nodes.last(),
+        Some(Node::Event(Event {
+            kind: EventKind::AwaitHandle { .. },
+            ..
+        }))
+    );
+    awaited && pats.any(task_outcome_pattern)
+}
+
+/// `Ok(Err(e))`, `Ok(Ok(v))`: a success pattern around another outcome's pattern.
+fn task_outcome_pattern(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(ts) => {
+            ts.elems.len() == 1
+                && ts
+                    .path
+                    .segments
+                    .last()
+                    .and_then(|s| results().side(&s.ident.to_string()))
+                    == Some(true)
+                && matches!(&ts.elems[0], Pat::TupleStruct(inner)
+                    if inner.path.segments.last()
+                        .and_then(|s| results().side(&s.ident.to_string())).is_some())
+        }
+        Pat::Paren(p) => task_outcome_pattern(&p.pat),
+        Pat::Or(o) => o.cases.iter().any(task_outcome_pattern),
         _ => false,
     }
 }
