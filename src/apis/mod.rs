@@ -374,6 +374,8 @@ pub struct Apis {
     /// Batch calls whose response carries per-entry failures, by method name: the
     /// response's accessors that tell which entries failed (the packs' `entry_failures`).
     pub entry_failures: HashMap<String, Vec<String>>,
+    /// Some method spec matches on the string literals of its arguments (`arg_keys`).
+    pub has_arg_keys: bool,
     pub methods: HashMap<String, Vec<CallSpec>>,
     /// Path calls, keyed by the last path segment.
     pub paths: HashMap<String, Vec<CallSpec>>,
@@ -690,6 +692,11 @@ impl Apis {
             }
         }
         self.entry_failures = batches;
+        self.has_arg_keys = self
+            .methods
+            .values()
+            .flatten()
+            .any(|s| !s.arg_keys.is_empty());
         self.config_roles = self
             .methods
             .values()

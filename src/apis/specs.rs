@@ -404,6 +404,11 @@ pub struct CallSpec {
     pub arg_mentions: Vec<String>,
     #[serde(default)]
     pub arg0_str: Vec<String>,
+    /// An argument is a document written in the call (a macro's tokens, `doc! {..}`)
+    /// or bound to a local by a `let` of the function, holding one of these string
+    /// literals (MongoDB's `"$inc"` update operator).
+    #[serde(default)]
+    pub arg_keys: Vec<String>,
     #[serde(default)]
     pub arg0_role: Vec<String>,
     pub event: ApiEvent,

@@ -416,6 +416,9 @@ struct Info {
     /// Identifiers of paths in the expression (`CommitMode`, `FutureRecord`, `POST`).
     idents: Vec<String>,
     str_lit: Option<String>,
+    /// String literals written in the expression, macros' tokens included, or in
+    /// the `let` that bound the local it names (filled only to match `arg_keys`).
+    lits: Vec<String>,
     kafka_config: Option<Box<KafkaClient>>,
     kafka_client: Option<usize>,
     /// A Kafka client a crate function returned (a consumer factory), configured there.
@@ -461,6 +464,9 @@ struct Value {
     name: String,
     /// The string literal (or constant) the value was bound to (`let key = "..."`).
     text: Option<String>,
+    /// String literals written in the `let` that bound the value, macros' tokens
+    /// included (`let update = doc! { "$inc": .. }`).
+    lits: Vec<String>,
     role: Option<String>,
     crate_type: Option<String>,
     outside: bool,
@@ -1019,6 +1025,21 @@ fn collect_idents(e: &Expr, out: &mut Vec<String>) {
         }
     }
     V(out).visit_expr(e);
+}
+
+/// The string literals written in `tokens`, macros' tokens included.
+fn token_strings(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Group(g) => token_strings(g.stream(), out),
+            proc_macro2::TokenTree::Literal(l) => {
+                if let Ok(s) = syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                    out.push(s.value());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The table of a query-DSL statement: `orders::table` or `orders` -> `orders`.

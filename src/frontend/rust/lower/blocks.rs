@@ -229,6 +229,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
+        self.note_let_literals(local);
         self.note_held_stream(local, &out[out_start..]);
         if let Some(init) = &local.init {
             self.bind_channel_ends(&local.pat, &init.expr);
@@ -280,6 +281,24 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.bound_claims.push((v, loc));
             }
         }
+    }
+
+    /// The string literals a `let x = ..` writes, kept on `x` (a document built
+    /// before the call it is given to: `let update = doc! { "$inc": .. }`), for
+    /// the packs' `arg_keys`; only when some pack has them.
+    fn note_let_literals(&mut self, local: &syn::Local) {
+        let (Pat::Ident(pi), Some(init)) = (untyped(&local.pat), &local.init) else {
+            return;
+        };
+        if !self.cx.apis.has_arg_keys {
+            return;
+        }
+        let Some(v) = self.lookup(&pi.ident.to_string()) else {
+            return;
+        };
+        let mut lits = Vec::new();
+        super::token_strings(quote::ToTokens::to_token_stream(&init.expr), &mut lits);
+        self.values[v as usize].lits = lits;
     }
 
     /// An expression statement (`semi`: ended by `;`): a dropped `op.await` result is

@@ -388,10 +388,30 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if specs.is_empty() {
             return None;
         }
-        let peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        let mut peek: Vec<Info> = args.iter().map(|a| self.peek(a)).collect();
+        if specs.iter().any(|s| !s.arg_keys.is_empty()) {
+            for (info, a) in peek.iter_mut().zip(args) {
+                info.lits = self.literals_of(a);
+            }
+        }
         specs
             .into_iter()
             .find(|s| self.spec_matches(s, Some(recv), &peek, None))
+    }
+
+    /// The string literals an argument writes: in its tokens, or, for a local, in the
+    /// `let` that bound it.
+    fn literals_of(&self, e: &Expr) -> Vec<String> {
+        if let Expr::Path(p) = strip(e) {
+            if let Some(id) = p.path.get_ident() {
+                if let Some(v) = self.lookup(&id.to_string()) {
+                    return self.values[v as usize].lits.clone();
+                }
+            }
+        }
+        let mut out = Vec::new();
+        super::token_strings(quote::ToTokens::to_token_stream(e), &mut out);
+        out
     }
 
     /// Cheap facts about an argument without lowering it (for matching a spec).
@@ -467,6 +487,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             && !args
                 .iter()
                 .any(|a| a.idents.iter().any(|i| s.arg_mentions.contains(i)))
+        {
+            return false;
+        }
+        if !s.arg_keys.is_empty()
+            && !args
+                .iter()
+                .any(|a| a.lits.iter().any(|l| s.arg_keys.contains(l)))
         {
             return false;
         }
