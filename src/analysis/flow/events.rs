@@ -147,13 +147,10 @@ impl<'c> Interp<'c> {
             | EventKind::BrokerOffsets
             | EventKind::ChannelOpen { .. }
             | EventKind::ConfirmSelect { .. } => None,
-            // Waiting for the confirmations serves the delivery reports not read yet.
-            EventKind::ConfirmsWaited { .. } => {
-                if st.failed.as_ref().is_some_and(|f| f.delivery) {
-                    st.failed = None;
-                }
-                None
-            }
+            // Waiting for the confirmations serves the delivery reports not read yet;
+            // the wait fails when a send was not delivered, the failure the error
+            // handling right after it reads.
+            EventKind::ConfirmsWaited { .. } => confirms_waited(&mut st),
         };
         st.cause = new_cause;
         Outcome {
@@ -836,6 +833,15 @@ fn await_tasks(st: &mut State, handle: Option<Val>) -> Option<EvRef> {
 /// The error of the operation just before (`cause`) is handled here and the code
 /// goes on (`arm`: on the failure side of a branch, where it did fail).
 fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, arm: bool) {
+    // `let _ = producer.send(..).await` drops the send's error and its delivery
+    // report at once: the unread report stays the failure (an unconfirmed publish)
+    // until a `flush` / `wait` serves it, and then the dropped error remains.
+    if let (Some(c), Some(f), false) = (&cause, st.failed.as_mut(), arm) {
+        if f.delivery && f.effect == c.effect {
+            f.send_ignored = Some(e.loc.clone());
+            return;
+        }
+    }
     if let Some(mut c) = cause {
         if arm && c.publish && !st.failed_publishes.contains(&c.effect) {
             st.failed_publishes.insert(c.effect.clone());
@@ -845,6 +851,27 @@ fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, 
         c.received |= st.received;
         st.failed = Some(c);
     }
+}
+
+/// A `flush` / `wait` serves the delivery report not read yet: a send whose own
+/// error was dropped stays failed; the wait's outcome is the send's delivery (it
+/// fails when the record was not delivered), for the error handling right after it.
+fn confirms_waited(st: &mut State) -> Option<Failure> {
+    let f = st.failed.take_if(|f| f.delivery)?;
+    let mut c = f.clone();
+    c.delivery = false;
+    c.batch = false;
+    c.handled = None;
+    c.send_ignored = None;
+    c.told = false;
+    c.earlier_batches = Vec::new();
+    if let Some(h) = f.send_ignored {
+        st.failed = Some(Failure {
+            handled: Some(h),
+            ..c.clone()
+        });
+    }
+    Some(c)
 }
 
 /// A failure handled at one of `handled` is propagated after all: on the error edge

@@ -124,6 +124,10 @@ pub(super) struct Failure {
     /// It is one send's delivery report that nothing reads (a dropped delivery
     /// future, a report no `poll` / `flush` served), not an error seen and dropped.
     pub(super) delivery: bool,
+    /// With `delivery`: the send's own error was dropped too (`let _ =
+    /// producer.send(..).await`, `.ok()`), here. Once a `flush` / `wait` serves the
+    /// report, that failure remains: the record the send never queued is lost.
+    pub(super) send_ignored: Option<Loc>,
     /// Earlier batches whose per-entry failures nothing read on this path either
     /// (with where each was seen): what confirms this failure confirms them too.
     pub(super) earlier_batches: Vec<(EvRef, Option<Loc>)>,
@@ -155,6 +159,7 @@ impl PartialEq for Failure {
             && self.told == other.told
             && self.batch == other.batch
             && self.delivery == other.delivery
+            && self.send_ignored == other.send_ignored
             && self.earlier_batches == other.earlier_batches
             && self.shaped_claim == other.shaped_claim
     }
@@ -178,6 +183,7 @@ impl Failure {
             told: false,
             batch: false,
             delivery: false,
+            send_ignored: None,
             earlier_batches: Vec::new(),
             progressed: Vec::new(),
             shaped_claim: false,

@@ -136,6 +136,11 @@ fn fallible(e: &Event) -> bool {
             | EventKind::External { .. }
             | EventKind::Call(_)
             | EventKind::CallValue { .. }
+            // A send whose delivery report comes later (`send(..).await` on a batching
+            // producer): the send itself can fail; and the wait for the reports
+            // (`flush`, `wait`) fails when a record was not delivered.
+            | EventKind::EntriesUnread { delivery: true, .. }
+            | EventKind::ConfirmsWaited { .. }
     )
 }
 
