@@ -209,7 +209,7 @@ mod tests {
         let got =
             env("environment:\n  - KAFKA_TOPIC=a,b\n  - \"KAFKA_GROUP_ID=g\"\n  - KAFKA_ACKS\n");
         assert_eq!(got[0], ("KAFKA_TOPIC".into(), Some("a,b".into()), (2, 17)));
-        assert_eq!(got[1], ("KAFKA_GROUP_ID".into(), Some("g".into()), (3, 20)));
+        assert_eq!(got[1], ("KAFKA_GROUP_ID".into(), Some("g".into()), (3, 21)));
         assert_eq!(got[2].0, "KAFKA_ACKS");
         assert_eq!(got[2].1, None);
         let got = env("environment:\n  - name: KAFKA_TOPICS\n    value: t\n  - name: X\n    valueFrom: {secretKeyRef: {name: s, key: k}}\n");
