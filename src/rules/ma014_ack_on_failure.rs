@@ -86,8 +86,10 @@ declare_rule! {
     ///   `.expect(..)`).
     /// - A message skipped because it does not decode or validate (a poison message,
     ///   before any effect): only effects' failures count.
-    /// - An `Err` arm for one error variant or with a guard (`Err(e) if
-    ///   is_unique_violation(&e)`): a duplicate acked on purpose.
+    /// - An `Err` arm for one error variant or with a guard that tests the error
+    ///   (`Err(e) if is_unique_violation(&e)`): a duplicate acked on purpose. A guard
+    ///   that does not look at the error (`Err(e) if attempts >= 3`) picks when, not
+    ///   which failure: a logging arm behind it is reported.
     /// - A failed dedup-record write, a failed Redis `SET` (a cache, a lock) and a
     ///   failed cache entry (a value written with an expiry: `set_ex`, `pset_ex`,
     ///   `SET … EX`): not the message's effect. A dedup record is a table named as

@@ -72,12 +72,26 @@ pub fn canonical(key: &str) -> String {
         return k;
     }
     // `KAFKA_ISOLATION_LEVEL` (container environment), not `kafka.topic`.
-    if key.contains('_') || key.chars().all(|c| !c.is_ascii_lowercase()) {
+    if env_style(key) {
         if let Some(k) = s.strip_prefix("kafka").and_then(find) {
             return k;
         }
     }
     key.to_string()
+}
+
+/// A key spelled as an environment variable (`KAFKA_GROUP_ID`), where a `KAFKA`
+/// prefix names the client the setting is for.
+fn env_style(key: &str) -> bool {
+    key.contains('_') || key.chars().all(|c| !c.is_ascii_lowercase())
+}
+
+/// A key that names the client's topics: `topic`, `topics`, and their environment
+/// spelling `KAFKA_TOPIC`, `KAFKA_TOPICS` (not `kafka.topic`, a Kafka Connect setting).
+pub fn is_topics_key(key: &str) -> bool {
+    let key = key.trim();
+    let plain = |s: &str| s == "topic" || s == "topics";
+    plain(key) || (env_style(key) && squash(key).strip_prefix("kafka").is_some_and(plain))
 }
 
 /// The literal text of a scalar value; `None` for placeholders filled in at run
@@ -139,5 +153,26 @@ mod tests {
         );
         assert_eq!(canonical("kafka.topic"), "kafka.topic");
         assert_eq!(canonical("linger.ms"), "linger.ms");
+    }
+
+    #[test]
+    fn topics_keys_in_every_spelling() {
+        for k in [
+            "topic",
+            "topics",
+            "KAFKA_TOPIC",
+            "KAFKA_TOPICS",
+            "kafka_topics",
+        ] {
+            assert!(is_topics_key(k), "{k}");
+        }
+        for k in [
+            "kafka.topic",
+            "KAFKA_TOPIC_PREFIX",
+            "topic.regex",
+            "TOPICS_DIR",
+        ] {
+            assert!(!is_topics_key(k), "{k}");
+        }
     }
 }

@@ -7,8 +7,8 @@ use syn::visit::Visit;
 use syn::{Expr, Pat};
 
 use super::outcome::{
-    catch_all_err, ends_in_fallible, ends_in_task_outcome, hides_failure, is_call_chain,
-    result_pattern,
+    catch_all_err, ends_in_fallible, ends_in_task_outcome, guard_ignores_error, hides_failure,
+    is_call_chain, result_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::expr_span;
@@ -329,9 +329,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         // The arms that take every error handle it and go on (an ack after a
-        // failure): `Err(e)` (not `Err(e) if …`, nor one error variant), or `_`
-        // beside an `Ok` arm.
-        // `match handle.await { Ok(Ok(_)) => .., Ok(Err(e)) => .., Err(e) => .. }`.
+        // failure): `Err(e)` (not one error variant, nor `Err(e) if …` testing the
+        // error; a guard that does not look at it, `Err(e) if attempts >= 3`, still
+        // takes every error on its path), or `_` beside an `Ok` arm; and a task's
+        // outcome `match handle.await { Ok(Ok(_)) => .., Ok(Err(e)) => .., Err(e) => .. }`.
         let fallible = (is_call_chain(&m.expr)
             && (ends_in_fallible(&scr_nodes)
                 || ends_in_task_outcome(&scr_nodes, m.arms.iter().map(|a| &a.pat))))
@@ -339,7 +340,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if fallible && kinds.contains(&Some(true)) {
             let mut markers = Vec::new();
             for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
-                let takes_all = arm.guard.is_none()
+                let takes_all = arm
+                    .guard
+                    .as_ref()
+                    .is_none_or(|(_, g)| guard_ignores_error(&arm.pat, g))
                     && (catch_all_err(&arm.pat, &self.cx.index.outcomes)
                         || matches!(arm.pat, Pat::Wild(_)));
                 if let (true, Node::Seq(v)) = (takes_all, body) {

@@ -245,6 +245,25 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
     }
 }
 
+/// A guard on an arm that takes every error which does not look at the error
+/// (`Err(e) if attempts(&record) >= 3`, `Err(_) if last_try`): it chooses when the arm
+/// runs, not which errors it takes, so on that path every kind of failure is handled
+/// there. A guard that tests the error (`Err(e) if is_unique_violation(&e)`) picks
+/// errors, as a variant pattern does.
+pub(super) fn guard_ignores_error(p: &Pat, guard: &Expr) -> bool {
+    struct Names(Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Names {
+        fn visit_pat_ident(&mut self, pi: &'ast syn::PatIdent) {
+            self.0.push(pi.ident.to_string());
+            syn::visit::visit_pat_ident(self, pi);
+        }
+    }
+    let mut bound = Names(Vec::new());
+    syn::visit::Visit::visit_pat(&mut bound, p);
+    let used = crate::frontend::rust::idents_of(guard);
+    !bound.0.iter().any(|n| used.contains(n))
+}
+
 /// The statement's error handling ends in a panic or a propagation, whatever comes
 /// between (`let _ = op.await.map_err(log).unwrap();`, `op.await.context(..)?`).
 pub(super) fn panics_or_propagates(e: &Expr) -> bool {
