@@ -371,47 +371,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
-        let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
-            && kinds.contains(&Some(true))
-            && kinds.contains(&Some(false))
-            && m.arms
-                .iter()
-                .zip(&kinds)
-                .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
-        if by_outcome {
-            let (mut ok, mut err) = (Vec::new(), Vec::new());
-            for (arm, k) in arms.into_iter().zip(kinds) {
-                match k {
-                    Some(true) => ok.push(arm),
-                    Some(false) => err.push(arm),
-                    None => {
-                        // A `_` arm: its failure marker is for the error side.
-                        let mut on_ok = arm.clone();
-                        if let Node::Seq(v) = &mut on_ok {
-                            if matches!(
-                                v.first(),
-                                Some(Node::Event(Event {
-                                    kind: EventKind::ErrorIgnored { .. },
-                                    ..
-                                }))
-                            ) {
-                                v.remove(0);
-                            }
-                        }
-                        ok.push(on_ok);
-                        err.push(arm);
-                    }
-                }
-            }
-            out.push(Node::ResultBranch {
-                scrutinee: Box::new(Node::Seq(scr_nodes)),
-                ok: Box::new(Node::Branch(ok)),
-                err: Box::new(Node::Branch(err)),
-            });
-        } else {
-            out.extend(scr_nodes);
-            out.push(Node::Branch(arms));
-        }
+        branch_by_outcome(m, arms, kinds, scr_nodes, bound, out);
         let (role, crate_type) = agreed.unwrap_or_default();
         Info {
             role,
@@ -686,5 +646,58 @@ impl Lowerer<'_, '_> {
         if k == Some(false) && a.guard.is_none() {
             self.note_outcome_recorded(v, |r| r.visit_expr(&a.body));
         }
+    }
+}
+
+/// The arms of a `match`: split by the outcome they take (a `ResultBranch`) when
+/// every arm takes one side of the scrutinee's result, else a plain branch.
+fn branch_by_outcome(
+    m: &syn::ExprMatch,
+    arms: Vec<Node>,
+    kinds: Vec<Option<bool>>,
+    scr_nodes: Vec<Node>,
+    bound: bool,
+    out: &mut Vec<Node>,
+) {
+    let by_outcome = ((is_call_chain(&m.expr) && ends_in_call(&scr_nodes)) || bound)
+        && kinds.contains(&Some(true))
+        && kinds.contains(&Some(false))
+        && m.arms
+            .iter()
+            .zip(&kinds)
+            .all(|(a, k)| k.is_some() || matches!(a.pat, Pat::Wild(_)));
+    if by_outcome {
+        let (mut ok, mut err) = (Vec::new(), Vec::new());
+        for (arm, k) in arms.into_iter().zip(kinds) {
+            match k {
+                Some(true) => ok.push(arm),
+                Some(false) => err.push(arm),
+                None => {
+                    // A `_` arm: its failure marker is for the error side.
+                    let mut on_ok = arm.clone();
+                    if let Node::Seq(v) = &mut on_ok {
+                        if matches!(
+                            v.first(),
+                            Some(Node::Event(Event {
+                                kind: EventKind::ErrorIgnored { .. },
+                                ..
+                            }))
+                        ) {
+                            v.remove(0);
+                        }
+                    }
+                    ok.push(on_ok);
+                    err.push(arm);
+                }
+            }
+        }
+        out.push(Node::ResultBranch {
+            scrutinee: Box::new(Node::Seq(scr_nodes)),
+            ok: Box::new(Node::Branch(ok)),
+            err: Box::new(Node::Branch(err)),
+        });
+    } else {
+        out.extend(scr_nodes);
+        out.push(Node::Branch(arms));
     }
 }
