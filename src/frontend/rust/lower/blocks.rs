@@ -29,7 +29,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if result_kind(e, &self.cx.index.outcomes) == Some(true) {
                     // A tail `Err(last_error)` returns that error.
                     out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
-                } else if !self.propagate_outcome(e, &mut out) {
+                } else if !self.propagate_outcome(e, &mut out)
+                    && !self.returned_call(tail_value(e), start, &mut out)
+                {
                     self.returned_result(e, start, &mut out);
                 }
             }
@@ -74,9 +76,63 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out.push(Node::Branch(vec![Node::Seq(vec![Node::Event(ev)]), err]));
     }
 
+    /// The value returned is a crate call's outcome, as it is or through methods that
+    /// keep its failure (`h(p).await`, `self.handle(m).await.context(..)`, `route(p)`):
+    /// the function fails when the callee does, as with `h(p).await?`. The call is
+    /// the one lowered last from `start` on, written where `value` is; only closures
+    /// without events (the adapters') may follow it. Says whether it was.
+    pub(super) fn returned_call(&self, value: &Expr, start: usize, out: &mut [Node]) -> bool {
+        let keeps = &self.cx.apis.std.results.keeps;
+        let mut inner = strip(value);
+        while let Expr::MethodCall(mc) = inner {
+            if !keeps.iter().any(|k| mc.method == k) {
+                break;
+            }
+            inner = strip(&mc.receiver);
+        }
+        if let Expr::Await(a) = inner {
+            inner = strip(&a.base);
+        }
+        let close = match inner {
+            Expr::Call(c) => c.paren_token.span.close(),
+            Expr::MethodCall(m) => m.paren_token.span.close(),
+            _ => return false,
+        };
+        let end = self.cx.loc(close, close).span.byte_end;
+        let Some(at) = (out.len() > start)
+            .then(|| {
+                out[start..]
+                    .iter()
+                    .rposition(|n| !matches!(n, Node::Closure { .. }))
+            })
+            .flatten()
+            .map(|i| i + start)
+        else {
+            return false;
+        };
+        if out[at + 1..].iter().any(|n| !n.events().is_empty()) {
+            return false;
+        }
+        match &mut out[at] {
+            Node::Event(Event {
+                kind: EventKind::Call(c),
+                loc,
+                ..
+            }) if loc.span.byte_end == end => {
+                c.propagates_err = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// An arm of the function's tail `match` / `if` whose value is `Err(..)` returns
-    /// that error: `Err(e) => { warn!(..); Err(e.into()) }` fails the call.
+    /// that error: `Err(e) => { warn!(..); Err(e.into()) }` fails the call. One whose
+    /// value is a crate call's outcome fails when the callee does ([`Self::returned_call`]).
     pub(super) fn arm_returns(&self, returns: bool, value: &Expr, body: &mut Vec<Node>) {
+        if returns && self.returned_call(tail_value(value), 0, body) {
+            return;
+        }
         if returns
             && result_kind(tail_value(value), &self.cx.index.outcomes) == Some(true)
             && !matches!(body.last(), Some(Node::Exit(_)))

@@ -95,11 +95,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if let Some(v) = &r.expr {
                     let was = self.in_return;
                     self.in_return = self.closure_depth == 0;
+                    let start = out.len();
                     let info = self.expr(v, out);
                     self.note_returned_client(&info, false);
                     self.in_return = was;
-                    if self.closure_depth == 0 {
-                        self.propagate_outcome(v, out);
+                    if self.closure_depth == 0 && !self.propagate_outcome(v, out) {
+                        // `return h(p).await`: the callee's failure is the function's.
+                        self.returned_call(tail_value(v), start, out);
                     }
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
