@@ -248,6 +248,7 @@ pub const SQL_KINDS: &[&str] = &[
     "dsl_update",
     "dsl_delete",
     "dsl_select",
+    "table",
 ];
 
 pub const ORM_VERBS: &[&str] = &["INSERT", "UPDATE", "DELETE", "SAVE", "WRITE"];

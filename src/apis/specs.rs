@@ -411,6 +411,10 @@ pub struct CallSpec {
     pub arg_keys: Vec<String>,
     #[serde(default)]
     pub arg0_role: Vec<String>,
+    /// The receiver names a table (a value made by a `sql = "table"` call, such as a
+    /// MongoDB collection, held in a local or a struct field): only then does it match.
+    /// `any`: any table; `dedup`: a dedup table by its name (`processed_events`).
+    pub on_table: Option<String>,
     pub event: ApiEvent,
     #[serde(default)]
     pub target: Target,
@@ -419,8 +423,10 @@ pub struct CallSpec {
     /// Where the statement's SQL is: `arg0` (the first argument), `first_str` (the
     /// first string argument), `prefix` (the first argument starts a statement the
     /// builder completes: read only as far as it parses), `method` (sea-orm's verb),
-    /// or a fixed kind (`dsl_insert`, `dsl_select`: a query DSL's statement; `key_set`, `key_claim`: a key store's
-    /// `SET`, `SET NX`).
+    /// or a fixed kind (`dsl_insert`, `dsl_select`: a query DSL's statement, its table
+    /// in the first argument or named by the receiver; `key_set`, `key_claim`: a key
+    /// store's `SET`, `SET NX`; `table`: no statement, the value made names the table
+    /// its first argument's text names).
     pub sql: Option<String>,
     /// The key store a `key_set` or `key_claim` writes to, named as its table; it
     /// commits each write by itself.

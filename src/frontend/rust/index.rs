@@ -161,6 +161,44 @@ impl IndexCx<'_> {
         }
     }
 
+    /// The table a value made by a `sql = "table"` call names: the text of its first
+    /// argument (`db.collection::<T>("processed_events")`, also through `.clone()`).
+    fn named_table(&self, e: &syn::Expr) -> Option<String> {
+        let mut e = e;
+        loop {
+            e = match e {
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::MethodCall(mc)
+                    if mc.args.is_empty()
+                        && self.apis.std.aliases.contains(&mc.method.to_string()) =>
+                {
+                    &mc.receiver
+                }
+                _ => break,
+            };
+        }
+        let syn::Expr::MethodCall(mc) = e else {
+            return None;
+        };
+        let names = self.apis.methods.get(&mc.method.to_string())?;
+        if !names.iter().any(|s| s.sql.as_deref() == Some("table")) {
+            return None;
+        }
+        let arg = mc.args.first()?;
+        if let Some(t) = self.eval().value(arg) {
+            return Some(t.to_ascii_lowercase());
+        }
+        // A constant of the crate (`db.collection(DEDUP_COLLECTION)`), read when lowering.
+        match arg {
+            syn::Expr::Path(p) => p
+                .path
+                .segments
+                .last()
+                .map(|s| format!("{TABLE_CONST}{}", s.ident)),
+            _ => None,
+        }
+    }
+
     /// The SQL the struct literals of a function body put in fields (`Self {
     /// insert: format!(include_str!("insert.sql"), table), .. }`), as `consts`
     /// entries keyed `Type.field`; `Self` is `self_ty`.
@@ -192,6 +230,9 @@ impl IndexCx<'_> {
                                 .filter(|t| text::looks_like_sql(t))
                             {
                                 self.out.push((format!("{ty}.{name}"), t));
+                            }
+                            if let Some(t) = self.cx.named_table(&f.expr) {
+                                self.out.push((field_table_key(&ty, &name.to_string()), t));
                             }
                         }
                     }
@@ -581,4 +622,13 @@ fn ret_type(cx: &IndexCx, out: &syn::ReturnType, self_ty: Option<&str>) -> TypeI
         syn::ReturnType::Default => TypeInfo::default(),
         syn::ReturnType::Type(_, ty) => type_info(cx.apis, cx.uses, cx.index, ty, self_ty),
     }
+}
+
+/// Marks a field's table kept as the name of the constant holding it.
+pub(super) const TABLE_CONST: &str = "=";
+
+/// The key of the crate constants under which the table a field's collection names
+/// is kept (`Type.field#table`).
+pub(super) fn field_table_key(ty: &str, field: &str) -> String {
+    format!("{ty}.{field}#table")
 }

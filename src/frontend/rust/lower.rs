@@ -301,6 +301,17 @@ impl FileCx<'_> {
             .cloned()
     }
 
+    /// The table a collection the crate's struct literals put in field `field` of
+    /// type `ty` names (`processed: db.collection("processed_events")`).
+    fn field_table(&self, ty: &str, field: &str) -> Option<String> {
+        use crate::frontend::rust::index::{field_table_key, TABLE_CONST};
+        let t = self.const_value(&field_table_key(ty, field))?;
+        match t.strip_prefix(TABLE_CONST) {
+            Some(name) => self.const_value(name).map(|t| t.to_ascii_lowercase()),
+            None => Some(t.clone()),
+        }
+    }
+
     /// The fields of the crate's type `ty`.
     fn fields_of(&self, ty: &str) -> Option<&HashMap<String, TypeInfo>> {
         note(&mut self.reads.borrow_mut().fields, ty);

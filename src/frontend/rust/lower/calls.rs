@@ -14,6 +14,9 @@ use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec, Role};
 use crate::frontend::rust::{resolve_path, stored, ReturnedText, TypeInfo};
 use crate::ir::{Call, Callee, ClosureRun, Event, EventKind, Loc, Node, ValueId};
 
+/// A pack's `on_table` matching only a receiver that names a dedup table.
+const TABLE_DEDUP: &str = "dedup";
+
 impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- calls ---------------------------------------------------------------
 
@@ -496,6 +499,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .any(|a| a.lits.iter().any(|l| s.arg_keys.contains(l)))
         {
             return false;
+        }
+        if let Some(which) = s.on_table.as_deref() {
+            let Some(t) = recv.and_then(super::events::named_table) else {
+                return false;
+            };
+            if which == TABLE_DEDUP && !crate::ir::Tables::default().is_dedup(t) {
+                return false;
+            }
         }
         if !s.arg0_str.is_empty() {
             let Some(lit) = args.first().and_then(|a| a.str_lit.as_deref()) else {

@@ -7,6 +7,18 @@ use syn::Expr;
 use super::{builder_text, dsl_table, strip, Builder, Info, Lowerer};
 use crate::apis::{ApiEvent as Api, ArgWord, BuilderStep, CallSpec, Role, Target};
 use crate::frontend::rust::{sql, TypeInfo};
+
+/// The verb of the facts a value naming a table carries (`sql = "table"`).
+pub(super) const TABLE_VERB: &str = "TABLE";
+
+/// The table a value names (a collection made by a `sql = "table"` call).
+pub(super) fn named_table(i: &Info) -> Option<&str> {
+    i.sql
+        .as_ref()
+        .filter(|s| s.verb == TABLE_VERB)
+        .and_then(|s| s.tables.first())
+        .map(String::as_str)
+}
 use crate::ir::{
     ClientRef, ClosureRun, Event, EventKind, ExternalKind, Loc, Node, SqlFacts, SqlKind, Tables,
     ValueId,
@@ -499,7 +511,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             d if d.starts_with("dsl_") => {
                 let verb = d.trim_start_matches("dsl_").to_ascii_uppercase();
                 let names = &self.cx.apis.dsl_tables;
-                let table = args.first().and_then(|a| dsl_table(a, names));
+                // `processed.insert_one(doc)` on a collection that names its table
+                // (`sql = "table"`), or `insert_into(orders::table)`.
+                let table = recv
+                    .and_then(named_table)
+                    .map(str::to_string)
+                    .or_else(|| args.first().and_then(|a| dsl_table(a, names)));
                 let (verb, ignores_conflict, upsert) = match verb.as_str() {
                     "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
                     "REPLACE" => ("INSERT".to_string(), false, true),
@@ -525,6 +542,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..SqlFacts::unknown()
                 })
             }
+            // `db.collection::<T>("processed_events")`: no statement, a value that
+            // names its table (a later `dsl_*` write on it writes that table).
+            "table" => infos
+                .first()
+                .and_then(|i| i.str_lit.as_deref())
+                .map(|t| SqlFacts {
+                    verb: TABLE_VERB.into(),
+                    tables: vec![t.to_ascii_lowercase()],
+                    ..SqlFacts::unknown()
+                }),
             "key_set" => Some(SqlFacts {
                 kind: SqlKind::Write,
                 verb: "SET".into(),

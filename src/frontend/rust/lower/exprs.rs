@@ -19,6 +19,9 @@ use super::{
 use crate::frontend::rust::types::{bounded_generic, impl_arg};
 use crate::ir::{ClosureRun, Event, EventKind, ExitKind, Node, ValueId};
 
+/// The terminal a builder awaited as it is reaches (a pack's `terminals`).
+const AWAIT_TERMINAL: &str = "await";
+
 impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn expr(&mut self, e: &Expr, out: &mut Vec<Node>) -> Info {
         match e {
@@ -155,6 +158,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let ran = deferred.is_some();
         out.extend(deferred);
         let info = self.expr(&a.base, out);
+        // A builder awaited as it is, when awaiting is one of its terminals (a
+        // MongoDB write given no session: it commits by itself).
+        if let Some(b) = info
+            .builder
+            .as_ref()
+            .filter(|b| b.spec.terminals.iter().any(|t| t == AWAIT_TERMINAL))
+        {
+            let b = self.current_builder(b.clone());
+            return self.builder_event(*b, AWAIT_TERMINAL, &[], out);
+        }
         // Awaiting an async block held in a binding runs it; it joins no task.
         // `set.join_next().await` once, outside a loop draining the set, on a set
         // that may hold more than one task: the others may still run.
@@ -529,9 +542,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .crate_type
             .as_deref()
             .and_then(|t| self.cx.field_text(t, name));
+        // `self.processed`, a collection the type's constructor made naming its table.
+        let table = self.values[b as usize]
+            .crate_type
+            .as_deref()
+            .and_then(|t| self.cx.field_table(t, name))
+            .map(|t| crate::ir::SqlFacts {
+                verb: super::events::TABLE_VERB.into(),
+                tables: vec![t],
+                ..crate::ir::SqlFacts::unknown()
+            });
         if let Some(&v) = self.fields.get(&(b, name.to_string())) {
             let mut info = self.value_info(v);
             info.str_lit = text;
+            if info.sql.is_none() {
+                info.sql = table;
+            }
             return info;
         }
         let base_val = self.values[b as usize].clone();
@@ -575,6 +601,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.values[v as usize].rows = base_val.rows.clone();
         self.fields.insert((b, name.to_string()), v);
         self.note_source(v, b, name);
+        if table.is_some() {
+            self.values[v as usize].sql.clone_from(&table);
+        }
         let mut info = self.value_info(v);
         info.mentions.push(b);
         info.str_lit = text;
