@@ -955,8 +955,7 @@ fn result_kind(e: &Expr, outcomes: &outcome::Outcomes) -> Option<bool> {
     let results = &crate::apis::builtin_std().results;
     match strip(e) {
         Expr::Call(c) => match strip(&c.func) {
-            Expr::Path(p) => results
-                .side(&p.path.segments.last()?.ident.to_string())
+            Expr::Path(p) => outcome::std_side(&p.path)
                 .or_else(|| outcome::variant_side(outcomes, &p.path))
                 .map(|ok| !ok),
             _ => None,
