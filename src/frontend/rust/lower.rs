@@ -543,6 +543,9 @@ struct Lowerer<'a, 'b> {
     /// Bound outcomes whose error a test handled before the code went on, with where
     /// (`if let Err(e) = &res { log }`): a later `res?` propagates it after all.
     handled_outcomes: Vec<(ValueId, Loc)>,
+    /// Markers of those outcomes whose failure an arm that tests them takes and goes
+    /// on with (`Ok(Err(e)) => warn!(..)` on a joined task's outcome).
+    dropped_outcomes: Vec<Loc>,
     /// Error arms that handle an operation's error by evaluating to it (`Err(e) =>
     /// Err(e.into())`), with where: the value the `match` makes carries it.
     err_valued: Vec<Loc>,

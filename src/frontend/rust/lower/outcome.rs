@@ -302,7 +302,7 @@ pub(super) fn ends_in_task_outcome<'p>(
 }
 
 /// `Ok(Err(e))`, `Ok(Ok(v))`: a success pattern around another outcome's pattern.
-fn task_outcome_pattern(p: &Pat) -> bool {
+pub(super) fn task_outcome_pattern(p: &Pat) -> bool {
     match p {
         Pat::TupleStruct(ts) => {
             ts.elems.len() == 1
