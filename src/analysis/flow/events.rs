@@ -511,7 +511,7 @@ impl<'c> Interp<'c> {
         // not applied again when the batch, acked after the loop, is redelivered.
         // So too in a task (a worker, a spawned task, `spawn_blocking(..).await`): a
         // claim that commits apart from the effect still refuses the repeat (the
-        // window between them is MA003's, not a missing dedup record).
+        // window between them is a split dedup transaction, not a missing dedup record).
         let claimed = st.writes.iter().any(|w| w.dedup);
         let nonidem = nonidem && !claimed;
         match tx_val.and_then(|t| st.txs.get_mut(&t)) {
