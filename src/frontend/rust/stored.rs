@@ -95,6 +95,12 @@ struct V<'s> {
     fn_aliases: BTreeMap<String, usize>,
     /// The parameter names of the method being visited.
     params: Vec<String>,
+    /// Locals of the function being visited whose values hold one fn-pointer alias
+    /// (`let mut table: HashMap<&str, HandlerFn> = HashMap::new();`), by name.
+    alias_locals: BTreeMap<String, (String, usize)>,
+    /// The one fn-pointer alias the visited function's return type holds
+    /// (`fn table() -> HashMap<&'static str, HandlerFn>`): its locals are filled for it.
+    returns_alias: Option<(String, usize)>,
     /// The crate-wide facts read ([`super::lower::IndexReads`]).
     reads: &'s std::cell::RefCell<super::lower::IndexReads>,
 }
@@ -284,6 +290,17 @@ impl<'ast> Visit<'ast> for V<'_> {
         let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
             return;
         };
+        // `table.insert("points.earned", credit_points)` into a local of a fn-pointer
+        // alias's values: the crate functions written there are coerced to the alias.
+        let alias = (self.alias_locals.get(&name).cloned()).or_else(|| self.returns_alias.clone());
+        if let (true, Some((alias, arity))) = (fills, alias) {
+            let mut paths = Vec::new();
+            for a in &m.args {
+                self.fn_paths_of(a, &mut paths);
+            }
+            let found = paths.iter().map(|p| forwarding(p, arity)).collect();
+            self.store(fn_alias_slot(&alias), found);
+        }
         if fills {
             let mut found = Vec::new();
             for a in &m.args {
@@ -314,6 +331,17 @@ impl<'ast> Visit<'ast> for V<'_> {
         syn::visit::visit_local(self, l);
         // `let table: [(&str, HandlerFn); 2] = [("a", on_a), ("b", on_b)];`: the crate
         // functions written there are coerced to the alias.
+        if let syn::Pat::Ident(i) = untyped(&l.pat) {
+            let name = i.ident.to_string();
+            let mut aliases = Vec::new();
+            if let syn::Pat::Type(pt) = &l.pat {
+                self.fn_aliases_in(&pt.ty, &mut aliases);
+            }
+            match &aliases[..] {
+                [one] => self.alias_locals.insert(name, one.clone()),
+                _ => self.alias_locals.remove(&name),
+            };
+        }
         if let (syn::Pat::Type(pt), Some(init)) = (&l.pat, &l.init) {
             let mut aliases = Vec::new();
             self.fn_aliases_in(&pt.ty, &mut aliases);
@@ -342,6 +370,15 @@ impl<'ast> Visit<'ast> for V<'_> {
     visit_named_fns!();
     fn visit_signature(&mut self, s: &'ast syn::Signature) {
         self.params = param_names(s).into_iter().map(|(n, _)| n).collect();
+        self.alias_locals.clear();
+        let mut aliases = Vec::new();
+        if let syn::ReturnType::Type(_, ty) = &s.output {
+            self.fn_aliases_in(ty, &mut aliases);
+        }
+        self.returns_alias = match &aliases[..] {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
         syn::visit::visit_signature(self, s);
     }
 }
@@ -593,6 +630,8 @@ pub(crate) fn stored_closures(
         outer: None,
         fn_aliases: fn_aliases(index),
         params: Vec::new(),
+        alias_locals: BTreeMap::new(),
+        returns_alias: None,
         reads,
     };
     for item in items {
