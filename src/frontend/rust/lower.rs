@@ -6,10 +6,6 @@
 //! carries, a builder it starts (`sqlx::query(..)` before `.execute(..)`), and the
 //! values it mentions. Roles come from declared types and from the API packs.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-
-use proc_macro2::Span as PmSpan;
 use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
@@ -23,6 +19,7 @@ mod ctor;
 mod dedup;
 mod events;
 mod exprs;
+mod file_cx;
 mod function;
 mod hoist;
 mod joined;
@@ -33,16 +30,14 @@ mod settings;
 mod spans;
 mod statement;
 mod values;
+pub use file_cx::{FileCx, IndexReads};
 use function::lower_fn;
-use spans::expr_span;
 
-use super::{is_test_attr, sql, CrateIndex, TypeInfo, UseMap};
+use super::{is_test_attr, CrateIndex, TypeInfo};
 use crate::apis::{Apis, CallSpec, Role};
-use crate::diagnostic::Span;
 use crate::ir::{
     AckSetting, Event, EventKind, Function, IdFlow, KafkaClient, Loc, Node, SqlFacts, ValueId,
 };
-use crate::support::lines::LineIndex;
 
 /// The lowerer's own maps and sets, looked up per node: a fast hasher.
 type FastMap<K, V> = foldhash::HashMap<K, V>;
@@ -135,264 +130,6 @@ fn names_word(text: &str, lower: &str, word: &str) -> bool {
             || !lower.as_bytes()[i - 1].is_ascii_alphanumeric()
             || text.as_bytes()[i].is_ascii_uppercase()
     })
-}
-
-pub struct FileCx<'a> {
-    pub path: Arc<str>,
-    /// The file's path on disk (`include_str!` is relative to it).
-    pub abs: &'a std::path::Path,
-    pub included: &'a super::text::Included<'a>,
-    pub apis: &'a Apis,
-    pub index: &'a CrateIndex,
-    pub uses: &'a UseMap,
-    pub lines: &'a LineIndex<'a>,
-    pub module: Vec<String>,
-    /// The crate-wide facts the file's lowering read (the front end re-lowers a file
-    /// when one of them changes; the prefilter parses the files declaring the types
-    /// whose fields were read).
-    pub reads: &'a std::cell::RefCell<IndexReads>,
-    /// Lower only the functions whose bodies open at these positions (line,
-    /// 0-based column): those parsed since the file was last lowered.
-    pub only: Option<&'a HashSet<(usize, usize)>>,
-}
-
-impl<'a> FileCx<'a> {
-    /// The context of the file's code in its inline module `inner` (a path below
-    /// the file's module): the same file, crate facts and functions lowered.
-    pub fn in_module(&self, inner: impl IntoIterator<Item = String>) -> FileCx<'a> {
-        let mut module = self.module.clone();
-        module.extend(inner);
-        FileCx {
-            path: self.path.clone(),
-            abs: self.abs,
-            included: self.included,
-            apis: self.apis,
-            index: self.index,
-            uses: self.uses,
-            lines: self.lines,
-            module,
-            reads: self.reads,
-            only: self.only,
-        }
-    }
-
-    /// Whether the function with this body is lowered (see `only`).
-    fn wanted(&self, block: &syn::Block) -> bool {
-        self.only.is_none_or(|only| {
-            let s = block.brace_token.span.open().start();
-            only.contains(&(s.line, s.column))
-        })
-    }
-}
-
-/// Keys of the [`CrateIndex`] a file's lowering read, found or not (and, in the
-/// front end, the keys whose entries changed).
-#[derive(Clone, Debug, Default)]
-pub struct IndexReads {
-    /// Function names whose signatures were read whatever their owner.
-    pub fns: HashSet<String>,
-    /// Function names read for one owner: a type or trait (`self_type` or
-    /// `trait_name`), or `""` for free functions.
-    pub owned: HashMap<String, HashSet<String>>,
-    /// Function names whose number of methods was read ([`links_untyped_receiver`]).
-    pub counted: HashSet<String>,
-    /// Types whose fields were read (`fields`).
-    pub fields: HashSet<String>,
-    /// Constant names (`consts`).
-    pub consts: HashSet<String>,
-    /// Function names looked up in `batch_returned`.
-    pub batch_returned: HashSet<String>,
-}
-
-impl IndexReads {
-    /// Whether any key read is among the keys `changed`.
-    /// Adds what `other` read.
-    pub fn extend(&mut self, other: IndexReads) {
-        self.fns.extend(other.fns);
-        for (name, owners) in other.owned {
-            self.owned.entry(name).or_default().extend(owners);
-        }
-        self.counted.extend(other.counted);
-        self.fields.extend(other.fields);
-        self.consts.extend(other.consts);
-        self.batch_returned.extend(other.batch_returned);
-    }
-
-    pub fn touches(&self, changed: &IndexReads) -> bool {
-        self.fns.iter().any(|k| changed.fns.contains(k))
-            || self.owned.iter().any(|(name, owners)| {
-                changed
-                    .owned
-                    .get(name)
-                    .is_some_and(|o| owners.iter().any(|t| o.contains(t)))
-            })
-            || self.counted.iter().any(|k| changed.counted.contains(k))
-            || self.fields.iter().any(|k| changed.fields.contains(k))
-            || self.consts.iter().any(|k| changed.consts.contains(k))
-            || (self.batch_returned.iter()).any(|k| changed.batch_returned.contains(k))
-    }
-}
-
-fn note(set: &mut HashSet<String>, key: &str) {
-    if !set.contains(key) {
-        set.insert(key.to_string());
-    }
-}
-
-impl FileCx<'_> {
-    /// The crate's functions named `name`, read whatever their owner.
-    fn fn_sigs(&self, name: &str) -> Option<&Vec<super::FnSig>> {
-        note(&mut self.reads.borrow_mut().fns, name);
-        self.index.fns.get(name)
-    }
-
-    /// The crate's functions named `name`, of which only those of `owner` (a type
-    /// or trait; `""`: free functions) will be used.
-    fn owned_sigs(&self, name: &str, owner: &str) -> Option<&Vec<super::FnSig>> {
-        let mut reads = self.reads.borrow_mut();
-        match reads.owned.get_mut(name) {
-            Some(owners) => note(owners, owner),
-            None => {
-                reads
-                    .owned
-                    .insert(name.to_string(), HashSet::from([owner.to_string()]));
-            }
-        }
-        self.index.fns.get(name)
-    }
-
-    /// Whether a batch handler returns the result of this function (`owner`: its
-    /// `impl`'s type, `None` for a free function); a method on a receiver of unknown
-    /// type counts when the crate has one method of that name.
-    fn batch_returned(&self, name: &str, owner: Option<&str>) -> bool {
-        note(&mut self.reads.borrow_mut().batch_returned, name);
-        let Some(owners) = self.index.batch_returned.get(name) else {
-            return false;
-        };
-        owners.contains(owner.unwrap_or(""))
-            || (owner.is_some() && owners.contains("*") && self.links_untyped(name))
-    }
-
-    /// Whether this function is handed to a job-queue worker as its handler
-    /// (`owner`: its `impl`'s type, `None` for a free function).
-    fn handed_to_worker(&self, name: &str, owner: Option<&str>) -> bool {
-        note(&mut self.reads.borrow_mut().batch_returned, name);
-        let Some(owners) = self.index.batch_returned.get(name) else {
-            return false;
-        };
-        let marked = format!(
-            "{}{}",
-            crate::frontend::rust::lambda::HANDED,
-            owner.unwrap_or("")
-        );
-        owners.contains(&marked)
-    }
-
-    /// The value of the crate's constant `name`.
-    fn const_value(&self, name: &str) -> Option<&String> {
-        note(&mut self.reads.borrow_mut().consts, name);
-        self.index.consts.get(name)
-    }
-
-    /// The SQL the crate's struct literals put in field `field` of type `ty`.
-    fn field_text(&self, ty: &str, field: &str) -> Option<String> {
-        self.const_value(&format!("{ty}.{field}"))
-            .filter(|t| !t.is_empty())
-            .cloned()
-    }
-
-    /// The table a collection the crate's struct literals put in field `field` of
-    /// type `ty` names (`processed: db.collection("processed_events")`).
-    fn field_table(&self, ty: &str, field: &str) -> Option<String> {
-        use crate::frontend::rust::index::{field_table_key, TABLE_CONST};
-        let t = self.const_value(&field_table_key(ty, field))?;
-        match t.strip_prefix(TABLE_CONST) {
-            Some(name) => self.const_value(name).map(|t| t.to_ascii_lowercase()),
-            None => Some(t.clone()),
-        }
-    }
-
-    /// The fields of the crate's type `ty`.
-    fn fields_of(&self, ty: &str) -> Option<&HashMap<String, TypeInfo>> {
-        note(&mut self.reads.borrow_mut().fields, ty);
-        self.index.fields.get(ty)
-    }
-
-    /// [`links_untyped_receiver`], noted as a read.
-    fn links_untyped(&self, name: &str) -> bool {
-        note(&mut self.reads.borrow_mut().counted, name);
-        links_untyped_receiver(self.index, self.apis, name)
-    }
-}
-
-impl super::text::ArgNames for FileCx<'_> {
-    fn name_of(&self, arg: &Expr) -> String {
-        sql::placeholder_name(&self.text_of(expr_span(arg)))
-    }
-}
-
-impl FileCx<'_> {
-    /// Evaluates strings the code fixes here (a `format!` argument is named by its
-    /// text's last name).
-    fn eval<'c>(&'c self) -> super::text::Eval<'c> {
-        super::text::Eval {
-            from: self.abs,
-            included: self.included,
-            name_of: self,
-        }
-    }
-
-    fn span(&self, start: PmSpan, end: PmSpan) -> Span {
-        self.lines.span(start, end)
-    }
-
-    fn loc(&self, start: PmSpan, end: PmSpan) -> Loc {
-        Loc {
-            path: self.path.clone(),
-            span: self.span(start, end),
-        }
-    }
-
-    /// The source text of a node, whitespace collapsed.
-    /// An empty span at byte `byte` of the file (where an edit inserts text).
-    pub(super) fn point(&self, byte: usize) -> Loc {
-        let text = self.lines.text();
-        let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
-        let line = text[..byte].matches('\n').count() as u32 + 1;
-        let column = text[line_start..byte].chars().count() as u32 + 1;
-        Loc {
-            path: self.path.clone(),
-            span: Span {
-                line,
-                column,
-                end_line: line,
-                end_column: column,
-                byte_start: byte,
-                byte_end: byte,
-            },
-        }
-    }
-
-    fn text_of(&self, span: PmSpan) -> String {
-        let sp = self.span(span, span);
-        let text = self.lines.text();
-        let s = text
-            .get(sp.byte_start..sp.byte_end.max(sp.byte_start))
-            .unwrap_or("");
-        // The words joined by one space, none next to a `.` (`a . b` is `a.b`).
-        let mut out = String::with_capacity(s.len());
-        let mut words = s.split_whitespace().peekable();
-        while let Some(w) = words.next() {
-            out.push_str(w);
-            if words
-                .peek()
-                .is_some_and(|next| !w.ends_with('.') && !next.starts_with('.'))
-            {
-                out.push(' ');
-            }
-        }
-        out
-    }
 }
 
 /// A call that starts a builder; the event happens at one of its terminals.
