@@ -15,6 +15,7 @@ mod builder_text;
 mod calls;
 mod confirm;
 mod control;
+mod crate_calls;
 mod ctor;
 mod dedup;
 mod events;
