@@ -167,6 +167,8 @@ struct Pack {
     #[serde(default)]
     task_takes: Vec<String>,
     #[serde(default)]
+    task_set_types: Vec<String>,
+    #[serde(default)]
     channel_makers: Vec<String>,
     #[serde(default)]
     element_methods: Vec<String>,
@@ -565,6 +567,7 @@ impl Apis {
         self.std.ubiquitous.extend(pack.ubiquitous);
         self.std.task_joins.extend(pack.task_joins);
         self.std.task_takes.extend(pack.task_takes);
+        self.std.task_set_types.extend(pack.task_set_types);
         self.std.channel_makers.extend(pack.channel_makers);
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_accessors.extend(pack.element_accessors);

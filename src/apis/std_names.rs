@@ -61,6 +61,9 @@ pub struct StdNames {
     /// (`JoinSet::join_next`, a `FuturesUnordered`'s `next`; `task_takes`): only a
     /// loop draining the set with one finishes every task.
     pub task_takes: HashSet<String>,
+    /// Types of a set of spawned tasks whose first type argument is the tasks'
+    /// output (tokio's `JoinSet<T>`; `task_set_types`).
+    pub task_set_types: HashSet<String>,
     /// Methods of a stream of futures that run them concurrently (futures'
     /// `buffer_unordered`, `buffered`; `stream_joins`): awaiting a chain through one
     /// joins the futures, as `join_all` does.

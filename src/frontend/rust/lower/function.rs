@@ -7,6 +7,7 @@ use proc_macro2::Span as PmSpan;
 use syn::spanned::Spanned;
 
 use super::{batch, confirm, hoist, FileCx, Lowerer};
+use crate::apis::{builtin_std, Role};
 use crate::frontend::rust::lambda::{event_source, result_sites};
 use crate::frontend::rust::types::bounded_generic;
 use crate::frontend::rust::TypeInfo;
@@ -305,6 +306,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     if batch {
                         self.batch_event = v;
                     }
+                    // `hs: Vec<JoinHandle<anyhow::Result<()>>>`, `set: JoinSet<Result<..>>`:
+                    // spawned tasks that may fail, whose effects are the caller's. Joined
+                    // here (lower/joined.rs), their failures are handled here.
+                    if let Some(v) = v.filter(|_| self.fallible_tasks_in(&pt.ty, true)) {
+                        self.task_sets.push(v);
+                        self.set_pushes.push((v, 2, Vec::new()));
+                    }
                     // A channel end taken as a parameter: the ends callers pass here.
                     if let Some(v) = v.filter(|v| self.is_chan_end(*v)) {
                         let i = params.len() - usize::from(has_self);
@@ -320,6 +328,47 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         (params, has_self)
+    }
+
+    /// `ty` holds spawned tasks whose output is a result (`JoinSet<Result<..>>`, the
+    /// runtime pack's `task_set_types`; a `JoinHandle<Result<..>>` in a collection or
+    /// a wrapper, not `top`, the type itself). Tasks of `JoinHandle<()>` cannot fail.
+    fn fallible_tasks_in(&self, ty: &syn::Type, top: bool) -> bool {
+        let path = match ty {
+            syn::Type::Reference(r) => return self.fallible_tasks_in(&r.elem, top),
+            syn::Type::Paren(p) => return self.fallible_tasks_in(&p.elem, top),
+            syn::Type::Slice(s) => return self.fallible_tasks_in(&s.elem, false),
+            syn::Type::Array(a) => return self.fallible_tasks_in(&a.elem, false),
+            syn::Type::Path(p) => &p.path,
+            _ => return false,
+        };
+        let Some(last) = path.segments.last() else {
+            return false;
+        };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return false;
+        };
+        let mut types = args.args.iter().filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        });
+        let std = &self.cx.apis.std;
+        let handle = !top && Role::JoinHandle.is(self.type_info(ty).role.as_deref());
+        if handle || std.task_set_types.contains(&last.ident.to_string()) {
+            // (`anyhow::Result<()>`, `io::Result<T>`, `AppResult<T>`: the pack's
+            // `wrapper_suffixes`, the endings of a result type's name.)
+            return types.next().is_some_and(|out| match out {
+                syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+                    let n = s.ident.to_string();
+                    builtin_std()
+                        .wrapper_suffixes
+                        .iter()
+                        .any(|w| n.ends_with(w.as_str()))
+                }),
+                _ => false,
+            });
+        }
+        types.any(|t| self.fallible_tasks_in(t, false))
     }
 
     /// A serverless batch handler receives its event's records when it is called:
