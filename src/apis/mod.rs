@@ -61,6 +61,10 @@ pub const PACKS: &[(&str, &str)] = &[
         "azservicebus.toml",
         include_str!("../../rules/azservicebus.toml"),
     ),
+    (
+        "azure_messaging_servicebus.toml",
+        include_str!("../../rules/azure_messaging_servicebus.toml"),
+    ),
     ("fluvio.toml", include_str!("../../rules/fluvio.toml")),
     ("iggy.toml", include_str!("../../rules/iggy.toml")),
     ("sqlx.toml", include_str!("../../rules/sqlx.toml")),

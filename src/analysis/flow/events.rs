@@ -509,13 +509,10 @@ impl<'c> Interp<'c> {
         // to the ack does: an item's effect gated by its own claim in a loop over a
         // batch (`for r in records { claim; if none { continue } effect }`) is
         // not applied again when the batch, acked after the loop, is redelivered.
-        // In a task (a worker, a spawned task), only a claim recorded before the
-        // effect in its transaction covers it: the claim commits with it or not at
-        // all, and the ack that follows the task sees neither.
-        let claimed = st
-            .writes
-            .iter()
-            .any(|w| w.dedup && (self.tasks == 0 || (tx_val.is_some() && w.tx == tx_val)));
+        // So too in a task (a worker, a spawned task, `spawn_blocking(..).await`): a
+        // claim that commits apart from the effect still refuses the repeat (the
+        // window between them is a split dedup transaction, not a missing dedup record).
+        let claimed = st.writes.iter().any(|w| w.dedup);
         let nonidem = nonidem && !claimed;
         match tx_val.and_then(|t| st.txs.get_mut(&t)) {
             Some(tx) => {

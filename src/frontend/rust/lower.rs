@@ -543,6 +543,9 @@ struct Lowerer<'a, 'b> {
     /// Bound outcomes whose error a test handled before the code went on, with where
     /// (`if let Err(e) = &res { log }`): a later `res?` propagates it after all.
     handled_outcomes: Vec<(ValueId, Loc)>,
+    /// Markers of those outcomes whose failure an arm that tests them takes and goes
+    /// on with (`Ok(Err(e)) => warn!(..)` on a joined task's outcome).
+    dropped_outcomes: Vec<Loc>,
     /// Error arms that handle an operation's error by evaluating to it (`Err(e) =>
     /// Err(e.into())`), with where: the value the `match` makes carries it.
     err_valued: Vec<Loc>,
@@ -955,8 +958,7 @@ fn result_kind(e: &Expr, outcomes: &outcome::Outcomes) -> Option<bool> {
     let results = &crate::apis::builtin_std().results;
     match strip(e) {
         Expr::Call(c) => match strip(&c.func) {
-            Expr::Path(p) => results
-                .side(&p.path.segments.last()?.ident.to_string())
+            Expr::Path(p) => outcome::std_side(&p.path)
                 .or_else(|| outcome::variant_side(outcomes, &p.path))
                 .map(|ok| !ok),
             _ => None,

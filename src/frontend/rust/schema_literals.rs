@@ -1,5 +1,5 @@
 //! Schemas kept in Rust code: migrations that run `CREATE TABLE` / `CREATE UNIQUE
-//! INDEX` from string literals (`query!(r#"CREATE TABLE .."#)`, `execute("..")`)
+//! INDEX` / `ALTER TABLE .. ADD CONSTRAINT .. UNIQUE` from string literals (`query!(r#"CREATE TABLE .."#)`, `execute("..")`)
 //! rather than from `.sql` files. Their unique business keys count as a `.sql`
 //! file's do (non-idempotent effects), except the row's own id (`sql::keyed_tables`).
 
@@ -9,7 +9,7 @@ use super::lex::{literal_value, Kind, Lexer, Lit};
 /// A file that names no `UNIQUE` and no `PRIMARY` is not lexed.
 pub fn unique_keyed_tables(text: &str) -> Vec<String> {
     let names = |w: &str| text.contains(w) || text.contains(&w.to_ascii_lowercase());
-    if !names("CREATE") || !(names("UNIQUE") || names("PRIMARY")) {
+    if !(names("CREATE") || names("ALTER")) || !(names("UNIQUE") || names("PRIMARY")) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -21,7 +21,9 @@ pub fn unique_keyed_tables(text: &str) -> Vec<String> {
             continue;
         };
         let lower = body.to_ascii_lowercase();
-        if lower.contains("create") && (lower.contains("unique") || lower.contains("primary")) {
+        if (lower.contains("create") || lower.contains("alter"))
+            && (lower.contains("unique") || lower.contains("primary"))
+        {
             out.extend(super::sql::keyed_tables(&body, false));
         }
     }
@@ -44,8 +46,12 @@ mod tests {
                 execute("CREATE TABLE notes(id UUID PRIMARY KEY, body TEXT)");
                 execute("CREATE TABLE grants(id UUID PRIMARY KEY, owner UUID, UNIQUE(id, owner))");
                 execute("CREATE TABLE tags(item UUID, tag TEXT, PRIMARY KEY (item, tag))");
+                execute("CREATE TABLE refunds(id UUID PRIMARY KEY, charge TEXT)");
+                execute("ALTER TABLE refunds ADD CONSTRAINT refunds_charge UNIQUE (charge)");
+                execute("CREATE TABLE logs(id UUID PRIMARY KEY, line TEXT)");
+                execute("ALTER TABLE logs ADD COLUMN at TIMESTAMPTZ");
             }
         "####;
-        assert_eq!(unique_keyed_tables(text), vec!["orders", "tags"]);
+        assert_eq!(unique_keyed_tables(text), vec!["orders", "refunds", "tags"]);
     }
 }

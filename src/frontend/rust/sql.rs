@@ -803,11 +803,28 @@ mod tests {
             CREATE TABLE lines (order_id BIGINT, line_no INT, PRIMARY KEY (order_id, line_no));
             CREATE TABLE visits (id INTEGER PRIMARY KEY, page TEXT);
             CREATE UNIQUE INDEX visits_page ON visits (page);
+            CREATE TABLE charges (id BIGSERIAL PRIMARY KEY, charge_ref TEXT NOT NULL);
+            ALTER TABLE charges ADD CONSTRAINT charges_ref_key UNIQUE (charge_ref);
+            ALTER TABLE ONLY public.mails ADD CONSTRAINT mails_key UNIQUE (message_id);
+            ALTER TABLE grants ADD COLUMN code TEXT UNIQUE;
+            ALTER TABLE shipments ADD PRIMARY KEY (order_id, box_no);
+            ALTER TABLE events ADD COLUMN note TEXT;
+            ALTER TABLE events ADD CONSTRAINT events_body_check CHECK (body <> '');
+            ALTER TABLE audit ADD PRIMARY KEY (id);
             CREATE FUNCTION f() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql;
         ";
         assert_eq!(
             unique_keyed_tables(schema),
-            ["lines", "payments", "retry", "visits"]
+            [
+                "charges",
+                "grants",
+                "lines",
+                "mails",
+                "payments",
+                "retry",
+                "shipments",
+                "visits"
+            ]
         );
     }
 

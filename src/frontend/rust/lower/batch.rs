@@ -201,6 +201,7 @@ impl<'a> Blocks<'a> {
             apis: self.apis,
             name: &name,
             fields,
+            derived: false,
         };
         if !stmts[i + 1..].iter().any(|s| u.stmt_acts(s)) {
             self.out.returned.push(span);
@@ -256,6 +257,7 @@ impl<'a> Blocks<'a> {
                                 apis: self.apis,
                                 name: &name,
                                 fields,
+                                derived: false,
                             };
                             let names = names.get_or_insert_with(|| Names::of(&b.stmts));
                             !u.acts_after(&b.stmts, names.after(&name, i))
@@ -386,6 +388,7 @@ impl Blocks<'_> {
             apis: self.apis,
             name: &name,
             fields,
+            derived: false,
         };
         // A guard that tests the response (`Ok(out) if out.failed().is_empty()`)
         // tells the failed entries apart.
@@ -489,6 +492,9 @@ struct Uses<'a> {
     apis: &'a Apis,
     name: &'a str,
     fields: &'a [String],
+    /// `name` holds a view of the failed entries themselves (a count, a list), not
+    /// the whole response: every use of it looks at them.
+    derived: bool,
 }
 
 impl Uses<'_> {
@@ -498,6 +504,24 @@ impl Uses<'_> {
     fn acts_after(&self, stmts: &[Stmt], later: &[usize]) -> bool {
         for &j in later {
             let s = &stmts[j];
+            // `let failed = out.failed_record_count().unwrap_or(0);`: a view of the
+            // failed entries under a new name acts only where that name does
+            // (`if failed > 0 { warn!(..) }` only logs).
+            if let Some(view) = self.view_binding(s) {
+                let u = Uses {
+                    apis: self.apis,
+                    name: &view,
+                    fields: self.fields,
+                    derived: true,
+                };
+                let uses: Vec<usize> = (j + 1..stmts.len())
+                    .filter(|&k| u.stmt_mentions(&stmts[k]))
+                    .collect();
+                if u.acts_after(stmts, &uses) {
+                    return true;
+                }
+                continue;
+            }
             if self.stmt_acts(s) {
                 return true;
             }
@@ -508,6 +532,46 @@ impl Uses<'_> {
             }
         }
         false
+    }
+
+    /// `let n = name.accessor()…;` through standard methods (`unwrap_or(0)`, `len()`)
+    /// whose arguments do not name the response: the name `n` it binds.
+    fn view_binding(&self, s: &Stmt) -> Option<String> {
+        let Stmt::Local(l) = s else { return None };
+        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let name = binding(&l.pat).flatten()?;
+        let std = &self.apis.std;
+        let mut e = &*init.expr;
+        let mut accessor = self.derived;
+        loop {
+            match e {
+                Expr::Paren(p) => e = &p.expr,
+                Expr::MethodCall(mc) if !mc.args.iter().any(|a| self.mentions(a)) => {
+                    let m = mc.method.to_string();
+                    if self.fields.contains(&m) {
+                        accessor = true;
+                    } else if !(std.methods.contains(&m) || std.aliases.contains(&m))
+                        || std.element_closures.contains(&m)
+                    {
+                        return None;
+                    }
+                    e = &mc.receiver;
+                }
+                Expr::Path(p) if p.path.is_ident(self.name) => {
+                    return (accessor && name != self.name).then_some(name)
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn stmt_mentions(&self, s: &Stmt) -> bool {
+        let mut f = Finder {
+            uses: self,
+            found: false,
+        };
+        f.visit_stmt(s);
+        f.found
     }
 
     fn stmt_acts(&self, s: &Stmt) -> bool {
@@ -669,7 +733,8 @@ struct Finder<'a, 'b> {
 
 impl<'ast> Visit<'ast> for Finder<'_, '_> {
     fn visit_expr_method_call(&mut self, mc: &'ast syn::ExprMethodCall) {
-        let on_response = matches!(&*mc.receiver, Expr::Path(p) if p.path.is_ident(self.uses.name));
+        let on_response = !self.uses.derived
+            && matches!(&*mc.receiver, Expr::Path(p) if p.path.is_ident(self.uses.name));
         if on_response && !self.uses.fields.iter().any(|f| mc.method == f) {
             for a in &mc.args {
                 self.visit_expr(a);

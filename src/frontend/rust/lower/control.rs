@@ -9,7 +9,7 @@ use syn::{Expr, Stmt};
 
 use super::outcome::{
     block_hides_failure, catch_all_err, ends_in_fallible, ends_in_task_outcome, hides_failure,
-    is_call_chain, outcome_receiver, outcome_test, result_pattern,
+    is_call_chain, outcome_receiver, outcome_test, result_pattern, task_outcome_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::{closure_span, expr_span};
@@ -154,13 +154,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 // `while let Some(r) = s.next().await`, `s` holding futures of
                 // fallible operations (lower/joined.rs).
                 let (records, ends) = self.drain_held(&w.cond, &mut then);
+                let dropped_from = self.dropped_outcomes.len();
                 then.extend(self.block(&w.body));
                 self.scopes.pop();
                 self.loops.pop();
                 let then = Node::Seq(then);
                 let mut after = Vec::new();
                 if !records.is_empty() {
-                    self.after_loop_over_records(records, &then, w.cond.span(), &mut after);
+                    self.after_loop_over_records(
+                        records,
+                        (&then, dropped_from),
+                        w.cond.span(),
+                        &mut after,
+                    );
                 }
                 // `while let Some(Ok(r)) = ..`: a failed one ends the loop, its
                 // failure handled there.
@@ -227,6 +233,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 // `for r in results { r?; }`, `results` joined outcomes (lower/joined.rs).
                 let records = self.loop_over_records(f, joined);
+                let dropped_from = self.dropped_outcomes.len();
                 then.extend(self.block(&f.body));
                 self.scopes.pop();
                 self.loops.pop();
@@ -235,7 +242,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     Node::Branch(vec![Node::Exit(ExitKind::Break { label }), Node::Seq(then)]);
                 let mut after = Vec::new();
                 if !records.is_empty() {
-                    self.after_loop_over_records(records, &body, f.expr.span(), &mut after);
+                    self.after_loop_over_records(
+                        records,
+                        (&body, dropped_from),
+                        f.expr.span(),
+                        &mut after,
+                    );
                 }
                 out.push(Node::Loop {
                     body: Box::new(body),
@@ -306,6 +318,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     // failure handled where `r` was taken.
                     if let Some(v) = value {
                         self.note_outcome_recorded(v, |r| r.visit_block(&i.then_branch));
+                        // `if let Ok(Err(e)) = r { warn!(..) }`: a joined task's failure.
+                        if task_outcome_pattern(&l.pat) && !keeps_failure(&then) {
+                            self.note_dropped_outcome(v, (&l.pat, None), &then);
+                        }
                     }
                     if catch_all_err(&l.pat, &self.cx.index.outcomes) && keeps_failure(&then) {
                         if let Some(err) = value.and_then(|v| self.outcome_edge(v, true, &l.expr)) {

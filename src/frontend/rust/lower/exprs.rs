@@ -8,7 +8,7 @@ use syn::{Expr, Pat};
 
 use super::outcome::{
     catch_all_err, ends_in_fallible, ends_in_task_outcome, guard_ignores_error, hides_failure,
-    is_call_chain, result_pattern,
+    is_call_chain, result_pattern, task_outcome_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::expr_span;
@@ -334,12 +334,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // nacks: `Err(e) => return Err(e.into())`), the failure handled before is
         // propagated after all.
         if let Some(v) = self.path_value(&m.expr).filter(|_| !bound) {
+            // On a joined task's outcome (an arm looks into it, `Ok(Err(e))`), the
+            // arms that take the task's own failure; else those taking every error.
+            let task = m.arms.iter().any(|a| task_outcome_pattern(&a.pat));
             for ((arm, k), a) in arms.iter_mut().zip(&kinds).zip(&m.arms) {
                 let Node::Seq(body) = arm else { continue };
                 let gives_back = *k == Some(false)
                     && a.guard.is_none()
                     && catch_all_err(&a.pat, &self.cx.index.outcomes)
                     && keeps_failure(body);
+                let own = !task || task_outcome_pattern(&a.pat);
+                if *k == Some(false) && own && !gives_back {
+                    self.note_dropped_outcome(v, (&a.pat, a.guard.as_ref().map(|g| &*g.1)), body);
+                }
                 self.taken_outcome_arm(v, *k, gives_back, a, &m.expr, body);
             }
         }

@@ -187,6 +187,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unchecked: HashSet::default(),
             bound_claims: Vec::new(),
             handled_outcomes: Vec::new(),
+            dropped_outcomes: Vec::new(),
             err_valued: Vec::new(),
             fills: HashMap::default(),
             failure_records: Vec::new(),

@@ -19,7 +19,10 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, Pat, Stmt};
 
-use super::outcome::{ends_in_fallible, panics_or_propagates, result_pattern, some_pattern};
+use super::outcome::{
+    catch_all_err, ends_in_fallible, guard_ignores_error, panics_or_propagates, result_pattern,
+    some_pattern,
+};
 use super::{strip, Lowerer};
 use crate::frontend::rust::untyped;
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node, ValueId};
@@ -35,6 +38,16 @@ pub(super) fn chain_root(e: &Expr) -> Option<String> {
             Expr::Path(p) => return p.path.get_ident().map(|i| i.to_string()),
             _ => return None,
         }
+    }
+}
+
+/// The nodes may end going on past them (not in a `return` or a panic on every path).
+fn goes_on(nodes: &[Node]) -> bool {
+    match nodes.last() {
+        Some(Node::Exit(ExitKind::Return { .. } | ExitKind::Abort)) => false,
+        Some(Node::Seq(inner)) => goes_on(inner),
+        Some(Node::Branch(arms)) => arms.iter().any(|a| goes_on(std::slice::from_ref(a))),
+        _ => true,
     }
 }
 
@@ -366,12 +379,35 @@ impl Lowerer<'_, '_> {
         (vec![loc], ends)
     }
 
+    /// An arm of a test of `v`, an outcome taken from joined ones, that takes every
+    /// failure of it (not errors its pattern or its guard picks) and goes on (logs,
+    /// counts, `continue`s): the failures handled where `v` was taken are dropped
+    /// there, whatever another arm gives back (a join error returned).
+    pub(super) fn note_dropped_outcome(
+        &mut self,
+        v: ValueId,
+        (pat, guard): (&Pat, Option<&Expr>),
+        body: &[Node],
+    ) {
+        let takes_all = guard.is_none_or(|g| guard_ignores_error(pat, g))
+            && catch_all_err(pat, &self.cx.index.outcomes);
+        if !takes_all || !goes_on(body) {
+            return;
+        }
+        for (w, l) in &self.handled_outcomes {
+            if *w == v && !self.dropped_outcomes.contains(l) {
+                self.dropped_outcomes.push(l.clone());
+            }
+        }
+    }
+
     /// After a loop over recorded failures whose body propagates them (`r?`): when
-    /// the loop is done, none had failed.
+    /// the loop is done, none had failed. Not when an arm in the body (one of
+    /// `dropped_outcomes[dropped_from..]`) drops one of them and goes on.
     pub(super) fn after_loop_over_records(
         &self,
         locs: Vec<Loc>,
-        body: &Node,
+        (body, dropped_from): (&Node, usize),
         sp: proc_macro2::Span,
         out: &mut Vec<Node>,
     ) {
@@ -379,7 +415,10 @@ impl Lowerer<'_, '_> {
             matches!(&e.kind, EventKind::ErrorPropagated { handled, err: true }
                 if handled.iter().any(|h| locs.contains(h)))
         });
-        if !propagates {
+        let dropped = self.dropped_outcomes[dropped_from.min(self.dropped_outcomes.len())..]
+            .iter()
+            .any(|l| locs.contains(l));
+        if !propagates || dropped {
             return;
         }
         out.push(Node::Event(Event {

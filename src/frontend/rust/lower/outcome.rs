@@ -16,6 +16,12 @@ fn results() -> &'static ResultSpec {
     &builtin_std().results
 }
 
+/// The runtime pack's side of a path's last segment (`Ok` -> `Some(true)`,
+/// `result::Result::Err` -> `Some(false)`, other names -> `None`).
+pub(super) fn std_side(path: &syn::Path) -> Option<bool> {
+    results().side(&path.segments.last()?.ident.to_string())
+}
+
 /// The crate's outcome enums (`CrateIndex::outcomes`): variants by enum, each with
 /// whether it carries an error.
 pub(super) type Outcomes = HashMap<String, HashMap<String, bool>>;
@@ -40,9 +46,7 @@ pub(super) fn variant_side(outcomes: &Outcomes, path: &syn::Path) -> Option<bool
 pub(super) fn result_pattern(p: &Pat, outcomes: &Outcomes) -> Option<bool> {
     match p {
         Pat::TupleStruct(ts) => {
-            let side = results()
-                .side(&ts.path.segments.last()?.ident.to_string())
-                .or_else(|| variant_side(outcomes, &ts.path));
+            let side = std_side(&ts.path).or_else(|| variant_side(outcomes, &ts.path));
             match (side, ts.elems.first()) {
                 (Some(true), Some(inner)) if ts.elems.len() == 1 => {
                     result_pattern(inner, outcomes).or(side)
@@ -230,8 +234,7 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
                     && ts.elems.len() == 1
                     && (irrefutable(&ts.elems[0])
                         // `Ok(Err(e))`: every error of the inner outcome.
-                        || (ts.path.segments.last().and_then(|s| results().side(&s.ident.to_string()))
-                            == Some(true)
+                        || (std_side(&ts.path) == Some(true)
                             && catch_all_err(&ts.elems[0], outcomes)))
             }
         },
@@ -299,19 +302,12 @@ pub(super) fn ends_in_task_outcome<'p>(
 }
 
 /// `Ok(Err(e))`, `Ok(Ok(v))`: a success pattern around another outcome's pattern.
-fn task_outcome_pattern(p: &Pat) -> bool {
+pub(super) fn task_outcome_pattern(p: &Pat) -> bool {
     match p {
         Pat::TupleStruct(ts) => {
             ts.elems.len() == 1
-                && ts
-                    .path
-                    .segments
-                    .last()
-                    .and_then(|s| results().side(&s.ident.to_string()))
-                    == Some(true)
-                && matches!(&ts.elems[0], Pat::TupleStruct(inner)
-                    if inner.path.segments.last()
-                        .and_then(|s| results().side(&s.ident.to_string())).is_some())
+                && std_side(&ts.path) == Some(true)
+                && matches!(&ts.elems[0], Pat::TupleStruct(inner) if std_side(&inner.path).is_some())
         }
         Pat::Paren(p) => task_outcome_pattern(&p.pat),
         Pat::Or(o) => o.cases.iter().any(task_outcome_pattern),
