@@ -206,7 +206,10 @@ impl V<'_> {
             syn::Expr::Try(t) => self.type_of(&t.expr),
             syn::Expr::Await(a) => self.type_of(&a.base),
             syn::Expr::Path(p) if p.path.is_ident("self") => self.self_ty.clone(),
-            syn::Expr::Path(p) => self.local_types.get(&p.path.get_ident()?.to_string()).cloned(),
+            syn::Expr::Path(p) => self
+                .local_types
+                .get(&p.path.get_ident()?.to_string())
+                .cloned(),
             syn::Expr::Field(f) => {
                 let base = self.type_of(&f.base)?;
                 let syn::Member::Named(n) = &f.member else {
@@ -266,7 +269,8 @@ impl V<'_> {
     /// the crate's.
     fn method_ret(&self, ty: &str, name: &str) -> Option<Option<String>> {
         self.reads.borrow_mut().fns.insert(name.to_string());
-        let sig = (self.index.fns.get(name)?.iter()).find(|s| s.self_type.as_deref() == Some(ty))?;
+        let sig =
+            (self.index.fns.get(name)?.iter()).find(|s| s.self_type.as_deref() == Some(ty))?;
         Some(self.crate_type(&sig.ret))
     }
 
