@@ -77,6 +77,13 @@ pub struct Demand {
     /// (`stored::stored_param`).
     pub callables: HashSet<String>,
     pub store_methods: HashSet<String>,
+    /// When the crate has slots: the names of its setters (`FnSig::stores_param`)
+    /// and of the methods several types define (a setter's body not parsed yet
+    /// gives no fact). The stored closures' lowering picks the setter a call
+    /// `x.name(..)` reaches by the receiver's type, or by the name when one method
+    /// of the crate has it: every method so named counts, so a file declaring one
+    /// is needed, and a body of one that may store a callable.
+    pub setter_names: HashSet<String>,
 }
 
 impl Demand {
@@ -95,6 +102,13 @@ impl Demand {
             || self.uses_types(scan)
             || self.stores_relevant_fn(scan)
             || scan.consts.iter().any(|c| consts.contains(c))
+            || scan.items.iter().any(|f| self.setter_named(f))
+    }
+
+    /// Whether `f` is a method named as one of the crate's setters may be
+    /// ([`Demand::setter_names`]).
+    pub fn setter_named(&self, f: &crate::frontend::rust::scan::FnItem) -> bool {
+        f.has_self && self.setter_names.contains(f.name)
     }
 
     /// Whether some code of a file scanned as `scan` may be needed, whatever its
@@ -308,6 +322,7 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
             false => HashSet::new(),
         },
         store_methods: apis.std.store_methods.iter().cloned().collect(),
+        setter_names: setter_names(index),
         ..Demand::default()
     };
     for (f, _) in fns.iter().zip(&relevant).filter(|(_, r)| **r) {
@@ -491,6 +506,20 @@ fn functions_run(krate: &Crate, resolver: &Resolver, relevant: &[bool]) -> Vec<b
         }
     }
     run
+}
+
+/// [`Demand::setter_names`]: none when the crate has no slots.
+fn setter_names(index: &CrateIndex) -> HashSet<String> {
+    if !index.has_slots {
+        return HashSet::new();
+    }
+    (index.fns.iter())
+        .filter(|(_, sigs)| {
+            let types: HashSet<&str> = sigs.iter().filter_map(|s| s.self_type.as_deref()).collect();
+            types.len() > 1 || sigs.iter().any(|s| s.stores_param.is_some())
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// A function that matters whatever it calls: it configures a client, makes a

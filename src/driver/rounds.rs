@@ -174,7 +174,8 @@ pub(super) fn lower_needed<'f>(
                         bodies.retain_mut(|b| {
                             let item = &scan.items[b.item];
                             let needed = runs.is_some_and(|r| r.contains(&b.at))
-                                || may && b.needed(&d, &file.text, item, module);
+                                || may && b.needed(&d, &file.text, item, module)
+                                || d.setter_named(item) && b.stores_callable(&d, &file.text, item);
                             if needed {
                                 now.push(b.range.clone());
                                 refresh |= b.stores_callable(&d, &file.text, item);

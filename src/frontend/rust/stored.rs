@@ -88,6 +88,9 @@ struct V<'s> {
     /// Locals of the function being visited and the closures they hold (a closure, a
     /// boxed one, a vector or map filled with them).
     locals: BTreeMap<String, Vec<syn::ExprClosure>>,
+    /// Locals and parameters of the function being visited whose crate type is known
+    /// ([`V::type_of`]): a setter called on one is that type's.
+    local_types: BTreeMap<String, String>,
     module: Vec<String>,
     self_ty: Option<String>,
     outer: Option<(String, (usize, usize))>,
@@ -195,9 +198,94 @@ impl V<'_> {
         }
     }
 
+    /// The crate type an expression's value is of, when the syntax says: `self`, a
+    /// local or parameter of a known type, `self.field` (a field's declared type), a
+    /// struct literal, a constructor (`Router::new()`: the function's declared return
+    /// type; one the crate does not write, `Router::default()` of a derive, by the
+    /// runtime pack's `constructors`), a crate method's declared return type
+    /// (`Router::default().route(..).route(..)`), through `&`, `?` and `.await`.
+    fn type_of(&self, e: &syn::Expr) -> Option<String> {
+        match e {
+            syn::Expr::Paren(p) => self.type_of(&p.expr),
+            syn::Expr::Group(g) => self.type_of(&g.expr),
+            syn::Expr::Reference(r) => self.type_of(&r.expr),
+            syn::Expr::Try(t) => self.type_of(&t.expr),
+            syn::Expr::Await(a) => self.type_of(&a.base),
+            syn::Expr::Path(p) if p.path.is_ident("self") => self.self_ty.clone(),
+            syn::Expr::Path(p) => self
+                .local_types
+                .get(&p.path.get_ident()?.to_string())
+                .cloned(),
+            syn::Expr::Field(f) => {
+                let base = self.type_of(&f.base)?;
+                let syn::Member::Named(n) = &f.member else {
+                    return None;
+                };
+                self.reads.borrow_mut().fields.insert(base.clone());
+                let ti = self.index.fields.get(&base)?.get(&n.to_string())?;
+                self.crate_type(ti)
+            }
+            syn::Expr::Struct(s) => self.type_named(s.path.segments.last()?),
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let n = p.path.segments.len();
+                let ty = self.type_named(p.path.segments.iter().nth(n.checked_sub(2)?)?)?;
+                let f = p.path.segments.last()?.ident.to_string();
+                match self.method_ret(&ty, &f) {
+                    Some(ret) => ret,
+                    None => self.apis.std.constructors.contains(&f).then_some(ty),
+                }
+            }
+            syn::Expr::MethodCall(m) => {
+                let recv = self.type_of(&m.receiver)?;
+                self.method_ret(&recv, &m.method.to_string())?
+            }
+            _ => None,
+        }
+    }
+
+    /// The crate type a path segment names (`Self` in an impl), not a trait.
+    fn type_named(&self, seg: &syn::PathSegment) -> Option<String> {
+        let name = seg.ident.to_string();
+        if name == "Self" {
+            return self.self_ty.clone();
+        }
+        (self.index.type_names.contains(&name) && !self.index.traits.contains(&name))
+            .then_some(name)
+    }
+
+    /// The crate type a written type names (through references and wrappers,
+    /// `&mut Router`, `Arc<Router>`), not a trait.
+    fn declared(&self, ty: &syn::Type) -> Option<String> {
+        let name = super::type_name(ty)?;
+        (self.index.type_names.contains(&name) && !self.index.traits.contains(&name))
+            .then_some(name)
+    }
+
+    /// A crate type a declared type is of (not a collection of them, nor a slot).
+    fn crate_type(&self, ti: &super::TypeInfo) -> Option<String> {
+        let t = ti.crate_type.as_ref()?;
+        (!ti.outside && !is_slot(t)).then(|| t.clone())
+    }
+
+    /// The crate type the method `name` of type `ty` returns: `None` when the crate
+    /// has no such method, `Some(None)` when it has but its return type is none of
+    /// the crate's.
+    fn method_ret(&self, ty: &str, name: &str) -> Option<Option<String>> {
+        self.reads.borrow_mut().fns.insert(name.to_string());
+        let sig =
+            (self.index.fns.get(name)?.iter()).find(|s| s.self_type.as_deref() == Some(ty))?;
+        Some(self.crate_type(&sig.ret))
+    }
+
     /// `router.on("subject", |body| ..)`: a call of a crate method that stores its
     /// parameter in a slot of its type (`FnSig::stores_param`) fills that slot with
-    /// the closure (or the crate function, forwarded) given there.
+    /// the closure (or the crate function, forwarded) given there. The method is the
+    /// receiver's type's when that type is known and has one so named; else, by
+    /// name, only when one method of the crate has the name (two types' setters of
+    /// one name: a closure given to one is not stored in the other's table).
     fn setter_call(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
         // A read of the crate's functions so named: the file is stored again when
@@ -208,7 +296,17 @@ impl V<'_> {
         let Some(sigs) = self.index.fns.get(&name) else {
             return;
         };
-        let setters: Vec<(String, usize, Option<usize>)> = (sigs.iter())
+        let methods: Vec<&super::FnSig> = sigs.iter().filter(|s| s.self_type.is_some()).collect();
+        let recv = self.type_of(&m.receiver);
+        let typed: Vec<&super::FnSig> = (methods.iter().copied())
+            .filter(|s| recv.is_some() && s.self_type == recv)
+            .collect();
+        let called = match (typed.is_empty(), methods.len()) {
+            (false, _) => typed,
+            (true, 1) => methods,
+            (true, _) => Vec::new(),
+        };
+        let setters: Vec<(String, usize, Option<usize>)> = (called.iter())
             .filter_map(|s| {
                 let (field, at, arity) = s.stores_param.clone()?;
                 let slot = self.slot(s.self_type.as_deref()?, &field)?;
@@ -234,8 +332,10 @@ impl V<'_> {
         let s = body.brace_token.span.open().start();
         let outer_fn = self.outer.replace((name, (s.line, s.column)));
         let locals = std::mem::take(&mut self.locals);
+        let local_types = std::mem::take(&mut self.local_types);
         visit(self);
         self.locals = locals;
+        self.local_types = local_types;
         self.outer = outer_fn;
     }
 }
@@ -355,6 +455,16 @@ impl<'ast> Visit<'ast> for V<'_> {
         }
         if let syn::Pat::Ident(i) = untyped(&l.pat) {
             let name = i.ident.to_string();
+            // `let r: Router = ..`, `let mut r = Router::new();`.
+            let declared = match &l.pat {
+                syn::Pat::Type(pt) => self.declared(&pt.ty),
+                _ => None,
+            };
+            let ty = declared.or_else(|| l.init.as_ref().and_then(|i| self.type_of(&i.expr)));
+            match ty {
+                Some(t) => self.local_types.insert(name.clone(), t),
+                None => self.local_types.remove(&name),
+            };
             let mut found = Vec::new();
             if let Some(init) = &l.init {
                 self.closures_of(&init.expr, &mut found);
@@ -379,6 +489,15 @@ impl<'ast> Visit<'ast> for V<'_> {
             [one] => Some(one.clone()),
             _ => None,
         };
+        // `router: &mut Router`: a parameter of a crate type.
+        for a in &s.inputs {
+            let syn::FnArg::Typed(t) = a else {
+                continue;
+            };
+            if let (syn::Pat::Ident(p), Some(ty)) = (untyped(&t.pat), self.declared(&t.ty)) {
+                self.local_types.insert(p.ident.to_string(), ty);
+            }
+        }
         syn::visit::visit_signature(self, s);
     }
 }
@@ -625,6 +744,7 @@ pub(crate) fn stored_closures(
         out: Vec::new(),
         seen: BTreeSet::new(),
         locals: BTreeMap::new(),
+        local_types: BTreeMap::new(),
         module: Vec::new(),
         self_ty: None,
         outer: None,
