@@ -364,8 +364,8 @@ pub fn unread_batches(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             out.push(MA008.finding(
                 &e.loc,
                 format!(
-                    "{} publishes a batch whose per-entry failures are never acted on: `?` catches \
-                     only a failed request, not the entries the broker rejected",
+                    "{} publishes a batch whose per-entry failures are never acted on: a successful \
+                     request says nothing of the entries the broker rejected",
                     crate::diagnostic::quoted(&e.text)
                 ),
                 "an entry rejected inside a successful batch request counts as sent: it is lost".into(),

@@ -5,10 +5,12 @@
 //!
 //! The response is unread when the call's result is dropped (`batch.send().await?;`,
 //! `let _ = ..`) or bound to a name whose every look at the failed entries only
-//! logs: inside a logging or formatting macro, or in the condition of an `if` /
-//! `match` whose branches only log. Any other use (the response returned, passed to
-//! a function, its failed entries iterated, an `if` on them that returns, retries or
-//! writes) counts as acting on them: unknown means silent.
+//! logs: inside a logging or formatting macro, in the condition of an `if` /
+//! `match` whose branches only log, in a loop over its entries whose body only logs,
+//! or through a local bound to a view of them (`let n = out.failed_put_count();`)
+//! used only so. Any other use (the response returned, passed to a function, its
+//! failed entries iterated to retry or record them, an `if` on them that returns,
+//! retries or writes) counts as acting on them: unknown means silent.
 
 use proc_macro2::{Span as PmSpan, TokenTree};
 use syn::spanned::Spanned;
@@ -644,15 +646,57 @@ impl Uses<'_> {
                 }
             }
             Expr::Match(m) => {
-                if self.mentions(&m.expr) {
+                if matches!(&*m.expr, Expr::Path(p) if p.path.is_ident(self.name)) {
+                    // `match sent { Ok(out) => .., Err(e) => .. }`: each arm by what it binds.
+                    m.arms.iter().any(|a| self.arm_acts(a))
+                } else if self.mentions(&m.expr) {
                     !m.arms.iter().all(|a| self.expr_only_logs(&a.body))
                 } else {
                     m.arms.iter().any(|a| self.expr_acts(&a.body))
                 }
             }
             Expr::ForLoop(f) if !self.mentions(&f.expr) => self.block_acts(&f.body),
+            // `for entry in out.entries() { if let Some(code) = entry.error_code() { error!(..) } }`:
+            // walking the entries only to log them does not act on them.
+            Expr::ForLoop(f) => !self.only_logs(&f.body),
             Expr::Loop(l) => self.block_acts(&l.body),
             Expr::While(w) if !self.mentions(&w.cond) => self.block_acts(&w.body),
+            _ => true,
+        }
+    }
+
+    /// An arm of a `match` on the call's result bound to `name`: an `Err(..)` arm
+    /// (the request failed) and one that drops the response (`Ok(_)`, `_`) do not act
+    /// on its entries; `Ok(out)` acts where `out` does; other patterns count as acting.
+    fn arm_acts(&self, a: &syn::Arm) -> bool {
+        let inner = match &a.pat {
+            Pat::Wild(_) => return false,
+            Pat::TupleStruct(ts) => {
+                let Some(last) = ts.path.segments.last() else {
+                    return true;
+                };
+                match (
+                    self.apis.std.results.side(&last.ident.to_string()),
+                    ts.elems.first(),
+                ) {
+                    (Some(false), _) | (Some(true), None) => return false,
+                    (Some(true), Some(p)) if ts.elems.len() == 1 => p,
+                    _ => return true,
+                }
+            }
+            _ => return true,
+        };
+        match inner {
+            Pat::Wild(_) => false,
+            Pat::Ident(pi) if pi.subpat.is_none() => {
+                let u = Uses {
+                    apis: self.apis,
+                    name: &pi.ident.to_string(),
+                    fields: self.fields,
+                    derived: false,
+                };
+                a.guard.as_ref().is_some_and(|(_, g)| u.mentions(g)) || u.expr_acts(&a.body)
+            }
             _ => true,
         }
     }
