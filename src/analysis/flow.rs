@@ -249,6 +249,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             resolver: &resolver,
             stack: vec![i],
             via: Vec::new(),
+            dispatch: Vec::new(),
             next_frame: 1,
             facts: Vec::new(),
             tasks: 0,
@@ -369,6 +370,9 @@ struct Interp<'c> {
     resolver: &'c Resolver<'c>,
     stack: Vec<usize>,
     via: Vec<Loc>,
+    /// The implementations chosen at the calls on the way that fan out
+    /// ([`EvData::dispatch`]).
+    dispatch: Vec<(u32, u32, String)>,
     next_frame: u32,
     facts: Vec<AckBeforeEffect>,
     /// How many spawned tasks' bodies are being run (their effects are collected).
@@ -450,6 +454,7 @@ impl<'c> Interp<'c> {
             describe: d.to_string(),
             phrase,
             via: self.via.clone(),
+            dispatch: self.dispatch.clone(),
             capped: matches!(e.kind, EventKind::Publish { capped: true, .. }),
         })
     }

@@ -112,6 +112,7 @@ pub fn fact(relation: crate::analysis::flow::Relation, lines: (u32, u32)) -> Pai
             describe: "INSERT".into(),
             phrase: "runs the INSERT".into(),
             via: Vec::new(),
+            dispatch: Vec::new(),
             capped: false,
         })
     };

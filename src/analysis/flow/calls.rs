@@ -81,6 +81,7 @@ impl<'c> Interp<'c> {
                     describe: "transaction".into(),
                     phrase: "commits the transaction".into(),
                     via: self.via.clone(),
+                    dispatch: self.dispatch.clone(),
                     capped: false,
                 });
                 let tx = param.map(|p| fr.val(p));
@@ -126,7 +127,7 @@ impl<'c> Interp<'c> {
 
     pub(super) fn call(&mut self, e: &'c Event, c: &'c Call, st: State, fr: &Frame<'c>) -> Outcome {
         let mut out = Outcome::default();
-        let Some(cands) = self.inlined_callees(c, fr) else {
+        let Some((cands, resolved)) = self.inlined_callees(c, fr) else {
             // Unknown callee (or too deep, or the entry's budget of calls is spent):
             // closures handed to it run at the call.
             return self.run_handed_closures(c, st, fr);
@@ -157,7 +158,19 @@ impl<'c> Interp<'c> {
             let frame = callee_frame(callee, c, fr, id, idx);
             self.stack.push(idx);
             self.via.push(e.loc.clone());
+            // One of several implementations a call on a receiver value reaches.
+            let chosen = match (&c.receiver, &callee.self_type) {
+                (Some(r), Some(t)) if resolved > 1 => {
+                    let (act, v) = fr.val(*r);
+                    self.dispatch.push((act, v, t.clone()));
+                    true
+                }
+                _ => false,
+            };
             let mut o = self.run(&callee.body, input, &frame);
+            if chosen {
+                self.dispatch.pop();
+            }
             self.via.pop();
             self.stack.pop();
             drop_open_transactions(&mut o, id);
@@ -196,8 +209,9 @@ impl<'c> Interp<'c> {
     /// The functions of the crate the call `c` is inlined into: `None` when it is
     /// not followed (no callee resolved outside the call stack, the stack too deep,
     /// or the entry's budget of calls spent); else those worth running, which may be
-    /// none.
-    fn inlined_callees(&self, c: &Call, fr: &Frame<'c>) -> Option<Vec<usize>> {
+    /// none; with how many functions the call resolves to (several: a call on a
+    /// receiver of a trait reaching each implementation).
+    fn inlined_callees(&self, c: &Call, fr: &Frame<'c>) -> Option<(Vec<usize>, usize)> {
         let caller = &self.krate.functions[fr.fn_idx];
         let cands: Vec<usize> = self
             .resolver
@@ -219,12 +233,14 @@ impl<'c> Interp<'c> {
             .iter()
             .chain(c.args.iter().flatten())
             .any(|a| fr.closures.contains_key(a));
-        Some(
+        let resolved = cands.len();
+        Some((
             cands
                 .into_iter()
                 .filter(|&i| self.reach[i] || !c.closures.is_empty() || forwards)
                 .collect(),
-        )
+            resolved,
+        ))
     }
 
     /// A call not followed: the closures handed to it run at the call, in order.

@@ -48,6 +48,19 @@ impl EvRef {
     pub fn new(data: EvData) -> EvRef {
         EvRef(std::sync::Arc::new(data))
     }
+
+    /// Whether the two events can happen in one run: not when they were reached
+    /// through calls on one receiver value that chose different implementations
+    /// (`sink.write(..)` of one writer, `sink.flush()` of another): one value is one
+    /// implementation.
+    pub fn compatible(&self, other: &EvRef) -> bool {
+        self.dispatch.iter().all(|(a, v, t)| {
+            other
+                .dispatch
+                .iter()
+                .all(|(b, w, u)| a != b || v != w || t == u)
+        })
+    }
 }
 
 impl std::ops::Deref for EvRef {
@@ -66,6 +79,11 @@ pub struct EvData {
     pub phrase: String,
     /// Call sites (outermost first) through which the event was reached from the entry.
     pub via: Vec<Loc>,
+    /// The implementation chosen at each call on the way that fans out over several
+    /// (`sink.write(..)` on a `dyn Sink`): the receiver's value (activation, value)
+    /// and the chosen method's self type.
+    #[serde(default)]
+    pub dispatch: Vec<(u32, u32, String)>,
     /// A publish into a capped log (old entries dropped by design).
     pub capped: bool,
 }

@@ -12,6 +12,9 @@ impl<'c> Interp<'c> {
         related: Vec<(EvRef, String)>,
     ) {
         self.work += 1;
+        if !primary.compatible(&other) {
+            return;
+        }
         let seen = self
             .others_per_primary
             .entry((relation, primary.loc.clone()))

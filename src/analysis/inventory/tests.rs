@@ -30,6 +30,7 @@ fn evref(line: u32, text: &str) -> EvRef {
         describe: text.into(),
         phrase: text.into(),
         via: Vec::new(),
+        dispatch: Vec::new(),
         capped: false,
     })
 }
