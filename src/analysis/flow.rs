@@ -461,6 +461,10 @@ impl<'c> Interp<'c> {
 
     fn fact(&mut self, p: &Pending, effect: EvRef, kind: EffectKind) {
         self.work += 1;
+        // One receiver value is one implementation ([`EvRef::compatible`]).
+        if !p.ev.compatible(&effect) {
+            return;
+        }
         // An ack followed by thousands of effects is one finding with its first
         // effects; recording every pair would grow with their product.
         let seen = self.effects_per_ack.entry(p.ev.loc.clone()).or_default();

@@ -173,12 +173,17 @@ pub(super) fn lower_needed<'f>(
                         let may = d.may_need(scan);
                         bodies.retain_mut(|b| {
                             let item = &scan.items[b.item];
-                            let needed = runs.is_some_and(|r| r.contains(&b.at))
-                                || may && b.needed(&d, &file.text, item, module)
-                                || d.setter_named(item) && b.stores_callable(&d, &file.text, item);
+                            // Whether the body stores a callable: asked at most once, of a
+                            // setter's body first, of any other only when it is needed.
+                            let setter = d.setter_named(item);
+                            let stores = setter && b.stores_callable(&d, &file.text, item);
+                            let needed = stores
+                                || runs.is_some_and(|r| r.contains(&b.at))
+                                || may && b.needed(&d, &file.text, item, module);
                             if needed {
                                 now.push(b.range.clone());
-                                refresh |= b.stores_callable(&d, &file.text, item);
+                                refresh |=
+                                    stores || !setter && b.stores_callable(&d, &file.text, item);
                             }
                             !needed
                         });

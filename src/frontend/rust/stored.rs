@@ -252,6 +252,11 @@ impl V<'_> {
         if name == "Self" {
             return self.self_ty.clone();
         }
+        self.crate_type_name(name)
+    }
+
+    /// `name` when it is one of the crate's types, not a trait.
+    fn crate_type_name(&self, name: String) -> Option<String> {
         (self.index.type_names.contains(&name) && !self.index.traits.contains(&name))
             .then_some(name)
     }
@@ -259,9 +264,7 @@ impl V<'_> {
     /// The crate type a written type names (through references and wrappers,
     /// `&mut Router`, `Arc<Router>`), not a trait.
     fn declared(&self, ty: &syn::Type) -> Option<String> {
-        let name = super::type_name(ty)?;
-        (self.index.type_names.contains(&name) && !self.index.traits.contains(&name))
-            .then_some(name)
+        self.crate_type_name(super::type_name(ty)?)
     }
 
     /// A crate type a declared type is of (not a collection of them, nor a slot).
@@ -431,20 +434,18 @@ impl<'ast> Visit<'ast> for V<'_> {
         syn::visit::visit_local(self, l);
         // `let table: [(&str, HandlerFn); 2] = [("a", on_a), ("b", on_b)];`: the crate
         // functions written there are coerced to the alias.
+        let mut aliases = Vec::new();
+        if let syn::Pat::Type(pt) = &l.pat {
+            self.fn_aliases_in(&pt.ty, &mut aliases);
+        }
         if let syn::Pat::Ident(i) = untyped(&l.pat) {
             let name = i.ident.to_string();
-            let mut aliases = Vec::new();
-            if let syn::Pat::Type(pt) = &l.pat {
-                self.fn_aliases_in(&pt.ty, &mut aliases);
-            }
             match &aliases[..] {
                 [one] => self.alias_locals.insert(name, one.clone()),
                 _ => self.alias_locals.remove(&name),
             };
         }
-        if let (syn::Pat::Type(pt), Some(init)) = (&l.pat, &l.init) {
-            let mut aliases = Vec::new();
-            self.fn_aliases_in(&pt.ty, &mut aliases);
+        if let (syn::Pat::Type(_), Some(init)) = (&l.pat, &l.init) {
             if let [(alias, arity)] = &aliases[..] {
                 let slot = fn_alias_slot(alias);
                 let mut paths = Vec::new();

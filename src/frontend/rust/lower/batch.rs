@@ -17,7 +17,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt};
 
-use crate::apis::{Apis, MacroKind};
+use crate::apis::{Apis, MacroKind, ResultSpec};
 
 /// How a function body uses the responses of its batch calls and the results of its
 /// other calls.
@@ -365,26 +365,11 @@ impl Blocks<'_> {
         body: &Expr,
         fields: &[String],
     ) -> Option<bool> {
-        let inner = match pat {
-            Pat::Wild(_) => return Some(false),
-            Pat::TupleStruct(ts) => {
-                let name = ts.path.segments.last()?.ident.to_string();
-                match self.apis.std.results.side(&name) {
-                    Some(true) => {}
-                    Some(false) => return None,
-                    None => return Some(true),
-                }
-                match ts.elems.first() {
-                    None => return Some(false),
-                    Some(p) => p,
-                }
-            }
-            _ => return Some(true),
-        };
-        let name = match inner {
-            Pat::Wild(_) | Pat::Rest(_) => return Some(false),
-            Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.to_string(),
-            _ => return Some(true),
+        let name = match arm_holds(&self.apis.std.results, pat) {
+            ArmHolds::ErrSide => return None,
+            ArmHolds::Nothing => return Some(false),
+            ArmHolds::Unknown => return Some(true),
+            ArmHolds::Name(name) => name,
         };
         let u = Uses {
             apis: self.apis,
@@ -395,6 +380,41 @@ impl Blocks<'_> {
         // A guard that tests the response (`Ok(out) if out.failed().is_empty()`)
         // tells the failed entries apart.
         Some(guard.is_some_and(|g| u.mentions(g)) || u.expr_acts(body))
+    }
+}
+
+/// What an arm's pattern keeps of a call's result.
+enum ArmHolds {
+    /// The error side (`Err(..)`): the request failed, no response.
+    ErrSide,
+    /// The success side dropped (`Ok(_)`, `Ok(..)`, `_`).
+    Nothing,
+    /// The response bound to a name (`Ok(out)`).
+    Name(String),
+    /// A pattern not followed (destructuring, a type of its own).
+    Unknown,
+}
+
+fn arm_holds(results: &ResultSpec, pat: &Pat) -> ArmHolds {
+    let inner = match pat {
+        Pat::Wild(_) => return ArmHolds::Nothing,
+        Pat::TupleStruct(ts) => {
+            let Some(last) = ts.path.segments.last() else {
+                return ArmHolds::Unknown;
+            };
+            match (results.side(&last.ident.to_string()), ts.elems.first()) {
+                (Some(false), _) => return ArmHolds::ErrSide,
+                (Some(true), None) => return ArmHolds::Nothing,
+                (Some(true), Some(p)) if ts.elems.len() == 1 => p,
+                _ => return ArmHolds::Unknown,
+            }
+        }
+        _ => return ArmHolds::Unknown,
+    };
+    match inner {
+        Pat::Wild(_) | Pat::Rest(_) => ArmHolds::Nothing,
+        Pat::Ident(pi) if pi.subpat.is_none() => ArmHolds::Name(pi.ident.to_string()),
+        _ => ArmHolds::Unknown,
     }
 }
 
@@ -669,35 +689,18 @@ impl Uses<'_> {
     /// (the request failed) and one that drops the response (`Ok(_)`, `_`) do not act
     /// on its entries; `Ok(out)` acts where `out` does; other patterns count as acting.
     fn arm_acts(&self, a: &syn::Arm) -> bool {
-        let inner = match &a.pat {
-            Pat::Wild(_) => return false,
-            Pat::TupleStruct(ts) => {
-                let Some(last) = ts.path.segments.last() else {
-                    return true;
-                };
-                match (
-                    self.apis.std.results.side(&last.ident.to_string()),
-                    ts.elems.first(),
-                ) {
-                    (Some(false), _) | (Some(true), None) => return false,
-                    (Some(true), Some(p)) if ts.elems.len() == 1 => p,
-                    _ => return true,
-                }
-            }
-            _ => return true,
-        };
-        match inner {
-            Pat::Wild(_) => false,
-            Pat::Ident(pi) if pi.subpat.is_none() => {
+        match arm_holds(&self.apis.std.results, &a.pat) {
+            ArmHolds::ErrSide | ArmHolds::Nothing => false,
+            ArmHolds::Unknown => true,
+            ArmHolds::Name(name) => {
                 let u = Uses {
                     apis: self.apis,
-                    name: &pi.ident.to_string(),
+                    name: &name,
                     fields: self.fields,
                     derived: false,
                 };
                 a.guard.as_ref().is_some_and(|(_, g)| u.mentions(g)) || u.expr_acts(&a.body)
             }
-            _ => true,
         }
     }
 
