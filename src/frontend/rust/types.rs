@@ -352,7 +352,20 @@ fn aliased_type_info(
             elem: None,
         };
     }
-    let resolved = resolve_path(uses, &segs);
+    let mut resolved = resolve_path(uses, &segs);
+    // A type re-exported under another name (`pub use pg::PgLedger as Ledger;` in a
+    // member the code imports from): the type it stands for.
+    if resolved
+        .last()
+        .is_some_and(|l| !index.type_names.contains(l))
+    {
+        if let Some(real) = crate::ir::through_reexports(&index.reexports, &resolved)
+            .into_iter()
+            .find(|p| p.last().is_some_and(|l| index.type_names.contains(l)))
+        {
+            resolved = real;
+        }
+    }
     let Some(last) = resolved.last() else {
         return TypeInfo::default();
     };
