@@ -304,6 +304,10 @@ struct Lowerer<'a, 'b> {
     /// tokio::spawn(..))` into a `FuturesUnordered`): a method awaited on one
     /// (`running.next().await`) finishes one of those tasks.
     task_sets: Vec<ValueId>,
+    /// Bindings of a spawned task's own outcome, taken from its join (`Ok(r)` in
+    /// `match handle.await { Ok(r) => .., Err(join) => .. }`): a test of one (`if let
+    /// Err(e) = r`) handles the task's failure, as `Ok(Err(e))` would.
+    task_outcomes: Vec<ValueId>,
     /// Sets spawned tasks were put into (`set.spawn(..)`, `running.push(tokio::spawn(
     /// ..))`): how many (1, or 2 for more than one), and the loops entered since the
     /// set was made that a task was put into it in (lower/values.rs `task_take`).

@@ -332,8 +332,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 _ => {}
             }
         }
+        // `if let Err(e) = r`, `r` a spawned task's own outcome taken from its join.
+        let task_bound = matches!(&*i.cond, Expr::Let(l) if self.is_task_outcome(&l.expr));
         let outcome = match &*i.cond {
-            Expr::Let(l) if is_call_chain(&l.expr) || bound => {
+            Expr::Let(l) if is_call_chain(&l.expr) || bound || task_bound => {
                 result_pattern(&l.pat, &self.cx.index.outcomes)
                     .filter(|ok| *ok || catch_all_err(&l.pat, &self.cx.index.outcomes))
                     .map(|ok| (ok, l.pat.span()))
@@ -343,7 +345,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         // The failure side of an operation's outcome handles its error and goes on.
         if let Some((is_ok, sp)) = outcome {
-            let task = matches!(&*i.cond, Expr::Let(l) if ends_in_task_outcome(&cond, std::iter::once(&*l.pat)));
+            let task = task_bound
+                || matches!(&*i.cond, Expr::Let(l) if ends_in_task_outcome(&cond, std::iter::once(&*l.pat)));
             if ends_in_fallible(&cond) || task || (bound && ends_in_fallible(out)) {
                 let told = match (is_ok, &i.else_branch) {
                     (false, _) => !block_hides_failure(&i.then_branch),

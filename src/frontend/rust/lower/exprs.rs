@@ -7,8 +7,8 @@ use syn::visit::Visit;
 use syn::{Expr, Pat};
 
 use super::outcome::{
-    catch_all_err, ends_in_fallible, ends_in_task_outcome, guard_ignores_error, hides_failure,
-    is_call_chain, result_pattern, task_outcome_pattern,
+    catch_all_binding, catch_all_err, ends_in_fallible, ends_in_task_outcome, guard_ignores_error,
+    hides_failure, is_call_chain, result_pattern, task_outcome_pattern,
 };
 use super::recorded::keeps_failure;
 use super::spans::expr_span;
@@ -292,9 +292,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut values: Vec<(Option<String>, Option<String>)> = Vec::new();
         // The rows those values are taken from (`Some(b) => b` over a row's field).
         let mut rows = Vec::new();
+        // `match handle.await { .. }`: the arms take a spawned task's outcome.
+        let task_join = is_call_chain(&m.expr)
+            && matches!(
+                scr_nodes.last(),
+                Some(Node::Event(Event {
+                    kind: EventKind::AwaitHandle { .. },
+                    ..
+                }))
+            );
         for arm in &m.arms {
             self.scopes.push(HashMap::default());
             self.bind_pattern(&arm.pat, &scrut);
+            if task_join {
+                self.note_task_outcome(&arm.pat);
+            }
             let mut body = Vec::new();
             if let Some((_, g)) = &arm.guard {
                 self.expr(g, &mut body);
@@ -358,7 +370,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let fallible = (is_call_chain(&m.expr)
             && (ends_in_fallible(&scr_nodes)
                 || ends_in_task_outcome(&scr_nodes, m.arms.iter().map(|a| &a.pat))))
-            || (bound && ends_in_fallible(out));
+            || (bound && ends_in_fallible(out))
+            || self.is_task_outcome(&m.expr);
         if fallible && kinds.contains(&Some(true)) {
             let mut markers = Vec::new();
             for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
@@ -367,7 +380,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .as_ref()
                     .is_none_or(|(_, g)| guard_ignores_error(&arm.pat, g))
                     && (catch_all_err(&arm.pat, &self.cx.index.outcomes)
-                        || matches!(arm.pat, Pat::Wild(_)));
+                        || catch_all_binding(&arm.pat));
                 if let (true, Node::Seq(v)) = (takes_all, body) {
                     v.insert(
                         0,

@@ -194,6 +194,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             failure_records: Vec::new(),
             held_futures: Vec::new(),
             task_sets: Vec::new(),
+            task_outcomes: Vec::new(),
             set_pushes: Vec::new(),
             loops: Vec::new(),
             loop_serial: 0,

@@ -21,7 +21,7 @@ use syn::{Expr, Pat, Stmt};
 
 use super::outcome::{
     catch_all_err, ends_in_fallible, guard_ignores_error, panics_or_propagates, result_pattern,
-    some_pattern,
+    some_pattern, std_side,
 };
 use super::{strip, Lowerer};
 use crate::frontend::rust::untyped;
@@ -126,6 +126,34 @@ impl Lowerer<'_, '_> {
         }
         out.push(marker);
         true
+    }
+
+    /// `Ok(r)` on a spawned task's join (`match handle.await { Ok(r) => .. }`): `r`
+    /// is the task's own outcome, whose failure a test of it handles.
+    pub(super) fn note_task_outcome(&mut self, pat: &Pat) {
+        let Pat::TupleStruct(ts) = pat else {
+            return;
+        };
+        if ts.elems.len() != 1 || std_side(&ts.path) != Some(true) {
+            return;
+        }
+        let Pat::Ident(pi) = &ts.elems[0] else {
+            return;
+        };
+        if let Some(v) = pi
+            .subpat
+            .is_none()
+            .then(|| self.lookup(&pi.ident.to_string()))
+            .flatten()
+        {
+            self.task_outcomes.push(v);
+        }
+    }
+
+    /// `r`, a binding of a spawned task's own outcome ([`Self::note_task_outcome`]).
+    pub(super) fn is_task_outcome(&self, e: &Expr) -> bool {
+        self.path_value(e)
+            .is_some_and(|v| self.task_outcomes.contains(&v))
     }
 
     /// `let failed = results.iter().filter(|r| r.is_err()).count();`: a local made

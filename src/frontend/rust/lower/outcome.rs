@@ -248,6 +248,24 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
     }
 }
 
+/// `_`, or a plain binding (`other`), beside a success arm: the arm takes every
+/// outcome the other arms leave, every error among them.
+pub(super) fn catch_all_binding(p: &Pat) -> bool {
+    match p {
+        Pat::Wild(_) => true,
+        Pat::Ident(pi) => {
+            pi.subpat.is_none()
+                && pi.by_ref.is_none()
+                && pi
+                    .ident
+                    .to_string()
+                    .starts_with(|c: char| c == '_' || c.is_lowercase())
+        }
+        Pat::Paren(p) => catch_all_binding(&p.pat),
+        _ => false,
+    }
+}
+
 /// A guard on an arm that takes every error which does not look at the error
 /// (`Err(e) if attempts(&record) >= 3`, `Err(_) if last_try`): it chooses when the arm
 /// runs, not which errors it takes, so on that path every kind of failure is handled
