@@ -48,6 +48,7 @@ pub(super) fn unread_batches(apis: &Apis, block: &Block) -> BatchUses {
     let mut v = Blocks {
         apis,
         all: &all,
+        futures: Vec::new(),
         out: BatchUses::default(),
     };
     if !apis.entry_failures.is_empty() {
@@ -64,6 +65,10 @@ struct Blocks<'a> {
     apis: &'a Apis,
     /// Every batch response's failure accessors (the packs' `entry_failures`).
     all: &'a [String],
+    /// Batch calls whose future a `let` in an enclosing block holds unawaited (`let
+    /// fut = client.put_record_batch()…send();`), by name: `fut.await` is the call's
+    /// response, there or in a block nested below (`Box::pin(async move { fut.await })`).
+    futures: Vec<(String, Option<(PmSpan, &'a [String])>)>,
     out: BatchUses,
 }
 
@@ -113,10 +118,12 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
                 _ => {}
             }
         }
+        let held = self.futures.len();
         if !self.apis.entry_failures.is_empty() {
             self.batches(b);
         }
         syn::visit::visit_block(self, b);
+        self.futures.truncate(held);
     }
 
     // An arm whose body is a bare `match` / `if let` (no block around it).
@@ -141,6 +148,7 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
         let mut inner = Blocks {
             apis: self.apis,
             all: self.all,
+            futures: self.futures.clone(),
             out: BatchUses::default(),
         };
         syn::visit::visit_expr_closure(&mut inner, c);
@@ -216,7 +224,44 @@ impl<'a> Blocks<'a> {
         if let Some((span, fields)) = batch_site(self.apis, e) {
             return Some((span, fields, true));
         }
+        if let Some(held) = self.held_future(e) {
+            return held.map(|(span, fields)| (span, fields, true));
+        }
         call_site(self.apis, e).map(|span| (span, self.all, false))
+    }
+
+    /// `fut.await` (through `?` and parentheses) on a name a `let` bound to a batch
+    /// call's unawaited future: `Some(Some(..))` that call, `Some(None)` a name bound
+    /// to something else since.
+    fn held_future(&self, e: &Expr) -> Option<Option<(PmSpan, &'a [String])>> {
+        let mut e = e;
+        loop {
+            match e {
+                Expr::Try(t) => e = &t.expr,
+                Expr::Paren(p) => e = &p.expr,
+                Expr::Await(a) => {
+                    let Expr::Path(p) = &*a.base else {
+                        return None;
+                    };
+                    let name = p.path.get_ident()?.to_string();
+                    return (self.futures.iter().rev())
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, site)| *site);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A `let` binding `name` to `init`: a batch call's future held unawaited, or
+    /// (shadowing it) anything else.
+    fn note_future(&mut self, name: &str, init: &Expr) {
+        let held = (!awaits(init))
+            .then(|| batch_site(self.apis, init))
+            .flatten();
+        if held.is_some() || self.futures.iter().any(|(n, _)| n == name) {
+            self.futures.push((name.to_string(), held));
+        }
     }
 
     fn push(&mut self, span: PmSpan, batch: bool) {
@@ -249,7 +294,11 @@ impl<'a> Blocks<'a> {
                     let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
                         continue;
                     };
-                    let Some((span, fields, batch)) = self.site(&init.expr) else {
+                    let site = self.site(&init.expr);
+                    if let Some(Some(name)) = binding(&local.pat) {
+                        self.note_future(&name, &init.expr);
+                    }
+                    let Some((span, fields, batch)) = site else {
                         continue;
                     };
                     let unread = match binding(&local.pat) {
@@ -458,6 +507,20 @@ fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
                 return c.args.iter().find_map(|a| mapped_batch(apis, a));
             }
             _ => return None,
+        }
+    }
+}
+
+/// Whether the chain `e` awaits (through `?`, parentheses and method calls).
+fn awaits(e: &Expr) -> bool {
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Try(t) => e = &t.expr,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::MethodCall(mc) => e = &mc.receiver,
+            Expr::Await(_) => return true,
+            _ => return false,
         }
     }
 }
