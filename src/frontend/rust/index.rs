@@ -208,12 +208,29 @@ impl IndexCx<'_> {
         self_ty: Option<&str>,
         out: &mut Vec<(String, String)>,
     ) {
-        struct V<'v, 'c> {
+        struct V<'v, 'c, 'ast> {
             cx: &'v IndexCx<'c>,
             self_ty: Option<&'v str>,
             out: &'v mut Vec<(String, String)>,
+            /// The body's `let` bindings so far: a field filled from a local
+            /// (`Aggregator { bump, .. }` after `let bump = session.prepare(..)`) holds
+            /// what its initializer made.
+            lets: HashMap<String, &'ast syn::Expr>,
         }
-        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_, 'ast> {
+            fn visit_local(&mut self, l: &'ast syn::Local) {
+                syn::visit::visit_local(self, l);
+                if let syn::Pat::Ident(i) = untyped(&l.pat) {
+                    match &l.init {
+                        Some(init) if init.diverge.is_none() => {
+                            self.lets.insert(i.ident.to_string(), &init.expr);
+                        }
+                        _ => {
+                            self.lets.remove(&i.ident.to_string());
+                        }
+                    }
+                }
+            }
             fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
                 let ty = s.path.segments.last().map(|l| l.ident.to_string());
                 let ty = match ty.as_deref() {
@@ -223,15 +240,22 @@ impl IndexCx<'_> {
                 if let Some(ty) = ty {
                     for f in &s.fields {
                         if let syn::Member::Named(name) = &f.member {
-                            if let Some(t) = self
-                                .cx
-                                .eval()
-                                .value(&f.expr)
+                            // `bump` or `bump: stmt`, a local bound before: its value.
+                            let expr = match &f.expr {
+                                syn::Expr::Path(p) => p
+                                    .path
+                                    .get_ident()
+                                    .and_then(|i| self.lets.get(&i.to_string()).copied())
+                                    .unwrap_or(&f.expr),
+                                e => e,
+                            };
+                            if let Some(t) = (self.cx.eval().value(expr))
+                                .or_else(|| self.cx.prepared_text(expr))
                                 .filter(|t| text::looks_like_sql(t))
                             {
                                 self.out.push((format!("{ty}.{name}"), t));
                             }
-                            if let Some(t) = self.cx.named_table(&f.expr) {
+                            if let Some(t) = self.cx.named_table(expr) {
                                 self.out.push((field_table_key(&ty, &name.to_string()), t));
                             }
                         }
@@ -247,9 +271,33 @@ impl IndexCx<'_> {
                 cx: self,
                 self_ty,
                 out,
+                lets: HashMap::new(),
             },
             block,
         );
+    }
+
+    /// The SQL a statement made by a pack call holds: the text of its `sql = "arg0"`
+    /// argument where the call gives back a value (`session.prepare("UPDATE ..").await?`).
+    fn prepared_text(&self, e: &syn::Expr) -> Option<String> {
+        let mut e = e;
+        loop {
+            e = match e {
+                syn::Expr::Try(t) => &t.expr,
+                syn::Expr::Await(a) => &a.base,
+                syn::Expr::Paren(p) => &p.expr,
+                _ => break,
+            };
+        }
+        let syn::Expr::MethodCall(mc) = e else {
+            return None;
+        };
+        let specs = self.apis.methods.get(&mc.method.to_string())?;
+        specs
+            .iter()
+            .any(|s| s.sql.as_deref() == Some("arg0") && s.returns.is_some())
+            .then(|| self.eval().value(mc.args.first()?))
+            .flatten()
     }
 
     /// The first fresh-id call in a function body that returns a value.

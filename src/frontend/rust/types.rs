@@ -352,20 +352,7 @@ fn aliased_type_info(
             elem: None,
         };
     }
-    let mut resolved = resolve_path(uses, &segs);
-    // A type re-exported under another name (`pub use pg::PgLedger as Ledger;` in a
-    // member the code imports from): the type it stands for.
-    if resolved
-        .last()
-        .is_some_and(|l| !index.type_names.contains(l))
-    {
-        if let Some(real) = crate::ir::through_reexports(&index.reexports, &resolved)
-            .into_iter()
-            .find(|p| p.last().is_some_and(|l| index.type_names.contains(l)))
-        {
-            resolved = real;
-        }
-    }
+    let resolved = reexported_type(index, resolve_path(uses, &segs));
     let Some(last) = resolved.last() else {
         return TypeInfo::default();
     };
@@ -437,6 +424,19 @@ fn aliased_type_info(
         generic: None,
         elem,
     }
+}
+
+/// A type re-exported under another name (`pub use pg::PgLedger as Ledger;` in a
+/// member the code imports from): the path of the type it stands for; `resolved`
+/// itself otherwise.
+fn reexported_type(index: &CrateIndex, resolved: Vec<String>) -> Vec<String> {
+    if resolved.last().is_none_or(|l| index.type_names.contains(l)) {
+        return resolved;
+    }
+    crate::ir::through_reexports(&index.reexports, &resolved)
+        .into_iter()
+        .find(|p| p.last().is_some_and(|l| index.type_names.contains(l)))
+        .unwrap_or(resolved)
 }
 
 /// The element type of a channel end's path (`mpsc::Receiver<Job>`: `Job`), looked
