@@ -277,6 +277,70 @@ impl IndexCx<'_> {
         );
     }
 
+    /// The tables of the `SELECT` whose rows `e` is (see [`returned_rows`]): the
+    /// query's chain, `Ok(..)`/`Some(..)` of it, or a name bound to it in `lets`.
+    fn rows_read_by(
+        &self,
+        e: &syn::Expr,
+        lets: &HashMap<String, &syn::Expr>,
+        depth: u8,
+    ) -> Vec<String> {
+        if depth > 4 {
+            return Vec::new();
+        }
+        let mut e = e;
+        loop {
+            e = match e {
+                syn::Expr::Try(t) => &t.expr,
+                syn::Expr::Await(a) => &a.base,
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::MethodCall(mc) => {
+                    // A query's own chain (`query_as(..).bind(..).fetch_all(..)`): its
+                    // SQL is the first argument of its start.
+                    if let Some(t) = mc.args.first().and_then(|a| self.selected(a)) {
+                        return t;
+                    }
+                    &mc.receiver
+                }
+                syn::Expr::Call(c) => {
+                    if let Some(t) = c.args.first().and_then(|a| self.selected(a)) {
+                        return t;
+                    }
+                    // `Ok(rows)`, `Some(rows)`.
+                    match (&*c.func, c.args.first()) {
+                        (syn::Expr::Path(p), Some(a))
+                            if c.args.len() == 1
+                                && p.path.segments.last().is_some_and(|s| {
+                                    s.ident == "Some"
+                                        || self.apis.std.results.side(&s.ident.to_string())
+                                            == Some(true)
+                                }) =>
+                        {
+                            a
+                        }
+                        _ => return Vec::new(),
+                    }
+                }
+                syn::Expr::Path(p) => {
+                    let Some(init) = p.path.get_ident().and_then(|i| lets.get(&i.to_string()))
+                    else {
+                        return Vec::new();
+                    };
+                    return self.rows_read_by(init, lets, depth + 1);
+                }
+                _ => return Vec::new(),
+            };
+        }
+    }
+
+    /// The tables a `SELECT` written in `arg` (a literal, a constant, `include_str!`)
+    /// reads; `None` for any other text.
+    fn selected(&self, arg: &syn::Expr) -> Option<Vec<String>> {
+        let text = self.eval().value(arg)?;
+        let facts = sql::facts(&text);
+        (facts.kind == crate::ir::SqlKind::Read && !facts.tables.is_empty()).then_some(facts.tables)
+    }
+
     /// The SQL a statement made by a pack call holds: the text of its `sql = "arg0"`
     /// argument where the call gives back a value (`session.prepare("UPDATE ..").await?`).
     fn prepared_text(&self, e: &syn::Expr) -> Option<String> {
@@ -533,7 +597,58 @@ fn body_sig(
         returns_text: cx.returned_text(block),
         stores_param: None,
         returns_received: received::returned_messages(cx, local, sig, block, self_ty),
+        returns_rows: returned_rows(cx, &sig.output, block),
     }
+}
+
+/// The tables a `SELECT` the function runs reads, when the function returns its rows:
+/// its tail or a `return` is the query's value, or a name a `let` bound to it, through
+/// `Ok(..)`, `Some(..)`, `?`, `.await` and the chain's methods
+/// ([`FnSig::returns_rows`]). Empty for a function returning `()` or anything else.
+pub(super) fn returned_rows(
+    cx: &IndexCx,
+    output: &syn::ReturnType,
+    block: &syn::Block,
+) -> Vec<String> {
+    use syn::visit::Visit;
+    if returns_unit(output) {
+        return Vec::new();
+    }
+    #[derive(Default)]
+    struct V<'ast> {
+        lets: HashMap<String, &'ast syn::Expr>,
+        returns: Vec<&'ast syn::Expr>,
+    }
+    impl<'ast> Visit<'ast> for V<'ast> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            syn::visit::visit_local(self, l);
+            if let (syn::Pat::Ident(i), Some(init)) = (untyped(&l.pat), &l.init) {
+                self.lets.insert(i.ident.to_string(), &init.expr);
+            }
+        }
+        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+            self.returns.extend(r.expr.as_deref());
+            syn::visit::visit_expr_return(self, r);
+        }
+        // Closures, async blocks and nested items return their own values.
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = V::default();
+    v.visit_block(block);
+    if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() {
+        v.returns.push(tail);
+    }
+    let mut out = Vec::new();
+    for r in &v.returns {
+        for t in cx.rows_read_by(r, &v.lets, 0) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
 }
 
 pub(super) fn collect_sigs(
@@ -596,6 +711,7 @@ pub(super) fn collect_sigs(
                                     returns_text: cx.returned_text(default),
                                     stores_param: None,
                                     returns_received: None,
+                                    returns_rows: Vec::new(),
                                 },
                             ));
                         }

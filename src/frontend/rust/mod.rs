@@ -122,6 +122,10 @@ pub struct FnSig {
     /// helper, [`received::returned_messages`]), or one's ack token: their role,
     /// empty when the pack names none. A call to it is a receive in its caller.
     pub returns_received: Option<String>,
+    /// The tables whose rows the function returns as it read them (`let rows =
+    /// sqlx::query_as("SELECT .. FROM outbox ..").fetch_all(..).await?; Ok(rows)`):
+    /// what a caller takes from it is taken from those rows ([`index::returned_rows`]).
+    pub returns_rows: Vec<String>,
 }
 
 /// A string a function returns: SQL written in its body, a constant by name, or a

@@ -186,6 +186,7 @@ impl<'a> CrateFrontEnd<'a> {
                             returns_text: None,
                             stores_param: None,
                             returns_received: None,
+                            returns_rows: Vec::new(),
                         },
                         f.has_self,
                     )

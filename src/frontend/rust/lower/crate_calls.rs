@@ -185,6 +185,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // A trait method (`T: Receiver`) whose implementation receives: the caller
         // receives through whichever runs.
         let received = sigs.iter().find_map(|s| s.returns_received.clone());
+        let returned_rows: Vec<Vec<String>> = (sigs.iter())
+            .filter(|s| !s.returns_rows.is_empty())
+            .map(|s| s.returns_rows.clone())
+            .collect();
         // A Kafka client a crate function returns (a consumer factory): its
         // configuration is that function's.
         let made_by = matches!(
@@ -237,6 +241,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         info.str_lit = str_lit;
         info.keyed = keyed;
+        // Rows a helper read and returns (`let rows = claim_batch(&pool).await?`).
+        for t in &returned_rows {
+            super::add_rows(&mut info.rows, t);
+        }
         info.client_made_by = made_by;
         info
     }
