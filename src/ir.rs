@@ -740,6 +740,12 @@ pub struct KafkaClient {
     /// safe fix, docs/getting-started.md); `None` when the block is not one a fix may extend.
     #[serde(default)]
     pub insert: Option<Box<Insertion>>,
+    /// Rust: the crate function whose returned configuration the chain continues
+    /// (`consumer_config(&s).set(..).create()`), until the crate's helpers are
+    /// applied after lowering ([`crate::analysis::kafka_clients::apply_config_helpers`]):
+    /// `props` are then the helper's followed by the chain's own.
+    #[serde(default)]
+    pub from: Option<Box<Callee>>,
 }
 
 /// How a new setting is written into a client's block, as the front end saw the
@@ -877,6 +883,9 @@ pub struct Function {
     pub kafka_clients: Vec<KafkaClient>,
     /// The one of `kafka_clients` the function returns (a consumer factory).
     pub returns_kafka_client: Option<u32>,
+    /// The client configuration the function returns unmade (a `ClientConfig` helper:
+    /// `fn consumer_config(..) -> ClientConfig`), applied where it is called.
+    pub returns_kafka_config: Option<Box<KafkaClient>>,
     /// The packs whose broker entries matched calls in this function (`aws_sdk_sqs`
     /// for `client.receive_message().send()`): the libraries the crate certainly uses,
     /// where a method's name alone could be two packs'.

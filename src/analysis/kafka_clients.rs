@@ -2,8 +2,11 @@
 //! client maps): what a client is, and what its settings amount to. Read by the
 //! rules and the driver (which attributes topics sent to producers).
 
+use std::collections::HashMap;
+
+use crate::analysis::resolve::Resolver;
 use crate::apis::Role;
-use crate::ir::KafkaClient;
+use crate::ir::{Crate, KafkaClient};
 
 pub fn is_consumer(c: &KafkaClient) -> bool {
     match c.role.as_deref().and_then(Role::of) {
@@ -30,4 +33,102 @@ pub fn value(c: &KafkaClient, key: &str) -> Option<String> {
     c.prop(key)
         .and_then(|p| p.value.as_ref())
         .map(|v| v.trim().to_ascii_lowercase())
+}
+
+/// How many helpers deep a configuration is followed (`consumer_config` calling
+/// `base_config` calling ..); deeper, or a cycle, stays unknown.
+const MAX_HELPER_DEPTH: usize = 4;
+
+/// Applies the client configurations crate functions return (`fn consumer_config(..)
+/// -> ClientConfig`, a settings method) where they are called: a chain that goes on
+/// from a helper's call (`consumer_config(&s).set(..).create()`) takes the helper's
+/// settings, then its own, and starts where the helper's chain starts. A helper that
+/// does not resolve to one function returning a configuration leaves the client
+/// `dynamic` (silent), never guessed.
+pub fn apply_config_helpers(krate: &mut Crate) {
+    let mut updates = Vec::new();
+    {
+        let resolver = Resolver::new(krate);
+        let mut memo = HashMap::new();
+        for (fi, f) in krate.functions.iter().enumerate() {
+            for (ci, c) in f.kafka_clients.iter().enumerate() {
+                if c.from.is_some() {
+                    let resolved = resolve_config(krate, &resolver, &mut memo, fi, c, 0);
+                    updates.push((fi, ci, resolved));
+                }
+            }
+        }
+    }
+    for (fi, ci, c) in updates {
+        krate.functions[fi].kafka_clients[ci] = c;
+    }
+}
+
+/// `c` (configured in function `fi`) with the configuration of the helper it goes on
+/// from, if any.
+fn resolve_config(
+    krate: &Crate,
+    resolver: &Resolver,
+    memo: &mut HashMap<usize, Option<KafkaClient>>,
+    fi: usize,
+    c: &KafkaClient,
+    depth: usize,
+) -> KafkaClient {
+    let mut out = c.clone();
+    let Some(callee) = out.from.take() else {
+        return out;
+    };
+    let base = match resolver
+        .resolve_callee(&krate.functions[fi], &callee)
+        .as_slice()
+    {
+        [g] if depth < MAX_HELPER_DEPTH => helper_config(krate, resolver, memo, *g, depth + 1),
+        _ => None,
+    };
+    let Some(base) = base else {
+        out.dynamic = true;
+        return out;
+    };
+    let mut props = base.props;
+    props.append(&mut out.props);
+    let mut topics = base.topics;
+    topics.append(&mut out.topics);
+    KafkaClient {
+        new_loc: base.new_loc,
+        family: base.family,
+        framework: base.framework || out.framework,
+        dynamic: base.dynamic || out.dynamic,
+        // A setting the call site leaves out goes into the helper's chain, unless the
+        // call site adds to it.
+        insert: if c.props.is_empty() {
+            base.insert
+        } else {
+            out.insert
+        },
+        library: base.library.or(out.library),
+        props,
+        topics,
+        role: out.role,
+        runs: out.runs,
+        from: None,
+    }
+}
+
+/// The configuration function `g` returns, its own helpers applied.
+fn helper_config(
+    krate: &Crate,
+    resolver: &Resolver,
+    memo: &mut HashMap<usize, Option<KafkaClient>>,
+    g: usize,
+    depth: usize,
+) -> Option<KafkaClient> {
+    if let Some(known) = memo.get(&g) {
+        return known.clone();
+    }
+    let resolved = krate.functions[g]
+        .returns_kafka_config
+        .as_deref()
+        .map(|c| resolve_config(krate, resolver, memo, g, c, depth));
+    memo.insert(g, resolved.clone());
+    resolved
 }

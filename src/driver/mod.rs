@@ -530,6 +530,8 @@ fn analyze_crate(
             f.dependency = !own.contains(&*f.loc.path);
         }
     }
+    // Client configurations built in helpers, applied where the helpers are called.
+    crate::analysis::kafka_clients::apply_config_helpers(&mut lowered.krate);
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),

@@ -115,7 +115,13 @@ declare_rule! {
 
 fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
     let mut out = Vec::new();
-    for p in &c.props {
+    // Only the value in force: a later `.set` of the key (at a helper's call site,
+    // after the helper's own) overrides an earlier one.
+    for p in c
+        .props
+        .iter()
+        .filter(|p| c.prop(&p.key).is_some_and(|last| std::ptr::eq(last, *p)))
+    {
         let v = p.value.as_deref().map(|v| v.trim().to_ascii_lowercase());
         let why = match (p.key.as_str(), v.as_deref()) {
             ("acks" | "request.required.acks", Some("0")) => "`acks=0`: the producer never learns whether a record arrived",

@@ -386,6 +386,8 @@ struct Lowerer<'a, 'b> {
     kafka_clients: Vec<KafkaClient>,
     /// The Kafka client (of `kafka_clients`) the function returns (`Function::returns_kafka_client`).
     returned_kafka_client: Option<usize>,
+    /// The client configuration the function returns unmade (`Function::returns_kafka_config`).
+    returned_kafka_config: Option<Box<KafkaClient>>,
     /// Packs whose broker entries matched a call here (`Function::packs`).
     packs: Vec<String>,
     ack_settings: Vec<AckSetting>,

@@ -165,6 +165,7 @@ impl Ctx {
             runs: Vec::new(),
             library: None,
             insert: None,
+            from: None,
         }
     }
 

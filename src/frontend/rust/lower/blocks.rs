@@ -394,6 +394,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !semi && self.in_return && self.closure_depth == 0 && info.kafka_client.is_some() {
             self.returned_kafka_client = info.kafka_client;
         }
+        // A configuration returned unmade (a `ClientConfig` helper); two different
+        // ones (one per `return`) cannot be told apart at the call site.
+        if let Some(cfg) = info.kafka_config.as_ref().filter(|_| {
+            !semi && self.in_return && self.closure_depth == 0 && info.kafka_client.is_none()
+        }) {
+            match &mut self.returned_kafka_config {
+                Some(had) if had != cfg => had.dynamic = true,
+                Some(_) => {}
+                None => self.returned_kafka_config = Some(cfg.clone()),
+            }
+        }
     }
 
     // ----- expressions -------------------------------------------------------

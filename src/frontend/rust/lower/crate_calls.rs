@@ -196,6 +196,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             Some(Role::KafkaConsumer | Role::KafkaProducer | Role::KafkaClient)
         )
         .then(|| Box::new(callee.clone()));
+        // A client configuration a crate function returns (`consumer_config(&s)`): a
+        // chain that goes on from the helper's, which is applied after lowering.
+        let config = self.helper_config(&ret, &callee, &loc);
         // A fresh id handed to a call inside the retry identifies the attempt.
         let mentions: Vec<ValueId> = args
             .iter()
@@ -246,7 +249,40 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             super::add_rows(&mut info.rows, t);
         }
         info.client_made_by = made_by;
+        info.kafka_config = config;
         info
+    }
+
+    /// The configuration a call of the crate function `callee`, declared to return
+    /// `ret`, gives when `ret` is a client configuration (the packs' `config` roles):
+    /// the helper's, known only once the crate is lowered (`KafkaClient::from`).
+    fn helper_config(
+        &self,
+        ret: &TypeInfo,
+        callee: &Callee,
+        loc: &Loc,
+    ) -> Option<Box<crate::ir::KafkaClient>> {
+        let role = ret.role.as_deref()?;
+        if !self.cx.apis.config_roles.contains(role) {
+            return None;
+        }
+        Some(Box::new(crate::ir::KafkaClient {
+            new_loc: loc.clone(),
+            family: if Role::KafkaConfig.is(Some(role)) {
+                crate::ir::ClientFamily::Librdkafka
+            } else {
+                crate::ir::ClientFamily::Unknown
+            },
+            framework: false,
+            props: Vec::new(),
+            dynamic: false,
+            role: None,
+            topics: Vec::new(),
+            runs: Vec::new(),
+            library: None,
+            insert: None,
+            from: Some(Box::new(callee.clone())),
+        }))
     }
 
     /// The messages a receive helper returns (`let batch = next_batch(&consumer)

@@ -82,6 +82,7 @@ impl Lowerer<'_, '_> {
                 runs: Vec::new(),
                 library: Some(spec.pack_name()),
                 insert: None,
+                from: None,
             }));
         }
         info

@@ -57,6 +57,7 @@ pub(super) fn lower_fn(
     entry.extend(l.fn_body(block));
     let mut body = Node::Seq(entry);
     l.finish(&mut body);
+    l.factory_role(sig);
     let returns_batches = returned_batch_events(&body, &returned_batches);
     let confirm_ats = confirm::confirm_ats(cx, sig, block, items, &l.channel_opens);
     let confirm_awaits = confirm::confirm_awaits(cx, block, &l.unconfirmed);
@@ -93,6 +94,7 @@ pub(super) fn lower_fn(
         returns_batches,
         kafka_clients: l.kafka_clients,
         returns_kafka_client: l.returned_kafka_client.map(|i| i as u32),
+        returns_kafka_config: l.returned_kafka_config,
         packs: l.packs,
         kafka_sent_topics: l.sent_topics,
         ack_settings: l.ack_settings,
@@ -103,6 +105,28 @@ pub(super) fn lower_fn(
         confirm_ats,
         confirm_awaits,
         dependency: false,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A factory whose client is made without a type that names it (`let c =
+    /// ClientConfig::new()..create()?; Ok(c)`): the client is what the function's
+    /// declared return type says (`-> Result<StreamConsumer>`).
+    fn factory_role(&mut self, sig: &syn::Signature) {
+        let Some(i) = self.returned_kafka_client else {
+            return;
+        };
+        let syn::ReturnType::Type(_, ty) = &sig.output else {
+            return;
+        };
+        if self.kafka_clients[i].role.is_some() {
+            return;
+        }
+        let role = self
+            .type_info(ty)
+            .role
+            .filter(|r| matches!(Role::of(r), Some(Role::KafkaConsumer | Role::KafkaProducer)));
+        self.kafka_clients[i].role = role;
     }
 }
 
@@ -233,6 +257,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             dedup: Default::default(),
             kafka_clients: Vec::new(),
             returned_kafka_client: None,
+            returned_kafka_config: None,
             packs: Vec::new(),
             ack_settings: Vec::new(),
             transient_queues: Vec::new(),

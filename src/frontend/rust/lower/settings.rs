@@ -339,6 +339,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 runs: Vec::new(),
                 library: None,
                 insert: None,
+                from: None,
             })
         });
         let role = recv.role.clone();
