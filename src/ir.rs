@@ -75,6 +75,9 @@ pub struct SqlFacts {
     /// 'complete'`, `sent = true`, `sent_at IS NOT NULL`, with anything else ANDed): a
     /// clean-up of retired rows, not a record of the rows a relay read.
     pub clears_done: bool,
+    /// The INSERT's rows carry their own unique key (a MongoDB document's `_id`): a
+    /// repeat is refused by the key, not applied twice.
+    pub keyed: bool,
 }
 
 impl SqlFacts {
@@ -101,6 +104,7 @@ impl SqlFacts {
             many_rows: false,
             marks_done: false,
             clears_done: false,
+            keyed: false,
         }
     }
 

@@ -20,7 +20,9 @@ pub use specs::{
     Target, TopicSpec, TtlForm, TtlSpec, TtlUnit, TypeSpec,
 };
 use statements::DslTables;
-pub use statements::{ArgWord, ArgWordSpec, BuilderStep, BuilderText, DslTableNames};
+pub use statements::{
+    ArgWord, ArgWordSpec, BuilderStep, BuilderText, DslTableNames, UniqueIndexes,
+};
 pub use std_names::{builtin_std, DurationSpec, MacroKind, ResultSide, ResultSpec, StdNames};
 
 /// The config's `[apis]` table: kind (`ack`, `commit`, `begin`, ...) -> entries
@@ -226,6 +228,7 @@ struct Pack {
     arg_words: Vec<ArgWordSpec>,
     #[serde(default)]
     lock_keys: Vec<String>,
+    unique_indexes: Option<UniqueIndexes>,
     /// The SQL text of this pack's calls is a dialect whose `INSERT` is an upsert
     /// (CQL: it overwrites the row with the same primary key).
     #[serde(default)]
@@ -250,6 +253,7 @@ pub const SQL_KINDS: &[&str] = &[
     "key_claim",
     "dsl_insert",
     "dsl_insert_ignore",
+    "dsl_insert_keyed",
     "dsl_replace",
     "dsl_update",
     "dsl_delete",
@@ -441,6 +445,9 @@ pub struct Apis {
     /// Words of a key's name that make a conditional write on it a lock or a lease,
     /// not a claim (`lock_keys`).
     pub lock_keys: Vec<String>,
+    /// Index creation whose unique option keys the table it is made on
+    /// (`[unique_indexes]`).
+    pub unique_indexes: UniqueIndexes,
     /// How a query DSL names a table (`orders::table`; `[dsl_tables]`).
     pub dsl_tables: DslTableNames,
     /// Serverless runtimes and their batch events (`[lambda]`, `[[batch_events]]`).
@@ -607,6 +614,10 @@ impl Apis {
             }
         }
         self.lock_keys.extend(pack.lock_keys);
+        if let Some(u) = pack.unique_indexes {
+            self.unique_indexes.creates.extend(u.creates);
+            self.unique_indexes.unique.extend(u.unique);
+        }
         self.auto_ack.extend(pack.auto_ack);
         self.transient_queue.extend(pack.transient_queue);
         self.builder_steps.extend(pack.builder_steps);

@@ -97,3 +97,15 @@ pub struct BuilderText {
     #[serde(default)]
     pub keeps: Vec<String>,
 }
+
+/// A pack's `[unique_indexes]`, merged: calls that create an index on the table the
+/// receiver names (`create_index`), and the option steps that make it unique
+/// (`.unique(true)`, `unique: Some(true)`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UniqueIndexes {
+    #[serde(default)]
+    pub creates: Vec<String>,
+    #[serde(default)]
+    pub unique: Vec<String>,
+}

@@ -161,7 +161,7 @@ pub fn analyze(input: &AnalysisInput) -> AnalysisOutput {
         yaml_files,
         unique_tables,
         included,
-    } = sort_files(input.files, &mut out);
+    } = sort_files(input.files, input.apis, &mut out);
     let pool = input.pool;
     let crates = without_test_modules(pool, input.include_tests, crates, &mut out);
     let api_filter = prefilter(input.apis);
@@ -239,7 +239,19 @@ struct Sorted<'a> {
 }
 
 /// Sorts the input files by kind; counts the YAML files skipped and the SQL files read.
-fn sort_files<'a>(files: &'a [SourceFile], out: &mut AnalysisOutput) -> Sorted<'a> {
+fn sort_files<'a>(
+    files: &'a [SourceFile],
+    apis: &crate::apis::Apis,
+    out: &mut AnalysisOutput,
+) -> Sorted<'a> {
+    // The methods making a collection that names its table (`db.collection("orders")`),
+    // for the unique indexes created on one.
+    let makers: Vec<String> = apis
+        .methods
+        .iter()
+        .filter(|(_, specs)| specs.iter().any(|c| c.sql.as_deref() == Some("table")))
+        .map(|(m, _)| m.clone())
+        .collect();
     let mut crates: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
     let mut yaml_files = Vec::new();
     let mut unique_tables: Vec<String> = Vec::new();
@@ -255,6 +267,12 @@ fn sort_files<'a>(files: &'a [SourceFile], out: &mut AnalysisOutput) -> Sorted<'
             FileKind::Rust => {
                 // A schema kept in the code (migrations run from string literals).
                 unique_tables.extend(rust::schema_literals::unique_keyed_tables(&f.text));
+                // A document store's unique index (`IndexOptions::builder().unique(true)`).
+                unique_tables.extend(rust::schema_literals::unique_indexed_tables(
+                    &f.text,
+                    &apis.unique_indexes,
+                    &makers,
+                ));
                 crates.entry(f.crate_key.as_str()).or_default().push(f)
             }
             FileKind::Yaml

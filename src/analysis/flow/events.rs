@@ -496,6 +496,7 @@ impl<'c> Interp<'c> {
                 || (sql.verb == "INSERT"
                     && !sql.ignores_conflict
                     && !sql.upsert
+                    && !sql.keyed
                     && !self.tables.has_unique_key(&sql.tables)));
         let applied = Applied::new(ev.clone(), st);
         self.write_pairs(

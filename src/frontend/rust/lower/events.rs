@@ -517,15 +517,22 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .and_then(named_table)
                     .map(str::to_string)
                     .or_else(|| args.first().and_then(|a| dsl_table(a, names)));
+                let keyed = verb == "INSERT_KEYED";
                 let (verb, ignores_conflict, upsert) = match verb.as_str() {
                     "INSERT_IGNORE" => ("INSERT".to_string(), true, false),
+                    "INSERT_KEYED" => ("INSERT".to_string(), false, false),
                     "REPLACE" => ("INSERT".to_string(), false, true),
                     _ => (verb, false, false),
                 };
+                // An update the pack marks non-idempotent adds to the value it
+                // writes (MongoDB `$inc`): `SET n = n + ..`.
+                let self_referencing = spec.non_idempotent && verb == "UPDATE";
                 Some(SqlFacts {
                     kind: SqlKind::Write,
                     ignores_conflict,
                     upsert,
+                    keyed,
+                    self_referencing,
                     verb,
                     tables: table.into_iter().collect(),
                     ..SqlFacts::unknown()
