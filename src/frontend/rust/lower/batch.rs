@@ -61,6 +61,9 @@ pub(super) fn unread_batches(apis: &Apis, block: &Block) -> BatchUses {
     v.out
 }
 
+/// A batch call's method name and its response's failure accessors.
+type BatchSite<'a> = (PmSpan, &'a [String]);
+
 struct Blocks<'a> {
     apis: &'a Apis,
     /// Every batch response's failure accessors (the packs' `entry_failures`).
@@ -68,7 +71,7 @@ struct Blocks<'a> {
     /// Batch calls whose future a `let` in an enclosing block holds unawaited (`let
     /// fut = client.put_record_batch()…send();`), by name: `fut.await` is the call's
     /// response, there or in a block nested below (`Box::pin(async move { fut.await })`).
-    futures: Vec<(String, Option<(PmSpan, &'a [String])>)>,
+    futures: Vec<(String, Option<BatchSite<'a>>)>,
     out: BatchUses,
 }
 
@@ -233,7 +236,7 @@ impl<'a> Blocks<'a> {
     /// `fut.await` (through `?` and parentheses) on a name a `let` bound to a batch
     /// call's unawaited future: `Some(Some(..))` that call, `Some(None)` a name bound
     /// to something else since.
-    fn held_future(&self, e: &Expr) -> Option<Option<(PmSpan, &'a [String])>> {
+    fn held_future(&self, e: &Expr) -> Option<Option<BatchSite<'a>>> {
         let mut e = e;
         loop {
             match e {
