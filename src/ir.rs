@@ -793,6 +793,23 @@ impl Insertion {
 }
 
 impl KafkaClient {
+    /// A client of `family` made at `new_loc`, nothing set yet.
+    pub fn new(new_loc: Loc, family: ClientFamily) -> KafkaClient {
+        KafkaClient {
+            new_loc,
+            family,
+            framework: false,
+            props: Vec::new(),
+            dynamic: false,
+            role: None,
+            topics: Vec::new(),
+            runs: Vec::new(),
+            library: None,
+            insert: None,
+            from: None,
+        }
+    }
+
     /// Whether two clients can be active together: one of them is not tied to a
     /// configuration, or they share one.
     pub fn runs_with(&self, other: &KafkaClient) -> bool {

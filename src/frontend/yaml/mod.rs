@@ -155,17 +155,8 @@ impl Ctx {
     /// A new client whose block is held by `holder` (the key, or the block's first key).
     pub fn client(&self, holder: Span, family: ClientFamily, framework: bool) -> KafkaClient {
         KafkaClient {
-            new_loc: self.loc(holder),
-            family,
             framework,
-            props: Vec::new(),
-            dynamic: false,
-            role: None,
-            topics: Vec::new(),
-            runs: Vec::new(),
-            library: None,
-            insert: None,
-            from: None,
+            ..KafkaClient::new(self.loc(holder), family)
         }
     }
 

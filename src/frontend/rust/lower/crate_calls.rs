@@ -267,21 +267,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return None;
         }
         Some(Box::new(crate::ir::KafkaClient {
-            new_loc: loc.clone(),
-            family: if Role::KafkaConfig.is(Some(role)) {
-                crate::ir::ClientFamily::Librdkafka
-            } else {
-                crate::ir::ClientFamily::Unknown
-            },
-            framework: false,
-            props: Vec::new(),
-            dynamic: false,
-            role: None,
-            topics: Vec::new(),
-            runs: Vec::new(),
-            library: None,
-            insert: None,
             from: Some(Box::new(callee.clone())),
+            ..crate::ir::KafkaClient::new(loc.clone(), super::settings::config_family(Some(role)))
         }))
     }
 

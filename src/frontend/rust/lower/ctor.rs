@@ -4,9 +4,9 @@
 use syn::Expr;
 
 use super::{Info, Lowerer};
-use crate::apis::{ApiEvent as Api, CallSpec, Role};
+use crate::apis::{ApiEvent as Api, CallSpec};
 use crate::frontend::rust::{constructed_role, resolve_path};
-use crate::ir::{ClientFamily, KafkaClient, Loc, Node};
+use crate::ir::{KafkaClient, Loc, Node};
 
 impl Lowerer<'_, '_> {
     /// The call `Type::ctor(args)` as the spec of a call making a value of the
@@ -64,25 +64,10 @@ impl Lowerer<'_, '_> {
         let mut info = self.api_call(spec, None, args, last, loc.clone(), text, out);
         let role = info.role.as_deref();
         if role.is_some_and(|r| self.cx.apis.config_roles.contains(r)) {
-            // rdkafka's `ClientConfig` is librdkafka's; another pack's builder
-            // (kafka-rust) has no librdkafka defaults.
-            let family = if Role::KafkaConfig.is(role) {
-                ClientFamily::Librdkafka
-            } else {
-                ClientFamily::Unknown
-            };
+            let family = super::settings::config_family(role);
             info.kafka_config = Some(Box::new(KafkaClient {
-                new_loc: loc,
-                family,
-                framework: false,
-                props: Vec::new(),
-                dynamic: false,
-                role: None,
-                topics: Vec::new(),
-                runs: Vec::new(),
                 library: Some(spec.pack_name()),
-                insert: None,
-                from: None,
+                ..KafkaClient::new(loc, family)
             }));
         }
         info

@@ -325,21 +325,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let arg_infos = self.plain_args(args, out);
         let mut cfg = recv.kafka_config.clone().unwrap_or_else(|| {
             Box::new(KafkaClient {
-                new_loc: loc.clone(),
-                family: if Role::KafkaConfig.is(recv.role.as_deref()) {
-                    ClientFamily::Librdkafka
-                } else {
-                    ClientFamily::Unknown
-                },
-                framework: false,
-                props: Vec::new(),
                 dynamic: true,
-                role: None,
-                topics: Vec::new(),
-                runs: Vec::new(),
-                library: None,
-                insert: None,
-                from: None,
+                ..KafkaClient::new(loc.clone(), config_family(recv.role.as_deref()))
             })
         });
         let role = recv.role.clone();
@@ -434,5 +421,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             kafka_config: Some(cfg),
             ..Info::default()
         }
+    }
+}
+
+/// The client family a configuration of `role` builds: rdkafka's `ClientConfig` is
+/// librdkafka's; another pack's builder (kafka-rust) has no librdkafka defaults.
+pub(super) fn config_family(role: Option<&str>) -> ClientFamily {
+    if Role::KafkaConfig.is(role) {
+        ClientFamily::Librdkafka
+    } else {
+        ClientFamily::Unknown
     }
 }
