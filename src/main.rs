@@ -14,9 +14,15 @@ use msgaudit::config::Selection;
 /// syn allocates a node for nearly every token: a faster allocator is a large share
 /// of the run time on big trees. Wrapped with a reserve so that running out of
 /// memory ends the run with what it found (support::alloc).
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: msgaudit::support::alloc::Reserved<mimalloc::MiMalloc> =
     msgaudit::support::alloc::Reserved::new(mimalloc::MiMalloc);
+/// The C allocator, for heap profilers (`--features system-alloc`; docs/speed.md).
+#[cfg(feature = "system-alloc")]
+#[global_allocator]
+static GLOBAL: msgaudit::support::alloc::Reserved<std::alloc::System> =
+    msgaudit::support::alloc::Reserved::new(std::alloc::System);
 use msgaudit::emit::{self, Format, HumanOptions};
 use msgaudit::{rules, InputError, Options, Report, Severity};
 

@@ -71,13 +71,16 @@ pub fn read_regular(path: &Path, max_bytes: u64, follow: bool) -> Result<Vec<u8>
     }
     let file = fs::File::open(path).map_err(Refusal::Io)?;
     // The file could have been replaced since it was looked at.
-    match file.metadata() {
+    let len = match file.metadata() {
         Ok(m) if !m.is_file() => return Err(Refusal::NotRegular),
         Ok(m) if m.len() > max_bytes => return Err(Refusal::TooLarge(Some(m.len()))),
-        Ok(_) => {}
+        Ok(m) => m.len(),
         Err(e) => return Err(Refusal::Io(e)),
-    }
-    let mut bytes = Vec::new();
+    };
+    // Sized to the file, so that the texts the run keeps take what they hold (a
+    // buffer grown by doubling holds up to twice that). A file that grew since is
+    // still read to its end, up to the limit.
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(Refusal::Io)?;
