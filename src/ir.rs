@@ -885,6 +885,11 @@ pub struct Function {
     pub body: Node,
     /// Names of values, for messages (`tx`, `self.pool`).
     pub value_names: Vec<String>,
+    /// Fields of values, as (value, field name, the field's value): read (`job.write`,
+    /// `let InFlight { write, .. } = job`) or given by a struct literal the value was
+    /// bound to (`let job = InFlight { delivery, write }`). A callee reading a field of
+    /// a parameter reads the caller's value of the argument's field.
+    pub fields: Vec<(ValueId, String, ValueId)>,
     /// Fresh ids that reach what a retried step sends.
     pub id_flows: Vec<IdFlow>,
     /// Fresh ids minted outside any retry into a send, and the loops that run pass

@@ -136,6 +136,9 @@ struct Frame<'c> {
     origins: HashMap<ValueId, crate::ir::Origin>,
     /// The tables whose rows the caller's arguments for parameters are taken from.
     rows: HashMap<ValueId, Vec<String>>,
+    /// The caller's values of its arguments' fields, by parameter and field name
+    /// (`settle(job)`, `job` a struct literal holding a task's handle in `write`).
+    fields: HashMap<(ValueId, String), Val>,
 }
 
 impl Frame<'_> {
@@ -277,6 +280,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             closures: HashMap::default(),
             origins: HashMap::default(),
             rows: HashMap::default(),
+            fields: HashMap::default(),
         };
         let mut start = State::new();
         start.message = f.takes_message;

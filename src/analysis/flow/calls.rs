@@ -155,7 +155,8 @@ impl<'c> Interp<'c> {
             }
             let id = self.next_frame;
             self.next_frame += 1;
-            let frame = callee_frame(callee, c, fr, id, idx);
+            let caller = &self.krate.functions[fr.fn_idx];
+            let frame = callee_frame((caller, callee), c, fr, id, idx);
             self.stack.push(idx);
             self.via.push(e.loc.clone());
             // One of several implementations a call on a receiver value reaches.
@@ -312,7 +313,7 @@ impl<'c> Interp<'c> {
 /// bound to the caller's values, the closures handed to it (written at the call, or
 /// the caller's closure parameters passed on), and where its arguments come from.
 fn callee_frame<'c>(
-    callee: &crate::ir::Function,
+    (caller, callee): (&crate::ir::Function, &crate::ir::Function),
     c: &'c Call,
     fr: &Frame<'c>,
     id: u32,
@@ -323,6 +324,7 @@ fn callee_frame<'c>(
     let mut actuals: Vec<Option<ValueId>> = Vec::new();
     let mut origins = HashMap::default();
     let mut rows: HashMap<ValueId, Vec<String>> = HashMap::default();
+    let mut fields = HashMap::default();
     let offset = usize::from(callee.has_self);
     if callee.has_self {
         actuals.push(c.receiver);
@@ -359,6 +361,7 @@ fn callee_frame<'c>(
         }
         if let Some(a) = a {
             map.insert(*p, fr.val(a));
+            passed_fields(caller, fr, (*p, a), &mut fields);
             // A closure parameter passed on to the next callee.
             if let Some(cl) = fr.closures.get(&a) {
                 closures.insert(*p, cl.clone());
@@ -368,6 +371,12 @@ fn callee_frame<'c>(
             closures.insert(*p, Rc::new((n, fr.clone())));
         }
     }
+    // The callee's reads of its parameters' fields are the caller's values of them.
+    for (b, name, v) in &callee.fields {
+        if let Some(val) = fields.get(&(*b, name.clone())) {
+            map.entry(*v).or_insert(*val);
+        }
+    }
     Frame {
         id,
         fn_idx: idx,
@@ -375,6 +384,28 @@ fn callee_frame<'c>(
         closures,
         origins,
         rows,
+        fields,
+    }
+}
+
+/// The fields of the caller's argument `a` given for the parameter `p` (the values a
+/// struct literal gave them, or the caller's reads of them, or, `a` a parameter of the
+/// caller, its own caller's), as the fields of `p`.
+fn passed_fields(
+    caller: &crate::ir::Function,
+    fr: &Frame<'_>,
+    (p, a): (ValueId, ValueId),
+    fields: &mut HashMap<(ValueId, String), Val>,
+) {
+    for (b, name, v) in &caller.fields {
+        if *b == a {
+            fields.insert((p, name.clone()), fr.val(*v));
+        }
+    }
+    for ((b, name), val) in &fr.fields {
+        if *b == a {
+            fields.entry((p, name.clone())).or_insert(*val);
+        }
     }
 }
 

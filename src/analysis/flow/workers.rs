@@ -287,6 +287,7 @@ impl<'c> Interp<'c> {
             closures: HashMap::default(),
             origins: HashMap::default(),
             rows: HashMap::default(),
+            fields: HashMap::default(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();

@@ -182,6 +182,9 @@ struct Info {
     rows: Vec<String>,
     /// A struct literal's fields, each with the values it mentions.
     parts: Vec<(String, Vec<ValueId>)>,
+    /// A struct literal's fields given a value (`InFlight { delivery, write:
+    /// tokio::spawn(..) }`): the value a binding of the literal holds in each.
+    field_values: Vec<(String, ValueId)>,
 }
 
 impl Info {

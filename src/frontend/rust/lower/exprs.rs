@@ -443,6 +443,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = Info::default();
         for f in &s.fields {
             let i = self.arg(&f.expr, out);
+            if let (syn::Member::Named(n), Some(v)) = (&f.member, i.value) {
+                info.field_values.push((n.to_string(), v));
+            }
             if let (syn::Member::Named(n), false) = (&f.member, i.fresh_blocked) {
                 let vals = i.value.iter().chain(&i.mentions).copied().collect();
                 info.parts.push((n.to_string(), vals));

@@ -82,6 +82,13 @@ pub(super) fn lower_fn(
         has_self,
         body,
         value_names: l.values.iter().map(|v| v.name.clone()).collect(),
+        fields: {
+            let mut fields: Vec<(ValueId, String, ValueId)> = (l.fields.iter())
+                .map(|((b, n), v)| (*b, n.clone(), *v))
+                .collect();
+            fields.sort();
+            fields
+        },
         id_flows: l
             .id_flows
             .into_iter()

@@ -186,8 +186,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             Pat::Struct(s) => {
                 let derived = self.derived(info);
+                let whole = info.value.filter(|b| self.struct_of(*b, &s.path));
                 for f in &s.fields {
-                    self.bind_pattern(&f.pat, &derived);
+                    // `let InFlight { delivery, write } = job;`: each binding is the
+                    // value's field, as `job.write` is.
+                    match (whole, &f.member) {
+                        (Some(b), syn::Member::Named(n)) => {
+                            let base = self.value_info(b);
+                            let field = self.field(&base, &n.to_string());
+                            self.bind_pattern(&f.pat, &field);
+                        }
+                        _ => self.bind_pattern(&f.pat, &derived),
+                    }
                 }
             }
             Pat::Slice(s) => {
@@ -203,6 +213,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             _ => {}
         }
+    }
+
+    /// Whether the value `v` is of the struct a pattern's path names (`InFlight { .. }`
+    /// on an `InFlight`, `Self { .. }` in its methods): a pattern of its fields, not of
+    /// an enum's variant.
+    fn struct_of(&self, v: ValueId, path: &syn::Path) -> bool {
+        let Some(last) = path.segments.last() else {
+            return false;
+        };
+        let name = last.ident.to_string();
+        let ty = self.values[v as usize].crate_type.as_deref();
+        let named = if name == "Self" {
+            self.self_type.as_deref()
+        } else {
+            Some(name.as_str())
+        };
+        path.segments.len() == 1 && ty.is_some() && ty == named
     }
 
     /// Binds `pat: ty`: the declared type gives the value its role and crate type. A
@@ -434,6 +461,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             b
         });
         self.note_sources(v, info);
+        // A binding of a struct literal holds the values given its fields: `job.write`
+        // (or a destructuring, or a callee given `job`) is the literal's `write`.
+        for (name, fv) in &info.field_values {
+            self.fields.insert((v, name.clone()), *fv);
+        }
         let val = &mut self.values[v as usize];
         val.text.clone_from(&info.str_lit);
         val.fresh = fresh;
