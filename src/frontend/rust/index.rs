@@ -5,6 +5,9 @@
 
 use super::*;
 
+mod params;
+pub(super) use params::{escaped_key, param_key, TABLE_ARG, TEXT_ARG};
+
 pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {
     for item in items {
         match item {
@@ -668,6 +671,7 @@ pub(super) fn collect_sigs(
                     continue;
                 }
                 cx.field_texts(&f.block, None, consts);
+                cx.param_args(&f.block, consts);
                 let sig = body_sig(cx, &local, &f.sig, &f.block, None, None, module);
                 sigs.push((f.sig.ident.to_string(), sig));
             }
@@ -680,6 +684,7 @@ pub(super) fn collect_sigs(
                 for it in &imp.items {
                     if let syn::ImplItem::Fn(m) = it {
                         cx.field_texts(&m.block, self_ty.as_deref(), consts);
+                        cx.param_args(&m.block, consts);
                         let mut sig = body_sig(
                             cx,
                             &local,

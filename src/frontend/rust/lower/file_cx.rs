@@ -16,6 +16,14 @@ use crate::diagnostic::Span;
 use crate::ir::Loc;
 use crate::support::lines::LineIndex;
 
+/// What the calls of the crate pass a parameter ([`FileCx::param_arg`]).
+pub(super) enum ParamArg {
+    /// A collection naming this table (`db.collection("hog")`).
+    Table(String),
+    /// SQL text (`"INSERT INTO .."`, `INSERT_SQL`).
+    Text(String),
+}
+
 pub struct FileCx<'a> {
     pub path: Arc<str>,
     /// The file's path on disk (`include_str!` is relative to it).
@@ -189,6 +197,55 @@ impl FileCx<'_> {
             Some(name) => self.const_value(name).map(|t| t.to_ascii_lowercase()),
             None => Some(t.clone()),
         }
+    }
+
+    /// What every call of the crate passes as the parameter `i` (`self` not counted)
+    /// of the function `name` taking `n` such parameters (and `self` when
+    /// `method`): a collection naming its table, or SQL text ([`ParamArg`]). None
+    /// when no call is seen, one passes something else, calls disagree, or the
+    /// function is passed as a value (`index::params`).
+    pub(super) fn param_arg(
+        &self,
+        name: &str,
+        i: usize,
+        n: usize,
+        method: bool,
+    ) -> Option<ParamArg> {
+        use crate::frontend::rust::index::{
+            escaped_key, param_key, TABLE_ARG, TABLE_CONST, TEXT_ARG,
+        };
+        if self.const_value(&escaped_key(name)).is_some() {
+            return None;
+        }
+        let mut keys = vec![param_key(name, i, n, false)];
+        if method {
+            // `repo.save(a)`, or `Repo::save(&repo, a)`.
+            keys = vec![
+                param_key(name, i, n, true),
+                param_key(name, i + 1, n + 1, false),
+            ];
+        }
+        let mut found: Option<&String> = None;
+        for k in &keys {
+            match (self.const_value(k), found) {
+                (None, _) => {}
+                (Some(v), _) if v.is_empty() => return None,
+                (Some(v), Some(f)) if v != f => return None,
+                (Some(v), _) => found = Some(v),
+            }
+        }
+        let v = found?;
+        let named = |t: &str| match t.strip_prefix(TABLE_CONST) {
+            Some(c) => self.const_value(c).cloned(),
+            None => Some(t.to_string()),
+        };
+        if let Some(t) = v.strip_prefix(TABLE_ARG) {
+            return named(t)
+                .filter(|t| !t.is_empty())
+                .map(|t| ParamArg::Table(t.to_ascii_lowercase()));
+        }
+        let t = named(v.strip_prefix(TEXT_ARG)?)?;
+        super::super::text::looks_like_sql(&t).then_some(ParamArg::Text(t))
     }
 
     /// The fields of the crate's type `ty`.

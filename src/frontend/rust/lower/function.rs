@@ -336,6 +336,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     let batch = self.batch_event.is_none()
                         && event_source(&self.cx.apis.serverless, self.cx.uses, &pt.ty).is_some();
                     let v = self.bind_param(&pt.pat, ti);
+                    if let Some(v) = v {
+                        let i = params.len() - usize::from(has_self);
+                        self.param_from_callers(sig, v, i);
+                    }
                     if batch {
                         self.batch_event = v;
                     }
@@ -361,6 +365,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
         }
         (params, has_self)
+    }
+
+    /// A parameter every call of the crate passes the same collection or SQL text
+    /// (`process(&hog, d)` after `let hog = db.collection("hog")`; `exec(pool,
+    /// "INSERT ..")`): it holds that collection or text ([`FileCx::param_arg`]).
+    fn param_from_callers(&mut self, sig: &syn::Signature, v: ValueId, i: usize) {
+        use super::file_cx::ParamArg;
+        if self.values[v as usize].sql.is_some() {
+            return;
+        }
+        let method = matches!(sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+        let n = sig.inputs.len() - usize::from(method);
+        let arg = self.cx.param_arg(&sig.ident.to_string(), i, n, method);
+        let val = &mut self.values[v as usize];
+        match arg {
+            Some(ParamArg::Table(t)) => {
+                val.sql = Some(crate::ir::SqlFacts {
+                    verb: super::events::TABLE_VERB.into(),
+                    tables: vec![t],
+                    ..crate::ir::SqlFacts::unknown()
+                });
+            }
+            Some(ParamArg::Text(t)) => {
+                val.sql = Some(crate::frontend::rust::sql::facts(&t));
+                val.text = Some(t);
+            }
+            None => {}
+        }
     }
 
     /// `ty` holds spawned tasks whose output is a result (`JoinSet<Result<..>>`, the
