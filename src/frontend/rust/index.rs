@@ -586,6 +586,7 @@ fn body_sig(
         stores_param: None,
         returns_received: received::returned_messages(cx, local, sig, block, self_ty),
         returns_rows: returned_rows(cx, &sig.output, block),
+        logs_params: super::lower::logged_params(cx.apis, sig, block),
     }
 }
 
@@ -712,6 +713,9 @@ pub(super) fn collect_sigs(
                                     stores_param: None,
                                     returns_received: None,
                                     returns_rows: Vec::new(),
+                                    logs_params: super::lower::logged_params(
+                                        cx.apis, &m.sig, default,
+                                    ),
                                 },
                             ));
                         }
