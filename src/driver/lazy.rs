@@ -111,6 +111,10 @@ impl Lexicon {
         lex.always.extend(apis.macros.keys().cloned());
         lex.always.extend(retention::names(apis));
         lex.always.extend(apis.retry_methods.iter().cloned());
+        // A helper handed a batch's response that looks at its failed entries: the
+        // index says whether it only logs them (`lower::logged_params`).
+        lex.always
+            .extend(apis.entry_failures.values().flatten().cloned());
         lex.always
             .extend(crate::frontend::rust::lower::fact_names(apis).map(str::to_string));
         // Consumer options that turn acks off; records built for a topic.

@@ -589,6 +589,7 @@ fn body_sig(
         stores_param: None,
         returns_received: received::returned_messages(cx, local, sig, block, self_ty),
         returns_rows: returned_rows(cx, &sig.output, block),
+        logs_params: super::lower::logged_params(cx.apis, sig, block),
     }
 }
 
@@ -717,6 +718,9 @@ pub(super) fn collect_sigs(
                                     stores_param: None,
                                     returns_received: None,
                                     returns_rows: Vec::new(),
+                                    logs_params: super::lower::logged_params(
+                                        cx.apis, &m.sig, default,
+                                    ),
                                 },
                             ));
                         }

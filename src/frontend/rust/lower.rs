@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
 mod batch;
+mod batch_uses;
 mod blocks;
 mod builder_text;
 mod calls;
@@ -31,6 +32,7 @@ mod settings;
 mod spans;
 mod statement;
 mod values;
+pub(super) use batch_uses::logged_params;
 pub use file_cx::{FileCx, IndexReads};
 use function::lower_fn;
 

@@ -126,6 +126,10 @@ pub struct FnSig {
     /// sqlx::query_as("SELECT .. FROM outbox ..").fetch_all(..).await?; Ok(rows)`):
     /// what a caller takes from it is taken from those rows ([`index::returned_rows`]).
     pub returns_rows: Vec<String>,
+    /// The places of the parameters (the receiver is place 0) whose value the body
+    /// only logs: a batch's response handed to one has its failed entries unread
+    /// ([`lower::logged_params`]).
+    pub logs_params: Vec<usize>,
 }
 
 /// A string a function returns: SQL written in its body, a constant by name, or a

@@ -187,6 +187,7 @@ impl<'a> CrateFrontEnd<'a> {
                             stores_param: None,
                             returns_received: None,
                             returns_rows: Vec::new(),
+                            logs_params: Vec::new(),
                         },
                         f.has_self,
                     )

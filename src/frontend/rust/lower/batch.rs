@@ -17,6 +17,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt};
 
+use super::batch_uses::{CalleeLogs, Uses};
 use crate::apis::{Apis, MacroKind, ResultSpec};
 
 /// How a function body uses the responses of its batch calls and the results of its
@@ -40,13 +41,16 @@ pub(super) struct BatchUses {
 }
 
 /// How the function body `block` uses its batch calls' responses ([`BatchUses`]).
-pub(super) fn unread_batches(apis: &Apis, block: &Block) -> BatchUses {
+/// `logs` says whether the crate's function of a name only logs what its argument
+/// at a place holds ([`CalleeLogs`]).
+pub(super) fn unread_batches(apis: &Apis, logs: CalleeLogs<'_>, block: &Block) -> BatchUses {
     // A helper's result may be any batch's response: any accessor of one reads it.
     let mut all: Vec<String> = apis.entry_failures.values().flatten().cloned().collect();
     all.sort();
     all.dedup();
     let mut v = Blocks {
         apis,
+        logs,
         all: &all,
         futures: Vec::new(),
         out: BatchUses::default(),
@@ -66,6 +70,7 @@ type BatchSite<'a> = (PmSpan, &'a [String]);
 
 struct Blocks<'a> {
     apis: &'a Apis,
+    logs: CalleeLogs<'a>,
     /// Every batch response's failure accessors (the packs' `entry_failures`).
     all: &'a [String],
     /// Batch calls whose future a `let` in an enclosing block holds unawaited (`let
@@ -150,6 +155,7 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         let mut inner = Blocks {
             apis: self.apis,
+            logs: self.logs,
             all: self.all,
             futures: self.futures.clone(),
             out: BatchUses::default(),
@@ -212,6 +218,7 @@ impl<'a> Blocks<'a> {
         };
         let u = Uses {
             apis: self.apis,
+            logs: self.logs,
             name: &name,
             fields,
             derived: false,
@@ -294,21 +301,30 @@ impl<'a> Blocks<'a> {
                     }
                 }
                 Stmt::Local(local) => {
-                    let Some(init) = local.init.as_ref().filter(|i| i.diverge.is_none()) else {
+                    let Some(init) = local.init.as_ref() else {
                         continue;
                     };
-                    let site = self.site(&init.expr);
-                    if let Some(Some(name)) = binding(&local.pat) {
-                        self.note_future(&name, &init.expr);
+                    // `let out = match call { Ok(r) => r, Err(e) => return .. };` and
+                    // `let Ok(out) = call else { return .. };`: `out` is the response,
+                    // as it is after `?`.
+                    let (pat, value) = match self.ok_bound(local) {
+                        Some((name, scrutinee)) => (Some(Some(name)), scrutinee),
+                        None if init.diverge.is_none() => (binding(&local.pat), &*init.expr),
+                        None => continue,
+                    };
+                    let site = self.site(value);
+                    if let Some(Some(name)) = &pat {
+                        self.note_future(name, value);
                     }
                     let Some((span, fields, batch)) = site else {
                         continue;
                     };
-                    let unread = match binding(&local.pat) {
+                    let unread = match pat {
                         Some(None) => true,
                         Some(Some(name)) => {
                             let u = Uses {
                                 apis: self.apis,
+                                logs: self.logs,
                                 name: &name,
                                 fields,
                                 derived: false,
@@ -329,6 +345,60 @@ impl<'a> Blocks<'a> {
 }
 
 impl Blocks<'_> {
+    /// A `let` that binds the `Ok` side of a call's result and leaves the function
+    /// (or the loop) otherwise, as `?` does: `let out = match call { Ok(r) => r,
+    /// Err(e) => { error!(..); return .. } };`, `let Ok(out) = call else { .. };`.
+    /// The name bound and the call's expression.
+    fn ok_bound<'e>(&self, local: &'e syn::Local) -> Option<(String, &'e Expr)> {
+        let init = local.init.as_ref()?;
+        let results = &self.apis.std.results;
+        if init.diverge.is_some() {
+            return match arm_holds(results, &local.pat) {
+                ArmHolds::Name(name) => Some((name, &*init.expr)),
+                _ => None,
+            };
+        }
+        let name = binding(&local.pat).flatten()?;
+        let Expr::Match(m) = &*init.expr else {
+            return None;
+        };
+        let mut yields = false;
+        for arm in &m.arms {
+            if arm.guard.is_some() {
+                return None;
+            }
+            match arm_holds(results, &arm.pat) {
+                ArmHolds::Name(inner) if yields_name(&arm.body, &inner) => yields = true,
+                _ if self.diverges(&arm.body) => {}
+                _ => return None,
+            }
+        }
+        yields.then_some((name, &*m.expr))
+    }
+
+    /// Whether `e` never gives a value: `return`, `continue`, `break`, a macro that
+    /// returns an error or aborts, or a block ending in one.
+    fn diverges(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
+            Expr::Macro(m) => self.diverging_macro(&m.mac),
+            Expr::Block(b) => match b.block.stmts.last() {
+                Some(Stmt::Expr(e, _)) => self.diverges(e),
+                Some(Stmt::Macro(m)) => self.diverging_macro(&m.mac),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn diverging_macro(&self, m: &syn::Macro) -> bool {
+        let name = m.path.segments.last().map(|s| s.ident.to_string());
+        matches!(
+            name.and_then(|n| self.apis.std.macro_kind(&n)),
+            Some(MacroKind::ErrorReturn | MacroKind::Abort)
+        )
+    }
+
     /// A statement `if let Err(..) = call { .. }`, `if call.is_err() { .. }` or
     /// `match call { .. }` whose patterns never bind the `Ok` side (`Err(e)`,
     /// `Ok(_)`, `_`): the value inside the `Ok` (a delivery future) is dropped
@@ -425,6 +495,7 @@ impl Blocks<'_> {
         };
         let u = Uses {
             apis: self.apis,
+            logs: self.logs,
             name: &name,
             fields,
             derived: false,
@@ -436,7 +507,7 @@ impl Blocks<'_> {
 }
 
 /// What an arm's pattern keeps of a call's result.
-enum ArmHolds {
+pub(super) enum ArmHolds {
     /// The error side (`Err(..)`): the request failed, no response.
     ErrSide,
     /// The success side dropped (`Ok(_)`, `Ok(..)`, `_`).
@@ -447,7 +518,7 @@ enum ArmHolds {
     Unknown,
 }
 
-fn arm_holds(results: &ResultSpec, pat: &Pat) -> ArmHolds {
+pub(super) fn arm_holds(results: &ResultSpec, pat: &Pat) -> ArmHolds {
     let inner = match pat {
         Pat::Wild(_) => return ArmHolds::Nothing,
         Pat::TupleStruct(ts) => {
@@ -470,9 +541,21 @@ fn arm_holds(results: &ResultSpec, pat: &Pat) -> ArmHolds {
     }
 }
 
+/// An arm's body that is the name its pattern bound (`Ok(r) => r`, `=> { r }`).
+fn yields_name(body: &Expr, name: &str) -> bool {
+    match body {
+        Expr::Path(p) => p.path.is_ident(name),
+        Expr::Block(b) => match &b.block.stmts[..] {
+            [Stmt::Expr(e, None)] => yields_name(e, name),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The name a `let` binds: `Some(None)` for `_`, `None` for a pattern that
 /// destructures (not followed).
-fn binding(p: &Pat) -> Option<Option<String>> {
+pub(super) fn binding(p: &Pat) -> Option<Option<String>> {
     match p {
         Pat::Wild(_) => Some(None),
         Pat::Ident(i) if i.subpat.is_none() => Some(Some(i.ident.to_string())),
@@ -573,301 +656,6 @@ fn mapped_batch<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> 
         e = &mc.receiver;
     }
     None
-}
-
-/// How the statements after a binding use the batch response bound to `name`.
-struct Uses<'a> {
-    apis: &'a Apis,
-    name: &'a str,
-    fields: &'a [String],
-    /// `name` holds a view of the failed entries themselves (a count, a list), not
-    /// the whole response: every use of it looks at them.
-    derived: bool,
-}
-
-impl Uses<'_> {
-    /// Whether one of the statements `later` (indices into `stmts`, in order, each
-    /// naming the response) acts on it, up to the first that binds the name anew
-    /// (`let out = ..`: later statements name another value).
-    fn acts_after(&self, stmts: &[Stmt], later: &[usize]) -> bool {
-        for &j in later {
-            let s = &stmts[j];
-            // `let failed = out.failed_record_count().unwrap_or(0);`: a view of the
-            // failed entries under a new name acts only where that name does
-            // (`if failed > 0 { warn!(..) }` only logs).
-            if let Some(view) = self.view_binding(s) {
-                let u = Uses {
-                    apis: self.apis,
-                    name: &view,
-                    fields: self.fields,
-                    derived: true,
-                };
-                let uses: Vec<usize> = (j + 1..stmts.len())
-                    .filter(|&k| u.stmt_mentions(&stmts[k]))
-                    .collect();
-                if u.acts_after(stmts, &uses) {
-                    return true;
-                }
-                continue;
-            }
-            if self.stmt_acts(s) {
-                return true;
-            }
-            if let Stmt::Local(l) = s {
-                if binding(&l.pat).flatten().is_some_and(|n| n == self.name) {
-                    return false;
-                }
-            }
-        }
-        false
-    }
-
-    /// `let n = name.accessor()…;` through standard methods (`unwrap_or(0)`, `len()`)
-    /// whose arguments do not name the response: the name `n` it binds.
-    fn view_binding(&self, s: &Stmt) -> Option<String> {
-        let Stmt::Local(l) = s else { return None };
-        let init = l.init.as_ref().filter(|i| i.diverge.is_none())?;
-        let name = binding(&l.pat).flatten()?;
-        let std = &self.apis.std;
-        let mut e = &*init.expr;
-        let mut accessor = self.derived;
-        loop {
-            match e {
-                Expr::Paren(p) => e = &p.expr,
-                Expr::MethodCall(mc) if !mc.args.iter().any(|a| self.mentions(a)) => {
-                    let m = mc.method.to_string();
-                    if self.fields.contains(&m) {
-                        accessor = true;
-                    } else if !(std.methods.contains(&m) || std.aliases.contains(&m))
-                        || std.element_closures.contains(&m)
-                    {
-                        return None;
-                    }
-                    e = &mc.receiver;
-                }
-                Expr::Path(p) if p.path.is_ident(self.name) => {
-                    return (accessor && name != self.name).then_some(name)
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    fn stmt_mentions(&self, s: &Stmt) -> bool {
-        let mut f = Finder {
-            uses: self,
-            found: false,
-        };
-        f.visit_stmt(s);
-        f.found
-    }
-
-    fn stmt_acts(&self, s: &Stmt) -> bool {
-        match s {
-            Stmt::Local(l) => l.init.as_ref().is_some_and(|i| {
-                self.expr_acts(&i.expr) || i.diverge.as_ref().is_some_and(|d| self.expr_acts(&d.1))
-            }),
-            Stmt::Expr(e, Some(_)) if self.dropped_view(e) => false,
-            Stmt::Expr(e, _) => self.expr_acts(e),
-            Stmt::Macro(m) => self.macro_acts(&m.mac),
-            Stmt::Item(_) => false,
-        }
-    }
-
-    /// `e` only walks the response through standard methods (`into_iter`,
-    /// `collect`, `?` on each request's result) and its value is dropped: the
-    /// responses are looked at for a failed request, not for failed entries.
-    fn dropped_view(&self, e: &Expr) -> bool {
-        let std = &self.apis.std;
-        let mut e = e;
-        loop {
-            match e {
-                Expr::Try(t) => e = &t.expr,
-                Expr::Paren(p) => e = &p.expr,
-                Expr::MethodCall(mc) => {
-                    let m = mc.method.to_string();
-                    let plain = std.element_methods.contains(&m)
-                        || std.methods.contains(&m)
-                        || std.aliases.contains(&m);
-                    if !plain
-                        || std.element_closures.contains(&m)
-                        || self.fields.contains(&m)
-                        || mc.args.iter().any(|a| self.mentions(a))
-                    {
-                        return false;
-                    }
-                    e = &mc.receiver;
-                }
-                Expr::Path(p) => return p.path.is_ident(self.name),
-                _ => return false,
-            }
-        }
-    }
-
-    fn block_acts(&self, b: &Block) -> bool {
-        b.stmts.iter().any(|s| self.stmt_acts(s))
-    }
-
-    /// Whether a use of the response in `e` acts on its failed entries.
-    fn expr_acts(&self, e: &Expr) -> bool {
-        if !self.mentions(e) {
-            return false;
-        }
-        match e {
-            Expr::Macro(m) => self.macro_acts(&m.mac),
-            Expr::Block(b) => self.block_acts(&b.block),
-            Expr::Paren(p) => self.expr_acts(&p.expr),
-            Expr::If(i) => {
-                if self.mentions(&i.cond) {
-                    let logs = self.only_logs(&i.then_branch)
-                        && i.else_branch
-                            .as_ref()
-                            .is_none_or(|(_, e)| self.expr_only_logs(e));
-                    !logs
-                } else {
-                    self.block_acts(&i.then_branch)
-                        || i.else_branch
-                            .as_ref()
-                            .is_some_and(|(_, e)| self.expr_acts(e))
-                }
-            }
-            Expr::Match(m) => {
-                if matches!(&*m.expr, Expr::Path(p) if p.path.is_ident(self.name)) {
-                    // `match sent { Ok(out) => .., Err(e) => .. }`: each arm by what it binds.
-                    m.arms.iter().any(|a| self.arm_acts(a))
-                } else if self.mentions(&m.expr) {
-                    !m.arms.iter().all(|a| self.expr_only_logs(&a.body))
-                } else {
-                    m.arms.iter().any(|a| self.expr_acts(&a.body))
-                }
-            }
-            Expr::ForLoop(f) if !self.mentions(&f.expr) => self.block_acts(&f.body),
-            // `for entry in out.entries() { if let Some(code) = entry.error_code() { error!(..) } }`:
-            // walking the entries only to log them does not act on them.
-            Expr::ForLoop(f) => !self.only_logs(&f.body),
-            Expr::Loop(l) => self.block_acts(&l.body),
-            Expr::While(w) if !self.mentions(&w.cond) => self.block_acts(&w.body),
-            _ => true,
-        }
-    }
-
-    /// An arm of a `match` on the call's result bound to `name`: an `Err(..)` arm
-    /// (the request failed) and one that drops the response (`Ok(_)`, `_`) do not act
-    /// on its entries; `Ok(out)` acts where `out` does; other patterns count as acting.
-    fn arm_acts(&self, a: &syn::Arm) -> bool {
-        match arm_holds(&self.apis.std.results, &a.pat) {
-            ArmHolds::ErrSide | ArmHolds::Nothing => false,
-            ArmHolds::Unknown => true,
-            ArmHolds::Name(name) => {
-                let u = Uses {
-                    apis: self.apis,
-                    name: &name,
-                    fields: self.fields,
-                    derived: false,
-                };
-                a.guard.as_ref().is_some_and(|(_, g)| u.mentions(g)) || u.expr_acts(&a.body)
-            }
-        }
-    }
-
-    /// A macro that mentions the response: logging or formatting it does not act,
-    /// an error it returns (`bail!`, `ensure!`) does.
-    fn macro_acts(&self, m: &syn::Macro) -> bool {
-        if !tokens_name(m.tokens.clone(), self.name) {
-            return false;
-        }
-        self.error_macro(&macro_name(m))
-    }
-
-    fn error_macro(&self, name: &str) -> bool {
-        matches!(
-            self.apis.std.macro_kind(name),
-            Some(MacroKind::ErrorReturn | MacroKind::ErrorUnless | MacroKind::Abort)
-        ) || self.apis.std.results.error_macros.iter().any(|m| m == name)
-    }
-
-    /// The block does nothing but log (or nothing at all).
-    fn only_logs(&self, b: &Block) -> bool {
-        b.stmts.iter().all(|s| match s {
-            Stmt::Macro(m) => !self.error_macro(&macro_name(&m.mac)),
-            Stmt::Expr(e, _) => self.expr_only_logs(e),
-            _ => false,
-        })
-    }
-
-    fn expr_only_logs(&self, e: &Expr) -> bool {
-        match e {
-            Expr::Block(b) => self.only_logs(&b.block),
-            Expr::Macro(m) => !self.error_macro(&macro_name(&m.mac)),
-            Expr::Tuple(t) => t.elems.is_empty(),
-            // A test that only logs on either side (`if n > 0 { warn!(..) }`).
-            Expr::If(i) => {
-                self.only_logs(&i.then_branch)
-                    && i.else_branch
-                        .as_ref()
-                        .is_none_or(|(_, e)| self.expr_only_logs(e))
-            }
-            _ => false,
-        }
-    }
-
-    /// `e` looks at the response's failed entries: names the response itself, other
-    /// than as the receiver of an accessor of something else (`out.successful()`).
-    fn mentions(&self, e: &Expr) -> bool {
-        let mut f = Finder {
-            uses: self,
-            found: false,
-        };
-        f.visit_expr(e);
-        f.found
-    }
-}
-
-fn macro_name(m: &syn::Macro) -> String {
-    m.path
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default()
-}
-
-fn tokens_name(ts: proc_macro2::TokenStream, name: &str) -> bool {
-    ts.into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == name,
-        TokenTree::Group(g) => tokens_name(g.stream(), name),
-        _ => false,
-    })
-}
-
-struct Finder<'a, 'b> {
-    uses: &'a Uses<'b>,
-    found: bool,
-}
-
-impl<'ast> Visit<'ast> for Finder<'_, '_> {
-    fn visit_expr_method_call(&mut self, mc: &'ast syn::ExprMethodCall) {
-        let on_response = !self.uses.derived
-            && matches!(&*mc.receiver, Expr::Path(p) if p.path.is_ident(self.uses.name));
-        if on_response && !self.uses.fields.iter().any(|f| mc.method == f) {
-            for a in &mc.args {
-                self.visit_expr(a);
-            }
-            return;
-        }
-        syn::visit::visit_expr_method_call(self, mc);
-    }
-
-    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-        if p.path.is_ident(self.uses.name) {
-            self.found = true;
-        }
-    }
-
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if tokens_name(m.tokens.clone(), self.uses.name) {
-            self.found = true;
-        }
-    }
 }
 
 /// The statements of a block that name each identifier (anywhere in them: patterns,

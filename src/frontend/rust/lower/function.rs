@@ -285,7 +285,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (`batch.rs`); returns the batch calls whose result the function returns.
     fn note_batch_uses(&mut self, block: &syn::Block) -> HashSet<(u32, u32)> {
         let cx = self.cx;
-        let uses = batch::unread_batches(cx.apis, block);
+        // A crate function of the name whose every definition only logs the place.
+        let logs = |name: &str, at: usize| {
+            cx.fn_sigs(name)
+                .is_some_and(|sigs| sigs.iter().all(|s| s.logs_params.contains(&at)))
+        };
+        let uses = batch::unread_batches(cx.apis, &logs, block);
         let at = |s: PmSpan| cx.line_col(s);
         self.unread_batches = uses.unread.into_iter().map(at).collect();
         self.dropped_unawaited = uses.dropped.into_iter().map(at).collect();
