@@ -169,6 +169,9 @@ pub enum ConfigStep {
     Keep,
     /// Creates the client from the configuration (`create`, `create_with_context`).
     Create,
+    /// Copies the configuration (`clone`): a new configuration with the same
+    /// properties, which later calls change apart from the one copied.
+    Copy,
 }
 
 /// Where a publish's delivery report arrives (a pack's `delivery`, docs/what-is-analyzed.md "Batch

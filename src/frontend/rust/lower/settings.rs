@@ -393,6 +393,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
             Some(ConfigStep::Keep) => {}
+            // A new value: what is set on the copy leaves the original as it is. A
+            // setting the copy lacks is not written into the original's chain.
+            Some(ConfigStep::Copy) => {
+                cfg.insert = None;
+                return Info {
+                    role: role.or_else(|| Role::KafkaConfig.some()),
+                    kafka_config: Some(cfg),
+                    ..Info::default()
+                }
+            }
             Some(ConfigStep::Create) => {
                 // The value made has the role the pack says (`returns`), unless a
                 // turbofish names the client (`create::<StreamConsumer>()`).
