@@ -6,6 +6,39 @@
 use super::*;
 
 mod params;
+
+/// The `let` bindings a visitor of one body has seen so far: a name bound by a plain
+/// `let` (no `else`) to its initializer; a rebinding without one forgets it.
+#[derive(Default)]
+pub(super) struct Lets<'ast>(HashMap<String, &'ast syn::Expr>);
+
+impl<'ast> Lets<'ast> {
+    pub(super) fn note(&mut self, l: &'ast syn::Local) {
+        if let syn::Pat::Ident(i) = untyped(&l.pat) {
+            match &l.init {
+                Some(init) if init.diverge.is_none() => {
+                    self.0.insert(i.ident.to_string(), &init.expr);
+                }
+                _ => {
+                    self.0.remove(&i.ident.to_string());
+                }
+            }
+        }
+    }
+
+    /// The initializer of the local `name`.
+    pub(super) fn get(&self, name: &str) -> Option<&'ast syn::Expr> {
+        self.0.get(name).copied()
+    }
+
+    /// The initializer of the local a path names (`bump`), if it is one.
+    pub(super) fn of_path(&self, e: &syn::Expr) -> Option<&'ast syn::Expr> {
+        match e {
+            syn::Expr::Path(p) => self.get(&p.path.get_ident()?.to_string()),
+            _ => None,
+        }
+    }
+}
 pub(super) use params::{escaped_key, param_key, TABLE_ARG, TEXT_ARG};
 
 pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {
@@ -218,21 +251,12 @@ impl IndexCx<'_> {
             /// The body's `let` bindings so far: a field filled from a local
             /// (`Aggregator { bump, .. }` after `let bump = session.prepare(..)`) holds
             /// what its initializer made.
-            lets: HashMap<String, &'ast syn::Expr>,
+            lets: Lets<'ast>,
         }
         impl<'ast> syn::visit::Visit<'ast> for V<'_, '_, 'ast> {
             fn visit_local(&mut self, l: &'ast syn::Local) {
                 syn::visit::visit_local(self, l);
-                if let syn::Pat::Ident(i) = untyped(&l.pat) {
-                    match &l.init {
-                        Some(init) if init.diverge.is_none() => {
-                            self.lets.insert(i.ident.to_string(), &init.expr);
-                        }
-                        _ => {
-                            self.lets.remove(&i.ident.to_string());
-                        }
-                    }
-                }
+                self.lets.note(l);
             }
             fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
                 let ty = s.path.segments.last().map(|l| l.ident.to_string());
@@ -244,14 +268,7 @@ impl IndexCx<'_> {
                     for f in &s.fields {
                         if let syn::Member::Named(name) = &f.member {
                             // `bump` or `bump: stmt`, a local bound before: its value.
-                            let expr = match &f.expr {
-                                syn::Expr::Path(p) => p
-                                    .path
-                                    .get_ident()
-                                    .and_then(|i| self.lets.get(&i.to_string()).copied())
-                                    .unwrap_or(&f.expr),
-                                e => e,
-                            };
+                            let expr = self.lets.of_path(&f.expr).unwrap_or(&f.expr);
                             if let Some(t) = (self.cx.eval().value(expr))
                                 .or_else(|| self.cx.prepared_text(expr))
                                 .filter(|t| text::looks_like_sql(t))
@@ -274,7 +291,7 @@ impl IndexCx<'_> {
                 cx: self,
                 self_ty,
                 out,
-                lets: HashMap::new(),
+                lets: Lets::default(),
             },
             block,
         );
@@ -285,7 +302,7 @@ impl IndexCx<'_> {
     fn rows_read_by(
         &self,
         e: &syn::Expr,
-        lets: &HashMap<String, &syn::Expr>,
+        lets: &Lets,
         depth: u8,
     ) -> Vec<String> {
         if depth > 4 {
@@ -321,9 +338,8 @@ impl IndexCx<'_> {
                         _ => return Vec::new(),
                     }
                 }
-                syn::Expr::Path(p) => {
-                    let Some(init) = p.path.get_ident().and_then(|i| lets.get(&i.to_string()))
-                    else {
+                syn::Expr::Path(_) => {
+                    let Some(init) = lets.of_path(e) else {
                         return Vec::new();
                     };
                     return self.rows_read_by(init, lets, depth + 1);
@@ -620,15 +636,13 @@ pub(super) fn returned_rows(
     }
     #[derive(Default)]
     struct V<'ast> {
-        lets: HashMap<String, &'ast syn::Expr>,
+        lets: Lets<'ast>,
         returns: Vec<&'ast syn::Expr>,
     }
     impl<'ast> Visit<'ast> for V<'ast> {
         fn visit_local(&mut self, l: &'ast syn::Local) {
             syn::visit::visit_local(self, l);
-            if let (syn::Pat::Ident(i), Some(init)) = (untyped(&l.pat), &l.init) {
-                self.lets.insert(i.ident.to_string(), &init.expr);
-            }
+            self.lets.note(l);
         }
         fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
             self.returns.extend(r.expr.as_deref());

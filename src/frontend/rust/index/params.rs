@@ -7,10 +7,9 @@
 //! there, or nothing known. A function's name passed as a value (`map(handle)`)
 //! empties its [`escaped_key`]: its callers are not all seen.
 
-use std::collections::HashMap;
 
 use super::super::text;
-use super::{settled, untyped, IndexCx, TABLE_CONST};
+use super::{settled, IndexCx, TABLE_CONST};
 
 /// A collection that names its table, in a [`param_key`]'s value.
 pub(in crate::frontend::rust) const TABLE_ARG: &str = "T:";
@@ -37,21 +36,12 @@ impl IndexCx<'_> {
         struct V<'v, 'c, 'ast> {
             cx: &'v IndexCx<'c>,
             out: &'v mut Vec<(String, String)>,
-            lets: HashMap<String, &'ast syn::Expr>,
+            lets: super::Lets<'ast>,
         }
         impl<'ast> syn::visit::Visit<'ast> for V<'_, '_, 'ast> {
             fn visit_local(&mut self, l: &'ast syn::Local) {
                 syn::visit::visit_local(self, l);
-                if let syn::Pat::Ident(i) = untyped(&l.pat) {
-                    match &l.init {
-                        Some(init) if init.diverge.is_none() => {
-                            self.lets.insert(i.ident.to_string(), &init.expr);
-                        }
-                        _ => {
-                            self.lets.remove(&i.ident.to_string());
-                        }
-                    }
-                }
+                self.lets.note(l);
             }
             fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
                 if let syn::Expr::Path(p) = &*c.func {
@@ -84,7 +74,7 @@ impl IndexCx<'_> {
                     // A function passed as a value: called where its callers are not seen.
                     if let syn::Expr::Path(p) = settled(a) {
                         if let Some(id) = p.path.get_ident() {
-                            if !self.lets.contains_key(&id.to_string()) {
+                            if self.lets.get(&id.to_string()).is_none() {
                                 self.out.push((escaped_key(&id.to_string()), String::new()));
                             }
                         }
@@ -113,8 +103,7 @@ impl IndexCx<'_> {
                             &mc.receiver
                         }
                         syn::Expr::Path(p) => {
-                            let local = p.path.get_ident().map(|id| id.to_string());
-                            if let Some(init) = local.and_then(|id| self.lets.get(&id)) {
+                            if let Some(init) = self.lets.of_path(e) {
                                 init
                             } else {
                                 // A constant of the crate (`INSERT_SQL`, `db::INSERT_SQL`),
@@ -140,7 +129,7 @@ impl IndexCx<'_> {
             &mut V {
                 cx: self,
                 out,
-                lets: HashMap::new(),
+                lets: super::Lets::default(),
             },
             block,
         );
