@@ -299,12 +299,7 @@ impl IndexCx<'_> {
 
     /// The tables of the `SELECT` whose rows `e` is (see [`returned_rows`]): the
     /// query's chain, `Ok(..)`/`Some(..)` of it, or a name bound to it in `lets`.
-    fn rows_read_by(
-        &self,
-        e: &syn::Expr,
-        lets: &Lets,
-        depth: u8,
-    ) -> Vec<String> {
+    fn rows_read_by(&self, e: &syn::Expr, lets: &Lets, depth: u8) -> Vec<String> {
         if depth > 4 {
             return Vec::new();
         }

@@ -7,7 +7,6 @@
 //! there, or nothing known. A function's name passed as a value (`map(handle)`)
 //! empties its [`escaped_key`]: its callers are not all seen.
 
-
 use super::super::text;
 use super::{settled, IndexCx, TABLE_CONST};
 

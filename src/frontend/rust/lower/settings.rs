@@ -401,7 +401,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     role: role.or_else(|| Role::KafkaConfig.some()),
                     kafka_config: Some(cfg),
                     ..Info::default()
-                }
+                };
             }
             Some(ConfigStep::Create) => {
                 // The value made has the role the pack says (`returns`), unless a
