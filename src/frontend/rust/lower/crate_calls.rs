@@ -106,7 +106,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 closures.push((i, n));
                 infos.push(Info::default());
             } else {
-                infos.push(self.arg(a, out));
+                let mut info = self.arg(a, out);
+                // A struct literal written as the argument (`settle(Stored { message,
+                // store })`) is a value holding its fields, as a binding of it is.
+                if info.value.is_none() && !info.field_values.is_empty() {
+                    info.value = Some(self.value_from("", &info));
+                }
+                infos.push(info);
             }
         }
         (infos, closures)
