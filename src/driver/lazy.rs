@@ -112,9 +112,24 @@ impl Lexicon {
         lex.always.extend(retention::names(apis));
         lex.always.extend(apis.retry_methods.iter().cloned());
         // A helper handed a batch's response that looks at its failed entries: the
-        // index says whether it only logs them (`lower::logged_params`).
-        lex.always
-            .extend(apis.entry_failures.values().flatten().cloned());
+        // index says whether it only logs them (`lower::logged_params`). The accessors
+        // are common words (`records`, `failed`): they count in a file that names the
+        // batch call, or the crate of a client it is called on (the response type's
+        // import path names one of them).
+        for (name, specs) in &apis.methods {
+            for spec in specs.iter().filter(|s| !s.entry_failures.is_empty()) {
+                let crates = apis
+                    .types
+                    .values()
+                    .flatten()
+                    .filter(|t| spec.on.contains(&t.role))
+                    .flat_map(|t| t.crates.iter().cloned());
+                let any: Vec<String> = std::iter::once(name.clone()).chain(crates).collect();
+                for accessor in &spec.entry_failures {
+                    lex.when_any(accessor, any.iter().cloned());
+                }
+            }
+        }
         lex.always
             .extend(crate::frontend::rust::lower::fact_names(apis).map(str::to_string));
         // Consumer options that turn acks off; records built for a topic.

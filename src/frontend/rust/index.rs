@@ -305,7 +305,7 @@ impl IndexCx<'_> {
         }
         let mut e = e;
         loop {
-            e = match settled(e) {
+            e = match chain::settled(e) {
                 syn::Expr::MethodCall(mc) => {
                     // A query's own chain (`query_as(..).bind(..).fetch_all(..)`): its
                     // SQL is the first argument of its start.
@@ -355,7 +355,7 @@ impl IndexCx<'_> {
     /// The SQL a statement made by a pack call holds: the text of its `sql = "arg0"`
     /// argument where the call gives back a value (`session.prepare("UPDATE ..").await?`).
     fn prepared_text(&self, e: &syn::Expr) -> Option<String> {
-        let syn::Expr::MethodCall(mc) = settled(e) else {
+        let syn::Expr::MethodCall(mc) = chain::settled(e) else {
             return None;
         };
         let specs = self.apis.methods.get(&mc.method.to_string())?;
@@ -601,18 +601,6 @@ fn body_sig(
         returns_received: received::returned_messages(cx, local, sig, block, self_ty),
         returns_rows: returned_rows(cx, &sig.output, block),
         logs_params: super::lower::logged_params(cx.apis, sig, block),
-    }
-}
-
-/// The value an expression settles to, through `?`, `.await` and parentheses.
-fn settled(mut e: &syn::Expr) -> &syn::Expr {
-    loop {
-        e = match e {
-            syn::Expr::Try(t) => &t.expr,
-            syn::Expr::Await(a) => &a.base,
-            syn::Expr::Paren(p) => &p.expr,
-            _ => return e,
-        };
     }
 }
 

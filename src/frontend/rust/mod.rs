@@ -6,6 +6,7 @@
 //! A crate's files are handled on one thread (syn trees are not `Send`); the caller
 //! runs crates in parallel on threads with large stacks.
 
+mod chain;
 pub mod guard;
 mod index;
 pub mod lambda;

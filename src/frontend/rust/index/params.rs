@@ -7,8 +7,9 @@
 //! there, or nothing known. A function's name passed as a value (`map(handle)`)
 //! empties its [`escaped_key`]: its callers are not all seen.
 
+use super::super::chain::settled;
 use super::super::text;
-use super::{settled, IndexCx, TABLE_CONST};
+use super::{IndexCx, TABLE_CONST};
 
 /// A collection that names its table, in a [`param_key`]'s value.
 pub(in crate::frontend::rust) const TABLE_ARG: &str = "T:";

@@ -17,6 +17,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt};
 
+use super::super::chain;
 use super::batch_uses::{CalleeLogs, Uses};
 use crate::apis::{Apis, MacroKind, ResultSpec};
 
@@ -83,21 +84,12 @@ struct Blocks<'a> {
 /// The method calls of a chain whose value is dropped unawaited (through `?`,
 /// parentheses and method calls on the result); none when the chain awaits.
 fn unawaited_chain(e: &Expr, out: &mut Vec<PmSpan>) {
-    let mut e = e;
-    let mut calls = Vec::new();
-    loop {
-        match e {
-            Expr::Try(t) => e = &t.expr,
-            Expr::Paren(p) => e = &p.expr,
-            Expr::MethodCall(mc) => {
-                calls.push(mc.method.span());
-                e = &mc.receiver;
-            }
-            Expr::Await(_) => return,
-            _ => break,
-        }
+    if !chain::awaits(e) {
+        out.extend(chain::links(e).filter_map(|l| match l {
+            Expr::MethodCall(mc) => Some(mc.method.span()),
+            _ => None,
+        }));
     }
-    out.extend(calls);
 }
 
 impl<'ast> Visit<'ast> for Blocks<'_> {
@@ -266,7 +258,7 @@ impl<'a> Blocks<'a> {
     /// A `let` binding `name` to `init`: a batch call's future held unawaited, or
     /// (shadowing it) anything else.
     fn note_future(&mut self, name: &str, init: &Expr) {
-        let held = (!awaits(init))
+        let held = (!chain::awaits(init))
             .then(|| batch_site(self.apis, init))
             .flatten();
         if held.is_some() || self.futures.iter().any(|(n, _)| n == name) {
@@ -568,17 +560,12 @@ pub(super) fn binding(p: &Pat) -> Option<Option<String>> {
 /// `client.batch()…send().await?` (through `.await`, `?` and method calls on the
 /// result such as `.map_err(..)`), with the response's failure accessors.
 fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
-    let mut e = e;
-    loop {
-        match e {
-            Expr::Try(t) => e = &t.expr,
-            Expr::Await(a) => e = &a.base,
-            Expr::Paren(p) => e = &p.expr,
+    for link in chain::links(e) {
+        match link {
             Expr::MethodCall(mc) => {
                 if let Some(fields) = apis.entry_failures.get(&mc.method.to_string()) {
                     return Some((mc.method.span(), fields));
                 }
-                e = &mc.receiver;
             }
             // `join_all(chunks.map(|c| client.batch()…send()))`: the joined
             // responses are the batch calls' (the packs' `task_joins`).
@@ -592,23 +579,10 @@ fn batch_site<'a>(apis: &'a Apis, e: &Expr) -> Option<(PmSpan, &'a [String])> {
                 }
                 return c.args.iter().find_map(|a| mapped_batch(apis, a));
             }
-            _ => return None,
+            _ => {}
         }
     }
-}
-
-/// Whether the chain `e` awaits (through `?`, parentheses and method calls).
-fn awaits(e: &Expr) -> bool {
-    let mut e = e;
-    loop {
-        match e {
-            Expr::Try(t) => e = &t.expr,
-            Expr::Paren(p) => e = &p.expr,
-            Expr::MethodCall(mc) => e = &mc.receiver,
-            Expr::Await(_) => return true,
-            _ => return false,
-        }
-    }
+    None
 }
 
 /// The call `e` runs, as a statement's or a binding's whole value, through `.await`,
@@ -616,24 +590,19 @@ fn awaits(e: &Expr) -> bool {
 /// call, the name of a method call.
 fn call_site(apis: &Apis, e: &Expr) -> Option<PmSpan> {
     let std = &apis.std;
-    let mut e = e;
-    loop {
-        match e {
-            Expr::Try(t) => e = &t.expr,
-            Expr::Await(a) => e = &a.base,
-            Expr::Paren(p) => e = &p.expr,
+    for link in chain::links(e) {
+        match link {
             Expr::MethodCall(mc) => {
                 let m = mc.method.to_string();
-                if std.methods.contains(&m) || std.aliases.contains(&m) {
-                    e = &mc.receiver;
-                } else {
+                if !std.methods.contains(&m) && !std.aliases.contains(&m) {
                     return Some(mc.method.span());
                 }
             }
             Expr::Call(c) => return matches!(&*c.func, Expr::Path(_)).then(|| c.func.span()),
-            _ => return None,
+            _ => {}
         }
     }
+    None
 }
 
 /// The batch call a closure of an iterator adapter (`map`; the packs'
