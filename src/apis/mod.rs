@@ -385,6 +385,9 @@ pub struct Apis {
     /// Batch calls whose response carries per-entry failures, by method name: the
     /// response's accessors that tell which entries failed (the packs' `entry_failures`).
     pub entry_failures: HashMap<String, Vec<String>>,
+    /// The variants of a publish confirmation that say the broker took the message
+    /// (the packs' `confirmed`: lapin `Ack`).
+    pub confirmed: Vec<String>,
     /// Some method spec matches on the string literals of its arguments (`arg_keys`).
     pub has_arg_keys: bool,
     pub methods: HashMap<String, Vec<CallSpec>>,
@@ -711,6 +714,13 @@ impl Apis {
             }
         }
         self.entry_failures = batches;
+        let mut confirmed: Vec<String> = Vec::new();
+        for v in self.methods.values().flatten().flat_map(|s| &s.confirmed) {
+            if !confirmed.contains(v) {
+                confirmed.push(v.clone());
+            }
+        }
+        self.confirmed = confirmed;
         self.has_arg_keys = self
             .methods
             .values()

@@ -474,6 +474,11 @@ pub struct CallSpec {
     /// The publish returns a confirmation to await (lapin `basic_publish`).
     #[serde(default)]
     pub confirmable: bool,
+    /// (with `confirmable`) The variants of the awaited confirmation that say the
+    /// broker took the message (lapin `Confirmation::Ack`): an arm matching any other
+    /// (`Nack`, `NotRequested`) is on the publish's failure side.
+    #[serde(default)]
+    pub confirmed: Vec<String>,
     /// The publish goes out in its channel's confirm mode but returns no confirmation
     /// (amiquip's, confirmed through a listener): the unconfirmed-publish rule asks
     /// only that its channel be put in confirm mode.

@@ -15,6 +15,7 @@ mod blocks;
 mod builder_text;
 mod calls;
 mod confirm;
+mod confirmed;
 mod control;
 mod crate_calls;
 mod ctor;
@@ -336,6 +337,8 @@ struct Lowerer<'a, 'b> {
     channel_opens: Vec<(Loc, String, String)>,
     unconfirmed: FastSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
+    /// Bindings of a publish's awaited confirmation (`let c = pending.await;`).
+    confirmations: Vec<ValueId>,
     /// The function, its type or its module is named as a lock or a lease
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
     /// handed takes that lock.

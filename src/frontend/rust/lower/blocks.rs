@@ -215,6 +215,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = Info::default();
         let mut claim_binding = None;
         let mut pending_publish = None;
+        let mut confirmation = false;
         let mut pending_call = None;
         let mut err_made = Vec::new();
         if let Some(init) = &local.init {
@@ -239,6 +240,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.reset_begin_uses(&init.expr, &out[start..]);
             }
             pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
+            confirmation = self.confirmation_bound(&init.expr, &out[start..]);
             pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
             if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
                 match untyped(&local.pat) {
@@ -322,6 +324,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if let Some(v) = self.lookup(&pi.ident.to_string()) {
                     self.last_outcome = Some((v, out.len(), out.as_ptr() as usize));
                 }
+            }
+        }
+        if let (true, Pat::Ident(pi)) = (confirmation, untyped(&local.pat)) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.confirmations.push(v);
             }
         }
         if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {

@@ -336,6 +336,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             _ => None,
         };
+        // `match confirm.await { Ok(Confirmation::Ack(_)) => …, Ok(other) => … }`.
+        let confirmation = self.confirmation_arms(m, &scr_nodes, &mut arms, &mut kinds);
         // `match handle(..).await { Ok(..) => …, Err(..) => … }`.
         let bound_v = self.bound_outcome_value(&m.expr, out);
         let bound = bound_v.is_some();
@@ -372,7 +374,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 || ends_in_task_outcome(&scr_nodes, m.arms.iter().map(|a| &a.pat))))
             || (bound && ends_in_fallible(out))
             || self.is_task_outcome(&m.expr);
-        if fallible && kinds.contains(&Some(true)) {
+        if fallible && !confirmation && kinds.contains(&Some(true)) {
             let mut markers = Vec::new();
             for (arm, body) in m.arms.iter().zip(arms.iter_mut()) {
                 let takes_all = arm

@@ -237,6 +237,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             channel_opens: Vec::new(),
             unconfirmed: HashSet::default(),
             bound_publishes: Vec::new(),
+            confirmations: Vec::new(),
             lock_helper: false,
             builder_strs: Vec::new(),
             read_rows: Vec::new(),

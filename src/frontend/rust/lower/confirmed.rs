@@ -1,0 +1,153 @@
+//! The awaited confirmation of a confirmable publish, matched by its arms
+//! (`match confirm.await { Ok(Confirmation::Ack(_)) => .., Ok(other) => warn!(..),
+//! Err(e) => warn!(..) }`): an arm on the await's error or on a variant the packs do
+//! not name as `confirmed` (lapin `Nack`, `NotRequested`) is on the publish's failure
+//! side, and code that goes on from it goes on after a failed publish.
+
+use syn::spanned::Spanned;
+use syn::{Expr, Pat};
+
+use super::outcome::{hides_failure, std_side};
+use super::{strip, Lowerer};
+use crate::ir::{EventKind, Node};
+
+/// Which side of a confirmation an arm's pattern takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Taken,
+    Failed,
+    /// A binding or `_`: whatever the arms before it left.
+    Rest,
+}
+
+impl<'a, 'b> Lowerer<'a, 'b> {
+    /// Whether the `match` scrutinee `e` (lowered to `scr_nodes`) is a publish's
+    /// awaited confirmation: `confirm.await` on a binding of a confirmable publish,
+    /// or `….basic_publish(..).await?.await`. `Some(true)` when a `?` takes the
+    /// await's error first (`confirm.await?`): the arms match the confirmation itself.
+    fn awaited_confirmation(&self, e: &Expr, scr_nodes: &[Node]) -> Option<bool> {
+        if self.cx.apis.confirmed.is_empty() {
+            return None;
+        }
+        let (awaited, tried) = match strip(e) {
+            Expr::Try(t) => (strip(&t.expr), true),
+            other => (other, false),
+        };
+        // `let outcome = pending.await; match outcome { .. }`.
+        if self
+            .path_value(awaited)
+            .is_some_and(|v| self.confirmations.contains(&v))
+        {
+            return Some(tried);
+        }
+        let Expr::Await(a) = awaited else {
+            return None;
+        };
+        let bound = self
+            .path_value(&a.base)
+            .is_some_and(|v| self.bound_publishes.iter().any(|(b, _)| *b == v));
+        let chained = matches!(super::super::chain::settled(&a.base), Expr::MethodCall(_))
+            && matches!(strip(&a.base), Expr::Try(_) | Expr::Await(_))
+            && scr_nodes.iter().flat_map(Node::each_event).any(|ev| {
+                matches!(
+                    ev.kind,
+                    EventKind::Publish {
+                        confirm: Some(_),
+                        ..
+                    }
+                ) && self.confirmable.contains(&ev.loc)
+            });
+        (bound || chained).then_some(tried)
+    }
+
+    /// Whether a `let` binds the awaited confirmation itself (`let c = pending.await;`,
+    /// not through a `?`): a `match` on the binding is one on the confirmation.
+    pub(super) fn confirmation_bound(&self, init: &Expr, nodes: &[Node]) -> bool {
+        self.awaited_confirmation(init, nodes) == Some(false)
+    }
+
+    /// Sorts the arms of a `match` on a publish's awaited confirmation (`tried`: the
+    /// await's error is taken by a `?` before): the arms taking a confirmation the
+    /// packs name `confirmed` are the success side, those taking the await's error or
+    /// another variant (or whatever is left after a success arm) the failure side,
+    /// which opens with the publish's error handled. Gives whether it was one.
+    pub(super) fn confirmation_arms(
+        &self,
+        m: &syn::ExprMatch,
+        scr_nodes: &[Node],
+        arms: &mut [Node],
+        kinds: &mut [Option<bool>],
+    ) -> bool {
+        let Some(tried) = self.awaited_confirmation(&m.expr, scr_nodes) else {
+            return false;
+        };
+        let confirmed = &self.cx.apis.confirmed;
+        let mut taken = false;
+        for ((arm, body), kind) in m.arms.iter().zip(arms.iter_mut()).zip(kinds.iter_mut()) {
+            let side = if tried {
+                side(&arm.pat, confirmed)
+            } else {
+                outcome_side(&arm.pat, confirmed)
+            };
+            let side = match (side, arm.guard.is_some()) {
+                (Side::Rest, _) if taken => Side::Failed,
+                // `Ok(c) if c.is_ack() =>`: the guard decides; nothing known.
+                (Side::Taken, true) | (Side::Rest, _) => continue,
+                (s, _) => s,
+            };
+            if side == Side::Taken {
+                taken = true;
+                *kind = Some(true);
+                continue;
+            }
+            *kind = Some(false);
+            if let Node::Seq(v) = body {
+                let told = !hides_failure(&arm.body);
+                v.insert(0, self.error_ignored(arm.pat.span(), "Err(..) =>", told));
+            }
+        }
+        true
+    }
+}
+
+/// The side of an arm on the awaited result (`Ok(<confirmation>)`, `Err(e)`).
+fn outcome_side(p: &Pat, confirmed: &[String]) -> Side {
+    match p {
+        Pat::TupleStruct(ts) if ts.elems.len() == 1 => match std_side(&ts.path) {
+            Some(true) => side(&ts.elems[0], confirmed),
+            Some(false) => Side::Failed,
+            None => Side::Rest,
+        },
+        Pat::Paren(p) => outcome_side(&p.pat, confirmed),
+        Pat::Or(o) => joined(o.cases.iter().map(|c| outcome_side(c, confirmed))),
+        _ => Side::Rest,
+    }
+}
+
+/// The side of a pattern on the confirmation itself (`Confirmation::Ack(_)`).
+fn side(p: &Pat, confirmed: &[String]) -> Side {
+    let by_path = |path: &syn::Path| match path.segments.last() {
+        Some(s) if confirmed.iter().any(|c| s.ident == c) => Side::Taken,
+        Some(_) => Side::Failed,
+        None => Side::Rest,
+    };
+    match p {
+        Pat::TupleStruct(ts) => by_path(&ts.path),
+        Pat::Path(pp) => by_path(&pp.path),
+        Pat::Struct(s) => by_path(&s.path),
+        Pat::Paren(p) => side(&p.pat, confirmed),
+        Pat::Reference(r) => side(&r.pat, confirmed),
+        Pat::Or(o) => joined(o.cases.iter().map(|c| side(c, confirmed))),
+        _ => Side::Rest,
+    }
+}
+
+/// The side of an or-pattern: one side when its cases agree, else unknown.
+fn joined(mut sides: impl Iterator<Item = Side>) -> Side {
+    let first = sides.next().unwrap_or(Side::Rest);
+    if sides.all(|s| s == first) {
+        first
+    } else {
+        Side::Rest
+    }
+}
