@@ -9,7 +9,7 @@ mod params;
 
 /// The `let` bindings a visitor of one body has seen so far: a name bound by a plain
 /// `let` (no `else`) to its initializer; a rebinding without one forgets it.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Lets<'ast>(HashMap<String, &'ast syn::Expr>);
 
 impl<'ast> Lets<'ast> {

@@ -36,6 +36,7 @@ mod values;
 pub(super) use batch_uses::logged_params;
 pub use file_cx::{FileCx, IndexReads};
 use function::lower_fn;
+pub(super) use macros::body_exprs as macro_body_exprs;
 
 use super::{is_test_attr, CrateIndex, TypeInfo};
 use crate::apis::{Apis, CallSpec, Role};

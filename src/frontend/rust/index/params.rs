@@ -58,6 +58,17 @@ impl IndexCx<'_> {
             }
             // Items inside bodies are indexed on their own.
             fn visit_item(&mut self, _: &'ast syn::Item) {}
+            // The calls inside `select!` / `join!`, as the lowering reads them.
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                for e in super::super::lower::macro_body_exprs(self.cx.apis, mac) {
+                    let mut inner = V {
+                        cx: self.cx,
+                        out: &mut *self.out,
+                        lets: self.lets.clone(),
+                    };
+                    syn::visit::Visit::visit_expr(&mut inner, &e);
+                }
+            }
         }
         impl V<'_, '_, '_> {
             fn record(

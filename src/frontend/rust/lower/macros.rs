@@ -207,6 +207,36 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
 type SelectBranch = (Option<Pat>, Expr, Expr);
 
+/// The expressions the lowering reads in a `select!` (each branch's future and body)
+/// or a `join!` (its futures), for the index's visitors to see the calls there as
+/// the lowering does. Empty for other macros.
+pub(in crate::frontend::rust) fn body_exprs(
+    apis: &crate::apis::Apis,
+    mac: &syn::Macro,
+) -> Vec<Expr> {
+    let name = mac
+        .path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    match apis.std.macro_kind(&name) {
+        Some(MacroKind::Alternatives) => mac
+            .parse_body_with(parse_select)
+            .map(|b| {
+                b.into_iter()
+                    .flat_map(|(_, fut, body)| [fut, body])
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Some(MacroKind::Concurrent) => mac
+            .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+            .map(|a| a.into_iter().collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 fn parse_select(input: syn::parse::ParseStream) -> syn::Result<Vec<SelectBranch>> {
     let mut out = Vec::new();
     while !input.is_empty() {
