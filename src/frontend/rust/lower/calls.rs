@@ -118,7 +118,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let before = out.len();
         // `let r = op.await; r.map(..).unwrap_or_else(|e| log(e))`.
         let bound = self.bound_chain_root(&mc.receiver, out);
-        let recv = self.expr(&mc.receiver, out);
+        let mut recv = self.expr(&mc.receiver, out);
+        // A struct literal called on (`Settle { receipt, index }.finish(..)`) is a value
+        // holding its fields, as a binding of it is: the method's `self.index` is `index`.
+        if recv.value.is_none() && !recv.field_values.is_empty() {
+            recv.value = Some(self.value_from("", &recv));
+        }
         let results = &self.cx.apis.std.results;
         if results.swallows.iter().any(|m| m == name)
             && ((out.len() > before && ends_in_fallible(out)) || bound.is_some())

@@ -78,7 +78,8 @@ pub(super) fn some_pattern(p: &Pat) -> bool {
 }
 
 /// An expression that is a call (awaited, perhaps), not a value; or a future held
-/// in a binding, awaited (`delivery.await`, `delivery` an async block).
+/// in a binding or a binding's field, awaited (`delivery.await`, `delivery` an async
+/// block; `p.write.await`, `write` a field holding a task's handle).
 pub(super) fn is_call_chain(e: &Expr) -> bool {
     let mut e = strip(e);
     let mut awaited = false;
@@ -86,7 +87,16 @@ pub(super) fn is_call_chain(e: &Expr) -> bool {
         e = strip(&a.base);
         awaited = true;
     }
-    matches!(e, Expr::Call(_) | Expr::MethodCall(_)) || (awaited && matches!(e, Expr::Path(_)))
+    matches!(e, Expr::Call(_) | Expr::MethodCall(_)) || (awaited && is_place(e))
+}
+
+/// A binding or a field of one (`write`, `p.write`, `self.job.write`).
+fn is_place(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Path(_) => true,
+        Expr::Field(f) => is_place(&f.base),
+        _ => false,
+    }
 }
 
 /// The nodes end with an operation whose failure is followed (for acks after a
