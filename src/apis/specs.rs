@@ -562,4 +562,12 @@ impl CallSpec {
             .trim_end_matches(".toml")
             .to_string()
     }
+
+    /// How messages name a statement this call runs on `table`, when `describe` names
+    /// the table (`{table}` in it: ``MongoDB `$inc` update of `members` ``); `None`
+    /// otherwise (the statement's own SQL names it).
+    pub fn describe_table(&self, table: Option<&String>) -> Option<String> {
+        let d = self.describe.as_deref().filter(|d| d.contains("{table}"))?;
+        Some(d.replace("{table}", &crate::diagnostic::quoted(table?)))
+    }
 }

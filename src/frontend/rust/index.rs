@@ -755,6 +755,8 @@ pub(super) fn collect_sigs(
                                     Some(stored::slot_name(&s.ident.to_string(), &id.to_string()));
                                 ti.outside = true;
                             }
+                            ti.serialized = types::serde_rename(&f.attrs);
+                            ti.optional = types::is_option(&f.ty);
                             map.insert(id.to_string(), ti);
                         }
                     }

@@ -30,6 +30,11 @@ pub struct TypeInfo {
     /// or `chan.tx` role), the name of the element type (`Job`): which sends pair
     /// with which receiving loops when the value flow is not followed.
     pub elem: Option<String>,
+    /// A struct field's name as serde writes it when renamed (`#[serde(rename =
+    /// "_id")] id: String`: `_id`); set only on the fields the index records.
+    pub serialized: Option<String>,
+    /// A struct field typed `Option<..>`: it may be left unset (`None`).
+    pub optional: bool,
 }
 
 impl TypeInfo {
@@ -350,6 +355,7 @@ fn aliased_type_info(
             outside: collection,
             generic: None,
             elem: None,
+            ..TypeInfo::default()
         };
     }
     let resolved = reexported_type(index, resolve_path(uses, &segs));
@@ -405,6 +411,7 @@ fn aliased_type_info(
             outside: collection,
             generic: None,
             elem: None,
+            ..TypeInfo::default()
         };
     }
     let role = role_of_resolved(apis, &resolved);
@@ -423,6 +430,7 @@ fn aliased_type_info(
         crate_type: None,
         generic: None,
         elem,
+        ..TypeInfo::default()
     }
 }
 
@@ -586,4 +594,53 @@ pub(crate) fn impl_arg(imp: &syn::ItemImpl, i: usize) -> Option<&syn::Type> {
             _ => None,
         })
         .nth(i)
+}
+
+/// The name serde writes a struct field under when its attributes rename it:
+/// `#[serde(rename = "_id")]`, or `#[serde(rename(serialize = "_id"))]`.
+pub(super) fn serde_rename(attrs: &[syn::Attribute]) -> Option<String> {
+    use proc_macro2::TokenTree;
+    // `name = "text"` at the start of `tokens`.
+    fn assigned(tokens: &[TokenTree], name: &str) -> Option<String> {
+        match tokens {
+            [TokenTree::Ident(i), TokenTree::Punct(p), TokenTree::Literal(l), ..]
+                if i == name && p.as_char() == '=' =>
+            {
+                match syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                    Ok(s) => Some(s.value()),
+                    Err(_) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .filter_map(|a| a.meta.require_list().ok())
+        .find_map(|list| {
+            let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+            (0..tokens.len()).find_map(|i| {
+                if let Some(s) = assigned(&tokens[i..], "rename") {
+                    return Some(s);
+                }
+                match &tokens[i..] {
+                    [TokenTree::Ident(r), TokenTree::Group(g), ..] if r == "rename" => {
+                        let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                        (0..inner.len()).find_map(|j| assigned(&inner[j..], "serialize"))
+                    }
+                    _ => None,
+                }
+            })
+        })
+}
+
+/// Whether `ty` is an `Option<..>` (a field that may be left unset).
+pub(super) fn is_option(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+        syn::Type::Group(g) => is_option(&g.elem),
+        syn::Type::Paren(p) => is_option(&p.elem),
+        _ => false,
+    }
 }

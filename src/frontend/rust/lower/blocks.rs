@@ -361,6 +361,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let mut lits = Vec::new();
         super::token_strings(quote::ToTokens::to_token_stream(&init.expr), &mut lits);
+        lits.extend(self.message_keyed_fields(&init.expr));
+        // A value of the crate's type taken whole from the message, not built by
+        // the type's own constructor (`Order::new(&msg)` may mint the id).
+        let value = &self.values[v as usize];
+        if let (Some(_), Some(ty)) = (value.msg_root, value.crate_type.clone()) {
+            if !builds_type(&init.expr, &ty) {
+                lits.extend(self.message_typed_fields(&ty));
+            }
+        }
         self.values[v as usize].lits = lits;
     }
 
@@ -415,4 +424,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     // ----- expressions -------------------------------------------------------
+}
+
+/// Whether `e` is a literal or a constructor of the crate's type `ty` (`Order { .. }`,
+/// `Order::new(..)`, `Self::from(..)`), through `?` and `.await`.
+fn builds_type(e: &Expr, ty: &str) -> bool {
+    match e {
+        Expr::Try(t) => builds_type(&t.expr, ty),
+        Expr::Await(a) => builds_type(&a.base, ty),
+        Expr::Paren(p) => builds_type(&p.expr, ty),
+        Expr::Struct(_) => true,
+        Expr::Call(c) => match &c.func.as_ref() {
+            Expr::Path(p) => {
+                let segs = &p.path.segments;
+                segs.len() >= 2
+                    && segs
+                        .iter()
+                        .rev()
+                        .nth(1)
+                        .is_some_and(|s| s.ident == ty || s.ident == "Self")
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }

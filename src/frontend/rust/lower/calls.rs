@@ -14,6 +14,11 @@ use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec};
 use crate::frontend::rust::{resolve_path, stored, TypeInfo};
 use crate::ir::{Callee, ClosureRun, Event, EventKind, Loc, Node};
 
+/// The name serde writes the struct field `name` under.
+fn serialized_name(name: &str, ti: &TypeInfo) -> String {
+    ti.serialized.clone().unwrap_or_else(|| name.to_string())
+}
+
 /// A pack's `on_table` matching only a receiver that names a dedup table.
 const TABLE_DEDUP: &str = "dedup";
 
@@ -262,6 +267,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 outside: false,
                 generic: None,
                 elem: None,
+                ..TypeInfo::default()
             });
         }
         let args_start = out.len();
@@ -419,7 +425,81 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         let mut out = Vec::new();
         super::token_strings(quote::ToTokens::to_token_stream(e), &mut out);
+        out.extend(self.message_keyed_fields(e));
         out
+    }
+
+    /// The names (as serde writes them) of the fields of a crate's struct that a
+    /// struct literal sets from the received message (`Order { id:
+    /// msg.order_id.clone(), .. }`, a field renamed `#[serde(rename = "_id")]` or
+    /// named `_id`). Matched with the packs' `arg_keys` as the literals a document
+    /// writes are: the inserted value's type has a field serialized as `_id` set from
+    /// the message (a field left `None` or given a fresh id is not).
+    pub(super) fn message_keyed_fields(&self, e: &Expr) -> Vec<String> {
+        match strip(e) {
+            Expr::Struct(s) => {
+                let Some(last) = s.path.segments.last().map(|l| l.ident.to_string()) else {
+                    return Vec::new();
+                };
+                let ty = if last == "Self" {
+                    let Some(t) = self.self_type.clone() else {
+                        return Vec::new();
+                    };
+                    t
+                } else {
+                    last
+                };
+                let Some(fields) = self.cx.fields_of(&ty) else {
+                    return Vec::new();
+                };
+                s.fields
+                    .iter()
+                    .filter_map(|fv| {
+                        let syn::Member::Named(name) = &fv.member else {
+                            return None;
+                        };
+                        let name = name.to_string();
+                        let ti = fields.get(&name)?;
+                        self.from_message(&fv.expr)
+                            .then(|| serialized_name(&name, ti))
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The fields a value of the crate's type `ty` taken whole from the message
+    /// (`let order: Order = serde_json::from_slice(&d.data)?`) sets from it: those
+    /// that are not `Option` (one may be left `None`, the driver then minting an id).
+    pub(super) fn message_typed_fields(&self, ty: &str) -> Vec<String> {
+        self.cx.fields_of(ty).map_or_else(Vec::new, |fields| {
+            fields
+                .iter()
+                .filter(|(_, ti)| !ti.optional)
+                .map(|(name, ti)| serialized_name(name, ti))
+                .collect()
+        })
+    }
+
+    /// Whether an expression names a value taken from the received message (its
+    /// identifiers, macros' tokens included).
+    fn from_message(&self, e: &Expr) -> bool {
+        fn idents(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+            for t in tokens {
+                match t {
+                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                    proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        let mut names = Vec::new();
+        idents(quote::ToTokens::to_token_stream(e), &mut names);
+        names
+            .iter()
+            .filter_map(|n| self.lookup(n))
+            .any(|v| self.root(v).is_some())
     }
 
     /// Cheap facts about an argument without lowering it (for matching a spec).

@@ -237,6 +237,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     outside: false,
                     generic: None,
                     elem: None,
+                    ..TypeInfo::default()
                 },
             )
         });
@@ -810,7 +811,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 if self.in_return && facts.ignores_conflict {
                     self.returns_claims.push(loc.clone());
                 }
-                let describe = facts.describe();
+                let describe = spec
+                    .describe_table(facts.tables.first())
+                    .unwrap_or_else(|| facts.describe());
                 let kind = EventKind::Write {
                     target,
                     sql: facts,

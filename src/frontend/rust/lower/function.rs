@@ -318,6 +318,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             outside: false,
                             generic: None,
                             elem: None,
+                            ..TypeInfo::default()
                         },
                     );
                     self.bind("self", v);

@@ -439,6 +439,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 outside: info.outside,
                 generic: None,
                 elem: None,
+                ..TypeInfo::default()
             },
         );
         let root = info.mentions.iter().find_map(|m| self.root(*m));
