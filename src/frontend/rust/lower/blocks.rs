@@ -429,10 +429,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 /// Whether `e` is a literal or a constructor of the crate's type `ty` (`Order { .. }`,
 /// `Order::new(..)`, `Self::from(..)`), through `?` and `.await`.
 fn builds_type(e: &Expr, ty: &str) -> bool {
-    match e {
-        Expr::Try(t) => builds_type(&t.expr, ty),
-        Expr::Await(a) => builds_type(&a.base, ty),
-        Expr::Paren(p) => builds_type(&p.expr, ty),
+    match super::super::chain::settled(e) {
         Expr::Struct(_) => true,
         Expr::Call(c) => match &c.func.as_ref() {
             Expr::Path(p) => {

@@ -460,7 +460,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         };
                         let name = name.to_string();
                         let ti = fields.get(&name)?;
-                        self.from_message(&fv.expr)
+                        self.names_message(&fv.expr)
                             .then(|| serialized_name(&name, ti))
                     })
                     .collect()
@@ -484,7 +484,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// Whether an expression names a value taken from the received message (its
     /// identifiers, macros' tokens included).
-    fn from_message(&self, e: &Expr) -> bool {
+    fn names_message(&self, e: &Expr) -> bool {
         fn idents(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
             for t in tokens {
                 match t {

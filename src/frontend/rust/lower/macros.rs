@@ -16,12 +16,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     // ----- macros ----------------------------------------------------------------
 
     pub(super) fn mac(&mut self, mac: &syn::Macro, out: &mut Vec<Node>) -> Info {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = macro_name(mac);
         let close = match &mac.delimiter {
             syn::MacroDelimiter::Paren(p) => p.span.close(),
             syn::MacroDelimiter::Brace(b) => b.span.close(),
@@ -207,6 +202,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
 type SelectBranch = (Option<Pat>, Expr, Expr);
 
+/// A macro's name: its path's last segment (`select` of `tokio::select!`).
+fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
 /// The expressions the lowering reads in a `select!` (each branch's future and body)
 /// or a `join!` (its futures), for the index's visitors to see the calls there as
 /// the lowering does. Empty for other macros.
@@ -214,13 +218,7 @@ pub(in crate::frontend::rust) fn body_exprs(
     apis: &crate::apis::Apis,
     mac: &syn::Macro,
 ) -> Vec<Expr> {
-    let name = mac
-        .path
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default();
-    match apis.std.macro_kind(&name) {
+    match apis.std.macro_kind(&macro_name(mac)) {
         Some(MacroKind::Alternatives) => mac
             .parse_body_with(parse_select)
             .map(|b| {
