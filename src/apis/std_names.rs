@@ -77,6 +77,9 @@ pub struct StdNames {
     /// Methods of a collection giving one of its elements (`get`, `first`;
     /// `element_accessors`): a dispatch table's handler.
     pub element_accessors: HashSet<String>,
+    /// Methods of a collection taking one of its elements out (`pop`;
+    /// `element_takes`): a struct pushed into a local `Vec` comes back with its fields.
+    pub element_takes: HashSet<String>,
     /// Iterator adapters whose closure's first parameter is an element (`map`,
     /// `for_each`; `element_closures`).
     pub element_closures: HashSet<String>,

@@ -20,6 +20,7 @@ mod control;
 mod crate_calls;
 mod ctor;
 mod dedup;
+mod elements;
 mod events;
 mod exprs;
 mod file_cx;
@@ -34,6 +35,7 @@ mod spans;
 mod statement;
 mod values;
 pub(super) use batch_uses::logged_params;
+use elements::Elements;
 pub use file_cx::{FileCx, IndexReads};
 use function::lower_fn;
 pub(super) use macros::body_exprs as macro_body_exprs;
@@ -275,6 +277,9 @@ struct Lowerer<'a, 'b> {
     values: Vec<Value>,
     scopes: Vec<FastMap<String, ValueId>>,
     fields: FastMap<(ValueId, String), ValueId>,
+    /// The fields a collection's elements hold (lower/elements.rs): `None` once two
+    /// pushes disagree or one pushes a value holding none.
+    elements: FastMap<ValueId, Option<Elements>>,
     self_type: Option<String>,
     labels: Vec<(String, u32)>,
     next_label: u32,

@@ -279,6 +279,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.note_task_set(recv.value, &arg_infos);
             self.count_fill(recv.value);
             self.store_into(recv.value, &arg_infos);
+            self.push_element(recv.value, &arg_infos);
+        }
+        // `pending.drain(..)`, `pending.pop()`: elements holding the fields pushed.
+        if let Some(info) = self.element_step(name, &recv) {
+            return info;
         }
         let std = &self.cx.apis.std;
         if recv.crate_type.is_some()

@@ -224,6 +224,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         };
                         self.bind_pattern(&f.pat, &info);
                     }
+                    // `for p in pending`: `p` holds the fields every push gave.
+                    None if self.bind_element(&f.pat, &iter) => {}
                     None => {
                         let mut derived = self.derived(&iter);
                         // `for x in &self.items` (`Vec<Item>` is seen as `Item`): the element's type.

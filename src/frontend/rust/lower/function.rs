@@ -211,6 +211,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             values: Vec::new(),
             scopes: vec![HashMap::default()],
             fields: HashMap::default(),
+            elements: HashMap::default(),
             self_type,
             labels: Vec::new(),
             next_label: 0,
