@@ -490,18 +490,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// Whether an expression names a value taken from the received message (its
     /// identifiers, macros' tokens included).
     fn names_message(&self, e: &Expr) -> bool {
-        fn idents(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
-            for t in tokens {
-                match t {
-                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                    proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
-                    _ => {}
-                }
-            }
-        }
-        let mut names = Vec::new();
-        idents(quote::ToTokens::to_token_stream(e), &mut names);
-        names
+        super::super::idents_of(e)
             .iter()
             .filter_map(|n| self.lookup(n))
             .any(|v| self.root(v).is_some())
