@@ -706,7 +706,7 @@ impl<'c> Interp<'c> {
                 join_opt(&mut after, b.clone());
             }
             // Acks of this iteration's message do not carry into the next one.
-            b.carry_to_next_iteration(&entry, each);
+            b.carry_to_next_iteration(&entry, each.then_some(std::ptr::from_ref(body) as usize));
             let before = head.clone();
             head.join(&b);
             // (A failure compares equal whatever tables were retired for it
@@ -733,6 +733,18 @@ impl<'c> Interp<'c> {
             }
         }
         out.fall = after;
+        // Past the loop, a failure an iteration carried is the batch's again.
+        let key = Some(std::ptr::from_ref(body) as usize);
+        for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
+            .into_iter()
+            .flatten()
+            .chain(out.brk.iter_mut().map(|(_, s)| s))
+            .chain(out.cont.iter_mut().map(|(_, s)| s))
+        {
+            if let Some(f) = s.failed.as_mut().filter(|f| f.carried == key) {
+                f.carried = None;
+            }
+        }
         if outer.is_some() {
             for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
                 .into_iter()

@@ -90,6 +90,7 @@ fn resolve_config(
         return out;
     };
     let mut props = base.props;
+    let base_len = props.len();
     props.append(&mut out.props);
     let mut topics = base.topics;
     topics.append(&mut out.topics);
@@ -98,6 +99,12 @@ fn resolve_config(
         family: base.family,
         framework: base.framework || out.framework,
         dynamic: base.dynamic || out.dynamic,
+        // The call site's settings come after the helper's.
+        settled_from: if out.dynamic {
+            base_len + out.settled_from
+        } else {
+            base.settled_from
+        },
         // A setting the call site leaves out goes into the helper's chain, unless the
         // call site adds to it.
         insert: if c.props.is_empty() {

@@ -63,6 +63,10 @@ pub struct KafkaClient {
     /// Some property comes from run time (a non-literal key, a merged map): the
     /// analysis stays silent about settings it cannot see.
     pub dynamic: bool,
+    /// With `dynamic`: the properties from this index on were set after every
+    /// run-time step (`cfg.set("enable.auto.commit", "true")` after a loop over a
+    /// map): the last word on their keys.
+    pub settled_from: usize,
     /// `kafka.consumer` or `kafka.producer` when known.
     pub role: Option<String>,
     /// Topics subscribed to (consumers) or sent to (producers), when literal.
@@ -135,6 +139,7 @@ impl KafkaClient {
             framework: false,
             props: Vec::new(),
             dynamic: false,
+            settled_from: 0,
             role: None,
             topics: Vec::new(),
             runs: Vec::new(),
@@ -155,6 +160,22 @@ impl KafkaClient {
 
     pub fn prop(&self, key: &str) -> Option<&Prop> {
         self.props.iter().rev().find(|p| p.key == key)
+    }
+
+    /// Whether the analysis knows the key's setting: the whole configuration is
+    /// seen, or the key was set after its last run-time step.
+    pub fn knows(&self, key: &str) -> bool {
+        !self.dynamic
+            || (self.props.iter())
+                .rposition(|p| p.key == key)
+                .is_some_and(|i| i >= self.settled_from)
+    }
+
+    /// A step of the configuration the analysis cannot see (a non-literal key, an
+    /// unknown method): what was set before it may have been overridden.
+    pub fn unseen_step(&mut self) {
+        self.dynamic = true;
+        self.settled_from = self.props.len();
     }
 }
 

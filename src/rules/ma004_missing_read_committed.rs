@@ -3,7 +3,7 @@ use super::fixes;
 use super::pairs::label;
 use crate::analysis::kafka_clients::{is_consumer, is_transactional_producer, value};
 use crate::diagnostic::Finding;
-use crate::ir::{ClientFamily, ConfigFormat, KafkaClient, Prop};
+use crate::ir::{ClientFamily, KafkaClient, Prop};
 
 declare_rule! {
     /// ## What it does
@@ -117,19 +117,17 @@ fn exactly_once_streams(c: &KafkaClient) -> bool {
 /// `clients`: every Kafka client of the analyzed tree, with the group whose
 /// transactional producers a consumer of unknown topics is linked to (its crate in
 /// Rust, its directory in YAML).
-/// `block_primary`: clients whose wrong value is reported at the key that holds
-/// their block (Spring's `consumer:` under `spring.kafka`, docs/what-is-analyzed.md).
-pub fn check(
-    clients: &[(String, KafkaClient)],
-    block_primary: &dyn Fn(&KafkaClient) -> bool,
-) -> Vec<Finding> {
+/// A wrong value is reported where it is written (SPEC §2, Spans: "the value, when
+/// the value is what is wrong"); a level left unset, at the consumer's block.
+pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
     let producers: Vec<&(String, KafkaClient)> = clients
         .iter()
-        .filter(|(_, c)| !c.dynamic && is_transactional_producer(c))
+        .filter(|(_, c)| c.knows("transactional.id") && is_transactional_producer(c))
         .collect();
     let mut out = Vec::new();
     for (krate, c) in clients {
-        if c.dynamic || !is_consumer(c) {
+        // Partly made at run time: only a level set after it is known.
+        if !c.knows("isolation.level") || !is_consumer(c) {
             continue;
         }
         let Some(how) = reads_uncommitted(c) else {
@@ -171,14 +169,12 @@ pub fn check(
         };
         let (loc, message, help) = match how {
             Uncommitted::Explicit(setting) => {
-                let at_block = block_primary(c);
-                labels.push(if at_block {
-                    label(&setting.loc, "the isolation level is set here")
-                } else {
-                    label(&c.new_loc, "the consumer's configuration starts here")
-                });
+                labels.push(label(
+                    &c.new_loc,
+                    "the consumer's configuration starts here",
+                ));
                 (
-                    if at_block { &c.new_loc } else { &setting.loc },
+                    &setting.loc,
                     "consumer reads with `isolation.level=read_uncommitted` from a topic written by a \
                      transactional producer"
                         .to_string(),
@@ -214,11 +210,6 @@ impl super::Rule for Check {
     }
 
     fn check_tree(&self, tree: &super::TreeInput) -> Vec<Finding> {
-        let spring = |c: &KafkaClient| {
-            tree.config_clients
-                .iter()
-                .any(|cc| cc.format == ConfigFormat::Spring && cc.client.new_loc == c.new_loc)
-        };
-        check(tree.clients, &spring)
+        check(tree.clients)
     }
 }

@@ -127,7 +127,13 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
             if received_here && !facts.effect_clients.contains(&key) {
                 continue;
             }
-            if c.dynamic || !is_consumer(c) {
+            // A configuration partly made at run time is judged only by what was
+            // set after it: an explicit `enable.auto.commit=true`, unless offsets
+            // are stored by hand and the store setting is not seen.
+            if !is_consumer(c)
+                || !c.knows("enable.auto.commit")
+                || (stores && !c.knows("enable.auto.offset.store"))
+            {
                 continue;
             }
             let store_pattern =

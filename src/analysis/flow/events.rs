@@ -309,7 +309,8 @@ impl<'c> Interp<'c> {
         // Acked where its effect failed, nothing keeping it.
         if let Some(f) = &st.failed {
             // The ack of a later element of the batch is not this failure's.
-            let other = msg.is_some_and(|m| f.later.contains(&fr.val(m)));
+            let other = msg.is_some_and(|m| f.later.contains(&fr.val(m)))
+                || (f.carried.is_some() && !offsets && !f.batch);
             if (f.received || msg.is_some() || !offsets) && !other {
                 self.acked_on_failure(f, &ev);
             }

@@ -143,6 +143,10 @@ pub(super) struct Failure {
     /// The path is in a statement that writes only the rows whose operation
     /// succeeded (`EventKind::RowsGated`): its writes do not retire the failed one.
     pub(super) rows_gated: bool,
+    /// It failed in an earlier iteration of a loop over a collection's items (the
+    /// loop's body, by address): a per-message ack in a later iteration acks another
+    /// item, not the failed one (an offset commit, cumulative, does confirm it).
+    pub(super) carried: Option<usize>,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -162,6 +166,7 @@ impl PartialEq for Failure {
             && self.send_ignored == other.send_ignored
             && self.earlier_batches == other.earlier_batches
             && self.shaped_claim == other.shaped_claim
+            && self.carried == other.carried
     }
 }
 
@@ -188,6 +193,7 @@ impl Failure {
             progressed: Vec::new(),
             shaped_claim: false,
             rows_gated: false,
+            carried: None,
         }
     }
 
@@ -332,11 +338,16 @@ impl State {
     /// state held when the loop was entered.
     /// A failure is kept only around a loop over the items of a collection (`each`,
     /// a batch): the batch's ack after the loop confirms the failed item too, the
-    /// ack of a later item does not (`earlier`). In other loops (a retry loop, a
-    /// consume loop) the next iteration starts over.
-    pub(super) fn carry_to_next_iteration(&mut self, entry: &State, each: bool) {
+    /// ack of a later item does not (`earlier`; `Failure::carried`, `each` the
+    /// loop's body by address). In other loops (a retry loop, a consume loop) the
+    /// next iteration starts over.
+    pub(super) fn carry_to_next_iteration(&mut self, entry: &State, each: Option<usize>) {
         match self.failed.as_mut() {
-            Some(_) if each => {}
+            Some(f) if each.is_some() => {
+                if f.carried.is_none() {
+                    f.carried = each;
+                }
+            }
             _ => self.failed.clone_from(&entry.failed),
         }
         self.cause = None;

@@ -26,14 +26,20 @@ pub fn batch_handlers(files: &[&SourceFile], apis: &Apis) -> Vec<BatchHandler> {
     if sl.runtime.event_wrappers.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
+    // A handler may be defined in another file than the one handing it to the
+    // runtime (`service_fn(|e| handler::handle(&state, e))` in main.rs): the crate's
+    // candidates are matched with every name handed over in it.
+    let (mut candidates_all, mut run_all) = (Vec::new(), BTreeSet::new());
+    // A file that defines a handler names its event wrapper; one that hands a
+    // handler over names the runtime's crate or its wrapper.
+    let rt = &sl.runtime;
+    let runs = rt.runs.iter().filter_map(|r| r.split("::").next());
+    let marks: Vec<&str> = (rt.event_wrappers.iter().chain(&rt.handler_wrappers))
+        .map(String::as_str)
+        .chain(runs)
+        .collect();
     for f in files {
-        if !sl
-            .runtime
-            .event_wrappers
-            .iter()
-            .any(|w| f.text.contains(w.as_str()))
-        {
+        if !marks.iter().any(|w| f.text.contains(w)) {
             continue;
         }
         // Input the front end refuses (too deep for syn's recursion) is reported there.
@@ -58,9 +64,13 @@ pub fn batch_handlers(files: &[&SourceFile], apis: &Apis) -> Vec<BatchHandler> {
         let Walk {
             candidates, run, ..
         } = walk;
-        out.extend(candidates.into_iter().filter(|h| run.contains(&h.name)));
+        candidates_all.extend(candidates);
+        run_all.extend(run);
     }
-    out
+    candidates_all
+        .into_iter()
+        .filter(|h| run_all.contains(&h.name))
+        .collect()
 }
 
 struct Walk<'a> {

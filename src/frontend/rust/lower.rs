@@ -306,6 +306,9 @@ struct Lowerer<'a, 'b> {
     /// Locals a failure side recorded its failure in (`failed += 1`), by name, with
     /// the side's marker.
     failure_records: Vec<(String, Loc)>,
+    /// Those of them a failure side sets to `false` (`ok = false`): a test of one
+    /// holds when no failure was recorded.
+    cleared_records: FastSet<String>,
     /// Locals holding futures of fallible operations not yet run (a stream whose
     /// futures run concurrently, `let s = stream.map(op).buffer_unordered(n)`; a
     /// collection of futures, `fu.push(op(x))`), with the operations' nodes: a loop
@@ -327,9 +330,10 @@ struct Lowerer<'a, 'b> {
     /// The loops being lowered (innermost last), each by a number of its own.
     loops: Vec<u32>,
     loop_serial: u32,
-    /// Flags of an operation's outcome (`let sent = op.await.is_ok()`), by name, with
-    /// where its error is handled and whether `true` says it succeeded.
-    outcome_flags: Vec<(String, Loc, bool)>,
+    /// Flags of an operation's outcome (`let sent = op.await.is_ok()`, `let ok = match
+    /// r { Ok(_) => true, Err(e) => { warn!(..); false } }`), by name, with where its
+    /// error is handled and whether `true` says it succeeded.
+    outcome_flags: Vec<(String, Vec<Loc>, bool)>,
     success_fills: Vec<(ValueId, u32, Vec<Loc>)>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.

@@ -353,6 +353,21 @@ fn key_text(e: &Expr) -> String {
         .to_string()
 }
 
+impl Cx<'_> {
+    /// A key that names no message: a string literal or a constant of the crate
+    /// (`SET lease:reserver <owner> NX EX 30`). A claim on it is a lock or a lease
+    /// (SPEC §2), not a dedup record.
+    fn fixed_key(&self, e: &Expr) -> bool {
+        match strip(e) {
+            Expr::Lit(_) => true,
+            Expr::Path(p) => {
+                p.path.segments.len() == 1 && self.consts.contains_key(&last_seg(&p.path))
+            }
+            _ => false,
+        }
+    }
+}
+
 fn dedup_key(e: &Expr) -> bool {
     let t = key_text(e).to_ascii_lowercase();
     DEDUP_KEY_WORDS.iter().any(|w| t.contains(w))
@@ -482,7 +497,8 @@ impl Walker<'_, '_> {
                     .iter()
                     .any(|a| word(a).is_some_and(|w| w.means == ArgWord::OnlyIfAbsent));
                 let keyed = args.first().is_some_and(|k| dedup_key(k));
-                if nx || keyed {
+                let fixed = args.first().is_some_and(|k| self.cx.fixed_key(k));
+                if (nx || keyed) && !fixed {
                     let write = self.expr_loc(root);
                     for (i, a) in args.iter().enumerate() {
                         let Some(per) = word(a).and_then(duration_unit) else {
@@ -572,7 +588,7 @@ impl Walker<'_, '_> {
                     expiry: None,
                 };
                 o.visit_expr(opts);
-                if o.nx || dedup_key(key) {
+                if (o.nx || dedup_key(key)) && !self.cx.fixed_key(key) {
                     if let Some((e, per)) = o.expiry {
                         if let Some(ev) = self.cx.eval(&e, 0) {
                             let at = self.expr_loc(&e);
@@ -593,7 +609,7 @@ impl Walker<'_, '_> {
                     self.retention(&ev, Some(per), &at, &write, "the Redis dedup record".into());
                 }
             }
-            (TtlForm::Claim, [key, _]) => {
+            (TtlForm::Claim, [key, _]) if !self.cx.fixed_key(key) => {
                 if let Some(f) = self.frames.last_mut() {
                     f.set_nx.push((key_text(key), write));
                 }

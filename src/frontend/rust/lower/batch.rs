@@ -368,27 +368,8 @@ impl Blocks<'_> {
         yields.then_some((name, &*m.expr))
     }
 
-    /// Whether `e` never gives a value: `return`, `continue`, `break`, a macro that
-    /// returns an error or aborts, or a block ending in one.
     fn diverges(&self, e: &Expr) -> bool {
-        match e {
-            Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
-            Expr::Macro(m) => self.diverging_macro(&m.mac),
-            Expr::Block(b) => match b.block.stmts.last() {
-                Some(Stmt::Expr(e, _)) => self.diverges(e),
-                Some(Stmt::Macro(m)) => self.diverging_macro(&m.mac),
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-
-    fn diverging_macro(&self, m: &syn::Macro) -> bool {
-        let name = m.path.segments.last().map(|s| s.ident.to_string());
-        matches!(
-            name.and_then(|n| self.apis.std.macro_kind(&n)),
-            Some(MacroKind::ErrorReturn | MacroKind::Abort)
-        )
+        diverges(self.apis, e)
     }
 
     /// A statement `if let Err(..) = call { .. }`, `if call.is_err() { .. }` or
@@ -696,5 +677,27 @@ impl<'ast> Visit<'ast> for Idents {
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.tokens(m.tokens.clone());
         syn::visit::visit_macro(self, m);
+    }
+}
+
+/// Whether `e` never gives a value: `return`, `continue`, `break`, a macro that
+/// returns an error or aborts, or a block ending in one.
+pub(super) fn diverges(apis: &Apis, e: &Expr) -> bool {
+    let diverging_macro = |m: &syn::Macro| {
+        let name = m.path.segments.last().map(|s| s.ident.to_string());
+        matches!(
+            name.and_then(|n| apis.std.macro_kind(&n)),
+            Some(MacroKind::ErrorReturn | MacroKind::Abort)
+        )
+    };
+    match e {
+        Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
+        Expr::Macro(m) => diverging_macro(&m.mac),
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(Stmt::Expr(e, _)) => diverges(apis, e),
+            Some(Stmt::Macro(m)) => diverging_macro(&m.mac),
+            _ => false,
+        },
+        _ => false,
     }
 }

@@ -284,6 +284,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             out.push(self.error_ignored(sp, "let _ =", false));
         } else if !self.note_joined_results(local, out, out_start) {
             self.note_outcome_flag(local, out, out_start);
+            self.note_arms_flag(local, out, out_start);
         }
         self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
@@ -416,7 +417,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             !semi && self.in_return && self.closure_depth == 0 && info.kafka_client.is_none()
         }) {
             match &mut self.returned_kafka_config {
-                Some(had) if had != cfg => had.dynamic = true,
+                Some(had) if had != cfg => had.unseen_step(),
                 Some(_) => {}
                 None => self.returned_kafka_config = Some(cfg.clone()),
             }

@@ -224,6 +224,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             err_valued: Vec::new(),
             fills: HashMap::default(),
             failure_records: Vec::new(),
+            cleared_records: HashSet::default(),
             held_futures: Vec::new(),
             task_sets: Vec::new(),
             task_outcomes: Vec::new(),

@@ -12,12 +12,13 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Stmt};
 
-use super::outcome::{ends_in_fallible, outcome_test, some_pattern};
+use super::outcome::{ends_in_fallible, outcome_test, result_pattern, some_pattern};
 use super::{FileCx, Lowerer};
 use crate::apis::ResultSide;
 use crate::frontend::rust::untyped;
 use crate::ir::ValueId;
 use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
+use proc_macro2::Span as PmSpan;
 
 /// The plain locals an expression or block puts something into: assigned (`x =`,
 /// `x += ..`) or filled by a store method (`x.push(..)`), with how often each is
@@ -25,6 +26,8 @@ use crate::ir::{Event, EventKind, ExitKind, Loc, Node};
 pub(super) struct Recorded<'s> {
     store: &'s foldhash::HashSet<String>,
     assigned: Vec<String>,
+    /// Those assigned `false` (`ok = false`).
+    cleared: Vec<String>,
     filled: Vec<String>,
 }
 
@@ -38,6 +41,15 @@ fn plain_ident(e: &Expr) -> Option<String> {
 impl<'ast> Visit<'ast> for Recorded<'_> {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
         self.assigned.extend(plain_ident(&a.left));
+        if let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) = super::strip(&a.right)
+        {
+            if !b.value {
+                self.cleared.extend(plain_ident(&a.left));
+            }
+        }
         syn::visit::visit_expr_assign(self, a);
     }
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
@@ -224,6 +236,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut r = Recorded {
             store: &cx.apis.std.store_methods,
             assigned: Vec::new(),
+            cleared: Vec::new(),
             filled: Vec::new(),
         };
         visit(&mut r);
@@ -242,6 +255,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return;
         };
         let r = self.recorded(visit);
+        self.cleared_records.extend(r.cleared);
         // By name: an assignment rebinds the name to the value assigned.
         for name in r.assigned.into_iter().chain(r.filled) {
             if !self
@@ -268,6 +282,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return;
         }
         let r = self.recorded(visit);
+        self.cleared_records.extend(r.cleared);
         for name in r.assigned.into_iter().chain(r.filled) {
             for loc in &locs {
                 if !self
@@ -326,9 +341,121 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         };
         let marker = self.error_ignored(sp, "a flag of its outcome", true);
         if let Some(loc) = marker_loc(Some(&marker)) {
-            self.outcome_flags.push((pi.ident.to_string(), loc, ok));
+            self.outcome_flags
+                .push((pi.ident.to_string(), vec![loc], ok));
         }
         out.push(marker);
+    }
+
+    /// `let ok = match r { Ok(_) => true, Err(e) => { warn!(..); false } };` (or an
+    /// `if let Err(e) = r { .. false } else { true }`): the sides of an outcome turned
+    /// into a flag. When every side that handles a failure (its marker, lowered into
+    /// `out[start..]`) gives the same value and another side gives the other, the
+    /// flag tells of the failures as `r.is_ok()` would; sides that never give a value
+    /// (`continue`, `return Err(..)`) say nothing of it.
+    pub(super) fn note_arms_flag(&mut self, local: &syn::Local, out: &[Node], start: usize) {
+        let (Some(init), syn::Pat::Ident(pi)) = (&local.init, untyped(&local.pat)) else {
+            return;
+        };
+        if init.diverge.is_some() {
+            return;
+        }
+        // Each side's span and the value it gives (`None`: it never gives one).
+        let mut sides: Vec<(PmSpan, Option<bool>)> = Vec::new();
+        // An `if`'s condition handles the failure for the side it leads to
+        // (`if let Err(e) = r`: the first; `if let Ok(_) = r`, `if r.is_ok()`: the
+        // second): the value that side gives.
+        let mut cond: Option<(PmSpan, Option<Option<bool>>)> = None;
+        match super::strip(&init.expr) {
+            Expr::Match(m) => {
+                for arm in &m.arms {
+                    let Some(v) = self.side_value(&arm.body) else {
+                        return;
+                    };
+                    sides.push((arm.span(), v));
+                }
+            }
+            Expr::If(i) => {
+                let Some((_, els)) = &i.else_branch else {
+                    return;
+                };
+                let then = Expr::Block(syn::ExprBlock {
+                    attrs: Vec::new(),
+                    label: None,
+                    block: i.then_branch.clone(),
+                });
+                let (Some(a), Some(b)) = (self.side_value(&then), self.side_value(els)) else {
+                    return;
+                };
+                sides.push((i.then_branch.span(), a));
+                sides.push((els.span(), b));
+                let fails_first = match super::strip(&i.cond) {
+                    Expr::Let(l) => result_pattern(&l.pat, &self.cx.index.outcomes).map(|ok| !ok),
+                    c => outcome_test(c, true).map(|(ok, _)| !ok),
+                };
+                cond = Some((i.cond.span(), fails_first.map(|f| if f { a } else { b })));
+            }
+            _ => return,
+        }
+        let gives = |b: bool| sides.iter().any(|(_, v)| *v == Some(b));
+        if !gives(true) || !gives(false) {
+            return;
+        }
+        let bytes = |sp: PmSpan| {
+            let l = self.cx.loc(sp, sp);
+            (l.span.byte_start, l.span.byte_end)
+        };
+        let mut spans: Vec<(usize, usize, Option<Option<bool>>)> = sides
+            .iter()
+            .map(|(sp, v)| {
+                let (s, e) = bytes(*sp);
+                (s, e, Some(*v))
+            })
+            .collect();
+        if let Some((sp, v)) = cond {
+            let (s, e) = bytes(sp);
+            spans.insert(0, (s, e, v));
+        }
+        let (mut locs, mut on) = (Vec::new(), None::<bool>);
+        for ev in out[start..].iter().flat_map(|n| n.each_event()) {
+            let EventKind::ErrorIgnored { .. } = ev.kind else {
+                continue;
+            };
+            let b = ev.loc.span.byte_start;
+            let Some((_, _, Some(value))) = spans.iter().find(|(s, e, _)| *s <= b && b < *e) else {
+                return;
+            };
+            let Some(value) = value else { continue };
+            if on.is_some_and(|o| o != *value) {
+                return;
+            }
+            on = Some(*value);
+            locs.push(ev.loc.clone());
+        }
+        // The failures give `false`: `true` says the operation succeeded.
+        if let Some(failed) = on {
+            self.outcome_flags
+                .push((pi.ident.to_string(), locs, !failed));
+        }
+    }
+
+    /// The flag value a side gives: `Some(Some(b))` for a `true`/`false` (or a
+    /// block ending in one), `Some(None)` for a side that never gives a value, `None`
+    /// for anything else.
+    fn side_value(&self, e: &Expr) -> Option<Option<bool>> {
+        match super::strip(e) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Some(Some(b.value)),
+            Expr::Block(b) => match b.block.stmts.last() {
+                Some(Stmt::Expr(tail, None)) if !super::batch::diverges(self.cx.apis, tail) => {
+                    self.side_value(tail)
+                }
+                _ => super::batch::diverges(self.cx.apis, e).then_some(None),
+            },
+            e => super::batch::diverges(self.cx.apis, e).then_some(None),
+        }
     }
 
     /// Counts a store into `v` (`v.push(..)`), wherever it is.
@@ -349,14 +476,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     ) {
         // `if !sent { .. }`, `sent` a flag of an operation's outcome: on the side
         // where it says the operation succeeded, it had not failed.
-        for (name, loc, ok) in &self.outcome_flags {
+        for (name, locs, ok) in &self.outcome_flags {
             let Some(holds) = tests_any(cond, name) else {
                 continue;
             };
             let sp = cond.span();
             let edge = Node::Event(Event {
                 kind: EventKind::ErrorPropagated {
-                    handled: vec![loc.clone()],
+                    handled: locs.clone(),
                     err: false,
                 },
                 loc: self.cx.loc(sp, sp),
@@ -384,11 +511,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // The test holds when a failure was recorded and its side returns the error,
         // or it holds when none was and the other side returns it.
-        let Some((name, _)) = self
-            .failure_records
-            .iter()
-            .find(|(name, _)| tests_any(cond, name) == Some(then_err))
-        else {
+        let Some((name, _)) = self.failure_records.iter().find(|(name, _)| {
+            let cleared = self.cleared_records.contains(name);
+            tests_any(cond, name).map(|b| b != cleared) == Some(then_err)
+        }) else {
             return;
         };
         let handled = self.records_of(name);

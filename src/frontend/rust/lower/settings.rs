@@ -389,7 +389,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             cfg.insert = Some(self.chain_insertion(mc, &name));
                         }
                     }
-                    None => cfg.dynamic = true,
+                    None => cfg.unseen_step(),
                 }
             }
             Some(ConfigStep::Keep) => {}
@@ -420,7 +420,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     ..Info::default()
                 };
             }
-            None => cfg.dynamic = true,
+            None => cfg.unseen_step(),
         }
         if let Some(v) = recv.value {
             self.values[v as usize].kafka_config = Some(cfg.clone());
