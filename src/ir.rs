@@ -366,6 +366,10 @@ pub enum Callee {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     pub callee: Callee,
+    /// The caller's value for the transaction the callee returns (`-> sqlx::
+    /// Transaction<..>`, through `Result`/`Option`): the one the callee began and
+    /// left open is that value's.
+    pub returns_tx: Option<ValueId>,
     /// The receiver value (method calls), then the arguments, as values when they are.
     pub receiver: Option<ValueId>,
     pub args: Vec<Option<ValueId>>,

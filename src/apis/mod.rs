@@ -390,6 +390,8 @@ pub struct Apis {
     /// The variants of a publish confirmation that say the broker took the message
     /// (the packs' `confirmed`: lapin `Ack`).
     pub confirmed: Vec<String>,
+    /// The confirmation's tests (the packs' `confirmed_tests`: lapin `is_ack`).
+    pub confirmed_tests: HashMap<String, bool>,
     /// Some method spec matches on the string literals of its arguments (`arg_keys`).
     pub has_arg_keys: bool,
     pub methods: HashMap<String, Vec<CallSpec>>,
@@ -724,6 +726,10 @@ impl Apis {
             }
         }
         self.confirmed = confirmed;
+        self.confirmed_tests = (self.methods.values().flatten())
+            .flat_map(|s| &s.confirmed_tests)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         self.has_arg_keys = self
             .methods
             .values()

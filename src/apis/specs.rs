@@ -479,6 +479,11 @@ pub struct CallSpec {
     /// (`Nack`, `NotRequested`) is on the publish's failure side.
     #[serde(default)]
     pub confirmed: Vec<String>,
+    /// (with `confirmable`) Methods of the confirmation that test it, and whether
+    /// each holds when the broker took the message (lapin `is_ack` true, `is_nack`
+    /// false): the side where it did not is the publish's failure side.
+    #[serde(default)]
+    pub confirmed_tests: std::collections::BTreeMap<String, bool>,
     /// The publish goes out in its channel's confirm mode but returns no confirmation
     /// (amiquip's, confirmed through a listener): the unconfirmed-publish rule asks
     /// only that its channel be put in confirm mode.

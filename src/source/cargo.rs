@@ -217,7 +217,9 @@ impl Resolver {
 
     /// The names a deploy file may give the binary built from the file at `path`
     /// (absolute, real): its Cargo target's, its package's and the package's `[[bin]]`
-    /// names, in that order; empty outside every package.
+    /// names, in that order; empty outside every package. A binary of its own
+    /// (`src/bin/audit.rs`, a `[[bin]]` other than `src/main.rs`) has only its name:
+    /// the package's other binaries are other functions.
     pub fn target_names(&mut self, path: &Path) -> Vec<String> {
         let Some(target) = self.target(path) else {
             return Vec::new();
@@ -225,6 +227,10 @@ impl Resolver {
         let Some(package) = path.parent().and_then(|d| self.package(d)) else {
             return Vec::new();
         };
+        let main = package.dir.join("src/main.rs");
+        if target.kind == ["bin"] && Path::new(&target.src_path) != main {
+            return vec![target.name];
+        }
         let mut names = vec![target.name, package.name.clone()];
         names.extend(package.bins.iter().map(|(n, _)| n.clone()));
         let mut seen = std::collections::HashSet::new();

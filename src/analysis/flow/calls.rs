@@ -174,7 +174,7 @@ impl<'c> Interp<'c> {
             }
             self.via.pop();
             self.stack.pop();
-            drop_open_transactions(&mut o, id);
+            drop_open_transactions(&mut o, id, c.returns_tx.map(|v| fr.val(v)));
             if let Some(before) = &failed_before {
                 retire_on_every_exit(&mut o, before);
             }
@@ -410,8 +410,10 @@ fn passed_fields(
 }
 
 /// Transactions the callee (activation `id`) began and left open are dropped when
-/// it returns (rolled back): their writes never become durable.
-fn drop_open_transactions(o: &mut Outcome, id: u32) {
+/// it returns (rolled back): their writes never become durable. But a callee that
+/// returns a transaction (`-> Result<Transaction<..>>`) hands the one it left open
+/// to the caller's value `handed`, with its writes (a claim made in it).
+fn drop_open_transactions(o: &mut Outcome, id: u32, handed: Option<Val>) {
     for s in [&mut o.fall, &mut o.ret, &mut o.ret_err]
         .into_iter()
         .flatten()
@@ -425,6 +427,10 @@ fn drop_open_transactions(o: &mut Outcome, id: u32) {
         if dropped.is_empty() {
             continue;
         }
+        if let (Some(to), [one]) = (handed, dropped.as_slice()) {
+            hand_over(s, *one, to);
+            continue;
+        }
         s.txs.retain(|k, _| !dropped.contains(k));
         // Their writes (claims included) never happened.
         let gone: Vec<EvRef> = s
@@ -436,6 +442,28 @@ fn drop_open_transactions(o: &mut Outcome, id: u32) {
         s.writes.retain(|w| !gone.contains(&w.ev));
         s.unchecked.retain(|c| !gone.contains(c));
     }
+}
+
+/// The open transaction `from` becomes the caller's value `to`.
+fn hand_over(s: &mut State, from: Val, to: Val) {
+    if let Some(t) = s.txs.remove(&from) {
+        s.txs.insert(to, t);
+    }
+    let moved = |x: Option<Val>| if x == Some(from) { Some(to) } else { x };
+    s.writes = std::mem::take(&mut s.writes)
+        .into_iter()
+        .map(|mut w| {
+            w.tx = moved(w.tx);
+            w
+        })
+        .collect();
+    s.retiring = std::mem::take(&mut s.retiring)
+        .into_iter()
+        .map(|mut r| {
+            r.tx = moved(r.tx);
+            r
+        })
+        .collect();
 }
 
 /// What one inlined callee leaves its caller.

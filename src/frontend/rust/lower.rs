@@ -349,6 +349,8 @@ struct Lowerer<'a, 'b> {
     bound_publishes: Vec<(ValueId, Loc)>,
     /// Bindings of a publish's awaited confirmation (`let c = pending.await;`).
     confirmations: Vec<ValueId>,
+    /// Bindings of the confirmation itself (`let c = pending.await?;`).
+    confirmed_values: Vec<ValueId>,
     /// The function, its type or its module is named as a lock or a lease
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
     /// handed takes that lock.

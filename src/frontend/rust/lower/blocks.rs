@@ -216,6 +216,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut claim_binding = None;
         let mut pending_publish = None;
         let mut confirmation = false;
+        let mut confirmed_value = false;
         let mut pending_call = None;
         let mut err_made = Vec::new();
         if let Some(init) = &local.init {
@@ -241,6 +242,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             pending_publish = self.unconfirmed_publish(&init.expr, &out[start..]);
             confirmation = self.confirmation_bound(&init.expr, &out[start..]);
+            confirmed_value = self.confirmation_taken(&init.expr, &out[start..]);
             pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
             if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
                 match untyped(&local.pat) {
@@ -330,6 +332,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let (true, Pat::Ident(pi)) = (confirmation, untyped(&local.pat)) {
             if let Some(v) = self.lookup(&pi.ident.to_string()) {
                 self.confirmations.push(v);
+            }
+        }
+        if let (true, Pat::Ident(pi)) = (confirmed_value, untyped(&local.pat)) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.confirmed_values.push(v);
             }
         }
         if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {

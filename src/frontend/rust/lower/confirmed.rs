@@ -7,7 +7,7 @@
 use syn::spanned::Spanned;
 use syn::{Expr, Pat};
 
-use super::outcome::{hides_failure, std_side};
+use super::outcome::{block_hides_failure, hides_failure, std_side};
 use super::{strip, Lowerer};
 use crate::ir::{EventKind, Node};
 
@@ -64,6 +64,62 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// not through a `?`): a `match` on the binding is one on the confirmation.
     pub(super) fn confirmation_bound(&self, init: &Expr, nodes: &[Node]) -> bool {
         self.awaited_confirmation(init, nodes) == Some(false)
+    }
+
+    /// Whether a `let` binds the confirmation itself, the await's error taken by a
+    /// `?` (`let c = pending.await?;`, `..basic_publish(..).await?.await?`).
+    pub(super) fn confirmation_taken(&self, init: &Expr, nodes: &[Node]) -> bool {
+        self.awaited_confirmation(init, nodes) == Some(true)
+    }
+
+    /// An `if` testing a publish's confirmation with one of the packs'
+    /// `confirmed_tests` (`if !c.is_ack() { warn!(..) }`, `if pending.await?.is_ack()
+    /// { .. } else { .. }`): the side where the broker did not take the message is
+    /// the publish's failure side, opened with its error handled.
+    pub(super) fn confirmation_test(
+        &self,
+        cond: &Expr,
+        cond_nodes: &[Node],
+        then: &mut Vec<Node>,
+        els: &mut Vec<Node>,
+        i: &syn::ExprIf,
+    ) {
+        let tests = &self.cx.apis.confirmed_tests;
+        if tests.is_empty() {
+            return;
+        }
+        let (mut c, mut negated) = (strip(cond), false);
+        while let Expr::Unary(u) = c {
+            if !matches!(u.op, syn::UnOp::Not(_)) {
+                return;
+            }
+            negated = !negated;
+            c = strip(&u.expr);
+        }
+        let Expr::MethodCall(m) = c else { return };
+        let Some(holds) = tests.get(&m.method.to_string()) else {
+            return;
+        };
+        let bound = self
+            .path_value(&m.receiver)
+            .is_some_and(|v| self.confirmed_values.contains(&v));
+        if !bound && self.awaited_confirmation(&m.receiver, cond_nodes) != Some(true) {
+            return;
+        }
+        // The test holds when confirmed (`is_ack`, or `!is_nack`): the failure is on
+        // the other side.
+        let failed_then = *holds == negated;
+        let sp = m.method.span();
+        if failed_then {
+            let told = !block_hides_failure(&i.then_branch);
+            then.insert(0, self.error_ignored(sp, "if !confirmed", told));
+        } else {
+            let told = i
+                .else_branch
+                .as_ref()
+                .is_some_and(|(_, e)| !hides_failure(e));
+            els.insert(0, self.error_ignored(sp, "if !confirmed", told));
+        }
     }
 
     /// Sorts the arms of a `match` on a publish's awaited confirmation (`tried`: the

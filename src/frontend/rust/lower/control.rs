@@ -298,6 +298,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.tail_arms = false;
             self.arm_returns(arms_return, e, &mut els);
         }
+        // `if !confirmation.is_ack() { … }`: a publish's confirmation tested.
+        self.confirmation_test(&i.cond, &cond, &mut then, &mut els, i);
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
         let bound_v = match &*i.cond {
             Expr::Let(l) => self.bound_outcome_value(&l.expr, out),

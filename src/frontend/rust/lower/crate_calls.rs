@@ -135,6 +135,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let loc = self.cx.loc(p.span(), p.span());
         let call = Node::Event(Event {
             kind: EventKind::Call(Call {
+                returns_tx: None,
                 callee: Callee::Path(segs.clone()),
                 receiver: None,
                 args: Vec::new(),
@@ -215,8 +216,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.note_minted(l);
         }
         self.note_dedup_call(&callee, args, &loc, &text);
+        // A helper returning a transaction it began (`repo.begin().await?`): the
+        // caller's value holds it.
+        let began = (ret.role.as_deref().and_then(Role::of) == Some(Role::DbTx)).then(|| {
+            let v = self.new_value(&text, TypeInfo::of_role(Role::DbTx.some()));
+            self.uses[v as usize] = 1;
+            v
+        });
         out.push(Node::Event(Event {
             kind: EventKind::Call(Call {
+                returns_tx: began,
                 callee,
                 receiver,
                 args: args.iter().map(|a| a.value).collect(),
@@ -234,9 +243,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let Some(role) = received {
             return self.received_from_helper(role, receiver, args, loc, text, out);
         }
-        // A helper returning a transaction it began (`repo.begin().await?`, `-> sqlx::
-        // Transaction<..>`): the caller holds a transaction begun at the call.
-        let began = self.helper_began(&ret, &loc, &text, out);
         // The declared return type says what the value is, a collection of the
         // crate's values included (`fn routes() -> HashMap<&str, Arc<dyn Handler>>`:
         // a table whose `get` gives a handler).
@@ -263,35 +269,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             info.value = began;
         }
         info
-    }
-
-    /// The transaction a crate function returns, begun at the call (its `Begin`
-    /// event, after the call's): its writes and commit in the caller are that
-    /// transaction's.
-    fn helper_began(
-        &mut self,
-        ret: &TypeInfo,
-        loc: &Loc,
-        text: &str,
-        out: &mut Vec<Node>,
-    ) -> Option<ValueId> {
-        if ret.role.as_deref().and_then(Role::of) != Some(Role::DbTx) {
-            return None;
-        }
-        let v = self.new_value(text, TypeInfo::of_role(Role::DbTx.some()));
-        // Used unless it only goes to a binding or is dropped (`reset_begin_uses`).
-        self.uses[v as usize] = 1;
-        out.push(Node::Event(Event {
-            kind: EventKind::Begin {
-                tx: v,
-                fresh: true,
-                used: true,
-            },
-            loc: loc.clone(),
-            text: text.to_string(),
-            describe: "transaction begun (returned by the call)".into(),
-        }));
-        Some(v)
     }
 
     /// The configuration a call of the crate function `callee`, declared to return

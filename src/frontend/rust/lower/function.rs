@@ -240,6 +240,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unconfirmed: HashSet::default(),
             bound_publishes: Vec::new(),
             confirmations: Vec::new(),
+            confirmed_values: Vec::new(),
             lock_helper: false,
             builder_strs: Vec::new(),
             read_rows: Vec::new(),
