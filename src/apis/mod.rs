@@ -191,6 +191,8 @@ struct Pack {
     #[serde(default)]
     text_methods: Vec<String>,
     #[serde(default)]
+    renders: Vec<String>,
+    #[serde(default)]
     collections: Vec<String>,
     #[serde(default)]
     wrappers: Vec<String>,
@@ -592,6 +594,7 @@ impl Apis {
         self.std.stream_callbacks.extend(pack.stream_callbacks);
         self.std.stream_adapters.extend(pack.stream_adapters);
         self.std.text_methods.extend(pack.text_methods);
+        self.std.renders.extend(pack.renders);
         self.std.collections.extend(pack.collections);
         self.std.wrappers.extend(pack.wrappers);
         self.std.types.extend(pack.std_types);

@@ -96,6 +96,9 @@ pub struct StdNames {
     /// Methods of no argument whose result holds its receiver's text (`to_string`,
     /// `as_str`; `text_methods`): a string evaluates through them.
     pub text_methods: HashSet<String>,
+    /// Methods of no argument that render their receiver as text (`to_string`;
+    /// `renders`): a clock reading rendered is an id, as one `format!`ted is.
+    pub renders: HashSet<String>,
     /// Collection types (`Vec`, `HashMap`; `collections`): a value of one holds the
     /// crate's values, it is none of them.
     pub collections: HashSet<String>,
@@ -237,6 +240,9 @@ pub enum MacroKind {
     IncludeFile,
     /// Its literal arguments joined (`concat!`).
     Concat,
+    /// Its arguments are a list of values (`vec!`, rusqlite's `params!`): the
+    /// parameters bound to a statement.
+    List,
     /// A variable of the build's environment (`env!`).
     Env,
 }

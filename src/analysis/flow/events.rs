@@ -308,9 +308,11 @@ impl<'c> Interp<'c> {
         let ev = self.evref(e);
         // Acked where its effect failed, nothing keeping it.
         if let Some(f) = &st.failed {
-            // The ack of a later element of the batch is not this failure's.
-            let other = msg.is_some_and(|m| f.later.contains(&fr.val(m)))
-                || (f.carried.is_some() && !offsets && !f.batch);
+            // The ack of a later element of the batch is not this failure's, unless
+            // it is an offset commit: a later offset commits past the failed one.
+            let other = !offsets
+                && (msg.is_some_and(|m| f.later.contains(&fr.val(m)))
+                    || (f.carried.is_some() && !f.batch));
             if (f.received || msg.is_some() || !offsets) && !other {
                 self.acked_on_failure(f, &ev);
             }
@@ -406,7 +408,9 @@ impl<'c> Interp<'c> {
             return;
         };
         // The write names only rows whose operation succeeded: not the failed one.
-        if f.rows_gated {
+        // Nor does a later item's write in a loop over items: it is that item's
+        // effect, neither a record of this failure nor its progress.
+        if f.rows_gated || f.carried.is_some() {
             st.failed = Some(f);
             return;
         }

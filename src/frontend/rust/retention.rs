@@ -30,7 +30,7 @@ use syn::visit::Visit;
 use syn::{Expr, Token};
 
 use super::{is_test_attr, sql};
-use crate::apis::{Apis, ArgWord, ArgWordSpec, Binds, CallSpec, TtlForm, TtlUnit};
+use crate::apis::{Apis, ArgWord, ArgWordSpec, Binds, CallSpec, MacroKind, TtlForm, TtlUnit};
 use crate::diagnostic::Span;
 use crate::support::duration::{self, DAY, HOUR, MINUTE, SECOND, WEEK};
 
@@ -467,7 +467,10 @@ impl Walker<'_, '_> {
             let name = mc.method.to_string();
             if binds(apis.methods.get(&name), Binds::Arg1) && !mc.args.is_empty() {
                 if let Some(sql) = self.cx.sql_text(&mc.args[0], self.fc) {
-                    let binds = mc.args.get(1).map(param_list).unwrap_or_default();
+                    let owned = (mc.args.get(1))
+                        .map(|a| param_list(apis, a))
+                        .unwrap_or_default();
+                    let binds: Vec<&Expr> = owned.iter().collect();
                     let fc = self.fc;
                     self.sql_site(&sql, &binds, &|| fc.loc(mc.method.span(), mc.span()));
                 }
@@ -774,10 +777,22 @@ impl Walker<'_, '_> {
 }
 
 /// `&[&a, &b]`, `params![a, b]`, `[a, b]`, `(a, b)`: the values bound, in order.
-fn param_list(e: &Expr) -> Vec<&Expr> {
+/// The values of a parameter list: `&[&a, &b]`, `(a, b)`, or a list macro
+/// (`params![a, b]`, the packs' `list` macros).
+fn param_list(apis: &Apis, e: &Expr) -> Vec<Expr> {
     match strip(e) {
-        Expr::Array(a) => a.elems.iter().map(strip).collect(),
-        Expr::Tuple(t) => t.elems.iter().map(strip).collect(),
+        Expr::Array(a) => a.elems.iter().map(|x| strip(x).clone()).collect(),
+        Expr::Tuple(t) => t.elems.iter().map(|x| strip(x).clone()).collect(),
+        Expr::Macro(m) => {
+            let name = m.mac.path.segments.last().map(|s| s.ident.to_string());
+            if name.and_then(|n| apis.std.macro_kind(&n)) != Some(MacroKind::List) {
+                return Vec::new();
+            }
+            let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+            (m.mac.parse_body_with(parser).ok())
+                .map(|p| p.into_iter().map(|x| strip(&x).clone()).collect())
+                .unwrap_or_default()
+        }
         _ => Vec::new(),
     }
 }

@@ -99,7 +99,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             return info;
         }
-        self.std_method(recv, &name, &args, out)
+        let mut info = self.std_method(recv, &name, &args, out);
+        // `stamp.to_string()`, `Utc::now().timestamp_millis().to_string()`: a clock
+        // reading rendered as text is an id (not one reduced first by a method given
+        // arguments, `now.format("%Y-%m")`: a calendar bucket).
+        if args.is_empty()
+            && info.fresh.is_none()
+            && self.cx.apis.std.renders.contains(&name)
+            && plain_chain(&mc.receiver)
+        {
+            info.fresh = self.clock_in(&info.mentions);
+        }
+        info
     }
 
     /// Lowers a method call's receiver, inside the retry scope a retry method opens
@@ -811,5 +822,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .iter()
             .find(|s| self.spec_matches(s, None, &peek, Some(&resolved)))
             .cloned()
+    }
+}
+
+/// A receiver reached through methods of no argument only (`stamp`,
+/// `Utc::now().timestamp_millis()`).
+pub(super) fn plain_chain(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::MethodCall(m) => m.args.is_empty() && plain_chain(&m.receiver),
+        Expr::Reference(r) => plain_chain(&r.expr),
+        _ => true,
     }
 }

@@ -123,6 +123,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let mut info = Info::default();
                 info.absorb(&l);
                 info.absorb(&r);
+                // `id.to_string() + "-" + &stamp`: a string concatenated with a clock
+                // reading is an id, as one `format!`ted is.
+                // (Not a calendar bucket: `"p-".to_string() + &now.format("%Y").to_string()`.)
+                let plain = |e: &Expr| super::calls::plain_chain(e);
+                if matches!(b.op, syn::BinOp::Add(_))
+                    && info.fresh.is_none()
+                    && plain(&b.left)
+                    && plain(&b.right)
+                    && (l.str_lit.is_some()
+                        || r.str_lit.is_some()
+                        || self.renders(&b.left)
+                        || self.renders(&b.right))
+                {
+                    info.fresh = self.clock_in(&info.mentions);
+                }
                 info
             }
             Expr::Index(i) => {
@@ -637,6 +652,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 }
 
 impl Lowerer<'_, '_> {
+    /// Whether `e` renders a value as text (`x.to_string()`, `&x.to_string()`; the
+    /// runtime pack's `renders`).
+    fn renders(&self, e: &Expr) -> bool {
+        let mut e = strip(e);
+        while let Expr::Reference(r) = e {
+            e = strip(&r.expr);
+        }
+        // (The rendered value reached through methods of no argument only: not a
+        // calendar bucket, `now.format("%Y-%m").to_string()`.)
+        matches!(e, Expr::MethodCall(m) if m.args.is_empty()
+            && self.cx.apis.std.renders.contains(&m.method.to_string())
+            && super::calls::plain_chain(&m.receiver))
+    }
+
     /// `e` is an operation seen through methods that keep its failure (`map_err`,
     /// `context`, `map`; the packs' `results.keeps`): moves the operation's event
     /// (the last effect lowered since `start`) after what the adapters lowered, so

@@ -118,7 +118,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 return Info::default();
             }
-            Some(MacroKind::Env) | None => {}
+            Some(MacroKind::Env | MacroKind::List) | None => {}
         }
         if let Some(specs) = self.cx.apis.macros.get(&name).cloned() {
             if let Some(spec) = specs.first() {
