@@ -77,6 +77,10 @@ pub struct SqlFacts {
     /// 'complete'`, `sent = true`, `sent_at IS NOT NULL`, with anything else ANDed): a
     /// clean-up of retired rows, not a record of the rows a relay read.
     pub clears_done: bool,
+    /// A `DELETE` whose `WHERE` compares a column with the current time (`seen_at <
+    /// now() - interval '7 days'`, `expires_at < unixepoch()`): a sweep of expired
+    /// rows, by their age.
+    pub sweeps_by_age: bool,
     /// The INSERT's rows carry their own unique key (a MongoDB document's `_id`): a
     /// repeat is refused by the key, not applied twice.
     pub keyed: bool,
@@ -106,6 +110,7 @@ impl SqlFacts {
             many_rows: false,
             marks_done: false,
             clears_done: false,
+            sweeps_by_age: false,
             keyed: false,
         }
     }

@@ -448,6 +448,26 @@ impl<'c> Interp<'c> {
         else {
             return None;
         };
+        // A sweep of a dedup table's expired entries (`DELETE FROM processed_events
+        // WHERE seen_at < now() - ..`; a table named as one, or one this path claimed
+        // into) is housekeeping: no message's effect, progress or record (its
+        // retention is the dedup-retention rule's).
+        let claimed_into = |t: &String| {
+            (st.writes.iter().filter(|w| w.dedup)).any(|w| {
+                self.write_tables
+                    .get(&w.ev.loc)
+                    .is_some_and(|ts| ts.contains(t))
+            })
+        };
+        if sql.sweeps_by_age
+            && !sql.tables.is_empty()
+            && sql
+                .tables
+                .iter()
+                .all(|t| self.tables.is_dedup(t) || claimed_into(t))
+        {
+            return None;
+        }
         let ev = self.evref(e);
         self.split = None;
         self.write_after_failure(st, sql, &ev);

@@ -203,6 +203,7 @@ fn merge(acc: &mut SqlFacts, f: SqlFacts) {
     acc.returning |= f.returning;
     acc.marks_done |= f.marks_done;
     acc.clears_done |= f.clears_done;
+    acc.sweeps_by_age |= f.sweeps_by_age;
 }
 
 fn table_name(name: &ObjectName) -> String {
@@ -333,6 +334,7 @@ fn statement(s: &Statement) -> SqlFacts {
             let mut f = write("DELETE", tables);
             f.returning = d.returning.is_some();
             f.clears_done = d.selection.as_ref().is_some_and(keeps_only_done);
+            f.sweeps_by_age = d.selection.as_ref().is_some_and(compares_with_now);
             f.many_rows = d.selection.as_ref().is_none_or(names_a_set);
             f
         }
@@ -460,6 +462,34 @@ fn column_words(s: &str) -> Vec<String> {
 /// equal to a done word (`status = 'complete'`), a done flag (`sent`, `sent = true`,
 /// `processed IS TRUE`) or a done time that is set (`sent_at IS NOT NULL`). A term
 /// under `OR` or `NOT` keeps other rows too.
+/// Whether a condition compares something with the current time (`<`, `<=`, `>`,
+/// `>=` with `now()`, `current_timestamp`, `unixepoch()`, `datetime('now', ..)` on
+/// either side).
+fn compares_with_now(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::{BinaryOperator as B, Expr};
+    const NOW: [&str; 6] = [
+        "now()",
+        "current_timestamp",
+        "unixepoch(",
+        "datetime('now'",
+        "localtimestamp",
+        "current_date",
+    ];
+    let mentions_now = |x: &Expr| {
+        let t = x.to_string().to_ascii_lowercase();
+        NOW.iter().any(|n| t.contains(n))
+    };
+    match e {
+        Expr::BinaryOp { left, op, right } => match op {
+            B::And | B::Or => compares_with_now(left) || compares_with_now(right),
+            B::Lt | B::LtEq | B::Gt | B::GtEq => mentions_now(left) || mentions_now(right),
+            _ => false,
+        },
+        Expr::Nested(inner) => compares_with_now(inner),
+        _ => false,
+    }
+}
+
 fn keeps_only_done(e: &sqlparser::ast::Expr) -> bool {
     use sqlparser::ast::{BinaryOperator, Expr, Value};
     let done_col = |c: &Expr| {
