@@ -311,8 +311,7 @@ impl<'c> Interp<'c> {
             // The ack of a later element of the batch is not this failure's, unless
             // it is an offset commit: a later offset commits past the failed one.
             let other = !offsets
-                && (msg.is_some_and(|m| f.later.contains(&fr.val(m)))
-                    || (f.carried.is_some() && !f.batch));
+                && (msg.is_some_and(|m| f.later.contains(&fr.val(m))) || f.carried.is_some());
             if (f.received || msg.is_some() || !offsets) && !other {
                 self.acked_on_failure(f, &ev);
             }
@@ -868,6 +867,13 @@ fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, 
     if let Some(mut c) = cause {
         if arm && c.publish && !st.failed_publishes.contains(&c.effect) {
             st.failed_publishes.insert(c.effect.clone());
+        }
+        // On the side where a write failed it changed nothing: a publish there (a
+        // dead-letter publish) is made apart from no change of it, and it is not
+        // applied twice.
+        if !c.publish {
+            st.durable.retain(|a| a.ev.loc != c.effect.loc);
+            st.nonidem.retain(|a| a.ev.loc != c.effect.loc);
         }
         c.handled = Some(e.loc.clone());
         c.told = told;
