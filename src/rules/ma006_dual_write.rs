@@ -56,6 +56,9 @@ declare_rule! {
     ///   maintenance of its queue table) are bookkeeping, not business changes. A
     ///   handler that reads a row, updates it and then publishes is still reported:
     ///   nothing marks the table after the publish.
+    /// - A publish on the side where the database write failed (a dead-letter
+    ///   publish in `if let Err(e) = write.await { .. }`, or in the `Err` arm of an
+    ///   async block's outcome): that write changed nothing.
     /// - A relay's or tailer's progress cursor stored after the publish: a write whose
     ///   tables all hold a position by their name (`cursor`, `checkpoint`, `watermark`,
     ///   `lsn`, `offset(s)`, `progress`, or `position` in a longer name such as

@@ -868,10 +868,10 @@ fn error_ignored(e: &Event, st: &mut State, cause: Option<Failure>, told: bool, 
         if arm && c.publish && !st.failed_publishes.contains(&c.effect) {
             st.failed_publishes.insert(c.effect.clone());
         }
-        // On the side where a write failed it changed nothing: a publish there (a
-        // dead-letter publish) is made apart from no change of it, and it is not
-        // applied twice.
-        if !c.publish {
+        // On the side where a write failed (an arm taking its error, not `let _ =`
+        // going on either way) it changed nothing: a publish there (a dead-letter
+        // publish) is made apart from no change of it, and it is not applied twice.
+        if arm && !c.publish {
             st.durable.retain(|a| a.ev.loc != c.effect.loc);
             st.nonidem.retain(|a| a.ev.loc != c.effect.loc);
         }
