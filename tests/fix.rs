@@ -78,12 +78,12 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
-        name: "Spring profile inherits the default's level: two findings, one shared edit",
+        name: "Spring profile inherits the default's level: one finding at the value, one edit",
         file: "application.yml",
         before: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_uncommitted\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
         after: "spring:\n  kafka:\n    producer:\n      transaction-id-prefix: tx-\n    consumer:\n      isolation-level: read_committed\n---\nspring:\n  config:\n    activate:\n      on-profile: replay\n  kafka:\n    consumer:\n      group-id: replay\n",
         codes: &["MA004"],
-        fixed: 2,
+        fixed: 1,
         changed: &[("/0/spring/kafka/consumer/isolation-level", "read_committed")],
     },
     Case {
