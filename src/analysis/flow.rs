@@ -733,7 +733,8 @@ impl<'c> Interp<'c> {
             }
         }
         out.fall = after;
-        // Past the loop, a failure an iteration carried is the batch's again.
+        // Past the loop, a failure an iteration carried is the batch's again, and a
+        // failure from before a receiving loop stands again.
         let key = Some(std::ptr::from_ref(body) as usize);
         for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
             .into_iter()
@@ -744,17 +745,8 @@ impl<'c> Interp<'c> {
             if let Some(f) = s.failed.as_mut().filter(|f| f.carried == key) {
                 f.carried = None;
             }
-        }
-        if outer.is_some() {
-            for s in [&mut out.fall, &mut out.ret, &mut out.ret_err]
-                .into_iter()
-                .flatten()
-                .chain(out.brk.iter_mut().map(|(_, s)| s))
-                .chain(out.cont.iter_mut().map(|(_, s)| s))
-            {
-                if s.failed.is_none() {
-                    s.failed.clone_from(&outer);
-                }
+            if s.failed.is_none() {
+                s.failed.clone_from(&outer);
             }
         }
         out

@@ -683,21 +683,27 @@ impl<'ast> Visit<'ast> for Idents {
 /// Whether `e` never gives a value: `return`, `continue`, `break`, a macro that
 /// returns an error or aborts, or a block ending in one.
 pub(super) fn diverges(apis: &Apis, e: &Expr) -> bool {
-    let diverging_macro = |m: &syn::Macro| {
-        let name = m.path.segments.last().map(|s| s.ident.to_string());
-        matches!(
-            name.and_then(|n| apis.std.macro_kind(&n)),
-            Some(MacroKind::ErrorReturn | MacroKind::Abort)
-        )
-    };
     match e {
         Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
-        Expr::Macro(m) => diverging_macro(&m.mac),
-        Expr::Block(b) => match b.block.stmts.last() {
-            Some(Stmt::Expr(e, _)) => diverges(apis, e),
-            Some(Stmt::Macro(m)) => diverging_macro(&m.mac),
-            _ => false,
-        },
+        Expr::Macro(m) => diverging_macro(apis, &m.mac),
+        Expr::Block(b) => block_diverges(apis, &b.block),
         _ => false,
     }
+}
+
+/// Whether a block ends in a statement that never gives a value (see [`diverges`]).
+pub(super) fn block_diverges(apis: &Apis, b: &syn::Block) -> bool {
+    match b.stmts.last() {
+        Some(Stmt::Expr(e, _)) => diverges(apis, e),
+        Some(Stmt::Macro(m)) => diverging_macro(apis, &m.mac),
+        _ => false,
+    }
+}
+
+fn diverging_macro(apis: &Apis, m: &syn::Macro) -> bool {
+    let name = m.path.segments.last().map(|s| s.ident.to_string());
+    matches!(
+        name.and_then(|n| apis.std.macro_kind(&n)),
+        Some(MacroKind::ErrorReturn | MacroKind::Abort)
+    )
 }

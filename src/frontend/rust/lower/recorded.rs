@@ -379,12 +379,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let Some((_, els)) = &i.else_branch else {
                     return;
                 };
-                let then = Expr::Block(syn::ExprBlock {
-                    attrs: Vec::new(),
-                    label: None,
-                    block: i.then_branch.clone(),
-                });
-                let (Some(a), Some(b)) = (self.side_value(&then), self.side_value(els)) else {
+                let (Some(a), Some(b)) = (self.block_flag(&i.then_branch), self.side_value(els))
+                else {
                     return;
                 };
                 sides.push((i.then_branch.span(), a));
@@ -448,13 +444,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 lit: syn::Lit::Bool(b),
                 ..
             }) => Some(Some(b.value)),
-            Expr::Block(b) => match b.block.stmts.last() {
-                Some(Stmt::Expr(tail, None)) if !super::batch::diverges(self.cx.apis, tail) => {
-                    self.side_value(tail)
-                }
-                _ => super::batch::diverges(self.cx.apis, e).then_some(None),
-            },
+            Expr::Block(b) => self.block_flag(&b.block),
             e => super::batch::diverges(self.cx.apis, e).then_some(None),
+        }
+    }
+
+    /// [`Self::side_value`] of a block: its tail's, or `Some(None)` when it ends by
+    /// diverging (`continue`, `return Err(..)`, `bail!`).
+    fn block_flag(&self, b: &syn::Block) -> Option<Option<bool>> {
+        let apis = self.cx.apis;
+        match b.stmts.last() {
+            Some(Stmt::Expr(tail, None)) if !super::batch::diverges(apis, tail) => {
+                self.side_value(tail)
+            }
+            _ => super::batch::block_diverges(apis, b).then_some(None),
         }
     }
 
