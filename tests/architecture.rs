@@ -511,6 +511,7 @@ fn pack_names() -> BTreeSet<String> {
             "std_types",
             "text_methods",
             "lock_keys",
+            "cache_names",
             "wrapper_suffixes",
             "serializers",
         ] {
@@ -549,6 +550,7 @@ fn pack_names() -> BTreeSet<String> {
             names.extend(strings(l.get("handler_wrappers")));
             names.extend(strings(l.get("event_wrappers")));
             names.extend(strings(l.get("failure_lists")));
+            names.extend(strings(l.get("failure_adders")));
         }
         for b in entries(&pack, "batch_events") {
             for list in ["events", "responses", "failure_items"] {

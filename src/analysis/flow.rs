@@ -256,6 +256,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             next_frame: 1,
             facts: Vec::new(),
             tasks: 0,
+            fed_workers: 0,
             effects_per_ack: HashMap::default(),
             others_per_primary: HashMap::default(),
             work: 0,
@@ -381,6 +382,10 @@ struct Interp<'c> {
     facts: Vec<AckBeforeEffect>,
     /// How many spawned tasks' bodies are being run (their effects are collected).
     tasks: u32,
+    /// How many of the crate's worker loops (loops receiving from an in-process
+    /// channel) are being run inside a spawned task's body: what they do is the
+    /// work of the values sent to them, followed at each send, not the spawn's.
+    fed_workers: u32,
     /// The effects recorded after each ack (at most [`MAX_EFFECTS_PER_ACK`]).
     effects_per_ack: HashMap<Loc, BTreeSet<Loc>>,
     /// The other events recorded with each primary event, per relation (at most
@@ -505,7 +510,7 @@ impl<'c> Interp<'c> {
         for p in &pend {
             self.fact(p, ev.clone(), EffectKind::Immediate);
         }
-        if self.tasks > 0 && !st.before_recv {
+        if self.tasks > 0 && !st.before_recv && self.fed_workers == 0 {
             st.effects.insert(ev);
         }
     }
@@ -651,6 +656,26 @@ impl<'c> Interp<'c> {
         st: State,
         fr: &Frame<'c>,
     ) -> Outcome {
+        // A worker loop run as part of a task spawned once (`tokio::spawn(worker(rx))`
+        // before the consume loop): its effects float at each send to it, not at the
+        // spawn (flow/workers.rs); an ack that follows no send is not after them.
+        let fed = self.tasks > 0
+            && (self.workers.loops.iter())
+                .any(|w| matches!(w.node, Node::Loop { body: b, .. } if std::ptr::eq(&**b, body)));
+        self.fed_workers += u32::from(fed);
+        let out = self.run_loop_passes(body, label, each, st, fr);
+        self.fed_workers -= u32::from(fed);
+        out
+    }
+
+    fn run_loop_passes(
+        &mut self,
+        body: &'c Node,
+        label: Option<u32>,
+        each: bool,
+        st: State,
+        fr: &Frame<'c>,
+    ) -> Outcome {
         // A failure before the loop is no iteration's (a start-up step before
         // the consume loop): the loop's acks do not see it; it stands again
         // after the loop.
@@ -680,6 +705,10 @@ impl<'c> Interp<'c> {
         // Tasks an item's iteration spawned may still run after the loop
         // (`for m in &batch { tasks.spawn(apply(m)) }`): until they are awaited,
         // an ack of the batch after the loop does not follow their effects.
+        // So may tasks spawned for the messages a loop received (`for _ in 0..n {
+        // let m = recv().await?; set.spawn(apply(m)) }`): a commit of the consumer's
+        // position after the loop covers those messages too.
+        let gathers = each || self.loop_receives(body, fr);
         let mut done_floating: Vec<Floating> = Vec::new();
         for _ in 0..2 {
             let o = self.run(body, head.clone(), fr);
@@ -692,6 +721,8 @@ impl<'c> Interp<'c> {
             union(&mut done_publishes, &b.publishes);
             if each {
                 union(&mut done_nonidem, &b.nonidem);
+            }
+            if gathers {
                 for f in &b.floating {
                     if !done_floating.contains(f) {
                         done_floating.push(f.clone());

@@ -232,6 +232,8 @@ struct Pack {
     arg_words: Vec<ArgWordSpec>,
     #[serde(default)]
     lock_keys: Vec<String>,
+    #[serde(default)]
+    cache_names: Vec<String>,
     unique_indexes: Option<UniqueIndexes>,
     /// The SQL text of this pack's calls is a dialect whose `INSERT` is an upsert
     /// (CQL: it overwrites the row with the same primary key).
@@ -454,6 +456,11 @@ pub struct Apis {
     /// Words of a key's name that make a conditional write on it a lock or a lease,
     /// not a claim (`lock_keys`).
     pub lock_keys: Vec<String>,
+    /// Words of a function's, its type's or its module's name that make the
+    /// key-store writes there a cache's (`invalidate`, `ProfileCache`), by the packs
+    /// that declare them (`cache_names`): the pack's origin (as `CallSpec::origin`),
+    /// its words.
+    pub cache_names: Vec<(String, Vec<String>)>,
     /// Index creation whose unique option keys the table it is made on
     /// (`[unique_indexes]`).
     pub unique_indexes: UniqueIndexes,
@@ -625,6 +632,10 @@ impl Apis {
             }
         }
         self.lock_keys.extend(pack.lock_keys);
+        if !pack.cache_names.is_empty() {
+            self.cache_names
+                .push((format!("rules/{name}"), pack.cache_names));
+        }
         if let Some(u) = pack.unique_indexes {
             self.unique_indexes.creates.extend(u.creates);
             self.unique_indexes.unique.extend(u.unique);

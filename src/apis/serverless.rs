@@ -25,6 +25,10 @@ pub struct RuntimeSpec {
     /// (`batch_item_failures`): a push into one keeps that record.
     #[serde(default)]
     pub failure_lists: Vec<String>,
+    /// Methods of a partial-batch response that list a failed record themselves
+    /// (`response.add_failure(id)`): a call keeps that record.
+    #[serde(default)]
+    pub failure_adders: Vec<String>,
 }
 
 /// `[[batch_events]]`: event types of one batch source and the responses that list
@@ -90,6 +94,7 @@ impl Serverless {
             self.runtime.handler_wrappers.extend(r.handler_wrappers);
             self.runtime.event_wrappers.extend(r.event_wrappers);
             self.runtime.failure_lists.extend(r.failure_lists);
+            self.runtime.failure_adders.extend(r.failure_adders);
         }
         for e in events {
             let source = BatchSource::from_name(&e.source)
@@ -132,6 +137,11 @@ impl Serverless {
     /// Whether `name` is a failure list field (`batch_item_failures`).
     pub fn is_failure_list(&self, name: &str) -> bool {
         self.runtime.failure_lists.iter().any(|n| n == name)
+    }
+
+    /// Whether `name` is a response's method that lists a failed record.
+    pub fn is_failure_adder(&self, name: &str) -> bool {
+        self.runtime.failure_adders.iter().any(|n| n == name)
     }
 
     /// Whether `name` is a record's field that the source always sets.

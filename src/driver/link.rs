@@ -289,6 +289,15 @@ pub(super) fn compose<'a>(
             }
             files.sort_by(|a, b| a.path.cmp(&b.path));
             unit_roots.reexports = reexport_paths(key, &unit_roots, &deps, &reexports);
+            // The crate named by its own library name (its main binary's `use
+            // payments_svc::store;`): that path is the crate's root.
+            for (import, dep) in deps.get(*key).into_iter().flatten() {
+                if dep == key && !libraries.contains(import.as_str()) {
+                    unit_roots
+                        .reexports
+                        .push((vec![import.clone()], Vec::new()));
+                }
+            }
             roots.insert(key, unit_roots);
             (*key, files)
         })

@@ -8,7 +8,9 @@ declare_rule! {
     ///
     /// Finds a dedup claim (`INSERT … ON CONFLICT DO NOTHING`, `INSERT OR IGNORE`,
     /// Redis `SET NX`) whose result is thrown away (the statement's value is discarded
-    /// or bound to a name that is never read) while the effect runs after it anyway:
+    /// or bound to a name that is never read), or a plain insert into a dedup table
+    /// (refused on a repeat by its unique key) whose error is thrown away (`let _ =
+    /// claim.await`, `.ok()`, a binding never read), while the effect runs after it anyway:
     /// in a message handler, and in any function when the claim goes into a table
     /// named as a dedup record (`processed_*`, `inbox`, `idempotency*`, the config's
     /// `dedup_tables`).

@@ -49,7 +49,9 @@ declare_rule! {
     /// ## Not reported
     ///
     /// - An outbox row written in the same transaction, and the relay that reads an
-    ///   outbox table (`outbox*` or the config's `outbox_tables`) and publishes.
+    ///   outbox table (`outbox*` or the config's `outbox_tables`) and publishes; also
+    ///   under another name: a transaction that writes, with the business change, the
+    ///   table a relay later on the same path reads, publishes and marks.
     /// - A relay under any table name: on a path that reads rows of a table
     ///   (`SELECT … FROM pending_events`), publishes, and then updates or deletes rows
     ///   of that table, the writes to that table (the marking, and the relay's own
@@ -105,12 +107,14 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
         return false;
     };
     let cursor_stored_after = change_after_publish && progress_cursor(p, facts);
+    let outbox_written_before = !change_after_publish && writes_relayed_table(p, facts);
     !change_in_broker_transaction
         && !facts.only_in_broker_transaction.contains(&p.entry)
         && !change_deletes_only
         && !relay_bookkeeping(p, facts)
         && !retired_before_publish(p, facts)
         && !cursor_stored_after
+        && !outbox_written_before
         && !p.primary.capped
 }
 
@@ -126,6 +130,9 @@ pub fn reports(p: &PairFact, facts: &Facts) -> bool {
 // - `retired_before_publish`: a relay retiring the rows it read (or advancing its
 //   cursor over them) before it publishes them: MA001 reports that order at the write
 //   (one defect, one finding).
+// - `outbox_written_before`: the change, before the publish, wrote the table the
+//   entry relays (the event row beside the business change, in one transaction):
+//   the publish is the relay's, the outbox pattern whatever the table is called.
 // - `progress_cursor`, after the publish: a relay or tailer storing the position it
 //   has published up to (docs/what-is-analyzed.md: not a business change).
 // - `capped`: an append to a capped stream is a lossy log by design (docs/what-is-analyzed.md): no
@@ -170,6 +177,18 @@ pub fn relay_bookkeeping(p: &PairFact, facts: &Facts) -> bool {
         return false;
     };
     !written.is_empty() && written.is_subset(relayed)
+}
+
+/// The change of `p` wrote (among others) a table its entry relays: the event
+/// written into the relay's table with the business change.
+pub fn writes_relayed_table(p: &PairFact, facts: &Facts) -> bool {
+    let (Some(relayed), Some(written)) = (
+        facts.relays.get(&p.entry),
+        facts.durable_tables.get(&p.other.loc),
+    ) else {
+        return false;
+    };
+    !written.is_disjoint(relayed)
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {
@@ -260,6 +279,26 @@ mod tests {
             ["outgoing".to_string(), "orders".to_string()].into(),
         );
         assert!(reports(&p, &facts));
+    }
+
+    #[test]
+    fn a_transaction_writing_the_relayed_table_before_the_publish_is_an_outbox() {
+        let before = Relation::PublishApartFromDbChange {
+            change_in_broker_transaction: false,
+            change_deletes_only: false,
+            change_after_publish: false,
+        };
+        let p = fact(before, (3, 5));
+        let mut facts = Facts::default();
+        facts.durable_tables.insert(
+            p.other.loc.clone(),
+            ["order_events".to_string(), "orders".to_string()].into(),
+        );
+        assert!(reports(&p, &facts), "no relay known: a dual write");
+        facts
+            .relays
+            .insert(p.entry.clone(), ["order_events".to_string()].into());
+        assert!(!reports(&p, &facts));
     }
 
     #[test]

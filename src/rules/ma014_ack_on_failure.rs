@@ -26,7 +26,11 @@ declare_rule! {
     /// error returns come from a failed effect (`query.execute(..).await?`).
     /// An outbox relay that ignores a publish's failure and then deletes the row it
     /// read before the publish is the same defect: the row is its progress record
-    /// (rows read after the failed publish are not what it published).
+    /// (rows read after the failed publish are not what it published). So is a relay
+    /// or tailer that advances its cursor (an `UPDATE` or upsert of a table named for a
+    /// position: `relay_checkpoint`, `cdc_lsn`) after a failed publish of rows it read,
+    /// when its loop went on to the later rows; one that stops at the failure
+    /// (`break`) stores only the position it reached.
     ///
     /// A batch call whose response carries per-entry failures (SQS
     /// `send_message_batch`, SNS `publish_batch`, Kinesis `put_records`, Firehose
@@ -92,7 +96,9 @@ declare_rule! {
     ///   which failure: a logging arm behind it is reported.
     /// - A failed dedup-record write, a failed Redis `SET` (a cache, a lock) and a
     ///   failed cache entry (a value written with an expiry: `set_ex`, `pset_ex`,
-    ///   `SET … EX`): not the message's effect. A dedup record is a table named as
+    ///   `SET … EX`; any key-store write in a function, type or module named for a
+    ///   cache, the packs' `cache_names`: `fn invalidate`, `impl BalanceCache`): not
+    ///   the message's effect. A dedup record is a table named as
     ///   one, or an insert shaped as a claim (`ON CONFLICT DO NOTHING` keyed by the
     ///   message) that another effect follows; a claim-shaped insert with no effect
     ///   after it before the ack is the message's effect, and its failure counts.
@@ -103,7 +109,8 @@ declare_rule! {
     ///   failures are ignored: a message not deleted comes back.
     /// - A serverless batch handler (see "Serverless batch handlers" in
     ///   docs/what-is-analyzed.md) whose failed record is listed in the partial-batch
-    ///   response (`batch_item_failures.push(..)`, a push of a `BatchItemFailure`):
+    ///   response (`batch_item_failures.push(..)`, a push of a `BatchItemFailure`,
+    ///   also one bound to a local first):
     ///   that record is redelivered. The handler's
     ///   `Ok(..)` is its ack: a failure logged or ignored and not listed before it is
     ///   reported at that `Ok`; `Err` and `?` redeliver the batch.
@@ -145,10 +152,16 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
 /// of which entries failed. A delete of only the rows marked done (`WHERE status =
 /// 'complete'`) is a clean-up of rows already retired: a row whose publish failed is
 /// among them only if a progress write marked it, and its loss is reported there.
+/// A relay's or tailer's cursor (SPEC §2: "an ack, delete, commit or cursor advance
+/// after it") advanced after rows it read were published is progress past the failed
+/// one when the failure is a batch's unread entries, or when the loop over the rows
+/// went on to later rows (a loop that stops at the failure, `break`, stores the
+/// position it reached).
 pub fn progress_write(w: &WriteAfterFailure) -> bool {
     let retires =
         (w.verb == "DELETE" && !w.clears_done) || (w.verb == "UPDATE" && (w.batch || w.marks_done));
-    w.publish_failed && w.rows_read_before && retires
+    let cursor = w.advances_cursor && w.read_any_before && (w.batch || w.went_past);
+    w.publish_failed && ((w.rows_read_before && retires) || cursor)
 }
 
 fn depth(f: &AckAfterFailure) -> usize {
@@ -232,6 +245,9 @@ mod tests {
             rows_read_before: true,
             publish_failed: true,
             batch: false,
+            advances_cursor: false,
+            read_any_before: true,
+            went_past: false,
         }
     }
 
@@ -250,6 +266,32 @@ mod tests {
         assert!(progress_write(&WriteAfterFailure {
             batch: true,
             ..write("UPDATE")
+        }));
+    }
+
+    #[test]
+    fn a_cursor_advanced_past_a_failed_publish_is_progress() {
+        let cursor = WriteAfterFailure {
+            advances_cursor: true,
+            rows_read_before: false,
+            ..write("UPDATE")
+        };
+        // The loop over the rows went on to later rows, or a batch's entries failed.
+        assert!(progress_write(&WriteAfterFailure {
+            went_past: true,
+            ..cursor
+        }));
+        assert!(progress_write(&WriteAfterFailure {
+            batch: true,
+            ..cursor
+        }));
+        // A loop that stopped at the failure stores the position it reached; a path
+        // that read nothing publishes no rows it read.
+        assert!(!progress_write(&cursor));
+        assert!(!progress_write(&WriteAfterFailure {
+            went_past: true,
+            read_any_before: false,
+            ..cursor
         }));
     }
 

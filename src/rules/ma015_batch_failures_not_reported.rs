@@ -67,6 +67,11 @@ declare_rule! {
     ///   whole batch, as it should without the setting).
     /// - `FunctionResponseTypes` written through a condition (`!If`): read as set.
     ///
+    /// Each tool reads its own key: `FunctionResponseTypes` (a list) in AWS SAM and
+    /// CloudFormation, `functionResponseType` (one value) in a Serverless Framework
+    /// `sqs:` or `stream:` event. The other tool's spelling enables nothing, and is
+    /// reported.
+    ///
     /// ## Handlers
     ///
     /// The handler is the function handed to `run` (directly, through `service_fn`, or

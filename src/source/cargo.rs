@@ -514,7 +514,8 @@ fn kind_of(dir: &str) -> &'static str {
 pub type CrateDeps = BTreeMap<String, Vec<(String, String)>>;
 
 /// Which crates depend on which (docs/what-is-analyzed.md): a package on the packages it names by
-/// `path` (their libraries), a binary or an example on its package's library. Only
+/// `path` (their libraries), a binary or an example on its package's library (a
+/// main binary in the library's own crate names it too). Only
 /// dependencies inside the analyzed tree are returned; the others are named in the
 /// second set.
 pub(super) fn crate_dependencies(
@@ -559,8 +560,14 @@ pub(super) fn crate_dependencies(
         .collect();
     for (k, p) in crates {
         let mut deps = package_deps.get(p).cloned().unwrap_or_default();
-        // A binary or an example uses its package's library.
-        if k != p && libs.contains(p) {
+        // A binary or an example uses its package's library. So does the main
+        // binary sharing the library's crate (`src/main.rs` beside `src/lib.rs`):
+        // `use payments_svc::store;` names the crate itself.
+        let main_beside_lib = k == p
+            && package_dirs
+                .get(p)
+                .is_some_and(|d| d.join("src/main.rs").is_file() && d.join("src/lib.rs").is_file());
+        if (k != p || main_beside_lib) && libs.contains(p) {
             if let Some(name) = package_dirs.get(p).and_then(|d| resolver.lib_name(d)) {
                 deps.push((name, p.to_string()));
             }

@@ -52,13 +52,19 @@ impl<'c> Interp<'c> {
                 self.tasks -= 1;
                 let mut all = BTreeSet::new();
                 // The task's own non-idempotent effects: awaited, they are the
-                // message's, as if run in place.
+                // message's, as if run in place; so are the dedup records it wrote.
                 let mut nonidem = BTreeSet::new();
+                let h = handle.map(|h| fr.val(h));
                 for s in [o.fall, o.ret, o.ret_err].into_iter().flatten() {
                     all.extend(s.effects);
                     nonidem.extend(s.nonidem.into_iter().filter(|x| !st.nonidem.contains(x)));
+                    for w in s.writes.into_iter().filter(|w| w.dedup) {
+                        let r = (h, w);
+                        if !st.writes.contains(&r.1) && !st.task_records.contains(&r) {
+                            st.task_records.push(r);
+                        }
+                    }
                 }
-                let h = handle.map(|h| fr.val(h));
                 for e in all {
                     // Outside a broker transaction, where it is applied outside one.
                     let mut applied = nonidem.iter().filter(|a: &&Applied| a.ev == e);

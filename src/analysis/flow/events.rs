@@ -427,6 +427,11 @@ impl<'c> Interp<'c> {
             rows_read_before: sql.tables.iter().any(|t| f.read_before.contains(t)),
             publish_failed: f.publish,
             batch: f.batch,
+            advances_cursor: (matches!(sql.verb.as_str(), "UPDATE" | "INSERT") || sql.upsert)
+                && !sql.tables.is_empty()
+                && sql.tables.iter().all(|t| self.tables.is_cursor(t)),
+            read_any_before: !f.read_before.is_empty(),
+            went_past: f.went_past,
         };
         if (self.policy.progress_write)(&write) {
             self.acked_on_failure(&f, ev);
@@ -846,8 +851,21 @@ fn await_tasks(st: &mut State, handle: Option<Val>) -> Option<EvRef> {
         }
         None => std::mem::take(&mut st.floating),
     };
-    // (Not work handed to a worker loop over a channel: its failures are the loop's.)
-    let first = done.iter().find(|f| !f.sent).map(|f| f.effect.clone());
+    let (records, left) = std::mem::take(&mut st.task_records)
+        .into_iter()
+        .partition(|(h, _)| handle.is_none() || *h == handle);
+    st.task_records = left;
+    for (_, w) in records {
+        if !st.writes.contains(&w) {
+            st.writes.insert(w);
+        }
+    }
+    // (Work handed to a worker loop over a channel only when no task of its own
+    // is awaited: a reply awaited, `match reply_rx.await { Ok(Err(e)) => .. }`,
+    // brings back the outcome the worker sent; else its failures are the loop's.)
+    let first = (done.iter().find(|f| !f.sent))
+        .or_else(|| done.iter().find(|f| f.sent && handle.is_none()))
+        .map(|f| f.effect.clone());
     finish_tasks(st, done);
     first
 }

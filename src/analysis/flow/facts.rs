@@ -156,6 +156,13 @@ pub struct WriteAfterFailure<'a> {
     pub publish_failed: bool,
     /// What failed is a batch's entries that nothing read.
     pub batch: bool,
+    /// It sets a table that holds a position by its name (`Tables::is_cursor`: a
+    /// cursor, checkpoint, LSN or offset table), with `UPDATE`, `INSERT` or an upsert.
+    pub advances_cursor: bool,
+    /// The path had read rows of some table when the publish failed.
+    pub read_any_before: bool,
+    /// A loop over items went on past the failed one to later items.
+    pub went_past: bool,
 }
 
 /// Decisions the path analysis asks of the rules while it walks a path, where a

@@ -147,6 +147,9 @@ pub(super) struct Failure {
     /// loop's body, by address): a per-message ack in a later iteration acks another
     /// item, not the failed one (an offset commit, cumulative, does confirm it).
     pub(super) carried: Option<usize>,
+    /// The loop over items went on past it to the next item (it was carried around a
+    /// back edge at least once): what the loop did after it took the later items too.
+    pub(super) went_past: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -167,6 +170,7 @@ impl PartialEq for Failure {
             && self.earlier_batches == other.earlier_batches
             && self.shaped_claim == other.shaped_claim
             && self.carried == other.carried
+            && self.went_past == other.went_past
     }
 }
 
@@ -194,6 +198,7 @@ impl Failure {
             shaped_claim: false,
             rows_gated: false,
             carried: None,
+            went_past: false,
         }
     }
 
@@ -242,6 +247,10 @@ pub(super) struct State {
     pub(super) acks: BTreeMap<Loc, Pending>,
     pub(super) txs: BTreeMap<Val, Tx>,
     pub(super) floating: Vec<Floating>,
+    /// Dedup records written by spawned tasks not awaited yet, by the task's handle
+    /// (`None`: awaited as a set): awaited, they are on the path as if written in
+    /// place (a claim in one `spawn_blocking(..).await`, the effect in another).
+    pub(super) task_records: Vec<(Option<Val>, WriteRec)>,
     /// Effects applied on this path inside the spawned task being run.
     pub(super) effects: BTreeSet<EvRef>,
     /// In a worker loop's iteration, before the receive on this path: effects here
@@ -311,6 +320,7 @@ impl State {
             acks: BTreeMap::new(),
             txs: BTreeMap::new(),
             floating: Vec::new(),
+            task_records: Vec::new(),
             effects: BTreeSet::new(),
             before_recv: false,
             broker_open: None,
@@ -347,6 +357,7 @@ impl State {
                 if f.carried.is_none() {
                     f.carried = each;
                 }
+                f.went_past = true;
             }
             _ => self.failed.clone_from(&entry.failed),
         }
@@ -354,6 +365,7 @@ impl State {
         self.acks.retain(|k, _| entry.acks.contains_key(k));
         self.floating
             .retain(|f| entry.floating.iter().any(|g| g.effect == f.effect));
+        self.task_records.retain(|r| entry.task_records.contains(r));
         self.durable.retain(|x| entry.durable.contains(x));
         self.publishes.retain(|x| entry.publishes.contains(x));
         self.failed_publishes
@@ -372,6 +384,7 @@ impl State {
     /// effects. A new message, or a worker taking one, starts from none of them.
     pub(super) fn forget_message_effects(&mut self) {
         self.floating.clear();
+        self.task_records.clear();
         self.durable.clear();
         self.publishes.clear();
         self.failed_publishes.clear();
@@ -415,6 +428,11 @@ impl State {
                 .any(|x| x.effect == f.effect && x.handle == f.handle)
             {
                 self.floating.push(f.clone());
+            }
+        }
+        for r in &other.task_records {
+            if !self.task_records.contains(r) {
+                self.task_records.push(r.clone());
             }
         }
         self.effects.extend(other.effects.iter().cloned());

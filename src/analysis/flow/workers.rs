@@ -306,9 +306,13 @@ impl<'c> Interp<'c> {
         inner.broker_seen = None;
         inner.effects.clear();
         inner.before_recv = self.workers.loops[w].recv_inside;
+        // (Run for a send made inside a fed worker loop, a reply sent back: the
+        // worker's own effects are collected all the same.)
+        let fed = std::mem::take(&mut self.fed_workers);
         self.tasks += 1;
         let o = self.run(body, inner, &frame);
         self.tasks -= 1;
+        self.fed_workers = fed;
         let mut all = BTreeSet::new();
         let mut nonidem = BTreeSet::new();
         let ends = [o.fall, o.ret, o.ret_err]

@@ -191,6 +191,9 @@ struct Info {
     /// A struct literal's fields given a value (`InFlight { delivery, write:
     /// tokio::spawn(..) }`): the value a binding of the literal holds in each.
     field_values: Vec<(String, ValueId)>,
+    /// A tuple literal's elements, each as its own expression (`let (db, ev) =
+    /// (Arc::clone(&pool), msg.clone());` binds each name to its element).
+    elems: Vec<Info>,
 }
 
 impl Info {
@@ -355,6 +358,10 @@ struct Lowerer<'a, 'b> {
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
     /// handed takes that lock.
     lock_helper: bool,
+    /// The packs (by origin, `rules/redis.toml`) whose `cache_names` name the
+    /// function, its type or its module (`invalidate`, `ProfileCache`): their
+    /// key-store writes there keep a cache, not the message's data.
+    cache_helper: Vec<String>,
     /// String literals of the builder chain whose event is being emitted.
     builder_strs: Vec<String>,
     /// The tables of the read [`Lowerer::emit`] emitted last (for the value it makes).
@@ -433,6 +440,9 @@ struct Lowerer<'a, 'b> {
     /// A batch handler, or a function whose result one returns: the `Ok(..)`s it
     /// returns (line and column) ack the batch.
     batch_oks: Option<FastSet<(u32, u32)>>,
+    /// In a serverless batch handler: locals bound to a failure list's item
+    /// (`let mut f = BatchItemFailure::default();`), pushed later.
+    failure_locals: FastSet<String>,
     /// A job-queue worker's handler: its `Ok` acks one job, not a batch.
     job_handler: bool,
 }
@@ -578,10 +588,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// (`response.batch_item_failures.push(..)`, or of a `BatchItemFailure`) keeps
     /// that record, like a nack.
     pub(super) fn batch_keep(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) {
-        if self.batch_oks.is_none() || mc.method != "push" {
+        let sl = &self.cx.apis.serverless;
+        let adder = sl.is_failure_adder(&mc.method.to_string());
+        if self.batch_oks.is_none() || (mc.method != "push" && !adder) {
             return;
         }
-        let sl = &self.cx.apis.serverless;
         let list = match strip(&mc.receiver) {
             Expr::Field(f) => match &f.member {
                 syn::Member::Named(n) => sl.is_failure_list(&n.to_string()),
@@ -593,7 +604,34 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .is_some_and(|i| sl.is_failure_list(&i.to_string())),
             _ => false,
         };
-        let item = mc.args.iter().any(|a| match strip(a) {
+        // The item built in the call, or a local bound to one before
+        // (`let mut f = BatchItemFailure::default(); f.item_identifier = id;`).
+        let item = mc.args.iter().any(|a| {
+            self.failure_item(a)
+                || matches!(strip(a), Expr::Path(p) if p.path.get_ident()
+                    .is_some_and(|i| self.failure_locals.contains(&i.to_string())))
+        });
+        if !(list || item || adder) {
+            return;
+        }
+        let sp = mc.span();
+        out.push(Node::Event(Event {
+            kind: EventKind::Nack {
+                msg: self.batch_event,
+            },
+            loc: self.cx.loc(sp, sp),
+            text: "batch_item_failures.push".into(),
+            describe: "record listed as failed".into(),
+        }));
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A failure list's item built here (`BatchItemFailure { .. }`,
+    /// `BatchItemFailure::default()`, `KinesisBatchItemFailure::new(..)`).
+    pub(super) fn failure_item(&self, e: &Expr) -> bool {
+        let sl = &self.cx.apis.serverless;
+        match strip(e) {
             Expr::Struct(st) => st
                 .path
                 .segments
@@ -608,19 +646,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 _ => false,
             },
             _ => false,
-        });
-        if !(list || item) {
-            return;
         }
-        let sp = mc.span();
-        out.push(Node::Event(Event {
-            kind: EventKind::Nack {
-                msg: self.batch_event,
-            },
-            loc: self.cx.loc(sp, sp),
-            text: "batch_item_failures.push".into(),
-            describe: "record listed as failed".into(),
-        }));
     }
 }
 

@@ -21,8 +21,18 @@
 use super::tree::Node;
 use crate::ir::{BatchSource, EventSourceMapping, Loc};
 
-/// The key whose value enables per-record failure reporting.
+/// The value that enables per-record failure reporting.
 const REPORT: &str = "ReportBatchItemFailures";
+/// The key that holds it in AWS SAM and CloudFormation (a list), and in the
+/// Serverless Framework's `sqs:` / `stream:` events (one value). A key spelled
+/// otherwise (the other tool's spelling) enables nothing.
+const REPORT_KEY_CFN: &str = "FunctionResponseTypes";
+const REPORT_KEY_SLS: &str = "functionResponseType";
+
+/// Whether `node`'s entry `key` enables per-record failure reporting.
+fn reports_at(node: &Node, key: &str) -> bool {
+    node.get(key).is_some_and(|v| holds(v, REPORT))
+}
 
 /// What one document's deploy description holds.
 #[derive(Default)]
@@ -218,7 +228,7 @@ fn cloudformation(resources: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut Mappin
                     continue;
                 };
                 let (at, reports) = match ev.value.entry("Properties") {
-                    Some(p) => (&p.key, holds(&p.value, REPORT)),
+                    Some(p) => (&p.key, reports_at(&p.value, REPORT_KEY_CFN)),
                     None => (&ev.key, false),
                 };
                 let props = ev.value.get("Properties");
@@ -270,7 +280,7 @@ fn cloudformation(resources: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut Mappin
         out.mappings.push(EventSourceMapping {
             loc: loc(&props.key),
             source,
-            reports_failures: holds(p, REPORT),
+            reports_failures: reports_at(p, REPORT_KEY_CFN),
             names,
             function: function.clone(),
             reference: reference_of(Some(p), &["EventSourceArn", "Topics"]),
@@ -309,7 +319,7 @@ fn serverless_framework(functions: &Node, loc: &dyn Fn(&Node) -> Loc, out: &mut 
                 out.mappings.push(EventSourceMapping {
                     loc: loc(&e.key),
                     source,
-                    reports_failures: holds(&e.value, REPORT),
+                    reports_failures: reports_at(&e.value, REPORT_KEY_SLS),
                     names: names.clone(),
                     function: key.to_string(),
                     reference,

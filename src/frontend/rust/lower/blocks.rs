@@ -174,6 +174,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .map(|(v, _)| self.uses[*v as usize])
             .collect();
         self.stmt_inner(stmt, out);
+        // `let _ = claim.await;`: a bound claim run and its result dropped, not tested.
+        if let Some(v) = dropped_await(stmt).and_then(|n| self.lookup(&n)) {
+            for (i, (c, _)) in self.bound_claims.iter().enumerate() {
+                if *c == v && before.get(i).is_some_and(|b| *b == 0) {
+                    self.uses[v as usize] = 0;
+                }
+            }
+        }
         // A bound claim looked at for the first time: it is tested here, before what
         // the statement does.
         let mut tested = Vec::new();
@@ -230,6 +238,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 self.values[v as usize].deferred = tmp.pop().map(Box::new);
                 self.bind(&name, v);
                 return;
+            }
+            if let (Some(_), Pat::Ident(pi)) = (&self.batch_oks, untyped(&local.pat)) {
+                if self.failure_item(&init.expr) {
+                    self.failure_locals.insert(pi.ident.to_string());
+                }
             }
             let start = out.len();
             let err_valued = self.err_valued.len();
@@ -452,5 +465,30 @@ fn builds_type(e: &Expr, ty: &str) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// The binding a statement awaits and then drops the result of (`let _ = claim.await;`,
+/// `claim.await;`, `claim.await.ok();`): neither propagated nor read.
+fn dropped_await(stmt: &Stmt) -> Option<String> {
+    let e = match stmt {
+        Stmt::Local(l) if matches!(untyped(&l.pat), Pat::Wild(_)) => &*l.init.as_ref()?.expr,
+        Stmt::Expr(e, Some(_)) => e,
+        _ => return None,
+    };
+    let mut e = strip(e);
+    // (Through a method that swallows the error: the runtime pack's `swallows`.)
+    if let Expr::MethodCall(m) = e {
+        if super::outcome::results()
+            .swallows
+            .contains(&m.method.to_string())
+        {
+            e = strip(&m.receiver);
+        }
+    }
+    let Expr::Await(a) = e else { return None };
+    match strip(&a.base) {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
     }
 }

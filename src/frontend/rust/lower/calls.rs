@@ -57,7 +57,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.api_call(spec, Some(&recv), &args, &name, loc, call_text(), out);
         }
 
-        if let Some(receiver_type) = self.crate_method_receiver(&recv, &name) {
+        let crate_method = (self.crate_method_receiver(&recv, &name)).or_else(|| {
+            matched
+                .is_none()
+                .then(|| self.extension_method(&recv, &name))?
+        });
+        if let Some(receiver_type) = crate_method {
             let (arg_infos, closures) = self.crate_args(&args, out);
             return self.crate_call(
                 Callee::Method {
@@ -217,6 +222,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 (recv.role.is_none() && !message_api && self.cx.links_untyped(name)).then_some(None)
             }
         }
+    }
+
+    /// A method the crate adds to a library's type through a trait of its own (`impl
+    /// ChannelExt for Channel { async fn ack_ok(..) }`, then `channel.ack_ok(tag)`):
+    /// the receiver has the type's role, and the API knowledge has no such method.
+    fn extension_method(&self, recv: &Info, name: &str) -> Option<Option<String>> {
+        let role = recv.role.as_deref()?;
+        if recv.crate_type.is_some() {
+            return None;
+        }
+        let types = self.cx.apis.types.iter();
+        (types.filter(|(ty, specs)| {
+            specs.iter().any(|t| t.role == role) && self.has_method(ty, name)
+        }))
+        .map(|(ty, _)| ty.clone())
+        .min()
+        .map(Some)
     }
 
     /// `producer.send(FutureRecord::to("topic")…)`: the topic a publish sends to,

@@ -406,6 +406,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             spec.external = Some("redis lock".into());
             b.sql = None;
         }
+        // A write in a function, type or module named for a cache (`invalidate`,
+        // `ProfileCache`), not a claim: the cache's.
+        if b.sql.is_some() && !only_if_absent && self.cache_helper.contains(&spec.origin) {
+            spec.event = Api::External;
+            spec.external = Some("cache".into());
+            b.sql = None;
+        }
         if let Some(sql) = b.sql.as_mut() {
             // `SET key value NX`: only the first writer succeeds, a claim.
             if sql.verb == "SET" && only_if_absent {
@@ -886,6 +893,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Some("email") => ExternalKind::Email,
                 Some("payment") => ExternalKind::Payment,
                 Some("cache") => ExternalKind::Cache,
+                // A key-store write where the function, type or module is named
+                // for a cache (`fn invalidate`): the cache's.
+                Some(_) if self.cache_helper.contains(&spec.origin) => ExternalKind::Cache,
                 Some(name) if spec.durable => ExternalKind::Store(name.to_string()),
                 other => ExternalKind::Other(other.unwrap_or("external").to_string()),
             },

@@ -150,7 +150,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
                 info
             }
-            Expr::Tuple(t) => self.collect(t.elems.iter(), out),
+            Expr::Tuple(t) => self.tuple_expr(t, out),
             Expr::Array(a) => self.collect(a.elems.iter(), out),
             Expr::Struct(s) => self.struct_expr(s, out),
             Expr::Range(r) => {
@@ -503,6 +503,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             text: "try block".into(),
         });
         Info::default()
+    }
+
+    /// `(a, b)`: what its elements mention, and each element's own (`let (x, y) =
+    /// (a, b);` binds each name to its element).
+    fn tuple_expr(&mut self, t: &syn::ExprTuple, out: &mut Vec<Node>) -> Info {
+        let mut info = Info::default();
+        for e in &t.elems {
+            let i = self.arg(e, out);
+            info.absorb(&i);
+            info.elems.push(i);
+        }
+        info
     }
 
     pub(super) fn collect<'e>(

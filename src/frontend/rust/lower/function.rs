@@ -28,18 +28,22 @@ pub(super) fn lower_fn(
     let (self_type, trait_name) = owner;
     let block = boxed_async_body(cx, block).unwrap_or(block);
     let mut l = Lowerer::new(cx, imp, self_type.clone());
-    let lock_words = &cx.apis.lock_keys;
-    l.lock_helper = [
+    let names: Vec<String> = [
         Some(sig.ident.to_string()),
         self_type.clone(),
         module.last().cloned(),
     ]
     .into_iter()
     .flatten()
-    .any(|n| {
-        let n = n.to_ascii_lowercase();
-        lock_words.iter().any(|w| n.contains(w.as_str()))
-    });
+    .map(|n| n.to_ascii_lowercase())
+    .collect();
+    let named =
+        |words: &[String]| (names.iter()).any(|n| words.iter().any(|w| n.contains(w.as_str())));
+    l.lock_helper = named(&cx.apis.lock_keys);
+    l.cache_helper = (cx.apis.cache_names.iter())
+        .filter(|(_, words)| named(words))
+        .map(|(pack, _)| pack.clone())
+        .collect();
     let returned_batches = l.note_batch_uses(block);
     let (params, has_self) = l.lower_params(sig);
     let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
@@ -242,6 +246,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             confirmations: Vec::new(),
             confirmed_values: Vec::new(),
             lock_helper: false,
+            cache_helper: Vec::new(),
+            failure_locals: Default::default(),
             builder_strs: Vec::new(),
             read_rows: Vec::new(),
             call_recv: None,

@@ -12,7 +12,7 @@ use crate::apis::{builtin_std, ResultSide, ResultSpec};
 use crate::ir::{ClosureRun, Event, EventKind, Node};
 
 /// The runtime pack's `[results]`: `Ok`, `Err`, `is_err`, `unwrap`, `map_err`.
-fn results() -> &'static ResultSpec {
+pub(super) fn results() -> &'static ResultSpec {
     &builtin_std().results
 }
 

@@ -87,10 +87,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 e = strip(&a.base);
             }
         }
+        let mut awaited = false;
         if let Expr::Await(a) = e {
             e = strip(&a.base);
+            awaited = true;
         }
-        if !matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Macro(_)) {
+        // (`claim.await`: a binding of an operation deferred until awaited, run here.)
+        let operation = matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Macro(_));
+        if !(operation || (awaited && matches!(e, Expr::Path(_)))) {
             return None;
         }
         for n in nodes.iter().rev() {
@@ -259,14 +263,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         Self::claim_target_of_statement(e, nodes).map(|(loc, _)| loc)
     }
 
-    /// The claim a statement's call chain ends in, with the connection it runs on.
+    /// The claim a statement's call chain ends in, with the connection it runs on:
+    /// one that says a repeat in its result (`ON CONFLICT DO NOTHING`: rows
+    /// affected), or a plain insert, whose repeat is an error, when the statement
+    /// neither propagates nor unwraps that error (`let _ = insert.await`,
+    /// `insert.await.ok();`). Which of them write a dedup record the analysis decides.
     pub(super) fn claim_target_of_statement(
         e: &Expr,
         nodes: &[Node],
     ) -> Option<(Loc, Option<ValueId>)> {
         match Self::last_event_of_statement(e, nodes) {
             Some(ev) => match &ev.kind {
-                EventKind::Write { sql, target, .. } if sql.ignores_conflict => {
+                EventKind::Write { sql, target, .. }
+                    if sql.ignores_conflict
+                        || (sql.verb == "INSERT"
+                            && !sql.upsert
+                            && !super::outcome::panics_or_propagates(e)) =>
+                {
                     Some((ev.loc.clone(), *target))
                 }
                 _ => None,

@@ -174,6 +174,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     }
                 }
             }
+            // `let (a, b) = (x, y);`: each name is its element.
+            Pat::Tuple(t) if t.elems.len() == info.elems.len() => {
+                for (p, i) in t.elems.iter().zip(&info.elems) {
+                    self.bind_pattern(p, i);
+                }
+            }
             Pat::Tuple(t) => {
                 let mut derived = self.derived(info);
                 // A pair taken from a collection of pairs holding a fn-pointer
