@@ -681,12 +681,13 @@ impl<'c> Interp<'c> {
         // after the loop.
         let mut st = st;
         // (A batch's unread per-entry failures concern the items the loop
-        // goes through: they stay.)
+        // goes through: they stay; so do the failures of operations joined over
+        // those items.)
         // A loop that receives none (a retry loop, a loop marking the rows a
         // relay read) goes on with the failure: its iterations are the same
         // message's steps.
         let outer = match &st.failed {
-            Some(f) if f.batch => None,
+            Some(f) if f.batch || f.joined => None,
             Some(_) if !self.loop_receives(body, fr) => None,
             _ => st.failed.take(),
         };

@@ -282,7 +282,7 @@ impl<'c> Interp<'c> {
         // started in `main`) are not this message's effects. Nor are the effects the
         // messages before it had: they pair with no ack of this one (as at a loop's
         // back edge).
-        if let Some(fl) = st.failed.as_mut().filter(|fl| element && !fl.batch) {
+        if let Some(fl) = (st.failed.as_mut()).filter(|fl| element && !fl.batch && !fl.joined) {
             if !fl.later.contains(&m) {
                 fl.later.push(m);
             }
@@ -834,7 +834,9 @@ fn awaited(st: &mut State, handle: Option<Val>, cause: Option<Failure>) -> Optio
         // A handle's own task: its failed effect is the outcome the code matches
         // (`Ok(Err(e)) =>`); read only by error handling the lowering puts there.
         Some(_) => first.map(|e| Failure::of(e, false, st)),
-        None => cause.or_else(|| first.map(|e| Failure::of(e, false, st))),
+        // The operation run for each item, joined: one of the items failed.
+        None => (cause.map(|c| Failure { joined: true, ..c }))
+            .or_else(|| first.map(|e| Failure::of(e, false, st))),
     }
 }
 

@@ -150,6 +150,10 @@ pub(super) struct Failure {
     /// The loop over items went on past it to the next item (it was carried around a
     /// back edge at least once): what the loop did after it took the later items too.
     pub(super) went_past: bool,
+    /// It is among the outcomes of operations joined over many items (`join_all`, a
+    /// stream's futures run concurrently, then collected): which item failed is not
+    /// known, so an item of the batch taken later may be the failed one.
+    pub(super) joined: bool,
 }
 
 /// One failure whatever was read after it: `read_before` narrows as the path reads
@@ -171,6 +175,7 @@ impl PartialEq for Failure {
             && self.shaped_claim == other.shaped_claim
             && self.carried == other.carried
             && self.went_past == other.went_past
+            && self.joined == other.joined
     }
 }
 
@@ -199,6 +204,7 @@ impl Failure {
             rows_gated: false,
             carried: None,
             went_past: false,
+            joined: false,
         }
     }
 
