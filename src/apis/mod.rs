@@ -385,6 +385,9 @@ impl Pack {
 #[derive(Debug, Default)]
 pub struct Apis {
     pub types: HashMap<String, Vec<TypeSpec>>,
+    /// The type names the packs give each role (`lapin.channel` -> `Channel`), sorted:
+    /// what a value of that role may be when the crate adds methods to it.
+    pub types_of_role: HashMap<String, Vec<String>>,
     /// The roles of client configurations: the receivers of the packs' `config`
     /// calls (rdkafka `ClientConfig`, kafka-rust's producer builder).
     pub config_roles: foldhash::HashSet<String>,
@@ -648,6 +651,10 @@ impl Apis {
         for t in pack.types {
             for n in &t.names {
                 self.types.entry(n.clone()).or_default().push(t.clone());
+                let names = self.types_of_role.entry(t.role.clone()).or_default();
+                if let Err(at) = names.binary_search(n) {
+                    names.insert(at, n.clone());
+                }
             }
         }
         for mut c in pack.calls {

@@ -1,3 +1,5 @@
+use std::collections::BTreeSet;
+
 use super::declare_rule;
 use super::pairs::{call_text, code, report, Wording};
 use crate::analysis::flow::{Facts, PairFact, Relation};
@@ -170,25 +172,25 @@ pub fn retired_before_publish(p: &PairFact, facts: &Facts) -> bool {
 /// published, then updated or deleted (docs/what-is-analyzed.md, "Outbox"), so the change is the
 /// relay's bookkeeping (marking what it published, maintaining its queue).
 pub fn relay_bookkeeping(p: &PairFact, facts: &Facts) -> bool {
-    let (Some(relayed), Some(written)) = (
-        facts.relays.get(&p.entry),
-        facts.durable_tables.get(&p.other.loc),
-    ) else {
-        return false;
-    };
-    !written.is_empty() && written.is_subset(relayed)
+    relayed_and_written(p, facts)
+        .is_some_and(|(relayed, written)| !written.is_empty() && written.is_subset(relayed))
+}
+
+/// The tables `p`'s entry relays, and those its change made durable.
+fn relayed_and_written<'f>(
+    p: &PairFact,
+    facts: &'f Facts,
+) -> Option<(&'f BTreeSet<String>, &'f BTreeSet<String>)> {
+    Some((
+        facts.relays.get(&p.entry)?,
+        facts.durable_tables.get(&p.other.loc)?,
+    ))
 }
 
 /// The change of `p` wrote (among others) a table its entry relays: the event
 /// written into the relay's table with the business change.
 pub fn writes_relayed_table(p: &PairFact, facts: &Facts) -> bool {
-    let (Some(relayed), Some(written)) = (
-        facts.relays.get(&p.entry),
-        facts.durable_tables.get(&p.other.loc),
-    ) else {
-        return false;
-    };
-    !written.is_disjoint(relayed)
+    relayed_and_written(p, facts).is_some_and(|(relayed, written)| !written.is_disjoint(relayed))
 }
 
 pub fn check(facts: &Facts) -> Vec<Finding> {

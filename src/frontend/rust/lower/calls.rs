@@ -232,13 +232,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if recv.crate_type.is_some() {
             return None;
         }
-        let types = self.cx.apis.types.iter();
-        (types.filter(|(ty, specs)| {
-            specs.iter().any(|t| t.role == role) && self.has_method(ty, name)
-        }))
-        .map(|(ty, _)| ty.clone())
-        .min()
-        .map(Some)
+        let names = self.cx.apis.types_of_role.get(role)?;
+        (names.iter())
+            .find(|ty| self.has_method(ty, name))
+            .map(|ty| Some(ty.clone()))
     }
 
     /// `producer.send(FutureRecord::to("topic")…)`: the topic a publish sends to,
