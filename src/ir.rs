@@ -329,6 +329,10 @@ pub enum EventKind {
         /// not a batch's per-entry failures. A `ConfirmsWaited` after it serves it.
         delivery: bool,
     },
+    /// The side of a test of a batch call's failed entries (at the event's place)
+    /// where some failed (`if out.failed_entry_count() > 0 { … }`): a write there
+    /// records the failure (compensation).
+    EntriesFailed,
     /// `handle.await` on the handle of a spawned task; `None`: possibly any task
     /// (`join_all(handles).await`, a handle taken from a collection).
     AwaitHandle {
@@ -388,6 +392,10 @@ pub struct Call {
     /// The call's result is not read as a batch response is read to act on its
     /// failed entries (dropped, `?`-ed, matched with `Ok(_)`, only logged).
     pub entries_unread: bool,
+    /// The call's result is dropped after at most one await (`helper(..).await?;`,
+    /// `let _c = helper(..).await?;`): a pending confirmation it returns is never
+    /// awaited.
+    pub confirm_unread: bool,
     /// Where each argument comes from, as the caller sees it (parallel to `args`).
     pub origins: Vec<Origin>,
     /// The tables whose rows, read by a query of the caller, each argument is taken
@@ -726,6 +734,10 @@ pub struct Function {
     /// function returns to its caller (whether its failed entries are acted on is
     /// checked at the caller).
     pub returns_batches: Vec<Loc>,
+    /// Confirmable publishes (lapin's `basic_publish`) whose pending confirmation the
+    /// function returns to its caller, awaited once (whether it is awaited is checked
+    /// at the caller).
+    pub returns_confirms: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
     /// The one of `kafka_clients` the function returns (a consumer factory).

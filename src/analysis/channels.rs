@@ -11,8 +11,14 @@
 //! `Unknown`, and a `confirm_select` on a value that is not a channel made in its
 //! own function (a helper confirming the channel it is handed) may confirm any
 //! channel, so it leaves every channel not confirmed where it was made unknown.
+//!
+//! A helper that returns a publish's pending confirmation (`-> lapin::Result<
+//! PublisherConfirm>`) leaves it to its callers: a caller that awaits the call once
+//! and drops the result (`publish_event(..).await?;`) never looks at it.
 
+use super::resolve::Resolver;
 use crate::ir::{Crate, Event, EventKind, Function, Loc, ValueId};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -38,6 +44,8 @@ pub struct Publish<'a> {
     /// The channel is made in the publish's own function, as the very value it goes
     /// out on (not traced by name).
     pub own: bool,
+    /// A call of the publish's function that drops the confirmation it returns.
+    pub dropped_at: Option<Loc>,
 }
 
 struct Site {
@@ -115,6 +123,8 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
         }
     }
 
+    let dropped = dropped_confirms(krate, &all);
+    let callers = LazyCallers::default();
     let mut out = Vec::new();
     for (fi, (f, events)) in krate.functions.iter().zip(&all).enumerate() {
         let waited: Vec<Option<ValueId>> = events
@@ -142,7 +152,14 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                         .iter()
                         .filter(|s| name.is_some_and(|n| s.name == n))
                         .collect();
-                    if named.is_empty() {
+                    let passed = channel.and_then(|c| {
+                        callers
+                            .get_or_init(krate, &all)
+                            .passed(fi, c, &local, &sites)
+                    });
+                    if let Some(passed) = passed {
+                        agree(&passed, loose)
+                    } else if named.is_empty() {
                         agree(&sites.iter().collect::<Vec<_>>(), loose)
                     } else {
                         agree(&named, loose)
@@ -150,7 +167,8 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 }
             };
             let name = channel.and_then(|c| short(f, c));
-            let checked = looked
+            let dropped_at = dropped.get(&e.loc).cloned();
+            let checked = (looked && dropped_at.is_none())
                 || waited.iter().any(|w| match (w, channel) {
                     (None, _) | (_, None) => true,
                     (Some(w), Some(c)) => *w == c || short(f, *w) == name,
@@ -162,8 +180,124 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 made_at,
                 function: fi,
                 own: own.is_some(),
+                dropped_at,
             });
         }
     }
     out
+}
+
+/// The publishes whose pending confirmation a function returns and one of its
+/// callers drops (`Call::confirm_unread`), with that call's place.
+fn dropped_confirms(krate: &Crate, all: &[Vec<&Event>]) -> HashMap<Loc, Loc> {
+    let mut out = HashMap::default();
+    if krate
+        .functions
+        .iter()
+        .all(|f| f.returns_confirms.is_empty())
+    {
+        return out;
+    }
+    let resolver = Resolver::new(krate);
+    for (f, events) in krate.functions.iter().zip(all) {
+        for e in events {
+            let EventKind::Call(c) = &e.kind else {
+                continue;
+            };
+            if !c.confirm_unread {
+                continue;
+            }
+            for g in resolver.resolve(f, c) {
+                for p in &krate.functions[g].returns_confirms {
+                    out.entry(p.clone()).or_insert_with(|| e.loc.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The calls of each function, by callee, found once when a publish goes out on a
+/// parameter.
+#[derive(Default)]
+struct LazyCallers {
+    calls: std::cell::OnceCell<Vec<Vec<(usize, usize)>>>,
+}
+
+/// A function's callers: (caller, index of the call event in the caller's events).
+struct Callers<'a, 'c> {
+    by_callee: &'a [Vec<(usize, usize)>],
+    krate: &'c Crate,
+    all: &'a [Vec<&'c Event>],
+}
+
+impl LazyCallers {
+    fn get_or_init<'a, 'c>(
+        &'a self,
+        krate: &'c Crate,
+        all: &'a [Vec<&'c Event>],
+    ) -> Callers<'a, 'c> {
+        let by_callee = self.calls.get_or_init(|| {
+            let resolver = Resolver::new(krate);
+            let mut by = vec![Vec::new(); krate.functions.len()];
+            for (h, (f, events)) in krate.functions.iter().zip(all).enumerate() {
+                for (i, e) in events.iter().enumerate() {
+                    if let EventKind::Call(c) = &e.kind {
+                        for g in resolver.resolve(f, c) {
+                            by[g].push((h, i));
+                        }
+                    }
+                }
+            }
+            by
+        });
+        Callers {
+            by_callee,
+            krate,
+            all,
+        }
+    }
+}
+
+impl Callers<'_, '_> {
+    /// The channels a parameter `v` of function `fi` is handed by its callers: each
+    /// call's argument there, traced to a channel made in the caller or, by name, to
+    /// the channels bound under its name. None when `v` is no parameter, nothing calls
+    /// the function, or one argument cannot be traced.
+    fn passed<'s>(
+        &self,
+        fi: usize,
+        v: ValueId,
+        local: &[Vec<(ValueId, usize)>],
+        sites: &'s [Site],
+    ) -> Option<Vec<&'s Site>> {
+        let f = &self.krate.functions[fi];
+        let k = f.params.iter().position(|p| *p == Some(v))?;
+        if self.by_callee[fi].is_empty() {
+            return None;
+        }
+        let mut out: Vec<&Site> = Vec::new();
+        for &(h, i) in &self.by_callee[fi] {
+            let EventKind::Call(c) = &self.all[h][i].kind else {
+                return None;
+            };
+            let arg = match (f.has_self, k) {
+                (true, 0) => c.receiver,
+                (true, k) => c.args.get(k - 1).copied().flatten(),
+                (false, k) => c.args.get(k).copied().flatten(),
+            }?;
+            match local[h].iter().find(|(a, _)| *a == arg) {
+                Some(&(_, s)) => out.push(&sites[s]),
+                None => {
+                    let n = short(&self.krate.functions[h], arg)?;
+                    let named: Vec<&Site> = sites.iter().filter(|s| s.name == n).collect();
+                    if named.is_empty() {
+                        return None;
+                    }
+                    out.extend(named);
+                }
+            }
+        }
+        Some(out)
+    }
 }

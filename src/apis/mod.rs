@@ -394,6 +394,9 @@ pub struct Apis {
     /// Batch calls whose response carries per-entry failures, by method name: the
     /// response's accessors that tell which entries failed (the packs' `entry_failures`).
     pub entry_failures: HashMap<String, Vec<String>>,
+    /// The batch responses' accessors that hold failed entries only (the packs'
+    /// `only_failures`), sorted.
+    pub only_failures: Vec<String>,
     /// The variants of a publish confirmation that say the broker took the message
     /// (the packs' `confirmed`: lapin `Ack`).
     pub confirmed: Vec<String>,
@@ -740,6 +743,17 @@ impl Apis {
             }
         }
         self.entry_failures = batches;
+        let mut only: Vec<String> = (self.methods.values().flatten())
+            .flat_map(|s| {
+                s.only_failures
+                    .iter()
+                    .filter(|f| s.entry_failures.contains(f))
+            })
+            .cloned()
+            .collect();
+        only.sort();
+        only.dedup();
+        self.only_failures = only;
         let mut confirmed: Vec<String> = Vec::new();
         for v in self.methods.values().flatten().flat_map(|s| &s.confirmed) {
             if !confirmed.contains(v) {

@@ -516,6 +516,11 @@ pub struct CallSpec {
     /// accessors that tell which entries failed (`failed`, `unprocessed_items`).
     #[serde(default)]
     pub entry_failures: Vec<String>,
+    /// Of `entry_failures`, the accessors that hold failed entries only (a count,
+    /// the list of the failures): a test that any is there (`> 0`, `!is_empty()`)
+    /// opens the side where some entries failed.
+    #[serde(default)]
+    pub only_failures: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
     /// (write) Terminals of the builder, or methods of the call, at which the rows

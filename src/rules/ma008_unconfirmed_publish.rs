@@ -26,8 +26,12 @@ declare_rule! {
     /// confirm mode (`confirm_select`) where it was made, or a publish whose
     /// confirmation is requested but dropped (`basic_publish(..).await?;` awaits only
     /// the send, not the `PublisherConfirm` it returns) with no `wait_for_confirms`
-    /// on the channel afterwards. The channel is traced to where it is made: the
-    /// `create_channel` in the same function, or, for a field or parameter, the
+    /// on the channel afterwards; also a helper returning the pending confirmation
+    /// (`-> lapin::Result<PublisherConfirm>`) whose caller awaits the call once and
+    /// drops the result (the call as a label). The channel is traced to where it is
+    /// made: the
+    /// `create_channel` in the same function, the channels the callers pass for a
+    /// parameter, or, for a field or parameter, the
     /// channels bound under the same name (`let audit = conn.create_channel()…;
     /// Publishers { audit, .. }` for `self.audit`), else every channel the crate
     /// makes when they all agree. A crate that opens no channel of its own (it gets
@@ -162,7 +166,10 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
             ),
             Mode::Confirmed if !p.checked => (
                 format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(text)),
-                Vec::new(),
+                p.dropped_at
+                    .iter()
+                    .map(|l| label(l, "the confirmation this call returns is dropped here"))
+                    .collect(),
             ),
             _ => continue,
         };

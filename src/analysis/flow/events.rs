@@ -135,6 +135,14 @@ impl<'c> Interp<'c> {
                 // The request's own failure is still the call's.
                 cause
             }
+            // Where a batch's entries failed, a write records the failure.
+            EventKind::EntriesFailed => {
+                let failed = self.evref(e);
+                if !st.failed_publishes.iter().any(|f| f.loc == failed.loc) {
+                    st.failed_publishes.insert(failed);
+                }
+                cause
+            }
             EventKind::ErrorIgnored { told, arm } => {
                 error_ignored(e, &mut st, cause, *told, *arm);
                 None

@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat, Stmt};
 
 mod batch;
+mod batch_failed;
 mod batch_uses;
 mod blocks;
 mod builder_text;
@@ -388,6 +389,10 @@ struct Lowerer<'a, 'b> {
     dropped_claims: Vec<(Option<ValueId>, Loc)>,
     returned: FastSet<ValueId>,
     returns_claims: Vec<Loc>,
+    /// Publishes whose pending confirmation the function returns (`Function::returns_confirms`).
+    returns_confirms: Vec<Loc>,
+    /// Calls of the crate's functions a statement or binding awaits at most once.
+    calls_awaited_once: FastSet<Loc>,
     /// Calls of the crate's functions whose result is dropped, by location, and
     /// calls whose result is bound (unused if the binding is never read).
     unused_calls: FastSet<Loc>,
@@ -434,6 +439,14 @@ struct Lowerer<'a, 'b> {
     /// Calls (line and column of the path's start or the method's name) whose result
     /// nothing reads as a batch response would be read (`batch.rs`).
     unread_calls: FastSet<(u32, u32)>,
+    /// `if`s (line and column of the `if`) whose one side is where a batch call
+    /// (line and column of its method's name) had failed entries: `true` the `then`
+    /// side (`batch_failed.rs`).
+    batch_failure_ifs: FastMap<(u32, u32), ((u32, u32), bool)>,
+    /// The names the body awaits as they are (`fut.await`, `batch.rs`).
+    awaited_names: FastSet<String>,
+    /// The places of the batch calls lowered so far, by line and column.
+    batch_locs: FastMap<(u32, u32), Loc>,
     /// A serverless batch handler's event parameter (docs/what-is-analyzed.md, serverless event
     /// sources): received at entry, acked by the `Ok` the handler returns.
     batch_event: Option<ValueId>,

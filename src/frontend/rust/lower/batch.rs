@@ -18,6 +18,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt};
 
 use super::super::chain;
+use super::batch_failed::{failure_sides, FailureSide};
 use super::batch_uses::{CalleeLogs, Uses};
 use crate::apis::{Apis, MacroKind, ResultSpec};
 
@@ -39,6 +40,12 @@ pub(super) struct BatchUses {
     /// with `Ok(_)`, only logged. When the callee returns a batch's response, that
     /// batch's failed entries go unread here.
     pub(super) unread_calls: Vec<PmSpan>,
+    /// The `if`s whose one side is where a batch call's entries failed
+    /// (`batch_failed.rs`).
+    pub(super) failure_sides: Vec<FailureSide>,
+    /// The names the body awaits as they are (`fut.await`): a binding of an
+    /// operation's future runs the operation there.
+    pub(super) awaited_names: Vec<String>,
 }
 
 /// How the function body `block` uses its batch calls' responses ([`BatchUses`]).
@@ -126,6 +133,20 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
         self.futures.truncate(held);
     }
 
+    fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
+        let mut base = &*a.base;
+        while let Expr::Paren(p) = base {
+            base = &p.expr;
+        }
+        if let Some(i) = match base {
+            Expr::Path(p) => p.path.get_ident(),
+            _ => None,
+        } {
+            self.out.awaited_names.push(i.to_string());
+        }
+        syn::visit::visit_expr_await(self, a);
+    }
+
     // An arm whose body is a bare `match` / `if let` (no block around it).
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
         if !self.apis.entry_failures.is_empty() && !matches!(&*a.body, Expr::Block(_)) {
@@ -156,6 +177,8 @@ impl<'ast> Visit<'ast> for Blocks<'_> {
         self.out.unread.extend(inner.out.unread);
         self.out.dropped.extend(inner.out.dropped);
         self.out.unread_calls.extend(inner.out.unread_calls);
+        self.out.failure_sides.extend(inner.out.failure_sides);
+        self.out.awaited_names.extend(inner.out.awaited_names);
     }
 }
 
@@ -311,6 +334,17 @@ impl<'a> Blocks<'a> {
                     let Some((span, fields, batch)) = site else {
                         continue;
                     };
+                    if let (Some(Some(name)), true) = (&pat, batch) {
+                        let later = &b.stmts[i + 1..];
+                        failure_sides(
+                            self.apis,
+                            later,
+                            name,
+                            span,
+                            fields,
+                            &mut self.out.failure_sides,
+                        );
+                    }
                     let unread = match pat {
                         Some(None) => true,
                         Some(Some(name)) => {

@@ -227,6 +227,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut confirmed_value = false;
         let mut pending_call = None;
         let mut err_made = Vec::new();
+        let mut deferred_op = None;
         if let Some(init) = &local.init {
             if let (Expr::Closure(_) | Expr::Async(_), Pat::Ident(pi)) =
                 (strip(&init.expr), &local.pat)
@@ -257,6 +258,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             confirmation = self.confirmation_bound(&init.expr, &out[start..]);
             confirmed_value = self.confirmation_taken(&init.expr, &out[start..]);
             pending_call = Self::crate_call_of_statement(&init.expr, &out[start..]);
+            self.note_call_awaited_once(&init.expr, &out[start..]);
             if let Some(loc) = Self::claim_of_statement(&init.expr, &out[start..]) {
                 match untyped(&local.pat) {
                     Pat::Ident(pi) => claim_binding = Some((pi.ident.to_string(), loc)),
@@ -266,6 +268,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     _ => {}
                 }
             }
+            deferred_op = self.deferred_operation(local, claim_binding.is_some(), start, out);
             let fallible = ends_in_fallible(&out[start..]);
             if let Some((_, diverge)) = &init.diverge {
                 let mut els = Vec::new();
@@ -303,6 +306,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
+        if let (Some(op), Pat::Ident(pi)) = (deferred_op, untyped(&local.pat)) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.values[v as usize].deferred = Some(Box::new(op));
+            }
+        }
         self.note_let_literals(local);
         self.note_held_stream(local, &out[out_start..]);
         if let Some(init) = &local.init {
@@ -421,6 +429,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             if let Some(loc) = Self::crate_call_of_statement(e, &out[start..]) {
                 self.unused_calls.insert(loc);
+            }
+            self.note_call_awaited_once(e, &out[start..]);
+        } else if self.in_return && self.closure_depth == 0 {
+            // `ch.basic_publish(..).await` as the body's value: the pending
+            // confirmation goes to the caller.
+            if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
+                if !self.returns_confirms.contains(&loc) {
+                    self.returns_confirms.push(loc);
+                }
             }
         }
     }

@@ -9,7 +9,7 @@ use syn::{Expr, Pat};
 
 use super::outcome::{block_hides_failure, hides_failure, std_side};
 use super::{strip, Lowerer};
-use crate::ir::{EventKind, Node};
+use crate::ir::{Event, EventKind, Node};
 
 /// Which side of a confirmation an arm's pattern takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -205,5 +205,23 @@ fn joined(mut sides: impl Iterator<Item = Side>) -> Side {
         first
     } else {
         Side::Rest
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The marker opening the side of `i` where a batch call's entries failed
+    /// (`batch_failed.rs`), and whether it is the `then` side.
+    pub(super) fn batch_failure_marker(&self, i: &syn::ExprIf) -> Option<(bool, Node)> {
+        let (batch, side) = self
+            .batch_failure_ifs
+            .get(&self.cx.line_col(i.if_token.span))?;
+        let loc = self.batch_locs.get(batch)?.clone();
+        let node = Node::Event(Event {
+            kind: EventKind::EntriesFailed,
+            loc,
+            text: "failed entries tested".into(),
+            describe: "entries failed".into(),
+        });
+        Some((*side, node))
     }
 }

@@ -300,6 +300,15 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         // `if !confirmation.is_ack() { … }`: a publish's confirmation tested.
         self.confirmation_test(&i.cond, &cond, &mut then, &mut els, i);
+        // `if out.failed_entry_count() > 0 { … }`: where a batch's entries failed.
+        if let Some(marker) = self.batch_failure_marker(i) {
+            let (side, node) = marker;
+            if side {
+                then.insert(0, node)
+            } else {
+                els.insert(0, node)
+            }
+        }
         // `if let Err(e) = handle(..).await { … }`: the arms of a call's outcome.
         let bound_v = match &*i.cond {
             Expr::Let(l) => self.bound_outcome_value(&l.expr, out),

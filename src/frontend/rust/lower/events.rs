@@ -931,6 +931,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 None => false,
             };
         let what = (unread || delivery).then(|| Box::new(kind.clone()));
+        if !spec.entry_failures.is_empty() {
+            self.batch_locs.insert(at, loc.clone());
+        }
         out.push(Node::Event(Event {
             kind,
             loc: loc.clone(),

@@ -103,6 +103,7 @@ pub(super) fn lower_fn(
         dedup,
         returns_claims: l.returns_claims,
         returns_batches,
+        returns_confirms: l.returns_confirms,
         kafka_clients: l.kafka_clients,
         returns_kafka_client: l.returned_kafka_client.map(|i| i as u32),
         returns_kafka_config: l.returned_kafka_config,
@@ -144,7 +145,7 @@ impl Lowerer<'_, '_> {
 impl FileCx<'_> {
     /// The line and column where a span starts: how batch calls and `Ok(..)`s are
     /// found again when lowered.
-    fn line_col(&self, s: PmSpan) -> (u32, u32) {
+    pub(super) fn line_col(&self, s: PmSpan) -> (u32, u32) {
         let at = self.span(s, s);
         (at.line, at.column)
     }
@@ -260,6 +261,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             dropped_claims: Vec::new(),
             returned: HashSet::default(),
             returns_claims: Vec::new(),
+            returns_confirms: Vec::new(),
+            calls_awaited_once: HashSet::default(),
             unused_calls: HashSet::default(),
             bound_calls: Vec::new(),
             retry_scopes: Vec::new(),
@@ -284,6 +287,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             unread_batches: HashSet::default(),
             dropped_unawaited: HashSet::default(),
             unread_calls: HashSet::default(),
+            batch_failure_ifs: HashMap::default(),
+            awaited_names: HashSet::default(),
+            batch_locs: HashMap::default(),
             batch_event: None,
             batch_oks: None,
             job_handler: false,
@@ -305,6 +311,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.unread_batches = uses.unread.into_iter().map(at).collect();
         self.dropped_unawaited = uses.dropped.into_iter().map(at).collect();
         self.unread_calls = uses.unread_calls.into_iter().map(at).collect();
+        self.awaited_names = uses.awaited_names.into_iter().collect();
+        self.batch_failure_ifs = (uses.failure_sides.into_iter())
+            .map(|(i, b, side)| (at(i), (at(b), side)))
+            .collect();
         uses.returned.into_iter().map(at).collect()
     }
 

@@ -27,6 +27,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for (v, loc) in std::mem::take(&mut self.bound_publishes) {
             if self.uses[v as usize] == 0 {
                 self.unconfirmed.insert(loc);
+            } else if self.returned.contains(&v) && !self.returns_confirms.contains(&loc) {
+                self.returns_confirms.push(loc);
             }
         }
         for v in &self.values {
@@ -63,6 +65,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     } => *c = !self.unconfirmed.contains(&e.loc),
                     EventKind::Call(c) => {
                         c.result_unused = self.unused_calls.contains(&e.loc);
+                        c.confirm_unread =
+                            c.result_unused && self.calls_awaited_once.contains(&e.loc);
                         c.entries_unread = self
                             .unread_calls
                             .contains(&(e.loc.span.line, e.loc.span.column));
@@ -130,6 +134,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !matches!(ev.kind, EventKind::Publish { .. }) || !self.confirmable.contains(&ev.loc) {
             return None;
         }
+        (self.awaits_of(e) < 2).then(|| ev.loc.clone())
+    }
+
+    /// How many times a statement's call chain is awaited at its end (through `?`
+    /// and the standard methods that keep a result).
+    fn awaits_of(&self, e: &Expr) -> usize {
         let mut awaits = 0;
         let mut cur = strip(e);
         loop {
@@ -142,10 +152,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 Expr::MethodCall(m) if self.cx.apis.std.aliases.contains(&m.method.to_string()) => {
                     cur = strip(&m.receiver)
                 }
-                _ => break,
+                _ => return awaits,
             }
         }
-        (awaits < 2).then(|| ev.loc.clone())
+    }
+
+    /// The call into the crate a statement's own call chain ends in, when the
+    /// statement awaits it at most once (`helper(..).await?`): noted, so that a
+    /// pending confirmation it returns and the statement drops is known unread.
+    pub(super) fn note_call_awaited_once(&mut self, e: &Expr, nodes: &[Node]) {
+        if let Some(loc) = Self::crate_call_of_statement(e, nodes) {
+            if self.awaits_of(e) < 2 {
+                self.calls_awaited_once.insert(loc);
+            }
+        }
     }
 
     /// The call into the crate a statement's own call chain ends in.
@@ -355,5 +375,39 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             text: how.to_string(),
             describe: "error handled".into(),
         })
+    }
+
+    /// `let write = sqlx::query(..).execute(&pool);` … `write.await`: a write or an
+    /// external call bound as its future, unawaited, to a name the body awaits as it
+    /// is. A future runs when awaited: the operation's event (the last node from
+    /// `start`) is taken out, to run where the name is awaited or handed to a call
+    /// (`deferred`), and the error handling there is the operation's. Claims keep
+    /// their own bookkeeping (`bound_claims`).
+    pub(super) fn deferred_operation(
+        &self,
+        local: &syn::Local,
+        claim: bool,
+        start: usize,
+        out: &mut Vec<Node>,
+    ) -> Option<Node> {
+        let init = local.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let syn::Pat::Ident(pi) = crate::frontend::rust::untyped(&local.pat) else {
+            return None;
+        };
+        if claim
+            || !self.awaited_names.contains(&pi.ident.to_string())
+            || !matches!(strip(&init.expr), Expr::MethodCall(_) | Expr::Call(_))
+            || super::super::chain::awaits(&init.expr)
+            || out.len() != start + 1
+        {
+            return None;
+        }
+        match &out[start] {
+            Node::Event(Event {
+                kind: EventKind::Write { .. } | EventKind::External { .. },
+                ..
+            }) => out.pop(),
+            _ => None,
+        }
     }
 }
