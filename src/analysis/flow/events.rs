@@ -136,13 +136,7 @@ impl<'c> Interp<'c> {
                 cause
             }
             // Where a batch's entries failed, a write records the failure.
-            EventKind::EntriesFailed => {
-                let failed = self.evref(e);
-                if !st.failed_publishes.iter().any(|f| f.loc == failed.loc) {
-                    st.failed_publishes.insert(failed);
-                }
-                cause
-            }
+            EventKind::EntriesFailed => entries_failed(self.evref(e), &mut st, cause),
             EventKind::ErrorIgnored { told, arm } => {
                 error_ignored(e, &mut st, cause, *told, *arm);
                 None
@@ -969,6 +963,15 @@ fn buffer(st: &mut State, write: EvRef, sent: bool, cause: Option<Failure>) -> O
         st.buffered.clear();
     } else {
         st.buffered.insert(write);
+    }
+    cause
+}
+
+/// The side where a batch call's entries failed: a write there is compensation
+/// (`live_publishes`). The failure of the operation before stays the cause.
+fn entries_failed(failed: EvRef, st: &mut State, cause: Option<Failure>) -> Option<Failure> {
+    if !st.failed_publishes.iter().any(|f| f.loc == failed.loc) {
+        st.failed_publishes.insert(failed);
     }
     cause
 }

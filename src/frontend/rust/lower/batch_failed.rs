@@ -20,18 +20,6 @@ use crate::apis::Apis;
 /// name) had failed entries: `true` the `then` side, `false` the `else` side.
 pub(super) type FailureSide = (PmSpan, PmSpan, bool);
 
-/// Standard methods a count or list of failures passes through before the test
-/// (`.unwrap_or(0)`, `.len()`), keeping what it says.
-const THROUGH: &[&str] = &[
-    "unwrap_or",
-    "unwrap_or_default",
-    "unwrap",
-    "len",
-    "copied",
-    "cloned",
-    "as_ref",
-];
-
 /// The `if` statements among `later` (the statements after the binding of `name` to
 /// the batch call at `batch`, with response accessors `fields`) that test its failed
 /// entries, up to the first that binds the name anew.
@@ -51,6 +39,7 @@ pub(super) fn failure_sides(
         return;
     }
     let t = Tests {
+        apis,
         name,
         only: &only,
         views: std::cell::RefCell::new(Vec::new()),
@@ -80,6 +69,7 @@ pub(super) fn failure_sides(
 }
 
 struct Tests<'a> {
+    apis: &'a Apis,
     name: &'a str,
     only: &'a [&'a String],
     /// Names bound to a view of the failed entries (`let failed = out.failed()`).
@@ -120,8 +110,10 @@ impl Tests<'_> {
     }
 
     /// Whether `e` is a count or list of the failed entries: an accessor holding
-    /// only failures on the response (through `&`, parentheses, casts and
-    /// [`THROUGH`]), or a view of one.
+    /// only failures on the response (through `&`, parentheses, casts and the
+    /// standard methods that keep what it says: `.unwrap_or(0)`, `.len()`, the
+    /// runtime pack's aliases and standard methods taking no argument but a
+    /// default), or a view of one.
     fn reads(&self, e: &Expr) -> bool {
         match e {
             Expr::Paren(p) => self.reads(&p.expr),
@@ -141,7 +133,7 @@ impl Tests<'_> {
                 let method = m.method.to_string();
                 if self.only.iter().any(|o| **o == method) && m.args.is_empty() {
                     is_name(&m.receiver, self.name)
-                } else if THROUGH.contains(&method.as_str()) {
+                } else if self.keeps(&method, m.args.len()) {
                     self.reads(&m.receiver)
                 } else {
                     false
@@ -149,6 +141,16 @@ impl Tests<'_> {
             }
             _ => false,
         }
+    }
+}
+
+impl Tests<'_> {
+    /// A standard method that keeps the count or list it is called on (`len`,
+    /// `unwrap_or(0)`): no argument, or only the default of an `unwrap_or`.
+    fn keeps(&self, method: &str, args: usize) -> bool {
+        let std = &self.apis.std;
+        let known = std.aliases.contains(method) || std.methods.contains(method);
+        known && (args == 0 || (args == 1 && method.starts_with("unwrap_or")))
     }
 }
 

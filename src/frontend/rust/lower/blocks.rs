@@ -306,11 +306,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         self.note_derived_record(local);
         self.bind_pattern(&local.pat, &info);
-        if let (Some(op), Pat::Ident(pi)) = (deferred_op, untyped(&local.pat)) {
-            if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                self.values[v as usize].deferred = Some(Box::new(op));
-            }
-        }
+        self.bind_deferred(local, deferred_op);
         self.note_let_literals(local);
         self.note_held_stream(local, &out[out_start..]);
         if let Some(init) = &local.init {
@@ -350,16 +346,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 }
             }
         }
-        if let (true, Pat::Ident(pi)) = (confirmation, untyped(&local.pat)) {
-            if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                self.confirmations.push(v);
-            }
-        }
-        if let (true, Pat::Ident(pi)) = (confirmed_value, untyped(&local.pat)) {
-            if let Some(v) = self.lookup(&pi.ident.to_string()) {
-                self.confirmed_values.push(v);
-            }
-        }
+        self.note_confirmation_binding(local, confirmation, confirmed_value);
         if let (Some(loc), Pat::Ident(pi)) = (pending_publish, &local.pat) {
             if let Some(v) = self.lookup(&pi.ident.to_string()) {
                 self.uses[v as usize] = 0;
@@ -432,9 +419,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             self.note_call_awaited_once(e, &out[start..]);
         } else if self.in_return && self.closure_depth == 0 {
-            // `ch.basic_publish(..).await` as the body's value: the pending
-            // confirmation goes to the caller.
-            if let Some(loc) = self.unconfirmed_publish(e, &out[start..]) {
+            // `ch.basic_publish(..).await` or `Ok(pending)` as the body's value: the
+            // pending confirmation goes to the caller.
+            let held = self.held_publish(e);
+            if let Some(loc) = self.unconfirmed_publish(e, &out[start..]).or(held) {
                 if !self.returns_confirms.contains(&loc) {
                     self.returns_confirms.push(loc);
                 }

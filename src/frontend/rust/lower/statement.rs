@@ -27,8 +27,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for (v, loc) in std::mem::take(&mut self.bound_publishes) {
             if self.uses[v as usize] == 0 {
                 self.unconfirmed.insert(loc);
-            } else if self.returned.contains(&v) && !self.returns_confirms.contains(&loc) {
-                self.returns_confirms.push(loc);
             }
         }
         for v in &self.values {
@@ -135,6 +133,26 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return None;
         }
         (self.awaits_of(e) < 2).then(|| ev.loc.clone())
+    }
+
+    /// The publish whose pending confirmation `e` is, as it is or in `Ok(..)`: a
+    /// name bound to it (`let pending = ch.basic_publish(..).await?;`).
+    pub(super) fn held_publish(&self, e: &Expr) -> Option<Loc> {
+        let mut e = strip(e);
+        let results = &self.cx.apis.std.results;
+        while let Expr::Call(c) = e {
+            let ok = matches!(strip(&c.func), Expr::Path(p) if p.path.get_ident()
+                .is_some_and(|i| results.side(&i.to_string()) == Some(true)));
+            match (ok, c.args.first()) {
+                (true, Some(a)) if c.args.len() == 1 => e = strip(a),
+                _ => return None,
+            }
+        }
+        let Expr::Path(p) = e else { return None };
+        let v = self.lookup(&p.path.get_ident()?.to_string())?;
+        (self.bound_publishes.iter())
+            .find(|(b, _)| *b == v)
+            .map(|(_, loc)| loc.clone())
     }
 
     /// How many times a statement's call chain is awaited at its end (through `?`
@@ -375,6 +393,36 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             text: how.to_string(),
             describe: "error handled".into(),
         })
+    }
+
+    /// A `let` binding a publish's pending confirmation (`confirmation`) or the
+    /// confirmation it gave (`confirmed`): the name bound is noted as such.
+    pub(super) fn note_confirmation_binding(
+        &mut self,
+        local: &syn::Local,
+        confirmation: bool,
+        confirmed: bool,
+    ) {
+        let syn::Pat::Ident(pi) = crate::frontend::rust::untyped(&local.pat) else {
+            return;
+        };
+        if let Some(v) = self.lookup(&pi.ident.to_string()) {
+            if confirmation {
+                self.confirmations.push(v);
+            }
+            if confirmed {
+                self.confirmed_values.push(v);
+            }
+        }
+    }
+
+    /// The operation `deferred_operation` took out of a `let`, kept under its name.
+    pub(super) fn bind_deferred(&mut self, local: &syn::Local, op: Option<Node>) {
+        if let (Some(op), syn::Pat::Ident(pi)) = (op, crate::frontend::rust::untyped(&local.pat)) {
+            if let Some(v) = self.lookup(&pi.ident.to_string()) {
+                self.values[v as usize].deferred = Some(Box::new(op));
+            }
+        }
     }
 
     /// `let write = sqlx::query(..).execute(&pool);` … `write.await`: a write or an
