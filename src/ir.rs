@@ -751,6 +751,13 @@ pub struct Function {
     pub packs: Vec<String>,
     /// Topics this function sends Kafka records to.
     pub kafka_sent_topics: Vec<String>,
+    /// Topics subscribed here on a Kafka client a crate function made and returned
+    /// (a factory): they are that client's ([`crate::analysis::kafka_clients::apply_factory_topics`]).
+    pub made_client_topics: Vec<(Callee, Vec<String>)>,
+    /// Fields of the crate's types a subscription here reads its topics from
+    /// (`settings.topic`, as `(type, field)`) that no struct literal parsed yet
+    /// filled: the prefilter parses the bodies that may fill them.
+    pub topic_fields: Vec<(String, String)>,
     /// Consumer settings that turn acknowledgement off.
     pub ack_settings: Vec<AckSetting>,
     /// Queues declared here to live only as long as their connection (the packs'

@@ -64,6 +64,40 @@ pub fn apply_config_helpers(krate: &mut Crate) {
     }
 }
 
+/// Topics subscribed on a client a crate function made and returned (a factory:
+/// `let consumer = cfg.consumer()?; consumer.subscribe(&[..])`) are that client's.
+pub fn apply_factory_topics(krate: &mut Crate) {
+    if krate
+        .functions
+        .iter()
+        .all(|f| f.made_client_topics.is_empty())
+    {
+        return;
+    }
+    let mut updates = Vec::new();
+    {
+        let resolver = Resolver::new(krate);
+        for f in &krate.functions {
+            for (callee, topics) in &f.made_client_topics {
+                if let [g] = resolver.resolve_callee(f, callee).as_slice() {
+                    if let Some(ci) = krate.functions[*g].returns_kafka_client {
+                        updates.push((*g, ci as usize, topics.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for (g, ci, topics) in updates {
+        if let Some(c) = krate.functions[g].kafka_clients.get_mut(ci) {
+            for t in topics {
+                if !c.topics.contains(&t) {
+                    c.topics.push(t);
+                }
+            }
+        }
+    }
+}
+
 /// `c` (configured in function `fi`) with the configuration of the helper it goes on
 /// from, if any.
 fn resolve_config(

@@ -84,6 +84,10 @@ pub struct Demand {
     /// of the crate has it: every method so named counts, so a file declaring one
     /// is needed, and a body of one that may store a callable.
     pub setter_names: HashSet<String>,
+    /// Fields of the crate's types a subscription reads its topics from and no
+    /// parsed struct literal filled (`KafkaClient::topic_fields`), by type: code
+    /// naming the type (or a method of it) and the field may fill it.
+    pub name_fields: HashMap<String, HashSet<String>>,
 }
 
 impl Demand {
@@ -103,6 +107,26 @@ impl Demand {
             || self.stores_relevant_fn(scan)
             || scan.consts.iter().any(|c| consts.contains(c))
             || scan.items.iter().any(|f| self.setter_named(f))
+            || self.fills_name_field(scan)
+    }
+
+    /// Whether code scanned as `scan` names a type of [`Demand::name_fields`] (or
+    /// is a method of one) and one of its fields: it may fill the field.
+    pub fn fills_name_field(&self, scan: &FileScan) -> bool {
+        self.fills_name_field_of(scan, scan.items.iter().filter_map(|f| f.self_type))
+    }
+
+    /// [`Demand::fills_name_field`] for code that is a method of one of `owners`.
+    pub fn fills_name_field_of<'s>(
+        &self,
+        scan: &FileScan<'s>,
+        owners: impl Iterator<Item = &'s str>,
+    ) -> bool {
+        !self.name_fields.is_empty()
+            && (scan.idents.iter().copied())
+                .chain(owners)
+                .filter_map(|t| self.name_fields.get(t))
+                .any(|fields| scan.idents.iter().any(|id| fields.contains(*id)))
     }
 
     /// Whether `f` is a method named as one of the crate's setters may be
@@ -114,7 +138,10 @@ impl Demand {
     /// Whether some code of a file scanned as `scan` may be needed, whatever its
     /// module (a superset of [`Demand::needs`] for its bodies).
     pub fn may_need(&self, scan: &FileScan) -> bool {
-        self.calls_relevant(None, scan) || self.uses_types(scan) || self.stores_relevant_fn(scan)
+        self.calls_relevant(None, scan)
+            || self.uses_types(scan)
+            || self.stores_relevant_fn(scan)
+            || self.fills_name_field(scan)
     }
 
     /// Whether code scanned as `scan` names one of the crate's fn-pointer aliases and a
@@ -348,6 +375,14 @@ pub fn demand(lowered: &CrateOutput, apis: &Apis) -> Demand {
 
     // The structs whose fields parsed functions read.
     d.files.extend(lowered.undeclared_fields.iter().cloned());
+    for f in fns {
+        for (ty, field) in &f.topic_fields {
+            d.name_fields
+                .entry(ty.clone())
+                .or_default()
+                .insert(field.clone());
+        }
+    }
 
     // The functions in unparsed files that a parsed call may reach, or whose
     // signature types its result.

@@ -250,6 +250,14 @@ impl<'a> Body<'a> {
         f.has_self && !d.callables.is_empty() && d.stores_callable(self.own_scan(text))
     }
 
+    /// A body that may fill a field a subscription reads its topics from
+    /// ([`Demand::name_fields`]): its signature (the names its struct literals
+    /// give) is read again once it is parsed.
+    pub fn fills_name_field(&mut self, d: &Demand, text: &'a str, f: &FnItem) -> bool {
+        !d.name_fields.is_empty()
+            && d.fills_name_field_of(self.own_scan(text), f.self_type.into_iter())
+    }
+
     /// The function's own scan, from its `fn` keyword (the name is no call of
     /// itself) to its body's end; made once.
     fn own_scan(&mut self, text: &'a str) -> &FileScan<'a> {

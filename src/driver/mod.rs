@@ -550,6 +550,7 @@ fn analyze_crate(
     }
     // Client configurations built in helpers, applied where the helpers are called.
     crate::analysis::kafka_clients::apply_config_helpers(&mut lowered.krate);
+    crate::analysis::kafka_clients::apply_factory_topics(&mut lowered.krate);
     let tables = flow::Tables {
         dedup: apis.dedup_tables.clone(),
         outbox: apis.outbox_tables.clone(),

@@ -177,13 +177,18 @@ pub(super) fn lower_needed<'f>(
                             // setter's body first, of any other only when it is needed.
                             let setter = d.setter_named(item);
                             let stores = setter && b.stores_callable(&d, &file.text, item);
+                            // A body that may fill a field read as a topic: its
+                            // signature (its struct literals' names) is read again too.
+                            let fills = b.fills_name_field(&d, &file.text, item);
                             let needed = stores
+                                || fills
                                 || runs.is_some_and(|r| r.contains(&b.at))
                                 || may && b.needed(&d, &file.text, item, module);
                             if needed {
                                 now.push(b.range.clone());
-                                refresh |=
-                                    stores || !setter && b.stores_callable(&d, &file.text, item);
+                                refresh |= stores
+                                    || fills
+                                    || !setter && b.stores_callable(&d, &file.text, item);
                             }
                             !needed
                         });

@@ -278,6 +278,13 @@ impl IndexCx<'_> {
                             if let Some(t) = self.cx.named_table(expr) {
                                 self.out.push((field_table_key(&ty, &name.to_string()), t));
                             }
+                            // `topic: "orders.v1".to_string()`: a name a client may
+                            // be given (a topic subscribed as `cfg.topic.as_str()`).
+                            if let Some(t) =
+                                (self.cx.eval().value(expr)).filter(|t| names_something(t))
+                            {
+                                self.out.push((field_name_key(&ty, &name.to_string()), t));
+                            }
                         }
                     }
                 }
@@ -794,6 +801,21 @@ fn ret_type(cx: &IndexCx, out: &syn::ReturnType, self_ty: Option<&str>) -> TypeI
         syn::ReturnType::Default => TypeInfo::default(),
         syn::ReturnType::Type(_, ty) => type_info(cx.apis, cx.uses, cx.index, ty, self_ty),
     }
+}
+
+/// The key of the crate constants under which a name a struct literal puts in a
+/// field is kept (`Type.field#name`: a topic, a queue).
+pub(super) fn field_name_key(ty: &str, field: &str) -> String {
+    format!("{ty}.{field}#name")
+}
+
+/// A string that may name a topic or a queue: 1 to 249 letters, digits, `.`, `_`
+/// or `-` (Kafka's limit and alphabet).
+fn names_something(t: &str) -> bool {
+    (1..=249).contains(&t.len())
+        && t.bytes().any(|b| b.is_ascii_alphabetic())
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// Marks a field's table kept as the name of the constant holding it.

@@ -430,6 +430,10 @@ struct Lowerer<'a, 'b> {
     in_struct_rest: bool,
     /// Topics this function sends Kafka records to (`FutureRecord::to("t")`).
     sent_topics: Vec<String>,
+    /// Topics subscribed on clients made by crate functions (`Function::made_client_topics`).
+    made_client_topics: Vec<(crate::ir::Callee, Vec<String>)>,
+    /// `Function::topic_fields`.
+    topic_fields: Vec<(String, String)>,
     /// Batch calls (line and column of the method's name) whose response's per-entry
     /// failures nothing acts on (`batch.rs`).
     unread_batches: FastSet<(u32, u32)>,

@@ -183,6 +183,15 @@ fn clients(flat: &Flat, doc: &Node, ctx: &Ctx) -> Vec<KafkaClient> {
             let rel = &p[prefix.len()..];
             let key = rel.strip_prefix("properties.").unwrap_or(rel);
             ctx.prop(&mut client, key, &e.value);
+            // A typed key bound to a Java enum takes its value leniently, as Spring's
+            // binder does (`read-uncommitted` is `READ_UNCOMMITTED`).
+            if let Some(prop) = (client.props.last_mut())
+                .filter(|p| key == rel && ENUM_KEYS.contains(&p.key.as_str()))
+            {
+                if let Some(v) = prop.value.as_mut() {
+                    *v = v.trim().to_ascii_lowercase().replace('-', "_");
+                }
+            }
         }
         if name == "producer" {
             let topic = |p: &str| {
@@ -199,6 +208,10 @@ fn clients(flat: &Flat, doc: &Node, ctx: &Ctx) -> Vec<KafkaClient> {
     }
     out
 }
+
+/// Kafka keys whose Spring typed property is a Java enum (`IsolationLevel`), bound
+/// leniently: case and `-`/`_` do not matter.
+const ENUM_KEYS: &[&str] = &["isolation.level"];
 
 /// Spring's typed names of the Kafka keys a fix may add to a client's block (the
 /// others belong under `properties`, which a fix does not add), in the block's

@@ -12,7 +12,7 @@ use super::{
 };
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec};
 use crate::frontend::rust::{resolve_path, stored, TypeInfo};
-use crate::ir::{Callee, ClosureRun, Event, EventKind, Loc, Node};
+use crate::ir::{Callee, ClientRef, ClosureRun, Event, EventKind, Loc, Node};
 
 /// The name serde writes the struct field `name` under.
 fn serialized_name(name: &str, ti: &TypeInfo) -> String {
@@ -87,9 +87,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
         if self.cx.apis.topics.subscribe.contains(&name) {
-            if let Some(i) = recv.kafka_client {
-                let topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
-                self.kafka_clients[i].topics.extend(topics);
+            let mut topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
+            for a in &mc.args {
+                topics.extend(self.field_names_in(a));
+            }
+            match (
+                recv.kafka_client,
+                recv.value.and_then(|v| self.client_ref(v)),
+            ) {
+                (Some(i), _) => self.kafka_clients[i].topics.extend(topics),
+                // A client a crate function made (`let c = cfg.consumer()?`).
+                (None, Some(ClientRef::Made(callee))) if !topics.is_empty() => {
+                    self.made_client_topics.push((callee, topics));
+                }
+                _ => {}
             }
         }
 
@@ -851,5 +862,40 @@ pub(super) fn plain_chain(e: &Expr) -> bool {
         Expr::MethodCall(m) => m.args.is_empty() && plain_chain(&m.receiver),
         Expr::Reference(r) => plain_chain(&r.expr),
         _ => true,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The names the crate's struct literals put in the fields an expression reads
+    /// (`&[settings.topic.as_str()]`: the `topic` of `Settings { topic: "t".into(), .. }`),
+    /// a field no literal parsed yet fills is noted for the prefilter
+    /// (`Function::topic_fields`).
+    fn field_names_in(&mut self, e: &Expr) -> Vec<String> {
+        use syn::visit::Visit;
+        struct Fields<'e>(Vec<&'e syn::ExprField>);
+        impl<'e> Visit<'e> for Fields<'e> {
+            fn visit_expr_field(&mut self, f: &'e syn::ExprField) {
+                self.0.push(f);
+            }
+        }
+        let mut fields = Fields(Vec::new());
+        fields.visit_expr(e);
+        let mut out = Vec::new();
+        for f in fields.0 {
+            let syn::Member::Named(name) = &f.member else {
+                continue;
+            };
+            let base = self.peek(&f.base);
+            let Some(ty) = (base.value).and_then(|b| self.values[b as usize].crate_type.clone())
+            else {
+                continue;
+            };
+            let name = name.to_string();
+            match self.cx.field_name(&ty, &name) {
+                Some(t) => out.push(t),
+                None => self.topic_fields.push((ty, name)),
+            }
+        }
+        out
     }
 }

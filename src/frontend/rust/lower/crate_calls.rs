@@ -269,8 +269,56 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         info.kafka_config = config;
         if began.is_some() {
             info.value = began;
+        } else if let Some(v) = self.holding_struct(&info, receiver, args, &text) {
+            info.value = Some(v);
         }
         info
+    }
+
+    /// A crate struct a call returns whose fields of a role hold the caller's value of
+    /// that role handed to the call (`repo.with_tx(&mut tx)` returning `TxRepo { tx }`,
+    /// its field `tx: &'a mut Transaction<..>`): a value of the struct whose fields are
+    /// those values, so the struct's methods run on them. Only when one argument (or
+    /// the receiver) has the field's role.
+    fn holding_struct(
+        &mut self,
+        info: &Info,
+        receiver: Option<ValueId>,
+        args: &[Info],
+        text: &str,
+    ) -> Option<ValueId> {
+        let ty = info.crate_type.as_deref().filter(|_| !info.outside)?;
+        let fields: Vec<(String, String)> = (self.cx.fields_of(ty)?.iter())
+            .filter_map(|(name, t)| Some((name.clone(), t.role.clone()?)))
+            .collect();
+        let handed: Vec<ValueId> = receiver
+            .into_iter()
+            .chain(args.iter().filter_map(|a| a.value))
+            .collect();
+        let mut held = Vec::new();
+        for (name, role) in &fields {
+            let mut of_role = handed
+                .iter()
+                .filter(|v| self.values[**v as usize].role.as_deref() == Some(role.as_str()));
+            if let (Some(v), None) = (of_role.next(), of_role.next()) {
+                held.push((name.clone(), *v));
+            }
+        }
+        if held.is_empty() {
+            return None;
+        }
+        let ty = ty.to_string();
+        let v = self.new_value(
+            text,
+            TypeInfo {
+                crate_type: Some(ty),
+                ..TypeInfo::default()
+            },
+        );
+        for (name, h) in held {
+            self.fields.insert((v, name), h);
+        }
+        Some(v)
     }
 
     /// The configuration a call of the crate function `callee`, declared to return

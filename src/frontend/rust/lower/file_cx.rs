@@ -188,6 +188,14 @@ impl FileCx<'_> {
             .cloned()
     }
 
+    /// The name (a topic) the crate's struct literals put in field `field` of type `ty`.
+    pub(super) fn field_name(&self, ty: &str, field: &str) -> Option<String> {
+        use crate::frontend::rust::index::field_name_key;
+        self.const_value(&field_name_key(ty, field))
+            .filter(|t| !t.is_empty())
+            .cloned()
+    }
+
     /// The table a collection the crate's struct literals put in field `field` of
     /// type `ty` names (`processed: db.collection("processed_events")`).
     pub(super) fn field_table(&self, ty: &str, field: &str) -> Option<String> {
