@@ -17,7 +17,7 @@ mod std_names;
 
 pub use specs::{
     last_two_segments, ApiEvent, AutoAckSpec, Binds, Broker, CallSpec, ConfigStep, Delivery, Role,
-    Target, TopicSpec, TtlForm, TtlSpec, TtlUnit, TypeSpec,
+    Target, TopicSpec, TtlForm, TtlSpec, TtlUnit, TypeSpec, FETCHED,
 };
 use statements::DslTables;
 pub use statements::{

@@ -138,9 +138,16 @@ pub enum ApiEvent {
     ChannelSend,
     /// Receives from an in-process channel (`rx.recv()`): a loop around it is a worker.
     ChannelRecv,
+    /// Fetches records from an external source (an HTTP `GET`): what its response
+    /// holds is rows read, of the source named by `external` ([`FETCHED`]).
+    Fetch,
     #[default]
     None,
 }
+
+/// Marks the pseudo-table of a fetch (`@http`): records read from an external source
+/// rather than from a table. A relay's cursor set from them advances over them.
+pub const FETCHED: &str = "@";
 
 /// Where the values bound to a call's SQL statement are (the pack's `binds`), for
 /// the dedup-retention reader: a cleanup's interval may be a bound value.

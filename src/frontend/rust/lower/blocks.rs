@@ -40,9 +40,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         out
     }
 
-    /// The body's tail is an awaited operation's result, returned as it is or through
-    /// methods that keep its failure (`op.send().await.map_err(..)`): the function
-    /// fails when the operation does, as with `op.send().await?`.
+    /// The body's tail is an operation's result (awaited, or a blocking call),
+    /// returned as it is or through methods that keep its failure
+    /// (`op.send().await.map_err(..)`, `diesel::sql_query(..).execute(conn)`): the
+    /// function fails when the operation does, as with `?`.
     fn returned_result(&mut self, e: &Expr, start: usize, out: &mut Vec<Node>) {
         let keeps = &self.cx.apis.std.results.keeps;
         let mut inner = e;
@@ -52,7 +53,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             inner = &mc.receiver;
         }
-        if !matches!(inner, Expr::Await(_)) {
+        // An awaited operation, or a blocking one (diesel's and rusqlite's
+        // `execute(conn)`): its `Result` is the function's.
+        if !matches!(inner, Expr::Await(_) | Expr::MethodCall(_) | Expr::Call(_)) {
             return;
         }
         self.keep_last_effect(e, start, out);

@@ -53,8 +53,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 // row whose publish failed on the next pass: each pass is an attempt.
                 let receives = contains_receive(body)
                     || contains_event(body, &|k| matches!(k, EventKind::ChannelRecv { .. }));
-                let relay = contains_event(body, &|k| matches!(k, EventKind::Read { .. }))
-                    && contains_event(body, &|k| matches!(k, EventKind::Publish { .. }));
+                // (A fetch from an external source is no re-read of unsent rows.)
+                let relay = contains_event(
+                    body,
+                    &|k| matches!(k, EventKind::Read { tables } if !tables.iter().all(|t| t.starts_with(crate::apis::FETCHED))),
+                ) && contains_event(body, &|k| matches!(k, EventKind::Publish { .. }));
                 if receives || (poll && !relay) {
                     self.id_flows.retain(|(scope, _)| *scope != Some(id));
                     // What the flows would have been outside any retry.

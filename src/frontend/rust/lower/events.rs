@@ -747,6 +747,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return None;
             }
             Api::External => self.external_kind(spec, target, mentions),
+            Api::Fetch => EventKind::Read {
+                tables: vec![format!(
+                    "{}{}",
+                    crate::apis::FETCHED,
+                    spec.external.as_deref().unwrap_or_default()
+                )],
+            },
             Api::Idgen => {
                 let v = self.new_value(text, TypeInfo::default());
                 let scope = self.retry_scopes.last().map(|(id, _, _)| *id);
