@@ -257,6 +257,15 @@ impl<'c> Interp<'c> {
                     made
                 }
             };
+            // An ack on this path before the send ran before whatever the worker
+            // applies for what was sent (`msg.ack().await?; tx.send(job).await?`).
+            let pend: Vec<Pending> = st.acks.values().cloned().collect();
+            for p in &pend {
+                for f in &made {
+                    let send = e.loc.clone();
+                    self.fact(p, f.effect.clone(), EffectKind::Handed { send });
+                }
+            }
             for mut f in made {
                 let known = st
                     .floating
