@@ -311,9 +311,13 @@ impl<'c> Interp<'c> {
         // Acked where its effect failed, nothing keeping it.
         if let Some(f) = &st.failed {
             // The ack of a later element of the batch is not this failure's, unless
-            // it is an offset commit: a later offset commits past the failed one.
+            // it is an offset commit: a later offset commits past the failed one. Nor
+            // is the ack of the items a collection filled only where their operations
+            // succeeded holds (`Ok(..) => done.push(receipt)`, then `for r in done`).
             let other = !offsets
-                && (msg.is_some_and(|m| f.later.contains(&fr.val(m))) || f.carried.is_some());
+                && (msg.is_some_and(|m| f.later.contains(&fr.val(m)))
+                    || f.carried.is_some()
+                    || f.rows_gated);
             if (f.received || msg.is_some() || !offsets) && !other {
                 self.acked_on_failure(f, &ev);
             }

@@ -339,6 +339,9 @@ struct Lowerer<'a, 'b> {
     /// error is handled and whether `true` says it succeeded.
     outcome_flags: Vec<(String, Vec<Loc>, bool)>,
     success_fills: Vec<(ValueId, u32, Vec<Loc>)>,
+    /// The success arms already counted in `success_fills` (by address): a `match`
+    /// may note an arm both as a taken outcome's and as a call's success side.
+    success_arms: Vec<usize>,
     /// lapin publishes (their confirmation can be awaited), and those whose
     /// confirmation is dropped.
     confirmable: FastSet<Loc>,

@@ -248,6 +248,33 @@ fn is_constant(e: &Expr) -> bool {
     true
 }
 
+/// Statements that change no rows: settings and plans, and schema statements (a
+/// service's `CREATE TABLE IF NOT EXISTS` at start-up, a SQLite `PRAGMA`), which are
+/// no message's effect.
+fn changes_no_rows(s: &Statement) -> bool {
+    matches!(
+        s,
+        Statement::Set(_)
+            | Statement::ShowVariable { .. }
+            | Statement::Explain { .. }
+            | Statement::CreateTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::CreateView { .. }
+            | Statement::AlterTable { .. }
+            | Statement::AlterIndex { .. }
+            | Statement::Drop { .. }
+            | Statement::CreateExtension { .. }
+            | Statement::Comment { .. }
+            | Statement::CreateSchema { .. }
+            | Statement::CreateFunction(_)
+            | Statement::CreateTrigger(_)
+            | Statement::Grant { .. }
+            | Statement::CreateSequence { .. }
+            | Statement::CreateType { .. }
+            | Statement::Pragma { .. }
+    )
+}
+
 fn statement(s: &Statement) -> SqlFacts {
     match s {
         Statement::Insert(i) => {
@@ -388,12 +415,10 @@ fn statement(s: &Statement) -> SqlFacts {
             verb: "ROLLBACK".into(),
             ..SqlFacts::unknown()
         },
-        Statement::Set(_) | Statement::ShowVariable { .. } | Statement::Explain { .. } => {
-            SqlFacts {
-                kind: SqlKind::Read,
-                ..SqlFacts::unknown()
-            }
-        }
+        s if changes_no_rows(s) => SqlFacts {
+            kind: SqlKind::Read,
+            ..SqlFacts::unknown()
+        },
         _ => SqlFacts::unknown(),
     }
 }
@@ -650,6 +675,21 @@ fn keyword_fallback(sql: &str, complete: bool) -> SqlFacts {
     };
     if let Some(t) = written {
         return write(&first, vec![t]);
+    }
+    // Schema statements in a dialect sqlparser does not read (`PRAGMA`, `CREATE TABLE ..
+    // STRICT`) change no rows either, as [`changes_no_rows`] says of those it reads.
+    let schema = |stmt: &str| {
+        let word = stmt.split_whitespace().next().unwrap_or("");
+        ["CREATE", "ALTER", "DROP", "PRAGMA", "COMMENT", "GRANT"]
+            .iter()
+            .any(|k| word.eq_ignore_ascii_case(k))
+    };
+    let mut stmts = sql.split(';').filter(|s| !s.trim().is_empty()).peekable();
+    if complete && stmts.peek().is_some() && stmts.all(schema) {
+        return SqlFacts {
+            kind: SqlKind::Read,
+            ..SqlFacts::unknown()
+        };
     }
     let kind = match first.as_str() {
         "BEGIN" | "START" => SqlKind::Begin,
@@ -1002,6 +1042,22 @@ mod tests {
         assert!(plain_ttl.kind == SqlKind::Write && !plain_ttl.ignores_conflict);
         assert!(!facts("INSERT INTO t (a) VALUES ('IF NOT EXISTS')").ignores_conflict);
         assert_eq!(facts("CREATE TABLE IF NOT EXISTS t (a int)").verb, "");
+    }
+
+    #[test]
+    fn schema_statements_change_no_rows() {
+        for ddl in [
+            "CREATE TABLE IF NOT EXISTS seen (id TEXT PRIMARY KEY); CREATE INDEX IF NOT EXISTS seen_at ON seen (at)",
+            "ALTER TABLE orders ADD COLUMN note TEXT",
+            "DROP TABLE IF EXISTS scratch",
+            "PRAGMA journal_mode = WAL",
+        ] {
+            let f = facts(ddl);
+            assert!(f.kind == SqlKind::Read && f.tables.is_empty(), "{ddl}: {f:?}");
+        }
+        // A schema statement beside a write is still a write.
+        let mixed = facts("CREATE TABLE IF NOT EXISTS t (a int); INSERT INTO t (a) VALUES (1)");
+        assert!(mixed.kind == SqlKind::Write && mixed.tables == ["t"]);
     }
 
     #[test]

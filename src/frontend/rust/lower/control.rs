@@ -387,7 +387,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 });
                 if let Node::Event(ev) = &marker {
                     let markers = [ev.loc.clone()];
-                    self.note_success_filled(&markers, |r| match (succeeding, else_expr) {
+                    self.note_success_filled(&markers, None, |r| match (succeeding, else_expr) {
                         (Some(b), _) => r.visit_block(b),
                         (None, Some(e)) => r.visit_expr(e),
                         _ => {}

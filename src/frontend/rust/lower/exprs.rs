@@ -419,7 +419,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             }
             for (arm, k) in m.arms.iter().zip(&kinds) {
                 if *k == Some(true) {
-                    self.note_success_filled(&markers, |r| r.visit_expr(&arm.body));
+                    self.note_success_filled(&markers, Some(arm), |r| r.visit_expr(&arm.body));
                 }
             }
         }
@@ -737,6 +737,18 @@ impl Lowerer<'_, '_> {
     ) {
         if k == Some(true) || gives_back {
             if let Some(edge) = self.outcome_edge(v, gives_back, scrutinee) {
+                // A success side fills collections with the items that succeeded.
+                if let (
+                    false,
+                    Node::Event(Event {
+                        kind: EventKind::ErrorPropagated { handled, .. },
+                        ..
+                    }),
+                ) = (gives_back, &edge)
+                {
+                    let handled = handled.clone();
+                    self.note_success_filled(&handled, Some(a), |r| r.visit_expr(&a.body));
+                }
                 body.insert(0, edge);
             }
         }

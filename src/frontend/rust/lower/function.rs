@@ -240,6 +240,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             loop_serial: 0,
             outcome_flags: Vec::new(),
             success_fills: Vec::new(),
+            success_arms: Vec::new(),
             confirmable: HashSet::default(),
             chan_keys: Vec::new(),
             chan_links: Vec::new(),

@@ -57,8 +57,18 @@ pub(super) fn result_pattern(p: &Pat, outcomes: &Outcomes) -> Option<bool> {
         Pat::Path(pp) => variant_side(outcomes, &pp.path),
         Pat::Struct(ps) => variant_side(outcomes, &ps.path),
         Pat::Paren(p) => result_pattern(&p.pat, outcomes),
+        Pat::Tuple(t) => tuple_side(t, |p| result_pattern(p, outcomes)),
         _ => None,
     }
+}
+
+/// A tuple carrying one outcome beside plain values (`(receipt, Err(e))`, `(id,
+/// Ok(_))`: a task or a join that gives back its item with its result): that
+/// outcome's side, when exactly one element has one.
+fn tuple_side(t: &syn::PatTuple, side: impl Fn(&Pat) -> Option<bool>) -> Option<bool> {
+    let mut sides = t.elems.iter().filter_map(side);
+    let first = sides.next()?;
+    sides.next().is_none().then_some(first)
 }
 
 /// `Some(x)` (the runtime pack's `some` names), through parentheses.
@@ -335,7 +345,15 @@ pub(super) fn task_outcome_pattern(p: &Pat) -> bool {
         Pat::TupleStruct(ts) => {
             ts.elems.len() == 1
                 && std_side(&ts.path) == Some(true)
-                && matches!(&ts.elems[0], Pat::TupleStruct(inner) if std_side(&inner.path).is_some())
+                && match &ts.elems[0] {
+                    Pat::TupleStruct(inner) => std_side(&inner.path).is_some(),
+                    Pat::Tuple(t) => tuple_side(t, |p| match p {
+                        Pat::TupleStruct(inner) => std_side(&inner.path),
+                        _ => None,
+                    })
+                    .is_some(),
+                    _ => false,
+                }
         }
         Pat::Paren(p) => task_outcome_pattern(&p.pat),
         Pat::Or(o) => o.cases.iter().any(task_outcome_pattern),

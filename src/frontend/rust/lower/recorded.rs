@@ -301,10 +301,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn note_success_filled(
         &mut self,
         markers: &[Loc],
+        arm: Option<&syn::Arm>,
         visit: impl FnOnce(&mut Recorded),
     ) {
         if markers.is_empty() {
             return;
+        }
+        if let Some(a) = arm.map(|a| std::ptr::from_ref(a) as usize) {
+            if self.success_arms.contains(&a) {
+                return;
+            }
+            self.success_arms.push(a);
         }
         let r = self.recorded(visit);
         for name in &r.filled {
