@@ -81,6 +81,10 @@ enum Command {
         /// Threads for each analysis [default: one per core].
         #[arg(long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
+        /// Neither read nor write the analysis cache that `check` shares
+        /// (`MSGAUDIT_NO_CACHE=1` does the same): each edit re-analyzes every crate.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Remove the analysis cache of the project PATH is in (`.msgaudit_cache/` in
     /// the directory of `msgaudit.toml`, else the repository root or PATH, and its
@@ -482,7 +486,7 @@ fn check(args: CheckArgs) -> u8 {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         max_file_size: args.max_file_size,
         hooks: msgaudit::support::DevHooks::from_env(),
-        cache: !args.no_cache && std::env::var_os("MSGAUDIT_NO_CACHE").is_none_or(|v| v != "1"),
+        cache: cache_wanted(args.no_cache),
         ..Options::default()
     };
     let fixing = args.fix || args.diff || args.unsafe_fixes;
@@ -598,12 +602,18 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The analysis cache is used unless `--no-cache` or `MSGAUDIT_NO_CACHE=1` says not to.
+fn cache_wanted(no_cache: bool) -> bool {
+    !no_cache && std::env::var_os("MSGAUDIT_NO_CACHE").is_none_or(|v| v != "1")
+}
+
 /// `msgaudit server`: the language server on stdio, until the client says `exit`.
-fn server(jobs: Option<usize>) -> u8 {
+fn server(jobs: Option<usize>, no_cache: bool) -> u8 {
     let (connection, transport) = msgaudit::server::transport::stdio();
     let options = msgaudit::server::ServerOptions {
         docs_dir: rule_docs_dir(),
         jobs,
+        cache: cache_wanted(no_cache),
     };
     // `run` drops the connection when it returns: the writer thread then ends once
     // it has written what it was given. An analysis still running is not waited
@@ -685,7 +695,7 @@ fn main() -> ExitCode {
             show_files: false,
             show_settings: false,
         }),
-        Command::Server { jobs } => server(jobs),
+        Command::Server { jobs, no_cache } => server(jobs, no_cache),
         Command::Clean { path, config } => {
             let options = Options {
                 config,

@@ -30,6 +30,8 @@ struct Client {
     /// Every publishDiagnostics received: (uri, version, diagnostics).
     published: Vec<(String, Option<i64>, Vec<Value>)>,
     logs: usize,
+    /// The text of each log message.
+    log_lines: Vec<String>,
     /// Requests from the server (answered with `null`): (method, params).
     requests: Vec<(String, Value)>,
     _docs: tempfile::TempDir,
@@ -45,11 +47,21 @@ impl Client {
     }
 
     fn start_with(root: Option<&Path>, capabilities: Value, options: Value) -> (Client, Value) {
+        Client::start_full(root, capabilities, options, false)
+    }
+
+    fn start_full(
+        root: Option<&Path>,
+        capabilities: Value,
+        options: Value,
+        cache: bool,
+    ) -> (Client, Value) {
         let (server, client) = Connection::memory();
         let docs = tempfile::tempdir().unwrap();
         let server_options = ServerOptions {
             docs_dir: Some(docs.path().join("rules")),
             jobs: Some(2),
+            cache,
         };
         let thread = std::thread::spawn(move || run(server, server_options));
         let mut c = Client {
@@ -59,6 +71,7 @@ impl Client {
             view: BTreeMap::new(),
             published: Vec::new(),
             logs: 0,
+            log_lines: Vec::new(),
             requests: Vec::new(),
             _docs: docs,
         };
@@ -92,7 +105,11 @@ impl Client {
                 self.view.insert(uri.clone(), diagnostics.clone());
                 self.published.push((uri, version, diagnostics));
             }
-            "window/logMessage" => self.logs += 1,
+            "window/logMessage" => {
+                self.logs += 1;
+                let text = n.params["message"].as_str().unwrap_or_default();
+                self.log_lines.push(text.to_string());
+            }
             "window/showMessage" => panic!("server showed an error: {}", n.params),
             _ => {}
         }
@@ -832,3 +849,68 @@ fn a_cancelled_run_returns_no_report() {
 mod fixes;
 #[path = "server/hostile.rs"]
 mod hostile;
+
+/// A workspace of two independent member crates, `a` and `b`, each with a consumer that
+/// acks before its write (MA001).
+fn two_members() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"a\", \"b\"]\n",
+    )
+    .unwrap();
+    let consumer =
+        fs::read_to_string("fixtures/ma001_ack_before_commit/bad_ack_in_if_branch.rs").unwrap();
+    for member in ["a", "b"] {
+        fs::create_dir_all(root.join(member).join("src")).unwrap();
+        fs::write(
+            root.join(member).join("Cargo.toml"),
+            format!("[package]\nname = \"{member}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nlapin = \"2\"\nsqlx = \"0.8\"\n"),
+        )
+        .unwrap();
+        fs::write(root.join(member).join("src/lib.rs"), &consumer).unwrap();
+    }
+    (t, root)
+}
+
+#[test]
+fn the_server_shares_the_analysis_cache_and_reanalyzes_only_the_edited_crate() {
+    let (_t, root) = two_members();
+    let a = root.join("a/src/lib.rs");
+    let text = fs::read_to_string(&a).unwrap();
+    let (mut c, _) = Client::start_full(Some(&root), json!({}), json!({}), true);
+    let first = c.open(&a, &text, 1);
+    assert!(on_line(&first, "MA001", 36).is_some(), "{first:?}");
+    let cold = summary(&c.view);
+    assert_eq!(cold, cli_view(&root, &[]));
+    assert_eq!(cold.len(), 2, "both members have their finding: {cold:?}");
+    // An unsaved edit of `a`: `a` is analyzed again with the buffer's text, `b` is
+    // read back from its entry.
+    let edited = format!("// a note\n{text}");
+    let after = c.change(&a, &edited, 2);
+    assert!(on_line(&after, "MA001", 37).is_some(), "{after:?}");
+    assert_eq!(summary(&c.view), cli_view(&root, &[(&a, &edited)]));
+    let log = c.log_lines.last().unwrap().clone();
+    assert!(
+        log.ends_with("; 1 crates read from the per-crate cache"),
+        "{log}"
+    );
+    // Back to the text on disk: the whole run's entry answers, with what a cold
+    // run finds.
+    let back = c.change(&a, &text, 3);
+    assert!(on_line(&back, "MA001", 36).is_some(), "{back:?}");
+    assert_eq!(summary(&c.view), cold);
+    let log = c.log_lines.last().unwrap().clone();
+    assert!(log.ends_with("; read from the analysis cache"), "{log}");
+    c.shutdown();
+    assert!(root.join(".msgaudit_cache").is_dir());
+
+    // Without the cache, the log says nothing of it and the findings are the same.
+    let (mut c, _) = Client::start_full(Some(&root), json!({}), json!({}), false);
+    c.open(&a, &text, 1);
+    assert_eq!(summary(&c.view), cold);
+    let log = c.log_lines.last().unwrap().clone();
+    assert!(log.ends_with(" ms"), "{log}");
+    c.shutdown();
+}

@@ -66,6 +66,10 @@ pub struct ServerOptions {
     pub docs_dir: Option<PathBuf>,
     /// Threads for each analysis (`--jobs`); `None`: one per core.
     pub jobs: Option<usize>,
+    /// Read and write the analysis cache `check` uses (`.msgaudit_cache/`), keyed by
+    /// the texts analyzed, unsaved buffers included: an edit re-analyzes the edited
+    /// crate and the crates it is linked into, and reads the others back.
+    pub cache: bool,
 }
 
 /// The `rulesUrl` that links each code to a local page ([`ServerOptions::docs_dir`]).
@@ -205,13 +209,13 @@ pub fn run(
     };
     let (job_tx, job_rx) = crossbeam_channel::unbounded();
     let (out_tx, out_rx) = crossbeam_channel::unbounded();
-    let jobs = options.jobs;
+    let (jobs, cache) = (options.jobs, options.cache);
     // The stack of the analysis threads: `check` does its work on its own pool, but
     // whatever runs on the calling thread gets as much room as there.
     let worker = std::thread::Builder::new()
         .name("msgaudit-analysis".into())
         .stack_size(crate::support::STACK_SIZE)
-        .spawn(move || worker(jobs, job_rx, out_tx))?;
+        .spawn(move || worker(jobs, cache, job_rx, out_tx))?;
     let mut server = Server {
         // Analyzed at once when known; else from the first opened file.
         deadline: root.is_some().then(Instant::now),
@@ -616,11 +620,12 @@ impl Server {
         match outcome.result {
             Ok(report) => {
                 let message = format!(
-                    "msgaudit: {} findings, {} input errors in {} files analyzed, {} ms",
+                    "msgaudit: {} findings, {} input errors in {} files analyzed, {} ms{}",
                     report.findings.len(),
                     report.errors.len(),
                     report.summary.analyzed,
-                    outcome.elapsed.as_millis()
+                    outcome.elapsed.as_millis(),
+                    cache_use(&report.timings),
                 );
                 self.publish(connection, report, &outcome.versions)?;
                 notify::<lsp::notification::LogMessage>(
@@ -816,6 +821,15 @@ fn notify<N: lsp::notification::Notification>(
         .sender
         .send(Notification::new(N::METHOD.to_string(), params).into())?;
     Ok(())
+}
+
+/// What the analysis cache gave a run, for the log: nothing when it went without it.
+fn cache_use(t: &crate::report::Timings) -> String {
+    match t.cache_hit {
+        Some(true) => "; read from the analysis cache".into(),
+        Some(false) => format!("; {} crates read from the per-crate cache", t.crates_cached),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]

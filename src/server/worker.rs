@@ -33,7 +33,7 @@ pub(super) struct Outcome {
 
 /// The worker: runs the newest job it has, reports, waits for the next. Ends when
 /// the job channel closes.
-pub(super) fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>) {
+pub(super) fn worker(jobs: Option<usize>, cache: bool, rx: Receiver<Job>, tx: Sender<Outcome>) {
     while let Ok(mut job) = rx.recv() {
         while let Ok(newer) = rx.try_recv() {
             job = newer;
@@ -47,6 +47,7 @@ pub(super) fn worker(jobs: Option<usize>, rx: Receiver<Job>, tx: Sender<Outcome>
             jobs,
             overlay: job.overlay.clone(),
             cancel: Some(job.cancel.clone()),
+            cache,
             ..crate::Options::default()
         };
         let result =
