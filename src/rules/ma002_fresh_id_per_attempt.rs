@@ -13,7 +13,9 @@ declare_rule! {
     /// flows into what the retried step sends: a message key or header, an
     /// idempotency-key header, a field of the request or record, a bind parameter.
     /// Retry scopes are loops that re-run a failing step (they name attempts,
-    /// retries or backoff and handle the error) and closures given to retry helpers
+    /// retries or backoff and handle the error, in their own code: not in comments, nor
+    /// in a loop nested in them, so a loop over items around an inner retry is no
+    /// retry itself) and closures given to retry helpers
     /// (backoff, tokio-retry, again, retry, backon). A relay's poll loop whose pass
     /// (with the functions it calls) re-reads rows and sends them is a retry of each
     /// row it leaves unsent: an id minted per pass, in the loop or in a function it

@@ -129,7 +129,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 return false;
             }
         }
-        let t = RetryText::of(&self.cx.text_of(expr_span(e)));
+        // The loop's own text: an outer loop over items around an inner retry is no
+        // retry itself (nor is a comment's word).
+        let mut nested = NestedLoops(Vec::new());
+        match e {
+            Expr::Loop(l) => nested.visit_block(&l.body),
+            Expr::While(w) => nested.visit_block(&w.body),
+            Expr::ForLoop(f) => nested.visit_block(&f.body),
+            _ => {}
+        }
+        let t = RetryText::of(&self.cx.text_without(expr_span(e), &nested.0));
         if t.named {
             return true;
         }
@@ -677,5 +686,17 @@ fn takes_next_item(p: &syn::Pat) -> bool {
         },
         syn::Pat::Paren(p) => takes_next_item(&p.pat),
         _ => false,
+    }
+}
+
+/// The spans of the loops a body holds (not those inside them).
+struct NestedLoops(Vec<proc_macro2::Span>);
+
+impl<'ast> syn::visit::Visit<'ast> for NestedLoops {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => self.0.push(expr_span(e)),
+            _ => syn::visit::visit_expr(self, e),
+        }
     }
 }

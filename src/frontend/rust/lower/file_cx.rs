@@ -323,18 +323,52 @@ impl FileCx<'_> {
         let s = text
             .get(sp.byte_start..sp.byte_end.max(sp.byte_start))
             .unwrap_or("");
-        // The words joined by one space, none next to a `.` (`a . b` is `a.b`).
-        let mut out = String::with_capacity(s.len());
-        let mut words = s.split_whitespace().peekable();
-        while let Some(w) = words.next() {
-            out.push_str(w);
-            if words
-                .peek()
-                .is_some_and(|next| !w.ends_with('.') && !next.starts_with('.'))
-            {
-                out.push(' ');
-            }
-        }
-        out
+        collapse(s)
     }
+
+    /// The source text of a node without its comments and without the nodes at
+    /// `holes` (inside it), whitespace collapsed as [`Self::text_of`] does.
+    pub(super) fn text_without(&self, span: PmSpan, holes: &[PmSpan]) -> String {
+        let sp = self.span(span, span);
+        let text = self.lines.text();
+        let (start, end) = (sp.byte_start, sp.byte_end.max(sp.byte_start));
+        let mut kept = String::with_capacity(end.saturating_sub(start));
+        let mut at = start;
+        let mut cut: Vec<(usize, usize)> = holes
+            .iter()
+            .map(|h| self.span(*h, *h))
+            .map(|h| (h.byte_start.max(start), h.byte_end.min(end)))
+            .filter(|(a, b)| a < b)
+            .collect();
+        cut.sort_unstable();
+        for (a, b) in cut {
+            if a >= at {
+                kept.push_str(text.get(at..a).unwrap_or(""));
+                kept.push(' ');
+            }
+            at = at.max(b);
+        }
+        kept.push_str(text.get(at..end).unwrap_or(""));
+        let uncommented: Vec<&str> = kept
+            .lines()
+            .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+            .collect();
+        collapse(&uncommented.join("\n"))
+    }
+}
+
+/// The words of `s` joined by one space, none next to a `.` (`a . b` is `a.b`).
+fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut words = s.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        out.push_str(w);
+        if words
+            .peek()
+            .is_some_and(|next| !w.ends_with('.') && !next.starts_with('.'))
+        {
+            out.push(' ');
+        }
+    }
+    out
 }
