@@ -177,6 +177,8 @@ struct Pack {
     #[serde(default)]
     element_accessors: Vec<String>,
     #[serde(default)]
+    value_closures: Vec<String>,
+    #[serde(default)]
     element_takes: Vec<String>,
     #[serde(default)]
     element_closures: Vec<String>,
@@ -600,6 +602,7 @@ impl Apis {
         self.std.channel_makers.extend(pack.channel_makers);
         self.std.element_methods.extend(pack.element_methods);
         self.std.element_accessors.extend(pack.element_accessors);
+        self.std.value_closures.extend(pack.value_closures);
         self.std.element_takes.extend(pack.element_takes);
         self.std.element_closures.extend(pack.element_closures);
         self.std.future_boxes.extend(pack.future_boxes);

@@ -77,6 +77,9 @@ pub struct StdNames {
     /// Methods of a collection giving one of its elements (`get`, `first`;
     /// `element_accessors`): a dispatch table's handler.
     pub element_accessors: HashSet<String>,
+    /// Methods of an `Option` or `Result` whose value is their closure's
+    /// (`value_closures`): `topic.and_then(|t| table.get(&t))` is a table's handler.
+    pub value_closures: HashSet<String>,
     /// Methods of a collection taking one of its elements out (`pop`;
     /// `element_takes`): a struct pushed into a local `Vec` comes back with its fields.
     pub element_takes: HashSet<String>,

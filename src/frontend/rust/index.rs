@@ -41,7 +41,12 @@ impl<'ast> Lets<'ast> {
 }
 pub(super) use params::{escaped_key, param_key, TABLE_ARG, TEXT_ARG};
 
-pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include_tests: bool) {
+pub(super) fn collect_names(
+    items: &[syn::Item],
+    index: &mut CrateIndex,
+    include_tests: bool,
+    libs: (&UseMap, &[String]),
+) {
     for item in items {
         match item {
             syn::Item::Struct(s) => {
@@ -51,6 +56,10 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
                 index.type_names.insert(e.ident.to_string());
                 if let Some(variants) = outcome_variants(e) {
                     index.outcomes.insert(e.ident.to_string(), variants);
+                }
+                let wrapping = library_error_variants(e, libs);
+                if !wrapping.is_empty() {
+                    index.effect_errors.insert(e.ident.to_string(), wrapping);
                 }
             }
             syn::Item::Trait(t) => {
@@ -69,7 +78,7 @@ pub(super) fn collect_names(items: &[syn::Item], index: &mut CrateIndex, include
                     continue;
                 }
                 if let Some((_, inner)) = &m.content {
-                    collect_names(inner, index, include_tests);
+                    collect_names(inner, index, include_tests, libs);
                 }
             }
             _ => {}
@@ -91,6 +100,38 @@ fn outcome_variants(e: &syn::ItemEnum) -> Option<HashMap<String, bool>> {
         .collect();
     let failing = variants.values().filter(|f| **f).count();
     (failing > 0 && failing < variants.len()).then_some(variants)
+}
+
+/// The variants of an enum that wrap one error of a library the packs know
+/// (`libs.1`, their modules): a single field whose type path starts with the
+/// library (`sqlx::Error`, `aws_sdk_sqs::Error`), or names an import of it (`Error`
+/// from `use sqlx::Error`), and whose last segment is an error type.
+fn library_error_variants(e: &syn::ItemEnum, libs: (&UseMap, &[String])) -> HashSet<String> {
+    let (uses, modules) = libs;
+    let from_library = |ty: &syn::Type| {
+        let syn::Type::Path(tp) = ty else {
+            return false;
+        };
+        let segs: Vec<String> = tp
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
+            return false;
+        };
+        let root = match (segs.len(), uses.get(first)) {
+            (1, Some(full)) => full.first().cloned(),
+            (1, None) => None,
+            _ => Some(first.clone()),
+        };
+        last.ends_with("Error") && root.is_some_and(|r| modules.contains(&r))
+    };
+    (e.variants.iter())
+        .filter(|v| v.fields.len() == 1 && v.fields.iter().all(|f| from_library(&f.ty)))
+        .map(|v| v.ident.to_string())
+        .collect()
 }
 
 /// A function that gives back no value: no return type, `()`, or a type whose first
@@ -127,6 +168,7 @@ pub(super) fn merge_names(index: &mut CrateIndex, part: CrateIndex) {
     index.traits.extend(part.traits);
     index.aliases.extend(part.aliases);
     index.outcomes.extend(part.outcomes);
+    index.effect_errors.extend(part.effect_errors);
 }
 
 pub(super) struct IndexCx<'a> {

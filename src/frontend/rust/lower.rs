@@ -387,6 +387,9 @@ struct Lowerer<'a, 'b> {
     closure_depth: u32,
     /// The element type a closure's first parameter takes (`xs.iter().map(|x| ..)`).
     closure_param_hint: Option<TypeInfo>,
+    /// The type of the value the last closure lowered gives (its body's: role and
+    /// crate type), for the methods whose value is their closure's.
+    closure_value: Option<(Option<String>, Option<String>)>,
     /// Claims run as statements (their result dropped), with their connection: the
     /// connection may still tell the result (rusqlite `changes()`).
     dropped_claims: Vec<(Option<ValueId>, Loc)>,

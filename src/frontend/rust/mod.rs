@@ -157,6 +157,11 @@ pub struct CrateIndex {
     /// each variant, and whether it is the failure side (`Outcome::Failed(e)` read
     /// as `Err(e)`, `Outcome::Applied` as `Ok(..)`).
     pub outcomes: HashMap<String, HashMap<String, bool>>,
+    /// The crate's error enums' variants that wrap the error of a library the packs
+    /// know (`Db(#[from] sqlx::Error)`, `Http(reqwest::Error)`), by enum: an arm
+    /// taking such a variant whole (`Err(StoreError::Db(e))`) takes every failure of
+    /// that library's calls, not one chosen error.
+    pub effect_errors: HashMap<String, HashSet<String>>,
     pub fields: HashMap<String, HashMap<String, TypeInfo>>,
     /// Whether a struct of the crate has a field holding closures
     /// ([`stored::is_slot`]), set with `fields`: the stored-closure pass runs only then.

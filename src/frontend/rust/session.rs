@@ -91,6 +91,7 @@ pub struct CrateFrontEnd<'a> {
         HashSet<String>,
         HashSet<String>,
         HashMap<String, HashMap<String, bool>>,
+        HashMap<String, HashSet<String>>,
     ),
     /// Index keys whose entries changed since the last lowering (files parsed since),
     /// and for each function name, how many more methods it has since then.
@@ -421,10 +422,12 @@ impl<'a> CrateFrontEnd<'a> {
         // for new files while the names stay the same).
         // Type names decide what is a crate type everywhere: when they change,
         // everything is read and lowered again.
-        // So do outcome enums (an enum's file parsed later than its name was known).
+        // So do outcome enums and error enums wrapping a library's errors (an
+        // enum's file parsed later than its name was known).
         if self.sigs_names.0 != index.type_names
             || self.sigs_names.1 != index.traits
             || self.sigs_names.2 != index.outcomes
+            || self.sigs_names.3 != index.effect_errors
         {
             self.sigs.clear();
             self.models.clear();
@@ -432,6 +435,7 @@ impl<'a> CrateFrontEnd<'a> {
                 index.type_names.clone(),
                 index.traits.clone(),
                 index.outcomes.clone(),
+                index.effect_errors.clone(),
             );
         }
         let names = Arc::new(index);

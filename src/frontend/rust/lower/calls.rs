@@ -312,8 +312,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             });
         }
         let args_start = out.len();
+        self.closure_value = None;
         let arg_infos = self.plain_args(args, out);
         self.closure_param_hint = None;
+        // `topic.and_then(|t| table.get(&t))`: the closure's value.
+        let closure_value = self.closure_value.take().filter(|_| {
+            self.cx.apis.std.value_closures.contains(name)
+                && matches!(args, [a] if matches!(strip(a), Expr::Closure(_)))
+        });
         self.note_dedup_args(name, false, &arg_infos);
         if self.cx.apis.std.store_methods.contains(name) {
             self.note_held_future(recv.value, args, &out[args_start..]);
@@ -351,6 +357,9 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = self.derived(&recv);
         for a in &arg_infos {
             info.absorb(a);
+        }
+        if let Some((role, crate_type)) = closure_value.filter(|v| v.0.is_some() || v.1.is_some()) {
+            (info.role, info.crate_type) = (role, crate_type);
         }
         info
     }

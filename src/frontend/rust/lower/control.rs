@@ -348,7 +348,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             self.note_dropped_outcome(v, (&l.pat, None), &then);
                         }
                     }
-                    if catch_all_err(&l.pat, &self.cx.index.outcomes) && keeps_failure(&then) {
+                    if catch_all_err(&l.pat, self.cx.index) && keeps_failure(&then) {
                         if let Some(err) = value.and_then(|v| self.outcome_edge(v, true, &l.expr)) {
                             then.insert(0, err);
                         }
@@ -362,7 +362,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let outcome = match &*i.cond {
             Expr::Let(l) if is_call_chain(&l.expr) || bound || task_bound => {
                 result_pattern(&l.pat, &self.cx.index.outcomes)
-                    .filter(|ok| *ok || catch_all_err(&l.pat, &self.cx.index.outcomes))
+                    .filter(|ok| *ok || catch_all_err(&l.pat, self.cx.index))
                     .map(|ok| (ok, l.pat.span()))
             }
             // `if op.await.is_err() { … }`, `if !op.await.is_ok() { … }`.
@@ -534,7 +534,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if let (ClosureRun::Transaction, Some(p)) = (run, param) {
             self.values[p as usize].role = Role::DbTx.some();
         }
-        self.closure_body(&c.body, &mut body);
+        let value = self.closure_body(&c.body, &mut body);
+        self.closure_value = Some((value.role, value.crate_type));
         self.scopes.pop();
         let sp = closure_span(c);
         let loc = self.cx.loc(sp, sp);
@@ -549,23 +550,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     }
 
     /// A closure body, seeing through `async move { .. }` and `Box::pin(async move { .. })`.
-    pub(super) fn closure_body(&mut self, body: &Expr, out: &mut Vec<Node>) {
+    pub(super) fn closure_body(&mut self, body: &Expr, out: &mut Vec<Node>) -> Info {
         match strip(body) {
             Expr::Async(a) => {
                 self.block_value(&a.block, out);
+                Info::default()
             }
             Expr::Call(c) if is_box_pin(c) && c.args.len() == 1 => {
-                self.closure_body(&c.args[0], out)
+                self.closure_body(&c.args[0], out);
+                Info::default()
             }
             Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
                 Stmt::Expr(e @ (Expr::Async(_) | Expr::Call(_)), None) => self.closure_body(e, out),
-                _ => {
-                    self.block_value(&b.block, out);
-                }
+                _ => self.block_value(&b.block, out),
             },
-            other => {
-                self.expr(other, out);
-            }
+            other => self.expr(other, out),
         }
     }
 

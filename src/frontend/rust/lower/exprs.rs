@@ -370,7 +370,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let Node::Seq(body) = arm else { continue };
                 let gives_back = *k == Some(false)
                     && a.guard.is_none()
-                    && catch_all_err(&a.pat, &self.cx.index.outcomes)
+                    && catch_all_err(&a.pat, self.cx.index)
                     && keeps_failure(body);
                 let own = !task || task_outcome_pattern(&a.pat);
                 if *k == Some(false) && own && !gives_back {
@@ -396,8 +396,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                     .guard
                     .as_ref()
                     .is_none_or(|(_, g)| guard_ignores_error(&arm.pat, g))
-                    && (catch_all_err(&arm.pat, &self.cx.index.outcomes)
-                        || catch_all_binding(&arm.pat));
+                    && (catch_all_err(&arm.pat, self.cx.index) || catch_all_binding(&arm.pat));
                 if let (true, Node::Seq(v)) = (takes_all, body) {
                     v.insert(
                         0,

@@ -261,6 +261,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             tail_arms: false,
             closure_depth: 0,
             closure_param_hint: None,
+            closure_value: None,
             dropped_claims: Vec::new(),
             returned: HashSet::default(),
             returns_claims: Vec::new(),

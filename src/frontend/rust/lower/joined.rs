@@ -417,8 +417,8 @@ impl Lowerer<'_, '_> {
         (pat, guard): (&Pat, Option<&Expr>),
         body: &[Node],
     ) {
-        let takes_all = guard.is_none_or(|g| guard_ignores_error(pat, g))
-            && catch_all_err(pat, &self.cx.index.outcomes);
+        let takes_all =
+            guard.is_none_or(|g| guard_ignores_error(pat, g)) && catch_all_err(pat, self.cx.index);
         if !takes_all || !goes_on(body) {
             return;
         }

@@ -9,6 +9,7 @@ use syn::{Expr, Pat, Stmt};
 
 use super::strip;
 use crate::apis::{builtin_std, ResultSide, ResultSpec};
+use crate::frontend::rust::CrateIndex;
 use crate::ir::{ClosureRun, Event, EventKind, Node};
 
 /// The runtime pack's `[results]`: `Ok`, `Err`, `is_err`, `unwrap`, `map_err`.
@@ -235,17 +236,12 @@ pub(super) fn block_hides_failure(b: &syn::Block) -> bool {
 
 /// A pattern that takes every error: `Err(e)`, `Err(_)`, `Err(ref e)`, `Err((e, _))`
 /// (rdkafka's `send` fails with the error and the message), an outcome enum's
-/// failure variant with every field bound (`Outcome::Failed(e)`, `Failed { error, .. }`).
-pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
-    fn irrefutable(p: &Pat) -> bool {
-        match p {
-            Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. }) => true,
-            Pat::Tuple(t) => t.elems.iter().all(irrefutable),
-            Pat::Paren(p) => irrefutable(&p.pat),
-            Pat::Type(t) => irrefutable(&t.pat),
-            _ => false,
-        }
-    }
+/// failure variant with every field bound (`Outcome::Failed(e)`, `Failed { error, .. }`),
+/// and `Err(StoreError::Db(e))`, a variant of the crate's error enum that wraps a
+/// library's error (`CrateIndex::effect_errors`): every failure of that library's
+/// calls (a decoding error's variant beside it stays one chosen error).
+pub(super) fn catch_all_err(p: &Pat, index: &CrateIndex) -> bool {
+    let outcomes = &index.outcomes;
     match p {
         Pat::TupleStruct(ts) => match variant_side(outcomes, &ts.path) {
             Some(ok) => !ok && ts.elems.iter().all(irrefutable),
@@ -253,9 +249,11 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
                 result_pattern(p, outcomes) == Some(false)
                     && ts.elems.len() == 1
                     && (irrefutable(&ts.elems[0])
+                        || (std_side(&ts.path) == Some(false)
+                            && wraps_library_error(&ts.elems[0], index))
                         // `Ok(Err(e))`: every error of the inner outcome.
                         || (std_side(&ts.path) == Some(true)
-                            && catch_all_err(&ts.elems[0], outcomes)))
+                            && catch_all_err(&ts.elems[0], index)))
             }
         },
         Pat::Struct(ps) => {
@@ -263,7 +261,36 @@ pub(super) fn catch_all_err(p: &Pat, outcomes: &Outcomes) -> bool {
                 && ps.fields.iter().all(|f| irrefutable(&f.pat))
         }
         Pat::Path(pp) => variant_side(outcomes, &pp.path) == Some(false),
-        Pat::Paren(p) => catch_all_err(&p.pat, outcomes),
+        Pat::Paren(p) => catch_all_err(&p.pat, index),
+        _ => false,
+    }
+}
+
+/// A pattern that matches every value of its type: `_`, `e`, tuples of such.
+fn irrefutable(p: &Pat) -> bool {
+    match p {
+        Pat::Wild(_) | Pat::Ident(syn::PatIdent { subpat: None, .. }) => true,
+        Pat::Tuple(t) => t.elems.iter().all(irrefutable),
+        Pat::Paren(p) => irrefutable(&p.pat),
+        Pat::Type(t) => irrefutable(&t.pat),
+        _ => false,
+    }
+}
+
+/// `StoreError::Db(e)`, `StoreError::Db { source }`: a variant of the crate's error
+/// enum that wraps a library's error, its field bound whole.
+fn wraps_library_error(p: &Pat, index: &CrateIndex) -> bool {
+    let wraps = |path: &syn::Path| {
+        let [.., ty, variant] = path.segments.iter().collect::<Vec<_>>()[..] else {
+            return false;
+        };
+        (index.effect_errors.get(&ty.ident.to_string()))
+            .is_some_and(|vs| vs.contains(&variant.ident.to_string()))
+    };
+    match p {
+        Pat::TupleStruct(ts) => wraps(&ts.path) && ts.elems.iter().all(irrefutable),
+        Pat::Struct(ps) => wraps(&ps.path) && ps.fields.iter().all(|f| irrefutable(&f.pat)),
+        Pat::Paren(p) => wraps_library_error(&p.pat, index),
         _ => false,
     }
 }

@@ -266,7 +266,8 @@ impl<'a> Shard<'a> {
     pub(super) fn names(&self) -> CrateIndex {
         let mut index = CrateIndex::default();
         for p in &self.parsed {
-            collect_names(&p.ast.items, &mut index, self.include_tests);
+            let libs = (&p.uses, &self.apis.modules[..]);
+            collect_names(&p.ast.items, &mut index, self.include_tests, libs);
         }
         index
     }
