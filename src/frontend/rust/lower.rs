@@ -287,7 +287,8 @@ struct Lowerer<'a, 'b> {
     self_type: Option<String>,
     labels: Vec<(String, u32)>,
     next_label: u32,
-    /// How often each value is mentioned, and how often committed or rolled back.
+    /// How often each value is mentioned, and how often committed, rolled back or
+    /// opened (a session's `start_transaction`).
     uses: Vec<u32>,
     finishes: Vec<u32>,
     /// Claims whose result is discarded (by location), and claims bound to a name
@@ -684,22 +685,6 @@ fn strip(e: &Expr) -> &Expr {
 
 fn is_box_pin(c: &syn::ExprCall) -> bool {
     matches!(strip(&c.func), Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"))
-}
-
-/// The string literals in some expressions (topics of `subscribe(&["a", "b"])`).
-fn string_literals(es: &[&Expr]) -> Vec<String> {
-    use syn::visit::Visit;
-    struct V(Vec<String>);
-    impl<'ast> Visit<'ast> for V {
-        fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
-            self.0.push(s.value());
-        }
-    }
-    let mut v = V(Vec::new());
-    for e in es {
-        v.visit_expr(e);
-    }
-    v.0
 }
 
 /// Marks a Kafka topic among an expression's identifiers (`FutureRecord::to("t")`).

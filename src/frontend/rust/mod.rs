@@ -367,7 +367,16 @@ fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
                     walk(t, prefix, uses);
                 }
             }
-            syn::UseTree::Glob(_) => {}
+            // `use fred::prelude::*;`: kept under `fred::prelude::*` (no name has a
+            // `*`), for the types of another crate it may bring in ([`glob_brings`]).
+            syn::UseTree::Glob(_) => {
+                if prefix
+                    .first()
+                    .is_some_and(|c| !matches!(c.as_str(), "crate" | "self" | "super"))
+                {
+                    uses.insert(format!("{}::*", prefix.join("::")), prefix.clone());
+                }
+            }
         }
     }
     for item in items {
@@ -381,6 +390,17 @@ fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
             _ => {}
         }
     }
+}
+
+/// Whether a glob import of the file (`use fred::prelude::*;`, kept by
+/// [`collect_uses`]) is from one of `crates` (and, when `modules` are given, through
+/// one of them): an unqualified name the crate does not declare may be its type.
+pub(crate) fn glob_brings(uses: &UseMap, crates: &[String], modules: &[String]) -> bool {
+    uses.iter().any(|(k, p)| {
+        k.ends_with('*')
+            && p.first().is_some_and(|c| crates.contains(c))
+            && (modules.is_empty() || p.iter().any(|m| modules.contains(m)))
+    })
 }
 
 /// A pattern without its type ascription (`res: Result<_, E>` is `res`).
@@ -468,6 +488,34 @@ mod tests {
         assert_eq!(
             type_info(&apis, &UseMap::new(), &index, &ty, None).role,
             None
+        );
+        // `use fred::prelude::*;` brings fred's client types, not another crate's.
+        let mut globbed = UseMap::new();
+        let file: syn::File = syn::parse_str("use fred::prelude::*; use std::io::*;").unwrap();
+        collect_uses(&file.items, false, &mut globbed);
+        let ty: syn::Type = syn::parse_str("RedisClient").unwrap();
+        assert_eq!(
+            type_info(&apis, &globbed, &index, &ty, None)
+                .role
+                .as_deref(),
+            Some("fred.client")
+        );
+        let ty: syn::Type = syn::parse_str("StreamConsumer").unwrap();
+        let crate_types = CrateIndex {
+            type_names: ["RedisClient".to_string()].into_iter().collect(),
+            ..CrateIndex::default()
+        };
+        let ty2: syn::Type = syn::parse_str("RedisClient").unwrap();
+        assert_eq!(
+            type_info(&apis, &globbed, &crate_types, &ty2, None).role,
+            None,
+            "the crate's own type of that name"
+        );
+        assert_eq!(
+            type_info(&apis, &UseMap::new(), &index, &ty, None)
+                .role
+                .as_deref(),
+            Some("kafka.consumer")
         );
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use syn::punctuated::Punctuated;
 use syn::Token;
 
-use super::{stored, CrateIndex, UseMap};
+use super::{glob_brings, stored, CrateIndex, UseMap};
 use crate::apis::{builtin_std, Apis};
 
 /// What the front end knows about a declared type.
@@ -414,7 +414,7 @@ fn aliased_type_info(
             ..TypeInfo::default()
         };
     }
-    let role = role_of_resolved(apis, &resolved);
+    let role = role_of_resolved(apis, uses, &resolved);
     // Known to be another crate's type: a std or primitive name, or a path that
     // resolves into a crate other than this one (`use reqwest::Client`). A lone
     // unknown name may be a generic parameter (`R: Repo`): not known.
@@ -459,7 +459,10 @@ pub(crate) fn channel_elem(path: &syn::Path) -> Option<String> {
     })
 }
 
-pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<String> {
+/// The role of the type at `resolved`: a path into a pack's crate (and module), or a
+/// lone name that is unique to a pack or that a glob import of its crate brings in
+/// (`RedisClient` under `use fred::prelude::*;`).
+pub(crate) fn role_of_resolved(apis: &Apis, uses: &UseMap, resolved: &[String]) -> Option<String> {
     let last = resolved.last()?;
     for spec in apis.type_specs(last) {
         let ok = if resolved.len() >= 2 {
@@ -469,7 +472,7 @@ pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<Strin
                         .iter()
                         .any(|m| spec.modules.contains(m)))
         } else {
-            spec.unique
+            spec.unique || glob_brings(uses, &spec.crates, &spec.modules)
         };
         if ok {
             return Some(spec.role.clone());
@@ -486,6 +489,7 @@ pub(crate) fn role_of_resolved(apis: &Apis, resolved: &[String]) -> Option<Strin
 /// (`r2d2::Pool::new(manager)`: the manager decides, which a call does not say).
 pub(crate) fn constructed_role(
     apis: &Apis,
+    uses: &UseMap,
     index: &CrateIndex,
     resolved: &[String],
 ) -> Option<(String, bool)> {
@@ -505,7 +509,7 @@ pub(crate) fn constructed_role(
     {
         return None;
     }
-    Some((role_of_resolved(apis, resolved)?, qualified))
+    Some((role_of_resolved(apis, uses, resolved)?, qualified))
 }
 
 /// The name of the generic parameter a parameter's type is (`&S`, `Arc<S>`: `S`).
@@ -575,7 +579,7 @@ pub(crate) fn bounded_generic(
     }
     generic_bound_paths(generics, ty)
         .into_iter()
-        .find_map(|p| role_of_resolved(apis, &resolve_path(uses, &segments(p))))
+        .find_map(|p| role_of_resolved(apis, uses, &resolve_path(uses, &segments(p))))
         .map(|role| TypeInfo::of_role(Some(role)))
 }
 

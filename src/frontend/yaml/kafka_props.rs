@@ -86,6 +86,13 @@ fn env_style(key: &str) -> bool {
     key.contains('_') || key.chars().all(|c| !c.is_ascii_lowercase())
 }
 
+/// A key that names a cluster's brokers beside its clients' maps (`brokers`,
+/// `KAFKA_BROKERS`), not a client property itself.
+pub fn is_brokers_key(key: &str) -> bool {
+    let s = squash(key.trim());
+    s == "brokers" || s == "kafkabrokers"
+}
+
 /// A key that names the client's topics: `topic`, `topics`, and their environment
 /// spelling `KAFKA_TOPIC`, `KAFKA_TOPICS` (not `kafka.topic`, a Kafka Connect setting).
 pub fn is_topics_key(key: &str) -> bool {

@@ -7,7 +7,9 @@
 //! files and the `data` of a Kubernetes `ConfigMap`. A container environment
 //! written as a list (docker-compose's `- KAFKA_GROUP_ID=billing`, a Kubernetes
 //! container's `env: [{name: KAFKA_GROUP_ID, value: billing}]`) is read as the map it
-//! stands for. The client behind such a map is unknown, and nothing manages its
+//! stands for. The servers may sit in a map around the client's (Helm values'
+//! `kafka: {brokers: .., producer: {transactional.id: ..}, consumer: {group.id: ..}}`):
+//! each of the nested maps is a client of them. The client behind such a map is unknown, and nothing manages its
 //! offsets: it is a raw client.
 
 use super::tree::{Entry, Node, Value};
@@ -16,29 +18,39 @@ use crate::apis::Role;
 use crate::ir::{ClientFamily, ConfigFormat};
 
 pub fn lower(doc: &Node, ctx: &mut Ctx) {
-    walk(None, doc, ctx, 0);
+    walk(None, doc, ctx, 0, false);
 }
 
-fn walk(holder: Option<&Node>, node: &Node, ctx: &mut Ctx, depth: usize) {
+/// `servers`: a map around `node` names the bootstrap servers.
+fn walk(holder: Option<&Node>, node: &Node, ctx: &mut Ctx, depth: usize, servers: bool) {
     if depth > 64 || ctx.is_claimed(node) {
         return;
     }
     if node.is_map() {
-        client(holder, node, ctx);
+        client(holder, node, ctx, servers);
     }
     if let Some(map) = env_list(node) {
-        client(holder, &map, ctx);
+        client(holder, &map, ctx, servers);
         return;
     }
+    let servers = servers || names_servers(node);
     for e in node.entries() {
-        walk(Some(&e.key), &e.value, ctx, depth + 1);
+        walk(Some(&e.key), &e.value, ctx, depth + 1, servers);
     }
     for i in node.items() {
-        walk(None, i, ctx, depth + 1);
+        walk(None, i, ctx, depth + 1, servers);
     }
 }
 
-fn client(holder: Option<&Node>, map: &Node, ctx: &mut Ctx) {
+/// A map with the bootstrap servers, in any spelling, or a `brokers` list.
+fn names_servers(map: &Node) -> bool {
+    map.entries()
+        .iter()
+        .filter_map(|e| e.key.as_str())
+        .any(|k| kafka_props::canonical(k) == "bootstrap.servers" || kafka_props::is_brokers_key(k))
+}
+
+fn client(holder: Option<&Node>, map: &Node, ctx: &mut Ctx, servers_around: bool) {
     let keys: Vec<String> = map
         .entries()
         .iter()
@@ -46,7 +58,7 @@ fn client(holder: Option<&Node>, map: &Node, ctx: &mut Ctx) {
         .map(kafka_props::canonical)
         .collect();
     let has = |k: &str| keys.iter().any(|x| x == k);
-    if !has("bootstrap.servers") {
+    if !has("bootstrap.servers") && !servers_around {
         return;
     }
     let role = match (

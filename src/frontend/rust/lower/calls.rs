@@ -7,8 +7,7 @@ use syn::Expr;
 use super::outcome::ends_in_fallible;
 use super::spans::expr_span;
 use super::{
-    collect_idents, is_stream_role, short_text, string_literals, strip, Builder, Info, Lowerer,
-    TOPIC_MARK,
+    collect_idents, is_stream_role, short_text, strip, Builder, Info, Lowerer, TOPIC_MARK,
 };
 use crate::apis::{ApiEvent as Api, BuilderStep, CallSpec};
 use crate::frontend::rust::{resolve_path, stored, TypeInfo};
@@ -87,7 +86,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return self.kafka_config_call(mc, recv, &args, loc, out);
         }
         if self.cx.apis.topics.subscribe.contains(&name) {
-            let mut topics = string_literals(&mc.args.iter().collect::<Vec<_>>());
+            let mut topics = self.topic_texts(&mc.args.iter().collect::<Vec<_>>());
             for a in &mc.args {
                 topics.extend(self.field_names_in(a));
             }
@@ -261,12 +260,39 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .collect();
         let records = &self.cx.apis.topics;
         if topics.is_empty() && peeked.idents.iter().any(|i| records.is_record_type(i)) {
-            topics = string_literals(&args[..1]).into_iter().take(1).collect();
+            topics = self.topic_texts(&args[..1]).into_iter().take(1).collect();
         }
         if let Some(i) = client {
             self.kafka_clients[i].topics.extend(topics.iter().cloned());
         }
         self.sent_topics.extend(topics);
+    }
+
+    /// The topic names written in `es`: string literals, and the crate's string
+    /// constants named there (`FutureRecord::to(TOPIC)`, `subscribe(&[ORDERS, REFUNDS])`).
+    fn topic_texts(&self, es: &[&Expr]) -> Vec<String> {
+        use syn::visit::Visit;
+        struct Consts<'l, 'a, 'b>(&'l Lowerer<'a, 'b>, Vec<String>);
+        impl<'ast> Visit<'ast> for Consts<'_, '_, '_> {
+            fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
+                self.1.push(s.value());
+            }
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                let Some(last) = p.path.segments.last() else {
+                    return;
+                };
+                let name = last.ident.to_string();
+                let local = p.path.segments.len() == 1 && self.0.lookup(&name).is_some();
+                if let Some(v) = self.0.cx.const_value(&name).filter(|_| !local) {
+                    self.1.push(v.clone());
+                }
+            }
+        }
+        let mut v = Consts(self, Vec::new());
+        for e in es {
+            v.visit_expr(e);
+        }
+        v.1
     }
 
     /// A method neither the crate nor the API knowledge has: the standard library's
@@ -385,7 +411,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             return None;
         }
         let resolved = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
-        let owner_role = crate::frontend::rust::role_of_resolved(self.cx.apis, &resolved);
+        let owner_role =
+            crate::frontend::rust::role_of_resolved(self.cx.apis, self.cx.uses, &resolved);
         let mut peeked = self.peek(args[0]);
         if peeked.role.is_none() {
             peeked.role.clone_from(&owner_role);
@@ -470,7 +497,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
 
     /// The string literals an argument writes: in its tokens, or, for a local, in the
     /// `let` that bound it.
-    fn literals_of(&self, e: &Expr) -> Vec<String> {
+    pub(super) fn literals_of(&self, e: &Expr) -> Vec<String> {
         if let Expr::Path(p) = strip(e) {
             if let Some(id) = p.path.get_ident() {
                 if let Some(v) = self.lookup(&id.to_string()) {
@@ -832,10 +859,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut idents = std::mem::take(&mut info.idents);
         idents.extend(segs.iter().cloned());
         if let Some(ty) = self.cx.apis.topics.record_type(segs) {
-            if let Some(t) = args
-                .first()
-                .and_then(|a| crate::frontend::rust::text::str_lit(a))
-            {
+            if let Some(t) = self.topic_texts(&args[..args.len().min(1)]).first() {
                 idents.push(format!("{TOPIC_MARK}{t}"));
             }
             idents.push(ty.to_string());

@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
             return None;
         }
         let ty = resolve_path(self.cx.uses, &segs[..segs.len() - 1]);
-        let (role, qualified) = constructed_role(self.cx.apis, self.cx.index, &ty)?;
+        let (role, qualified) = constructed_role(self.cx.apis, self.cx.uses, self.cx.index, &ty)?;
         if let Some(spec) = path_spec {
             let krate = format!("{}::", ty[0]);
             if !qualified

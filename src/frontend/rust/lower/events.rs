@@ -82,6 +82,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let recv_v = recv.and_then(|r| r.value);
         if let (true, Some(r)) = (spec.opens, recv_v) {
             self.values[r as usize].unopened = false;
+            // Opening the transaction (mongodb `session.start_transaction()`) is not a
+            // use of it, as its commit or rollback is not: writes not given the
+            // session run on their own (a discarded transaction).
+            self.finishes[r as usize] += 1;
         }
         let target = match spec.target {
             Target::Receiver => recv_v,
@@ -109,7 +113,17 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         .map(|c| self.values[c as usize].channel.unwrap_or(c));
         let handle = on_channel.map(|_| text.clone());
+        // `xadd(key, false, ("MAXLEN", "~", n), "*", fields)`: the words a capped
+        // append is told by (`capped_args`) written in the call's arguments, as a
+        // command builder's are.
+        let words = !spec.capped_args.is_empty();
+        if words {
+            self.builder_strs = args.iter().flat_map(|a| self.literals_of(a)).collect();
+        }
         let mut value = self.emit(spec, method, target, mentions, sql_text, loc, text, out);
+        if words {
+            self.builder_strs.clear();
+        }
         self.call_recv = None;
         self.call_keyed = false;
         if let (Some(c), Some(text), None) = (on_channel, handle, value) {
