@@ -299,6 +299,11 @@ pub enum EventKind {
         handled: Vec<Loc>,
         on: bool,
     },
+    /// The function returns `false` here: a failure the path carries (a retry loop
+    /// that ran out of attempts) is told to a caller that reads the result (`if
+    /// push(..).await { ack } else { nack }`), as a `false` returned in the error's
+    /// own arm tells it.
+    FailureTold,
     /// The error edge of `op?` on an effect (a write, a commit, a publish, an external
     /// call): on this edge the operation at the event's place failed. `what` is the
     /// failed event's kind (what it would have done).

@@ -113,6 +113,7 @@ impl<'c> Interp<'c> {
                 propagated(&mut st, handled, *err);
                 None
             }
+            EventKind::FailureTold => told(&mut st),
             EventKind::RowsGated { handled, on } => {
                 if let Some(f) = st.failed.as_mut() {
                     if f.handled.as_ref().is_some_and(|h| handled.contains(h)) {
@@ -876,6 +877,14 @@ fn await_tasks(st: &mut State, handle: Option<Val>) -> Option<EvRef> {
         .map(|f| f.effect.clone());
     finish_tasks(st, done);
     first
+}
+
+/// `false` returned: the failure the path carries is told to the caller.
+fn told(st: &mut State) -> Option<Failure> {
+    if let Some(f) = st.failed.as_mut() {
+        f.told = true;
+    }
+    None
 }
 
 /// The error of the operation just before (`cause`) is handled here and the code

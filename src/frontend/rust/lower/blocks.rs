@@ -26,6 +26,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             self.in_return = false;
             self.tail_arms = false;
             if let (true, Stmt::Expr(e, None)) = (tail, stmt) {
+                self.note_false_returned(e, &mut out);
                 if result_kind(e, &self.cx.index.outcomes) == Some(true) {
                     // A tail `Err(last_error)` returns that error.
                     out.push(Node::Exit(ExitKind::Return { err: Some(true) }));
@@ -38,6 +39,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         self.scopes.pop();
         out
+    }
+
+    /// `false` returned by the function itself (`return false`, a tail `false`):
+    /// what failed on the path is told to the caller ([`EventKind::FailureTold`]).
+    pub(super) fn note_false_returned(&self, e: &Expr, out: &mut Vec<Node>) {
+        let is_false = matches!(
+            strip(e),
+            Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) if !b.value
+        );
+        if is_false && self.closure_depth == 0 {
+            out.push(Node::Event(Event {
+                kind: EventKind::FailureTold,
+                loc: self.cx.loc(e.span(), e.span()),
+                text: "false".into(),
+                describe: "failure told to the caller".into(),
+            }));
+        }
     }
 
     /// The body's tail is an operation's result (awaited, or a blocking call),

@@ -106,6 +106,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         // `return h(p).await`: the callee's failure is the function's.
                         self.returned_call(tail_value(v), start, out);
                     }
+                    self.note_false_returned(v, out);
                 }
                 out.push(Node::Exit(ExitKind::Return { err }));
                 Info::default()
