@@ -743,6 +743,10 @@ pub struct Function {
     /// function returns to its caller, awaited once (whether it is awaited is checked
     /// at the caller).
     pub returns_confirms: Vec<Loc>,
+    /// Confirmable publishes whose confirmation is awaited and then let go on a side
+    /// where the broker did not take the message (a `Nack` or `NotRequested` arm
+    /// that logs and goes on): the confirmation is requested, never checked.
+    pub confirms_ignored: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
     /// The one of `kafka_clients` the function returns (a consumer factory).

@@ -46,6 +46,9 @@ pub struct Publish<'a> {
     pub own: bool,
     /// A call of the publish's function that drops the confirmation it returns.
     pub dropped_at: Option<Loc>,
+    /// The confirmation is awaited, but a side where the broker did not take the
+    /// message (a nack) logs and goes on as on success.
+    pub nack_ignored: bool,
 }
 
 struct Site {
@@ -181,6 +184,7 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 function: fi,
                 own: own.is_some(),
                 dropped_at,
+                nack_ignored: f.confirms_ignored.contains(&e.loc),
             });
         }
     }

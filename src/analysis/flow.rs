@@ -231,6 +231,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let mut committed_clients = BTreeSet::new();
     let mut over_budget = Vec::new();
     let mut returned_unread = BTreeSet::new();
+    let mut failed_at_exit = BTreeSet::new();
     let workers = workers::worker_loops(krate);
     let mut call_contexts: HashMap<usize, CallContexts> = HashMap::default();
     for (i, f) in krate.functions.iter().enumerate() {
@@ -239,6 +240,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         }
         crate::support::alloc::bail_if_exhausted();
         let mut an = Interp {
+            progress_seen: false,
             split: None,
             handler_effects: false,
             received_clients: BTreeSet::new(),
@@ -285,7 +287,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         };
         let mut start = State::new();
         start.message = f.takes_message;
-        an.run(&f.body, start, &frame);
+        let o = an.run(&f.body, start, &frame);
         if an.work > MAX_WORK_PER_ENTRY {
             // Too many paths: what was found before the budget ran out is dropped
             // with the rest, so that a function is analyzed whole or not at all.
@@ -310,6 +312,17 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         pairs.extend(an.pairs);
         failures.extend(an.failures);
         returned_unread.extend(an.returned_unread);
+        // A publisher with nothing to skip on failure (no ack, no write): a failure
+        // it logs and goes on from is taken for a success.
+        for s in [&o.fall, &o.ret]
+            .into_iter()
+            .flatten()
+            .filter(|_| !an.progress_seen)
+        {
+            if let Some(f) = s.failed.as_ref().filter(|f| f.hidden_publish()) {
+                failed_at_exit.insert(f.effect.loc.clone());
+            }
+        }
         for (idx, c) in an.call_contexts {
             let all = call_contexts.entry(idx).or_default();
             all.in_broker_transaction |= c.in_broker_transaction;
@@ -336,6 +349,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         claim_tables,
         over_budget,
         returned_unread: returned_unread.into_iter().collect(),
+        failed_at_exit,
         only_in_broker_transaction: only_in_broker_transaction(krate, &call_contexts),
     }
 }
@@ -367,6 +381,9 @@ fn only_in_broker_transaction(
 
 struct Interp<'c> {
     krate: &'c Crate,
+    /// An ack, a commit or a database write ran on some path of this entry: a
+    /// failure handled there may be kept by skipping it.
+    progress_seen: bool,
     /// Batches whose response a callee returned and a caller left unread (with the
     /// call sites that reach them).
     returned_unread: BTreeSet<EvRef>,

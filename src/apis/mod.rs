@@ -399,6 +399,9 @@ pub struct Apis {
     /// The batch responses' accessors that hold failed entries only (the packs'
     /// `only_failures`), sorted.
     pub only_failures: Vec<String>,
+    /// Every batch response's accessors of the entries that went through (the
+    /// packs' `entry_successes`), sorted.
+    pub entry_successes: Vec<String>,
     /// The variants of a publish confirmation that say the broker took the message
     /// (the packs' `confirmed`: lapin `Ack`).
     pub confirmed: Vec<String>,
@@ -757,6 +760,12 @@ impl Apis {
         only.sort();
         only.dedup();
         self.only_failures = only;
+        let mut successes: Vec<String> = (self.methods.values().flatten())
+            .flat_map(|s| s.entry_successes.iter().cloned())
+            .collect();
+        successes.sort();
+        successes.dedup();
+        self.entry_successes = successes;
         let mut confirmed: Vec<String> = Vec::new();
         for v in self.methods.values().flatten().flat_map(|s| &s.confirmed) {
             if !confirmed.contains(v) {

@@ -528,6 +528,10 @@ pub struct CallSpec {
     /// opens the side where some entries failed.
     #[serde(default)]
     pub only_failures: Vec<String>,
+    /// The response's accessors that hold the entries that went through only (SQS
+    /// `successful`): an ack in a loop over them acks none of the failed entries.
+    #[serde(default)]
+    pub entry_successes: Vec<String>,
     #[serde(default)]
     pub write_terminals: Vec<String>,
     /// (write) Terminals of the builder, or methods of the call, at which the rows

@@ -28,7 +28,11 @@ declare_rule! {
     /// the send, not the `PublisherConfirm` it returns) with no `wait_for_confirms`
     /// on the channel afterwards; also a helper returning the pending confirmation
     /// (`-> lapin::Result<PublisherConfirm>`) whose caller awaits the call once and
-    /// drops the result (the call as a label). The channel is traced to where it is
+    /// drops the result (the call as a label); and a publish whose confirmation is
+    /// awaited but treated as success when the broker did not take the message (a
+    /// `Nack` arm, an `Ack(_) | NotRequested` arm or an `if c.is_nack()` side that
+    /// logs and goes on), on a path that returns as on success with no ack after it
+    /// (with an ack after it, MA014 reports that ack). The channel is traced to where it is
     /// made: the
     /// `create_channel` in the same function, the channels the callers pass for a
     /// parameter, or, for a field or parameter, the
@@ -104,6 +108,8 @@ declare_rule! {
     ///   marking: MA014 reports that record instead.
     /// - An rdkafka delivery future kept in a binding or a collection, awaited, or a
     ///   `BaseProducer` polled or flushed before the ack.
+    /// - A nack that is logged and then retried, returned as an error (`bail!`), or
+    ///   followed by a nack of the source: the failure is not taken for a success.
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",
@@ -143,9 +149,11 @@ fn offending(c: &KafkaClient) -> Vec<(&Prop, String)> {
     out
 }
 
-pub fn check(krate: &Crate) -> Vec<Finding> {
+pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
+    // A nack let go and then an ack of the source: MA014 reports it at the ack.
+    let acked: BTreeSet<&Loc> = facts.failures.iter().map(|f| &f.failed.loc).collect();
     let publishes = channels::publishes(krate);
     for p in &publishes {
         let (loc, text) = (&p.event.loc, &p.event.text);
@@ -156,6 +164,8 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
             Mode::Unconfirmed => confirm_fix(krate, &publishes, p),
             _ => None,
         };
+        let mut help = "call `channel.confirm_select(..)` where the channel is made and await the \
+                        confirmation (`basic_publish(..).await?.await?`), treating a nack as a failure";
         let (message, labels) = match p.mode {
             Mode::Unconfirmed => (
                 format!("{} publishes on a channel that is never put in confirm mode (`confirm_select`)", crate::diagnostic::quoted(text)),
@@ -164,6 +174,18 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                     .map(|l| label(l, "the channel is made here, without `confirm_select`"))
                     .collect(),
             ),
+            Mode::Confirmed | Mode::Unknown
+                if p.checked
+                    && p.nack_ignored
+                    && facts.failed_at_exit.contains(loc)
+                    && !acked.contains(loc) => {
+                help = "treat every confirmation but an ack as a failure: return an error (or nack \
+                        the source, or retry the publish) where the broker nacked the message";
+                (
+                format!("{} awaits the broker's confirmation but treats a nack (or `NotRequested`) as success: the failure side only logs and goes on", crate::diagnostic::quoted(text)),
+                Vec::new(),
+            )
+            }
             Mode::Confirmed if !p.checked => (
                 format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(text)),
                 p.dropped_at
@@ -181,9 +203,7 @@ pub fn check(krate: &Crate) -> Vec<Finding> {
                     "a message the broker never accepted (or nacked) counts as sent: it is lost"
                         .into(),
                     labels,
-                    "call `channel.confirm_select(..)` where the channel is made and await the \
-                     confirmation (`basic_publish(..).await?.await?`), treating a nack as a failure"
-                        .into(),
+                    help.into(),
                 )
                 .with_fix(fix),
         );
@@ -446,7 +466,7 @@ impl super::Rule for Check {
     }
 
     fn check_crate(&self, cx: &super::CrateInput) -> Vec<Finding> {
-        let mut out = check(cx.krate);
+        let mut out = check(cx.krate, cx.facts);
         out.extend(unread_batches(cx.krate, cx.facts));
         out.extend(unread_deliveries(cx.facts));
         out

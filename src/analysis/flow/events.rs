@@ -306,6 +306,7 @@ impl<'c> Interp<'c> {
         // stores them for the client's auto commit.
         offsets: Option<bool>,
     ) {
+        self.progress_seen = true;
         let store = offsets == Some(true);
         let offsets = offsets.is_some();
         let ev = self.evref(e);
@@ -448,6 +449,7 @@ impl<'c> Interp<'c> {
     }
 
     fn write(&mut self, e: &'c Event, st: &mut State, fr: &Frame<'c>) -> Option<Failure> {
+        self.progress_seen = true;
         let EventKind::Write {
             target,
             sql,

@@ -313,6 +313,9 @@ pub struct Facts {
     /// failed entries (docs/what-is-analyzed.md, batch calls with per-entry results), with the call
     /// sites that reach them (`via`).
     pub returned_unread: Vec<EvRef>,
+    /// Publishes whose failure was handled without being told (logged, gone on
+    /// from) on a path on which an entry returns as on success.
+    pub failed_at_exit: BTreeSet<Loc>,
     /// Entry functions the crate calls only while a broker (Kafka) transaction is
     /// open: every call site reached opens one first (none of them calls outside one).
     pub only_in_broker_transaction: BTreeSet<String>,

@@ -180,6 +180,12 @@ impl PartialEq for Failure {
 }
 
 impl Failure {
+    /// A publish's own failure (not a batch's entries nor a delivery report), handled
+    /// where nothing tells it on (logged, gone on from).
+    pub(super) fn hidden_publish(&self) -> bool {
+        self.publish && self.handled.is_some() && !self.told && !self.batch && !self.delivery
+    }
+
     /// `effect` failed (a publish when `publish`) on the path whose state is `st`;
     /// its error not handled yet.
     pub(super) fn of(effect: EvRef, publish: bool, st: &State) -> Failure {

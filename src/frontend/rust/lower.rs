@@ -356,9 +356,11 @@ struct Lowerer<'a, 'b> {
     unconfirmed: FastSet<Loc>,
     bound_publishes: Vec<(ValueId, Loc)>,
     /// Bindings of a publish's awaited confirmation (`let c = pending.await;`).
-    confirmations: Vec<ValueId>,
+    confirmations: Vec<(ValueId, Option<Loc>)>,
     /// Bindings of the confirmation itself (`let c = pending.await?;`).
-    confirmed_values: Vec<ValueId>,
+    confirmed_values: Vec<(ValueId, Option<Loc>)>,
+    /// Publishes whose confirmation a failure side hides (`Function::confirms_ignored`).
+    confirms_ignored: Vec<Loc>,
     /// The function, its type or its module is named as a lock or a lease
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
     /// handed takes that lock.

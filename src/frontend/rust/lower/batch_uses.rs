@@ -7,6 +7,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Stmt};
 
 use super::batch::{arm_holds, binding, ArmHolds};
+use super::strip;
 use crate::apis::{Apis, MacroKind};
 
 /// Whether every crate function of a name only logs (or drops) the failed entries
@@ -149,6 +150,18 @@ impl Uses<'_> {
     }
 
     pub(super) fn stmt_acts(&self, s: &Stmt) -> bool {
+        // `let receipts: Vec<_> = out.successful().iter().map(|ok| ..).collect();`:
+        // the entries that went through, gathered to be acked apart from the others.
+        if let Stmt::Local(l) = s {
+            let gathered = l.init.as_ref().and_then(|i| self.successes_chain(&i.expr));
+            // Not a count or a test of them (`out.successful().len()`).
+            let r = &self.apis.std.results;
+            let counted =
+                |m: &String| r.counts.contains(m) || r.any_of.contains(m) || r.all_of.contains(m);
+            if gathered.is_some_and(|m| m.first().is_none_or(|last| !counted(last))) {
+                return true;
+            }
+        }
         match s {
             Stmt::Local(l) => l.init.as_ref().is_some_and(|i| {
                 self.expr_acts(&i.expr) || i.diverge.as_ref().is_some_and(|d| self.expr_acts(&d.1))
@@ -200,6 +213,9 @@ impl Uses<'_> {
             return false;
         }
         match e {
+            // `for ok in out.successful() { delete(ok) }`: what is done there is done
+            // to the entries that went through only; the failed ones are left alone.
+            Expr::ForLoop(f) if self.iterates_successes(&f.expr) => !self.only_logs(&f.body),
             Expr::Macro(m) => self.macro_acts(&m.mac),
             Expr::Block(b) => self.block_acts(&b.block),
             Expr::Paren(p) => self.expr_acts(&p.expr),
@@ -339,8 +355,45 @@ impl Uses<'_> {
         }
     }
 
+    /// `out.successful()`, `out.successful.iter().map(|e| ..)`: the response's
+    /// entries that went through (the packs' `entry_successes`), through methods that
+    /// name the response nowhere else.
+    fn iterates_successes(&self, e: &Expr) -> bool {
+        self.successes_chain(e).is_some()
+    }
+
+    /// [`Self::iterates_successes`], giving the methods of the chain after the accessor.
+    fn successes_chain(&self, e: &Expr) -> Option<Vec<String>> {
+        if self.derived {
+            return None;
+        }
+        let mut methods = Vec::new();
+        let successes = &self.apis.entry_successes;
+        let on_response =
+            |r: &Expr| matches!(strip(r), Expr::Path(p) if p.path.is_ident(self.name));
+        let mut e = strip(e);
+        loop {
+            match e {
+                Expr::MethodCall(mc) if successes.iter().any(|s| mc.method == s) => {
+                    return (mc.args.is_empty() && on_response(&mc.receiver)).then_some(methods);
+                }
+                Expr::Field(f) => {
+                    let named = matches!(&f.member, syn::Member::Named(n) if successes.iter().any(|s| n == s));
+                    return (named && on_response(&f.base)).then_some(methods);
+                }
+                Expr::MethodCall(mc) if !mc.args.iter().any(|a| self.mentions(a)) => {
+                    methods.push(mc.method.to_string());
+                    e = strip(&mc.receiver);
+                }
+                Expr::Try(t) => e = strip(&t.expr),
+                _ => return None,
+            }
+        }
+    }
+
     /// `e` looks at the response's failed entries: names the response itself, other
-    /// than as the receiver of an accessor of something else (`out.successful()`).
+    /// than as the receiver of an accessor of something else (`out.successful()`),
+    /// or walks the entries that went through in a loop (`for ok in out.successful()`).
     pub(super) fn mentions(&self, e: &Expr) -> bool {
         let mut f = Finder {
             uses: self,
@@ -373,6 +426,13 @@ struct Finder<'a, 'b> {
 }
 
 impl<'ast> Visit<'ast> for Finder<'_, '_> {
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        if self.uses.iterates_successes(&f.expr) {
+            self.found = true;
+        }
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
     fn visit_expr_method_call(&mut self, mc: &'ast syn::ExprMethodCall) {
         let on_response = !self.uses.derived
             && matches!(&*mc.receiver, Expr::Path(p) if p.path.is_ident(self.uses.name));

@@ -244,8 +244,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let mut info = Info::default();
         let mut claim_binding = None;
         let mut pending_publish = None;
-        let mut confirmation = false;
-        let mut confirmed_value = false;
+        let mut confirmation = None;
+        let mut confirmed_value = None;
         let mut pending_call = None;
         let mut err_made = Vec::new();
         let mut deferred_op = None;

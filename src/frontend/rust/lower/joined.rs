@@ -267,8 +267,10 @@ impl Lowerer<'_, '_> {
     }
 
     /// `let mut s = stream::iter(xs).map(|x| op(x)).buffer_unordered(n);` (a chain
-    /// through a method that runs a stream's futures concurrently, not awaited): `s`
-    /// holds the futures of the closure's operation, run when it is drained.
+    /// through a method that runs a stream's futures concurrently, not awaited), or
+    /// `let sends = targets.iter().map(|t| op(t));` (a lazy iterator of the
+    /// closure's futures): `s` holds the futures of the closure's operation, run when
+    /// it is drained or joined.
     pub(super) fn note_held_stream(&mut self, local: &syn::Local, nodes: &[Node]) {
         let (Some(init), Pat::Ident(pi)) = (&local.init, untyped(&local.pat)) else {
             return;
@@ -280,7 +282,10 @@ impl Lowerer<'_, '_> {
         let mut e = strip(&init.expr);
         let mut joins = false;
         while let Expr::MethodCall(m) = e {
-            joins |= stream_joins.contains(&m.method.to_string());
+            // `items.iter().map(|i| op(i))`: the closure's futures, made when the
+            // iterator is drained (a join of the local runs them).
+            joins |= stream_joins.contains(&m.method.to_string())
+                || m.args.iter().any(|a| matches!(strip(a), Expr::Closure(_)));
             e = strip(&m.receiver);
         }
         if let (true, Some(v)) = (joins, self.lookup(&pi.ident.to_string())) {

@@ -530,8 +530,12 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let handled = self.records_of(name);
         let loc = self.cx.loc(cond.span(), cond.span());
         let edge = |err: bool| propagated(&handled, &loc, name, "failures recorded, tested", err);
-        let (ok, err) = (edge(false), edge(true));
         let (err_side, ok_side) = if then_err { (then, els) } else { (els, then) };
+        // A side that keeps the failures by nacking (a loop listing the batch's failed
+        // records from the one that failed on) goes on with them kept, as after a
+        // nack; one that returns them gives them back.
+        let returns = ends_in_error(err_side);
+        let (ok, err) = (edge(false), edge(returns));
         if !leaves_only {
             err_side.insert(0, err);
         }

@@ -400,18 +400,18 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     pub(super) fn note_confirmation_binding(
         &mut self,
         local: &syn::Local,
-        confirmation: bool,
-        confirmed: bool,
+        confirmation: Option<Option<Loc>>,
+        confirmed: Option<Option<Loc>>,
     ) {
         let syn::Pat::Ident(pi) = crate::frontend::rust::untyped(&local.pat) else {
             return;
         };
         if let Some(v) = self.lookup(&pi.ident.to_string()) {
-            if confirmation {
-                self.confirmations.push(v);
+            if let Some(publish) = confirmation {
+                self.confirmations.push((v, publish));
             }
-            if confirmed {
-                self.confirmed_values.push(v);
+            if let Some(publish) = confirmed {
+                self.confirmed_values.push((v, publish));
             }
         }
     }
