@@ -406,6 +406,12 @@ pub struct Call {
     /// The tables whose rows, read by a query of the caller, each argument is taken
     /// from (parallel to `args`).
     pub rows: Vec<Vec<String>>,
+    /// Whether each argument is a store whose writes commit by themselves (a pool, a
+    /// connection, a key store's connection: `Some(true)`) or a transaction
+    /// (`Some(false)`), as the caller sees it; `None` when not known (parallel to
+    /// `args`): a callee's writes on that parameter commit so, unless a transaction
+    /// is open on it.
+    pub stores: Vec<Option<bool>>,
 }
 
 /// Where a value comes from, as far as the function that holds it sees.

@@ -139,9 +139,33 @@ struct Frame<'c> {
     /// The caller's values of its arguments' fields, by parameter and field name
     /// (`settle(job)`, `job` a struct literal holding a task's handle in `write`).
     fields: HashMap<(ValueId, String), Val>,
+    /// Whether the caller's argument for a parameter is a store whose writes commit
+    /// by themselves (a pool, a connection); a parameter not here is as declared.
+    /// Of a function called in the crate, entered by itself: none (its callers lend
+    /// what they hold, a transaction perhaps).
+    stores: HashMap<ValueId, bool>,
 }
 
 impl Frame<'_> {
+    /// The frame of the function `i` entered by itself; `called`: another function
+    /// of the crate calls it (its parameters hold what the callers lend).
+    fn entry(i: usize, f: &crate::ir::Function, called: bool) -> Self {
+        Frame {
+            id: 0,
+            fn_idx: i,
+            map: HashMap::default(),
+            closures: HashMap::default(),
+            origins: HashMap::default(),
+            rows: HashMap::default(),
+            fields: HashMap::default(),
+            stores: if called {
+                f.params.iter().flatten().map(|p| (*p, false)).collect()
+            } else {
+                HashMap::default()
+            },
+        }
+    }
+
     fn val(&self, v: ValueId) -> Val {
         self.map.get(&v).copied().unwrap_or((self.id, v))
     }
@@ -233,6 +257,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
     let mut returned_unread = BTreeSet::new();
     let mut failed_at_exit = BTreeSet::new();
     let workers = workers::worker_loops(krate);
+    let called = called_in_crate(krate, &resolver);
     let mut call_contexts: HashMap<usize, CallContexts> = HashMap::default();
     for (i, f) in krate.functions.iter().enumerate() {
         if !reach[i] || f.dependency {
@@ -276,15 +301,7 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
             returned_unread: BTreeSet::new(),
             call_contexts: HashMap::default(),
         };
-        let frame = Frame {
-            id: 0,
-            fn_idx: i,
-            map: HashMap::default(),
-            closures: HashMap::default(),
-            origins: HashMap::default(),
-            rows: HashMap::default(),
-            fields: HashMap::default(),
-        };
+        let frame = Frame::entry(i, f, called[i]);
         let mut start = State::new();
         start.message = f.takes_message;
         let o = an.run(&f.body, start, &frame);
@@ -312,16 +329,8 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         pairs.extend(an.pairs);
         failures.extend(an.failures);
         returned_unread.extend(an.returned_unread);
-        // A publisher with nothing to skip on failure (no ack, no write): a failure
-        // it logs and goes on from is taken for a success.
-        for s in [&o.fall, &o.ret]
-            .into_iter()
-            .flatten()
-            .filter(|_| !an.progress_seen)
-        {
-            if let Some(f) = s.failed.as_ref().filter(|f| f.hidden_publish()) {
-                failed_at_exit.insert(f.effect.loc.clone());
-            }
+        if !an.progress_seen {
+            failed_at_exit.extend(hidden_publishes(&o));
         }
         for (idx, c) in an.call_contexts {
             let all = call_contexts.entry(idx).or_default();
@@ -352,6 +361,35 @@ pub fn crate_facts(krate: &Crate, tables: &Tables, policy: &Policy) -> Facts {
         failed_at_exit,
         only_in_broker_transaction: only_in_broker_transaction(krate, &call_contexts),
     }
+}
+
+/// The publishes whose failure, handled and not told (logged, gone on from), is
+/// still on a path on which the entry returns as on success: a publisher with
+/// nothing to skip on failure takes it for a success.
+fn hidden_publishes(o: &Outcome) -> Vec<Loc> {
+    [&o.fall, &o.ret]
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.failed.as_ref().filter(|f| f.hidden_publish()))
+        .map(|f| f.effect.loc.clone())
+        .collect()
+}
+
+/// The functions another function of the crate calls (a call it resolves to them).
+fn called_in_crate(krate: &Crate, resolver: &Resolver) -> Vec<bool> {
+    let mut called = vec![false; krate.functions.len()];
+    for (i, f) in krate.functions.iter().enumerate() {
+        for e in f.body.each_event() {
+            if let EventKind::Call(c) = &e.kind {
+                for g in resolver.resolve(f, c) {
+                    if g != i {
+                        called[g] = true;
+                    }
+                }
+            }
+        }
+    }
+    called
 }
 
 /// Whether the calls into a function reached from the entries ran with a broker

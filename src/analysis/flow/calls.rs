@@ -331,6 +331,7 @@ fn callee_frame<'c>(
     let mut origins = HashMap::default();
     let mut rows: HashMap<ValueId, Vec<String>> = HashMap::default();
     let mut fields = HashMap::default();
+    let mut stores = HashMap::default();
     let offset = usize::from(callee.has_self);
     if callee.has_self {
         actuals.push(c.receiver);
@@ -365,6 +366,14 @@ fn callee_frame<'c>(
         if !from.is_empty() {
             rows.insert(*p, from);
         }
+        // A store lent to the parameter: as the caller's own caller lent it, or as
+        // the caller holds it.
+        let lent = i
+            .checked_sub(offset)
+            .and_then(|j| c.stores.get(j).copied().flatten());
+        if let Some(store) = a.and_then(|a| fr.stores.get(&a).copied()).or(lent) {
+            stores.insert(*p, store);
+        }
         if let Some(a) = a {
             map.insert(*p, fr.val(a));
             passed_fields(caller, fr, (*p, a), &mut fields);
@@ -391,6 +400,7 @@ fn callee_frame<'c>(
         origins,
         rows,
         fields,
+        stores,
     }
 }
 

@@ -514,7 +514,8 @@ impl<'c> Interp<'c> {
         let tx_val = target
             .map(|t| fr.val(t))
             .filter(|t| st.txs.get(t).is_some_and(|x| x.open));
-        let auto = tx_val.is_none() && *autocommit;
+        let lent = target.and_then(|t| fr.stores.get(&t).copied());
+        let auto = tx_val.is_none() && lent.unwrap_or(*autocommit);
         let bound_rows = fr.rows_of(keyed_by.iter().map(|(v, _)| *v), rows);
         self.retiring(st, sql, &ev, tx_val, auto);
         self.cursor_advanced(st, sql, &ev, tx_val, auto, &bound_rows);
@@ -564,7 +565,9 @@ impl<'c> Interp<'c> {
                 tx.outbox |= outbox;
             }
             None => {
-                if !outbox && sql.kind == SqlKind::Write {
+                // On a connection a caller lends (entered by itself, the function
+                // does not know whether a transaction holds it): its callers say.
+                if !outbox && sql.kind == SqlKind::Write && lent != Some(false) {
                     let change = applied.clone().deleting(sql.verb == "DELETE");
                     self.durable_change(st, change, &ev);
                 }

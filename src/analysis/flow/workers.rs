@@ -297,6 +297,7 @@ impl<'c> Interp<'c> {
             origins: HashMap::default(),
             rows: HashMap::default(),
             fields: HashMap::default(),
+            stores: HashMap::default(),
         };
         self.next_frame += 1;
         let mut inner = st.clone();

@@ -384,6 +384,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         for a in &arg_infos {
             info.absorb(a);
         }
+        // `OnConflict::column(c).do_nothing()`: a step the packs' `[chain_idents]`
+        // name, carried to the statement the value is given to.
+        if self.cx.apis.chain_idents.contains_key(name) {
+            info.idents.push(name.to_string());
+        }
         if let Some((role, crate_type)) = closure_value.filter(|v| v.0.is_some() || v.1.is_some()) {
             (info.role, info.crate_type) = (role, crate_type);
         }

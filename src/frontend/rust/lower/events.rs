@@ -327,6 +327,19 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 BuilderStep::Assignments => {}
             }
         }
+        // `OnConflict::column(c).do_nothing()`: the conflict is ignored, nothing updated.
+        if sql.ignores_conflict {
+            sql.upsert = false;
+        }
+        // `processed_message::Entity::insert(m)`: the table of the entity's module (the
+        // packs' `[dsl_tables]` item).
+        if sql.tables.is_empty() && sql.kind == SqlKind::Write {
+            let names = &apis.dsl_tables;
+            let table = r.idents.windows(2).find_map(|w| {
+                (names.items.contains(&w[1]) && !names.is_not_table(&w[0])).then(|| w[0].clone())
+            });
+            sql.tables.extend(table);
+        }
         if sql.verb == "WRITE" {
             let names = |verb: &str| {
                 apis.chain_verbs.iter().any(|(prefix, v)| {

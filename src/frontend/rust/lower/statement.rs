@@ -379,6 +379,21 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Whether an argument is a store whose writes commit by themselves (a pool, a
+    /// connection: `&pool`, `&mut conn`) or a transaction (`&mut *tx`); `None` for a
+    /// value of another or an unknown role.
+    pub(super) fn autocommit_store(&self, a: &super::Info) -> Option<bool> {
+        let role = a
+            .value
+            .and_then(|v| self.values[v as usize].role.as_deref())
+            .or(a.role.as_deref());
+        match role.and_then(Role::of)? {
+            Role::DbPool | Role::DbConn | Role::RedisConn => Some(true),
+            Role::DbTx => Some(false),
+            _ => None,
+        }
+    }
+
     /// The error of the operation just lowered is handled at `sp` and the code goes on.
     pub(super) fn error_ignored(&self, sp: PmSpan, how: &str, told: bool) -> Node {
         Node::Event(Event {
