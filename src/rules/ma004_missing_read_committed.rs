@@ -108,6 +108,30 @@ fn reads_uncommitted(c: &KafkaClient) -> Option<Uncommitted<'_>> {
     }
 }
 
+/// `c`, a client of some profiles only (Spring), beside a consumer of the same file
+/// and role active in the default configuration that leaves the level unset too and
+/// is linked to a transactional producer: the level `c` lacks is the default
+/// document's to set.
+fn inherits_unset(
+    c: &KafkaClient,
+    clients: &[(String, KafkaClient)],
+    linked: &dyn Fn(&KafkaClient, &str) -> bool,
+) -> bool {
+    if c.runs.is_empty() || c.runs.iter().any(String::is_empty) {
+        return false;
+    }
+    clients.iter().any(|(k, d)| {
+        d.new_loc.path == c.new_loc.path
+            && d.role == c.role
+            && d.runs.iter().any(String::is_empty)
+            && d.knows("isolation.level")
+            && d.prop("isolation.level").is_none()
+            && is_consumer(d)
+            && !exactly_once_streams(d)
+            && linked(d, k)
+    })
+}
+
 /// A Kafka Streams application with an exactly-once `processing.guarantee` reads
 /// `read_committed` whatever else is set.
 fn exactly_once_streams(c: &KafkaClient) -> bool {
@@ -138,16 +162,27 @@ pub fn check(clients: &[(String, KafkaClient)]) -> Vec<Finding> {
         // from configuration, chosen at run time), to the transactional producers of
         // its own crate (or, for YAML, its directory).
         // Profiles of one file that never run together are not linked.
-        let linked = producers.iter().find(|(pk, p)| {
-            if !c.runs_with(p) {
-                false
-            } else if c.topics.is_empty() || p.topics.is_empty() {
-                pk == krate
-            } else {
-                c.topics.iter().any(|t| p.topics.contains(t))
-            }
-        });
-        let Some((_, p)) = linked else { continue };
+        let linked_to = |c: &KafkaClient, krate: &str| {
+            producers.iter().find(|(pk, p)| {
+                if !c.runs_with(p) {
+                    false
+                } else if c.topics.is_empty() || p.topics.is_empty() {
+                    pk == krate
+                } else {
+                    c.topics.iter().any(|t| p.topics.contains(t))
+                }
+            })
+        };
+        let Some((_, p)) = linked_to(c, krate) else {
+            continue;
+        };
+        // A profile's consumer that inherits the unset level from the file's default
+        // document, whose own consumer is reported for it: one defect, fixed there.
+        if matches!(how, Uncommitted::Default(_))
+            && inherits_unset(c, clients, &|d, k| linked_to(d, k).is_some())
+        {
+            continue;
+        }
         let tx = p
             .prop("transactional.id")
             .map(|x| &x.loc)
