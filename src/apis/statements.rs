@@ -30,6 +30,15 @@ impl DslTableNames {
     pub fn is_not_table(&self, name: &str) -> bool {
         name == "crate" || self.items.iter().chain(&self.modules).any(|n| n == name)
     }
+
+    /// The table two path segments name as `table::item` (`orders::table`,
+    /// `processed_event::Entity`).
+    pub fn before_item(&self, w: &[String]) -> Option<String> {
+        match w {
+            [t, item] if self.items.contains(item) && !self.is_not_table(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// A pack's `[[arg_words]]` entry: words among a key-store command's arguments

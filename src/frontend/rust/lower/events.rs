@@ -334,10 +334,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         // `processed_message::Entity::insert(m)`: the table of the entity's module (the
         // packs' `[dsl_tables]` item).
         if sql.tables.is_empty() && sql.kind == SqlKind::Write {
-            let names = &apis.dsl_tables;
-            let table = r.idents.windows(2).find_map(|w| {
-                (names.items.contains(&w[1]) && !names.is_not_table(&w[0])).then(|| w[0].clone())
-            });
+            let table = r
+                .idents
+                .windows(2)
+                .find_map(|w| apis.dsl_tables.before_item(w));
             sql.tables.extend(table);
         }
         if sql.verb == "WRITE" {
@@ -528,13 +528,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 let names = &self.cx.apis.dsl_tables;
                 // `orders::table`, or `dsl::orders` (`use orders::dsl;`).
                 let table = idents.windows(2).take(4).find_map(|w| {
-                    if names.items.contains(&w[1]) && !names.is_not_table(&w[0]) {
-                        Some(w[0].clone())
-                    } else if names.modules.contains(&w[0]) && !names.is_not_table(&w[1]) {
-                        Some(w[1].clone())
-                    } else {
-                        None
-                    }
+                    names.before_item(w).or_else(|| {
+                        (names.modules.contains(&w[0]) && !names.is_not_table(&w[1]))
+                            .then(|| w[1].clone())
+                    })
                 });
                 Some(SqlFacts {
                     kind: SqlKind::Read,
