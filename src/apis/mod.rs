@@ -146,6 +146,9 @@ struct Pack {
     /// Methods that retry the closure they are called on (backon).
     #[serde(default)]
     retry_methods: Vec<String>,
+    /// Methods of a retry policy that retry the closure they are given (again).
+    #[serde(default)]
+    retry_arg_methods: Vec<String>,
     /// Where a send carries its dedup id (see [`DedupFields`]).
     dedup_fields: Option<DedupFields>,
     /// What standard types' methods do (see [`StdNames`]).
@@ -443,6 +446,9 @@ pub struct Apis {
     /// Methods that retry the closure they are called on (backon's
     /// `(|| async { … }).retry(policy)`): the closure is a retry scope.
     pub retry_methods: Vec<String>,
+    /// Methods of a retry policy that retry the closure they are given as their first
+    /// argument (again's `policy.retry(|| async { … })`): the closure is a retry scope.
+    pub retry_arg_methods: Vec<String>,
     /// The packs' `[dedup_fields]`, merged: where a publish or an effect carries the
     /// id its receiver deduplicates by.
     pub dedup_fields: DedupFields,
@@ -583,6 +589,7 @@ impl Apis {
             self.topics.records.extend(t.records);
         }
         self.retry_methods.extend(pack.retry_methods);
+        self.retry_arg_methods.extend(pack.retry_arg_methods);
         if let Some(d) = pack.dedup_fields {
             self.dedup_fields.methods.extend(d.methods);
             self.dedup_fields.paths.extend(d.paths);
@@ -832,6 +839,7 @@ impl Apis {
             &mut self.outside_crates,
             &mut self.ttl_modules,
             &mut self.retry_methods,
+            &mut self.retry_arg_methods,
             &mut self.dedup_fields.methods,
             &mut self.dedup_fields.paths,
             &mut self.dedup_fields.headers,

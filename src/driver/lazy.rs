@@ -111,6 +111,7 @@ impl Lexicon {
         lex.always.extend(apis.macros.keys().cloned());
         lex.always.extend(retention::names(apis));
         lex.always.extend(apis.retry_methods.iter().cloned());
+        lex.always.extend(apis.retry_arg_methods.iter().cloned());
         // A helper handed a batch's response that looks at its failed entries: the
         // index says whether it only logs them (`lower::logged_params`). The accessors
         // are common words (`records`, `failed`): they count in a file that names the

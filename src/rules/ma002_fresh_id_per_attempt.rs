@@ -16,7 +16,8 @@ declare_rule! {
     /// retries or backoff and handle the error, in their own code: not in comments, nor
     /// in a loop nested in them, so a loop over items around an inner retry is no
     /// retry itself) and closures given to retry helpers
-    /// (backoff, tokio-retry, again, retry, backon). A relay's poll loop whose pass
+    /// (backoff, tokio-retry, again, retry, backon), also as a retry policy's method
+    /// (again's `policy.retry(|| async { .. })`). A relay's poll loop whose pass
     /// (with the functions it calls) re-reads rows and sends them is a retry of each
     /// row it leaves unsent: an id minted per pass, in the loop or in a function it
     /// calls, is one per attempt. It also finds a message handler

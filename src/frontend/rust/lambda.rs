@@ -395,7 +395,8 @@ pub(crate) struct ResultSites {
 
 /// The result sites of a body: its tail expression and every `return` (outside
 /// closures, async blocks and nested items), through blocks, `if`/`else` and
-/// `match` arms, and, for calls, through `.await` and `?`. `self_ty`: the type of
+/// `match` arms, and, for calls, through `.await`, `?` and the methods that keep a
+/// failure (`.map_err(..)`). `self_ty`: the type of
 /// the `impl` the function is in.
 pub(crate) fn result_sites(body: &syn::Block, self_ty: Option<&str>) -> ResultSites {
     struct V<'s> {
@@ -457,6 +458,11 @@ pub(crate) fn result_sites(body: &syn::Block, self_ty: Option<&str>) -> ResultSi
                             self.out.calls.push((owner, name));
                         }
                     }
+                }
+                // `helper(..).await.map_err(Error::from)`: the helper's result, its
+                // failure kept (the runtime pack's `keeps`).
+                syn::Expr::MethodCall(mc) if results.keeps.iter().any(|k| mc.method == k) => {
+                    self.at(&mc.receiver)
                 }
                 syn::Expr::MethodCall(mc) => {
                     let on_self =
@@ -525,7 +531,7 @@ pub(crate) fn returned_by(
         }),
     };
     if of.is_none() {
-        super::worker::handed_to_workers(sl, items, include_tests, out);
+        super::worker::handed_to_workers(sl, uses, items, include_tests, out);
     }
     let add = |out: &mut BatchReturned, body: &syn::Block, self_ty: Option<&str>| {
         for (owner, name) in result_sites(body, self_ty).calls {

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::lambda::{BatchReturned, HANDED};
-use super::{is_test_attr, untyped};
+use super::lambda::{event_source, BatchReturned, HANDED};
+use super::{is_test_attr, resolve_path, segments, untyped, UseMap};
 use crate::apis::serverless::Serverless;
 
 /// A closure handed to a worker as its job handler, as a free function to lower.
@@ -103,6 +103,7 @@ enum Handed<'ast> {
 
 struct V<'s, 'ast> {
     sl: &'s Serverless,
+    uses: &'s UseMap,
     include_tests: bool,
     out: &'s mut BatchReturned,
     /// Where closures are collected, if they are.
@@ -198,15 +199,20 @@ impl<'ast> V<'_, 'ast> {
 
     /// Marks a closure handed over, written in the function `outer` (its body opening
     /// at `at`) of the inner module `module`, and collects it when closures are.
+    /// A closure handed to the serverless runtime (`mark` false) is not marked: its
+    /// batch event parameter makes it the handler.
     fn hand_closure(
         &mut self,
         c: &syn::ExprClosure,
         module: Vec<String>,
         outer: String,
         at: (usize, usize),
+        mark: bool,
     ) {
         let ident = closure_ident(c);
-        (self.out.entry(ident.clone()).or_default()).insert(HANDED.to_string());
+        if mark {
+            (self.out.entry(ident.clone()).or_default()).insert(HANDED.to_string());
+        }
         if let Some(found) = &mut self.closures {
             if self.seen.insert(ident.clone()) {
                 found.push(HandedClosure {
@@ -217,6 +223,32 @@ impl<'ast> V<'_, 'ast> {
                 });
             }
         }
+    }
+
+    /// The closure a call of the serverless runtime (`run(service_fn(|event:
+    /// LambdaEvent<SqsEvent>| ..))`) hands over as a batch handler: written there,
+    /// through the runtime's wrappers, or bound to a local first.
+    fn runtime_closure(&self, e: &'ast syn::Expr) -> Option<&'ast syn::ExprClosure> {
+        let c = match peel(e) {
+            syn::Expr::Reference(r) => return self.runtime_closure(&r.expr),
+            syn::Expr::Closure(c) => c,
+            syn::Expr::Path(p) => self.closure_locals.get(&p.path.get_ident()?.to_string())?,
+            syn::Expr::Call(c) if c.args.len() == 1 => {
+                let syn::Expr::Path(f) = &*c.func else {
+                    return None;
+                };
+                let segs = resolve_path(self.uses, &segments(&f.path));
+                return (self.sl.is_handler_wrapper(&segs))
+                    .then(|| self.runtime_closure(&c.args[0]))
+                    .flatten();
+            }
+            _ => return None,
+        };
+        let batch = c.inputs.iter().any(|p| match p {
+            syn::Pat::Type(t) => event_source(self.sl, self.uses, &t.ty).is_some(),
+            _ => false,
+        });
+        batch.then_some(c)
     }
 
     fn in_fn(&mut self, name: String, body: &syn::Block, visit: impl FnOnce(&mut Self)) {
@@ -246,18 +278,37 @@ impl<'ast> Visit<'ast> for V<'_, 'ast> {
                 }
                 Some(Handed::Closure(c)) => {
                     if let Some((outer, at)) = self.outer.clone() {
-                        self.hand_closure(c, self.module.clone(), outer, at);
+                        self.hand_closure(c, self.module.clone(), outer, at, true);
                     }
                 }
                 Some(Handed::Made(name)) => {
                     if let Some(m) = self.makers.get(&name) {
-                        self.hand_closure(m.closure, m.module.clone(), m.name.clone(), m.body);
+                        self.hand_closure(
+                            m.closure,
+                            m.module.clone(),
+                            m.name.clone(),
+                            m.body,
+                            true,
+                        );
                     }
                 }
                 None => {}
             }
         }
         syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let (syn::Expr::Path(f), Some(arg)) = (&*call.func, call.args.first()) {
+            let segs = resolve_path(self.uses, &segments(&f.path));
+            if self.sl.is_run(&segs) {
+                if let (Some(c), Some((outer, at))) =
+                    (self.runtime_closure(arg), self.outer.clone())
+                {
+                    self.hand_closure(c, self.module.clone(), outer, at, false);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
     }
     fn visit_local(&mut self, l: &'ast syn::Local) {
         syn::visit::visit_local(self, l);
@@ -304,18 +355,20 @@ fn peel(e: &syn::Expr) -> &syn::Expr {
 /// Runs the pass over `items`: handlers marked in `out`, closures in `closures`.
 fn visit(
     sl: &Serverless,
+    uses: &UseMap,
     items: &[syn::Item],
     include_tests: bool,
     out: &mut BatchReturned,
     closures: Option<&mut Vec<HandedClosure>>,
 ) {
-    if sl.worker.handler_methods.is_empty() {
+    if sl.worker.handler_methods.is_empty() && sl.runtime.runs.is_empty() {
         return;
     }
     let mut made = BTreeMap::new();
     makers(items, include_tests, &mut Vec::new(), &mut made);
     let mut v = V {
         sl,
+        uses,
         include_tests,
         out,
         closures,
@@ -337,22 +390,26 @@ fn visit(
 /// prefixed with [`HANDED`]; a closure under its [`closure_ident`].
 pub(crate) fn handed_to_workers(
     sl: &Serverless,
+    uses: &UseMap,
     items: &[syn::Item],
     include_tests: bool,
     out: &mut BatchReturned,
 ) {
-    visit(sl, items, include_tests, out, None);
+    visit(sl, uses, items, include_tests, out, None);
 }
 
-/// The closures `items` hand to a job-queue worker, in source order.
+/// The closures `items` hand to a job-queue worker, or to the serverless runtime as
+/// a batch handler, in source order.
 pub(crate) fn handed_closures(
     sl: &Serverless,
+    uses: &UseMap,
     items: &[syn::Item],
     include_tests: bool,
 ) -> Vec<HandedClosure> {
     let mut found = Vec::new();
     visit(
         sl,
+        uses,
         items,
         include_tests,
         &mut BatchReturned::new(),

@@ -29,6 +29,28 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// crate, a Kafka client config chain, the API knowledge, then the standard
     /// library's methods.
     pub(super) fn method_call(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
+        // A retry policy's method given the closure it retries (again's
+        // `policy.retry(|| async { … })`): the call is lowered inside a retry scope.
+        let retried = mc
+            .args
+            .first()
+            .is_some_and(|a| matches!(strip(a), Expr::Closure(_)))
+            && (self.cx.apis.retry_arg_methods.iter()).any(|m| mc.method == m);
+        if !retried {
+            return self.method_call_inner(mc, out);
+        }
+        self.next_scope += 1;
+        let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
+        self.retry_scopes
+            .push((self.next_scope, loc, format!(".{}", mc.method)));
+        let info = self.method_call_inner(mc, out);
+        if let Some((_, loc, text)) = self.retry_scopes.pop() {
+            self.retries_seen.push((loc, text));
+        }
+        info
+    }
+
+    fn method_call_inner(&mut self, mc: &syn::ExprMethodCall, out: &mut Vec<Node>) -> Info {
         // The callee's text (`.send`) is written only for an argument a channel flows in.
         let callee = format_args!(".{}", mc.method);
         self.link_chan_args(&callee, mc.args.iter());

@@ -71,12 +71,11 @@ impl<'a> Shard<'a> {
             self.isolated(&p.file.path, || {
                 let tests = self.include_tests;
                 lambda::returned_by(sl, &p.uses, &p.ast.items, tests, of, &mut out);
-                // The functions whose result a closure handed to a worker returns.
-                if of.is_some() {
-                    for hc in worker::handed_closures(sl, &p.ast.items, tests) {
-                        for (owner, name) in lambda::result_sites(&hc.item.block, None).calls {
-                            out.entry(name).or_default().insert(owner);
-                        }
+                // The functions whose result a closure handed to a worker or to the
+                // serverless runtime returns.
+                for hc in worker::handed_closures(sl, &p.uses, &p.ast.items, tests) {
+                    for (owner, name) in lambda::result_sites(&hc.item.block, None).calls {
+                        out.entry(name).or_default().insert(owner);
                     }
                 }
             });

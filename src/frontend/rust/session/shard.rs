@@ -375,15 +375,16 @@ impl<'a> Shard<'a> {
         (fns, self.errors.clone(), self.parsed.len())
     }
 
-    /// Lowers the closures the file hands to a job-queue worker as their handlers
-    /// (`worker::handed_closures`), each named `outer::{closure}`; in a file lowered
+    /// Lowers the closures the file hands to a job-queue worker or the serverless
+    /// runtime as their handlers (`worker::handed_closures`), each named `outer::{closure}`; in a file lowered
     /// in part, those written in the functions lowered.
     fn lower_handed_closures(&self, cx: &lower::FileCx, p: &Parsed, out: &mut Vec<Function>) {
         let sl = &self.apis.serverless;
-        if !(sl.worker.builders.iter()).any(|b| p.file.text.contains(b.as_str())) {
+        let marks = (sl.worker.builders.iter()).chain(&sl.runtime.event_wrappers);
+        if !marks.into_iter().any(|b| p.file.text.contains(b.as_str())) {
             return;
         }
-        for hc in worker::handed_closures(sl, &p.ast.items, self.include_tests) {
+        for hc in worker::handed_closures(sl, &p.uses, &p.ast.items, self.include_tests) {
             if cx.only.is_some_and(|only| !only.contains(&hc.outer_body)) {
                 continue;
             }
