@@ -753,9 +753,6 @@ pub struct Function {
     /// where the broker did not take the message (a `Nack` or `NotRequested` arm
     /// that logs and goes on): the confirmation is requested, never checked.
     pub confirms_ignored: Vec<Loc>,
-    /// Publishes whose confirmation is awaited and dropped unread
-    /// (`basic_publish(..).await?.await?;`): a nack goes on as a success.
-    pub confirms_dropped: Vec<Loc>,
     /// Kafka clients configured in this function.
     pub kafka_clients: Vec<KafkaClient>,
     /// The one of `kafka_clients` the function returns (a consumer factory).

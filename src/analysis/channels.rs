@@ -49,9 +49,6 @@ pub struct Publish<'a> {
     /// The confirmation is awaited, but a side where the broker did not take the
     /// message (a nack) logs and goes on as on success.
     pub nack_ignored: bool,
-    /// The confirmation is awaited and dropped unread (`.await?.await?;`): a nack
-    /// goes on as a success.
-    pub confirm_dropped: bool,
 }
 
 struct Site {
@@ -188,7 +185,6 @@ pub fn publishes(krate: &Crate) -> Vec<Publish<'_>> {
                 own: own.is_some(),
                 dropped_at,
                 nack_ignored: f.confirms_ignored.contains(&e.loc),
-                confirm_dropped: f.confirms_dropped.contains(&e.loc),
             });
         }
     }

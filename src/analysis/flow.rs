@@ -218,6 +218,7 @@ fn finish_tasks(st: &mut State, done: Vec<Floating>) {
             ev: f.effect,
             in_broker_transaction,
             deletes_only: false,
+            uncovered: false,
         };
         if !st.nonidem.contains(&applied) {
             st.nonidem.insert(applied);

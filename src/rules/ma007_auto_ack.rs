@@ -67,6 +67,9 @@ declare_rule! {
     /// - Configuration built at run time (keys copied from a map): the analysis stays
     ///   silent.
     /// - Crates with no side effects at all.
+    /// - An rdkafka consumer whose whole configuration is seen and sets no `group.id`
+    ///   (a metadata client, or one that assigns partitions and keeps its progress
+    ///   elsewhere): it has no group to commit offsets to.
     pub static MA007 = {
         code: "MA007",
         name: "auto-ack",
@@ -134,6 +137,12 @@ pub fn check(krate: &Crate, facts: &crate::analysis::flow::Facts) -> Vec<Finding
                 || !c.knows("enable.auto.commit")
                 || (stores && !c.knows("enable.auto.offset.store"))
             {
+                continue;
+            }
+            // With no `group.id` a consumer commits no offsets at all (it reads
+            // metadata, or partitions it assigns itself): automatic commits need a
+            // group to commit to.
+            if c.knows("group.id") && c.prop("group.id").is_none() {
                 continue;
             }
             let store_pattern =

@@ -32,11 +32,7 @@ declare_rule! {
     /// awaited but treated as success when the broker did not take the message (a
     /// `Nack` arm, an `Ack(_) | NotRequested` arm or an `if c.is_nack()` side that
     /// logs and goes on), on a path that returns as on success with no ack after it
-    /// (with an ack after it, MA014 reports that ack); and, on a channel put in confirm
-    /// mode, a confirmation awaited and dropped unread (`basic_publish(..).await?.await?;`,
-    /// `let _ = pending.await?;`): a `Nack` comes back as `Ok` and is taken for a
-    /// success. (The unsafe fix below writes `.await?.await?`: the nack is then still
-    /// to be handled, and this finding says so.) The channel is traced to where it is
+    /// (with an ack after it, MA014 reports that ack). The channel is traced to where it is
     /// made: the
     /// `create_channel` in the same function, the channels the callers pass for a
     /// parameter, or, for a field or parameter, the
@@ -114,8 +110,9 @@ declare_rule! {
     ///   `BaseProducer` polled or flushed before the ack.
     /// - A nack that is logged and then retried, returned as an error (`bail!`), or
     ///   followed by a nack of the source: the failure is not taken for a success.
-    /// - An awaited confirmation that is bound and tested (`is_ack()`, a `match`), or
-    ///   returned to the caller (`Ok(..await?.await?)`), who looks at it.
+    /// - A confirmation awaited on a channel in confirm mode
+    ///   (`basic_publish(..).await?.await?`), the form the unsafe fix writes: the
+    ///   confirm is waited for; only a nack handled as a success is reported.
     pub static MA008 = {
         code: "MA008",
         name: "unconfirmed-publish",
@@ -191,16 +188,6 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
                 format!("{} awaits the broker's confirmation but treats a nack (or `NotRequested`) as success: the failure side only logs and goes on", crate::diagnostic::quoted(text)),
                 Vec::new(),
             )
-            }
-            // `basic_publish(..).await?.await?;` on a channel in confirm mode: the
-            // confirmation comes back and is never looked at.
-            Mode::Confirmed if p.checked && p.confirm_dropped => {
-                help = "look at the confirmation: treat every confirmation but an ack as a failure \
-                        (return an error, nack the source or retry the publish)";
-                (
-                    format!("{} awaits the broker's confirmation and drops it: a nack is taken for a success", crate::diagnostic::quoted(text)),
-                    Vec::new(),
-                )
             }
             Mode::Confirmed if !p.checked => (
                 format!("{} requests a publisher confirm but drops it: the send is awaited, the broker's confirmation is not", crate::diagnostic::quoted(text)),

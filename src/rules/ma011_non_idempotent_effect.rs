@@ -54,7 +54,9 @@ declare_rule! {
     ///   gives a unique business key (a `UNIQUE` column or constraint, a unique index,
     ///   a primary key the database does not generate): a repeat is refused.
     /// - Any dedup record or claim on the path (a `processed_*`/`inbox` write, an
-    ///   `ON CONFLICT DO NOTHING` claim, Redis `SET NX`).
+    ///   `ON CONFLICT DO NOTHING` claim, Redis `SET NX`). On the effect's own path: a
+    ///   claim in another branch (`if opened { claim } else { balance += n }`, or the
+    ///   other implementation a call may reach) covers nothing.
     /// - A plain HTTP `POST`: whether it is idempotent is unknown (declare it in the
     ///   config's `[apis]` if it is not).
     /// - Effects inside a Kafka transaction (MA009's) and handlers that ack before the

@@ -347,7 +347,7 @@ impl<'c> Interp<'c> {
         // an effect is enough to tell (a later ack of the path would pair with the
         // same effects again: quadratic in a long handler); with a dedup record on
         // the path they stay, as a rollback may undo it.
-        let dedup_on_path = st.writes.iter().any(|w| w.dedup);
+        let dedup_on_path = st.has_dedup();
         let repeatable = if dedup_on_path {
             st.nonidem.clone()
         } else {
@@ -356,7 +356,7 @@ impl<'c> Interp<'c> {
         for x in repeatable {
             self.pair(
                 Relation::RepeatableEffectBeforeAck {
-                    dedup_on_path,
+                    dedup_on_path: dedup_on_path && !x.uncovered,
                     in_broker_transaction: x.in_broker_transaction,
                 },
                 x.ev,
@@ -552,7 +552,7 @@ impl<'c> Interp<'c> {
         // So too in a task (a worker, a spawned task, `spawn_blocking(..).await`): a
         // claim that commits apart from the effect still refuses the repeat (the
         // window between them is a split dedup transaction, not a missing dedup record).
-        let claimed = st.writes.iter().any(|w| w.dedup);
+        let claimed = st.claimed();
         let nonidem = nonidem && !claimed;
         match tx_val.and_then(|t| st.txs.get_mut(&t)) {
             Some(tx) => {

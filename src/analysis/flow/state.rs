@@ -15,6 +15,9 @@ pub(super) struct Applied {
     pub(super) in_broker_transaction: bool,
     /// The change only deletes rows (every known statement of it is a `DELETE`).
     pub(super) deletes_only: bool,
+    /// Joined from a path with no dedup record into one with: the dedup record the
+    /// joined state holds is not on this effect's path.
+    pub(super) uncovered: bool,
 }
 
 impl Applied {
@@ -23,6 +26,14 @@ impl Applied {
             ev,
             in_broker_transaction: st.broker_open.is_some(),
             deletes_only: false,
+            uncovered: false,
+        }
+    }
+
+    fn uncovered(&self) -> Applied {
+        Applied {
+            uncovered: true,
+            ..self.clone()
         }
     }
 
@@ -282,6 +293,8 @@ pub(super) struct State {
     /// (`EventKind::Buffered`): not sent until a call sends them.
     pub(super) buffered: List<EvRef>,
     /// Durable non-idempotent effects of the current message.
+    /// Some path joined here has no dedup record though another has one.
+    pub(super) dedup_partial: bool,
     pub(super) nonidem: List<Applied>,
     /// A message was received on this path (the effects that follow are a handler's).
     pub(super) received: bool,
@@ -343,6 +356,7 @@ impl State {
             unchecked: List::default(),
             buffered: List::default(),
             nonidem: List::default(),
+            dedup_partial: false,
             received: false,
             message: false,
             transient_source: false,
@@ -406,7 +420,44 @@ impl State {
         self.nonidem.clear();
     }
 
+    /// A dedup record (a claim, a processed-id row) is written on this path.
+    pub(super) fn has_dedup(&self) -> bool {
+        self.writes.iter().any(|w| w.dedup)
+    }
+
+    /// A dedup record is written on every path joined here.
+    pub(super) fn claimed(&self) -> bool {
+        self.has_dedup() && !self.dedup_partial
+    }
+
+    /// A dedup record written now covers every path to it, and the effects on them.
+    pub(super) fn dedup_written(&mut self) {
+        self.dedup_partial = false;
+        if self.nonidem.iter().any(|a| a.uncovered) {
+            self.nonidem = (self.nonidem.iter())
+                .map(|a| Applied {
+                    uncovered: false,
+                    ..a.clone()
+                })
+                .collect();
+        }
+    }
+
     pub(super) fn join(&mut self, other: &State) {
+        // A dedup record on one of the paths only: the effects of the other are not
+        // covered by it, and an effect after the join is not claimed on every path.
+        let (mine, theirs) = (self.has_dedup(), other.has_dedup());
+        let mut other_nonidem = std::borrow::Cow::Borrowed(&other.nonidem);
+        if mine != theirs {
+            self.dedup_partial = true;
+            if mine {
+                other_nonidem =
+                    std::borrow::Cow::Owned(other.nonidem.iter().map(Applied::uncovered).collect());
+            } else {
+                self.nonidem = self.nonidem.iter().map(Applied::uncovered).collect();
+            }
+        }
+        self.dedup_partial |= other.dedup_partial;
         for (k, p) in &other.acks {
             self.acks.entry(k.clone()).or_insert_with(|| p.clone());
         }
@@ -460,7 +511,7 @@ impl State {
         union(&mut self.writes, &other.writes);
         union(&mut self.unchecked, &other.unchecked);
         union(&mut self.buffered, &other.buffered);
-        union(&mut self.nonidem, &other.nonidem);
+        union(&mut self.nonidem, &other_nonidem);
         self.received |= other.received;
         self.before_recv &= other.before_recv;
         self.message |= other.message;

@@ -106,6 +106,9 @@ impl<'c> Interp<'c> {
         } else if !dedup && !outbox {
             self.claims_before(st, ev);
         }
+        if dedup && !outbox {
+            st.dedup_written();
+        }
         if !outbox {
             st.writes.insert(WriteRec {
                 ev: ev.clone(),

@@ -361,8 +361,6 @@ struct Lowerer<'a, 'b> {
     confirmed_values: Vec<(ValueId, Option<Loc>)>,
     /// Publishes whose confirmation a failure side hides (`Function::confirms_ignored`).
     confirms_ignored: Vec<Loc>,
-    /// Publishes whose confirmation is awaited and dropped (`Function::confirms_dropped`).
-    confirms_dropped: Vec<Loc>,
     /// The function, its type or its module is named as a lock or a lease
     /// (`try_lock`, `LeaseStore`, `lock.rs`): a `SET … NX` it runs on a key it is
     /// handed takes that lock.

@@ -369,11 +369,11 @@ fn collect_uses(items: &[syn::Item], include_tests: bool, uses: &mut UseMap) {
             }
             // `use fred::prelude::*;`: kept under `fred::prelude::*` (no name has a
             // `*`), for the types of another crate it may bring in ([`glob_brings`]).
+            // Kept under `path::*` (never a name the code writes): the crates whose
+            // items a glob brings, and the crate's own modules (a query DSL's
+            // `use crate::schema::orders::dsl::*`).
             syn::UseTree::Glob(_) => {
-                if prefix
-                    .first()
-                    .is_some_and(|c| !matches!(c.as_str(), "crate" | "self" | "super"))
-                {
+                if !prefix.is_empty() {
                     uses.insert(format!("{}::*", prefix.join("::")), prefix.clone());
                 }
             }

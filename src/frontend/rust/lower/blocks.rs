@@ -195,7 +195,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             .map(|(v, _)| self.uses[*v as usize])
             .collect();
         self.stmt_inner(stmt, out);
-        self.confirmation_dropped(stmt, start, out);
         // `let _ = claim.await;`: a bound claim run and its result dropped, not tested.
         if let Some(v) = dropped_await(stmt).and_then(|n| self.lookup(&n)) {
             for (i, (c, _)) in self.bound_claims.iter().enumerate() {

@@ -93,29 +93,6 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
-    /// A statement that awaits a publish's confirmation and drops it
-    /// (`ch.basic_publish(..).await?.await?;`, `let _ = pending.await;`): the broker's
-    /// `Nack` goes on as a success (`Function::confirms_dropped`).
-    pub(super) fn confirmation_dropped(&mut self, stmt: &syn::Stmt, start: usize, out: &[Node]) {
-        let e = match stmt {
-            syn::Stmt::Expr(e, Some(_)) => e,
-            syn::Stmt::Local(l)
-                if matches!(crate::frontend::rust::untyped(&l.pat), Pat::Wild(_)) =>
-            {
-                match &l.init {
-                    Some(init) if init.diverge.is_none() => &*init.expr,
-                    _ => return,
-                }
-            }
-            _ => return,
-        };
-        if let Some((_, Some(publish))) = self.awaited_confirmation(e, &out[start..]) {
-            if !self.confirms_dropped.contains(&publish) {
-                self.confirms_dropped.push(publish);
-            }
-        }
-    }
-
     /// A failure side of a publish's confirmation that hides the failure (it logs
     /// and goes on): the publish's confirmation is not checked there.
     fn note_confirm_ignored(&mut self, publish: &Option<Loc>, told: bool) {

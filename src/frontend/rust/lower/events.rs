@@ -533,6 +533,16 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                             .then(|| w[1].clone())
                     })
                 });
+                // `orders.filter(..)` with `use crate::schema::orders::dsl::*;`: the
+                // table a glob of its DSL module brings under its own name.
+                let table = table.or_else(|| {
+                    let first = idents.first()?;
+                    let globbed = self.cx.uses.iter().any(|(k, p)| {
+                        k.ends_with('*')
+                            && matches!(p.as_slice(), [.., t, m] if t == first && names.modules.contains(m))
+                    });
+                    globbed.then(|| first.clone())
+                });
                 Some(SqlFacts {
                     kind: SqlKind::Read,
                     verb: "SELECT".into(),

@@ -23,6 +23,7 @@ fn names_come_from_the_packs() {
             "exec_batch",
             "exec_drop",
             "exec_first",
+            "exec_fold",
             "exec_iter",
             "exec_map",
             "execute",
