@@ -736,6 +736,9 @@ pub struct Function {
     /// after pass: a relay's re-read of unsent rows is a retry of each (a fresh id per attempt).
     pub pass_id_flows: Vec<PassIdFlow>,
     pub poll_loops: Vec<PollLoop>,
+    /// The retry scopes of the function (retry loops, closures given to retry
+    /// helpers) with what they run: a function they call runs once per attempt.
+    pub retry_bodies: Vec<PollLoop>,
     /// Fresh ids carried into a send's dedup field, and what reaches one (a fresh id per delivery).
     pub dedup: DedupFacts,
     /// Claims whose result the function returns to its caller (whether the claim gates

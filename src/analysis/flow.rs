@@ -27,7 +27,7 @@ mod state;
 mod workers;
 mod writes;
 
-pub use reach::{called_from, effectful_functions, relay_passes, RelayPasses};
+pub use reach::{called_from, effectful_functions, relay_passes, retry_attempts, RelayPasses};
 use reach::{node_receives, reaches_ack, receiving_functions};
 
 pub use super::resolve::{Candidate, Resolver, MAX_METHOD_CANDIDATES};

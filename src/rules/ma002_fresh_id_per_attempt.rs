@@ -1,7 +1,7 @@
 use super::declare_rule;
 use super::fixes;
 use super::pairs::{code, label};
-use crate::analysis::flow::{called_from, relay_passes, Facts, Resolver};
+use crate::analysis::flow::{called_from, relay_passes, retry_attempts, Facts, Resolver};
 use crate::diagnostic::{Edit, Finding};
 use crate::ir::{Callee, Crate, IdFlow};
 
@@ -17,7 +17,12 @@ declare_rule! {
     /// in a loop nested in them, so a loop over items around an inner retry is no
     /// retry itself) and closures given to retry helpers
     /// (backoff, tokio-retry, again, retry, backon), also as a retry policy's method
-    /// (again's `policy.retry(|| async { .. })`). A relay's poll loop whose pass
+    /// (again's `policy.retry(|| async { .. })`). A function a retry scope calls
+    /// (`Retry::spawn(s, || self.attempt(p))`, a retry loop calling `charge(..)`),
+    /// directly or through the functions it calls, runs once per attempt: an id it
+    /// mints into what it sends is new on each attempt, and the finding is where it is
+    /// minted. A scope that receives messages (a supervisor restarting a consumer) is
+    /// no retry of one send. A relay's poll loop whose pass
     /// (with the functions it calls) re-reads rows and sends them is a retry of each
     /// row it leaves unsent: an id minted per pass, in the loop or in a function it
     /// calls, is one per attempt. It also finds a message handler
@@ -98,6 +103,7 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
             .any(|&i| facts.effectful[i])
     };
     let passes = relay_passes(krate, &resolver);
+    let attempts = retry_attempts(krate, &resolver);
     let sends_through = |f: &crate::ir::Function, callee: &crate::ir::Callee| {
         resolver
             .resolve_callee(f, callee)
@@ -131,7 +137,19 @@ pub fn check(krate: &Crate, facts: &Facts) -> Vec<Finding> {
                 })
             })
             .collect();
-        let flows = f.id_flows.iter().map(|x| (x, false));
+        // A function a retry scope calls runs once per attempt: a fresh id it mints
+        // into what it sends is new on each (`Retry::spawn(s, || self.attempt(p))`).
+        let per_attempt: Vec<IdFlow> = match (&passes.per_pass[i], &attempts[i]) {
+            (None, Some(scope)) => (f.pass_id_flows.iter())
+                .filter(|p| p.poll.is_none())
+                .map(|p| IdFlow {
+                    retry: Some(scope.clone()),
+                    ..p.flow.clone()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let flows = (f.id_flows.iter().chain(&per_attempt)).map(|x| (x, false));
         for (flow, pass) in flows.chain(per_pass.iter().map(|x| (x, true))) {
             if let Some(callee) = &flow.sink_call {
                 if !sends(f, callee) {

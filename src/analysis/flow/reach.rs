@@ -188,3 +188,43 @@ pub fn relay_passes(krate: &Crate, resolver: &Resolver) -> RelayPasses {
     }
     out
 }
+
+/// Per function: the retry scope it runs under once per attempt, a function a retry
+/// loop or a retry helper's closure calls (directly or through the functions it
+/// calls), with the scope's place and first characters. A fresh id such a function
+/// mints into what it sends is one per attempt. A scope that receives messages (a
+/// supervisor restarting a consumer) is no retry of one send: it is left out.
+pub fn retry_attempts(krate: &Crate, resolver: &Resolver) -> Vec<Option<(Loc, String)>> {
+    let n = krate.functions.len();
+    let mut out = vec![None; n];
+    if krate.functions.iter().all(|f| f.retry_bodies.is_empty()) {
+        return out;
+    }
+    let is_recv =
+        |k: &EventKind| matches!(k, EventKind::Receive { .. } | EventKind::ChannelRecv { .. });
+    let receives = reaches(krate, resolver, &is_recv);
+    let mut edges: Vec<Option<Vec<usize>>> = vec![None; n];
+    for f in &krate.functions {
+        for rb in &f.retry_bodies {
+            let (mut stack, mut recv) = (Vec::new(), false);
+            scan(&rb.body, f, resolver, &is_recv, &mut recv, &mut stack);
+            if recv || stack.iter().any(|&j| receives[j]) {
+                continue;
+            }
+            while let Some(j) = stack.pop() {
+                if out[j].is_some() {
+                    continue;
+                }
+                out[j] = Some((rb.loc.clone(), rb.text.clone()));
+                let callees = edges[j].get_or_insert_with(|| {
+                    let g = &krate.functions[j];
+                    let mut calls = Vec::new();
+                    scan(&g.body, g, resolver, &|_| false, &mut false, &mut calls);
+                    calls
+                });
+                stack.extend(callees.iter().copied());
+            }
+        }
+    }
+    out
+}

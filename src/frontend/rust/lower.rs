@@ -419,6 +419,8 @@ struct Lowerer<'a, 'b> {
     poll_sends: Vec<(u32, IdFlow)>,
     pass_id_flows: Vec<crate::ir::PassIdFlow>,
     poll_loops: Vec<crate::ir::PollLoop>,
+    /// [`crate::ir::Function::retry_bodies`].
+    retry_bodies: Vec<crate::ir::PollLoop>,
     /// Every retry scope lowered (not consume loops), for the review checklist.
     retries_seen: Vec<(Loc, String)>,
     next_scope: u32,
@@ -471,6 +473,10 @@ struct Lowerer<'a, 'b> {
     failure_locals: FastSet<String>,
     /// A job-queue worker's handler: its `Ok` acks one job, not a batch.
     job_handler: bool,
+    /// The element type of the channel end the function returns, as its signature
+    /// says (`fn spawn(..) -> mpsc::Sender<MailerMsg>`): the type of what the
+    /// channels it makes carry, when their maker names none.
+    returned_chan_elem: Option<String>,
 }
 
 /// Lowers every function and method in `items`; returns how many test items were skipped.

@@ -43,9 +43,10 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
         self.retry_scopes
             .push((self.next_scope, loc, format!(".{}", mc.method)));
+        let start = out.len();
         let info = self.method_call_inner(mc, out);
         if let Some((_, loc, text)) = self.retry_scopes.pop() {
-            self.retries_seen.push((loc, text));
+            self.retry_scope_closed(loc, text, &out[start..]);
         }
         info
     }
@@ -188,7 +189,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
         if retried {
             if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                self.retries_seen.push((loc, text));
+                self.retry_scope_closed(loc, text, &out[before..]);
             }
         }
         recv

@@ -69,7 +69,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                         }
                     }
                 } else if retry {
-                    self.retries_seen.push((loc.clone(), text.clone()));
+                    self.retry_scope_closed(loc.clone(), text.clone(), &out[start..]);
                 }
                 if poll {
                     self.poll_scopes.retain(|s| *s != id);

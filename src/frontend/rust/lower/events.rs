@@ -203,6 +203,23 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// A retry scope closed, with what it ran: recorded for the review checklist,
+    /// and kept so that the functions it calls are known to run once per attempt.
+    pub(super) fn retry_scope_closed(&mut self, loc: Loc, text: String, body: &[Node]) {
+        if body
+            .iter()
+            .flat_map(Node::each_event)
+            .any(|e| matches!(e.kind, EventKind::Call(_)))
+        {
+            self.retry_bodies.push(crate::ir::PollLoop {
+                loc: loc.clone(),
+                text: text.clone(),
+                body: Node::Seq(body.to_vec()),
+            });
+        }
+        self.retries_seen.push((loc, text));
+    }
+
     /// A retry call (`Api::Retry`): its arguments are lowered inside a retry scope,
     /// recorded for the review checklist; its value mentions what they mention.
     fn retry_call(&mut self, args: &[&Expr], loc: &Loc, text: &str, out: &mut Vec<Node>) -> Info {
@@ -210,12 +227,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         self.retry_scopes
             .push((self.next_scope, loc.clone(), text.to_string()));
         let mut info = Info::default();
+        let start = out.len();
         for a in args {
             let i = self.arg(a, out);
             info.absorb(&i);
         }
         if let Some((_, loc, text)) = self.retry_scopes.pop() {
-            self.retries_seen.push((loc, text));
+            self.retry_scope_closed(loc, text, &out[start..]);
         }
         Info {
             mentions: info.mentions,

@@ -46,6 +46,12 @@ pub(super) fn lower_fn(
         .collect();
     let returned_batches = l.note_batch_uses(block);
     let (params, has_self) = l.lower_params(sig);
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        let ti = l.type_info(ty);
+        if matches!(ti.role.as_deref(), Some("chan.tx" | "chan.rx")) {
+            l.returned_chan_elem = ti.elem;
+        }
+    }
     let returned = cx.batch_returned(&sig.ident.to_string(), self_type.as_deref());
     // A job-queue worker's handler receives its job in its first parameter.
     if l.batch_event.is_none() && cx.handed_to_worker(&sig.ident.to_string(), self_type.as_deref())
@@ -100,6 +106,7 @@ pub(super) fn lower_fn(
             .collect(),
         pass_id_flows: l.pass_id_flows,
         poll_loops: l.poll_loops,
+        retry_bodies: l.retry_bodies,
         dedup,
         returns_claims: l.returns_claims,
         returns_batches,
@@ -277,6 +284,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             poll_sends: Vec::new(),
             pass_id_flows: Vec::new(),
             poll_loops: Vec::new(),
+            retry_bodies: Vec::new(),
             retries_seen: Vec::new(),
             next_scope: 0,
             id_flows: Vec::new(),
@@ -301,6 +309,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             batch_event: None,
             batch_oks: None,
             job_handler: false,
+            returned_chan_elem: None,
         }
     }
 

@@ -579,6 +579,13 @@ impl<'a, 'b> Lowerer<'a, 'b> {
                 .then(|| crate::frontend::rust::types::type_name(t))
                 .flatten()
         });
+        // A maker that names no type, in a function returning an end of the channel
+        // (an actor's `spawn` returning its `Sender<Msg>`): the type the end carries.
+        let elem = elem.or_else(|| {
+            (self.cx.apis.std.channel_makers.contains(&name))
+                .then(|| self.returned_chan_elem.clone())
+                .flatten()
+        });
         let mut keys: Vec<String> = elem.map(|t| format!("T:{t}")).into_iter().collect();
         if self.cx.apis.std.channel_makers.contains(&name) {
             let loc = self.cx.loc(span, span);
