@@ -30,9 +30,11 @@ impl Applied {
         }
     }
 
-    fn uncovered(&self) -> Applied {
+    /// The same change, saying whether the dedup record of the state it is in is
+    /// on its path.
+    fn covered(&self, covered: bool) -> Applied {
         Applied {
-            uncovered: true,
+            uncovered: !covered,
             ..self.clone()
         }
     }
@@ -434,12 +436,7 @@ impl State {
     pub(super) fn dedup_written(&mut self) {
         self.dedup_partial = false;
         if self.nonidem.iter().any(|a| a.uncovered) {
-            self.nonidem = (self.nonidem.iter())
-                .map(|a| Applied {
-                    uncovered: false,
-                    ..a.clone()
-                })
-                .collect();
+            self.nonidem = self.nonidem.iter().map(|a| a.covered(true)).collect();
         }
     }
 
@@ -451,10 +448,11 @@ impl State {
         if mine != theirs {
             self.dedup_partial = true;
             if mine {
-                other_nonidem =
-                    std::borrow::Cow::Owned(other.nonidem.iter().map(Applied::uncovered).collect());
+                other_nonidem = std::borrow::Cow::Owned(
+                    other.nonidem.iter().map(|a| a.covered(false)).collect(),
+                );
             } else {
-                self.nonidem = self.nonidem.iter().map(Applied::uncovered).collect();
+                self.nonidem = self.nonidem.iter().map(|a| a.covered(false)).collect();
             }
         }
         self.dedup_partial |= other.dedup_partial;

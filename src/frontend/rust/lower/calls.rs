@@ -39,15 +39,11 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         if !retried {
             return self.method_call_inner(mc, out);
         }
-        self.next_scope += 1;
         let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
-        self.retry_scopes
-            .push((self.next_scope, loc, format!(".{}", mc.method)));
+        self.open_retry_scope(loc, format!(".{}", mc.method));
         let start = out.len();
         let info = self.method_call_inner(mc, out);
-        if let Some((_, loc, text)) = self.retry_scopes.pop() {
-            self.retry_scope_closed(loc, text, &out[start..]);
-        }
+        self.close_retry_scope(&out[start..]);
         info
     }
 
@@ -164,10 +160,8 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         let retried = self.cx.apis.retry_methods.iter().any(|m| m == name)
             && matches!(strip(&mc.receiver), Expr::Closure(_));
         if retried {
-            self.next_scope += 1;
             let loc = self.cx.loc(mc.method.span(), mc.paren_token.span.close());
-            self.retry_scopes
-                .push((self.next_scope, loc, format!(".{}", mc.method)));
+            self.open_retry_scope(loc, format!(".{}", mc.method));
         }
         let before = out.len();
         // `let r = op.await; r.map(..).unwrap_or_else(|e| log(e))`.
@@ -188,9 +182,7 @@ impl<'a, 'b> Lowerer<'a, 'b> {
             out.push(marker);
         }
         if retried {
-            if let Some((_, loc, text)) = self.retry_scopes.pop() {
-                self.retry_scope_closed(loc, text, &out[before..]);
-            }
+            self.close_retry_scope(&out[before..]);
         }
         recv
     }

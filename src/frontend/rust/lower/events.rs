@@ -203,6 +203,20 @@ impl<'a, 'b> Lowerer<'a, 'b> {
         }
     }
 
+    /// Opens a retry scope at `loc`: what is lowered until [`Self::close_retry_scope`]
+    /// runs once per attempt.
+    pub(super) fn open_retry_scope(&mut self, loc: Loc, text: String) {
+        self.next_scope += 1;
+        self.retry_scopes.push((self.next_scope, loc, text));
+    }
+
+    /// Closes the retry scope opened last; `body` is what it ran.
+    pub(super) fn close_retry_scope(&mut self, body: &[Node]) {
+        if let Some((_, loc, text)) = self.retry_scopes.pop() {
+            self.retry_scope_closed(loc, text, body);
+        }
+    }
+
     /// A retry scope closed, with what it ran: recorded for the review checklist,
     /// and kept so that the functions it calls are known to run once per attempt.
     pub(super) fn retry_scope_closed(&mut self, loc: Loc, text: String, body: &[Node]) {
@@ -223,18 +237,14 @@ impl<'a, 'b> Lowerer<'a, 'b> {
     /// A retry call (`Api::Retry`): its arguments are lowered inside a retry scope,
     /// recorded for the review checklist; its value mentions what they mention.
     fn retry_call(&mut self, args: &[&Expr], loc: &Loc, text: &str, out: &mut Vec<Node>) -> Info {
-        self.next_scope += 1;
-        self.retry_scopes
-            .push((self.next_scope, loc.clone(), text.to_string()));
+        self.open_retry_scope(loc.clone(), text.to_string());
         let mut info = Info::default();
         let start = out.len();
         for a in args {
             let i = self.arg(a, out);
             info.absorb(&i);
         }
-        if let Some((_, loc, text)) = self.retry_scopes.pop() {
-            self.retry_scope_closed(loc, text, &out[start..]);
-        }
+        self.close_retry_scope(&out[start..]);
         Info {
             mentions: info.mentions,
             ..Info::default()
